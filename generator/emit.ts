@@ -1,0 +1,357 @@
+import path from 'node:path/posix';
+import { IndentationText, Project as MorphProject, QuoteKind, VariableDeclarationKind, type CodeBlockWriter, type SourceFile } from 'ts-morph';
+import type { Backend, Bind, Operation, Project, Resource, SqlStep, Step } from './ir.js';
+
+/**
+ * Stage 3: the IR to TypeScript, one module per resource, one index per
+ * backend and one for all backends. It never looks at XML. Every output is
+ * formatted here, so that it is compared and written exactly as it will read.
+ */
+export interface EmitOptions {
+  /** Project-relative folder the modules go to, such as `generated`. */
+  outDir: string;
+  /** Project-relative folder of the runtime, such as `runtime`. */
+  runtimeDir: string;
+}
+
+let morph: MorphProject | undefined;
+function morphProject(): MorphProject {
+  morph ??= new MorphProject({
+    useInMemoryFileSystem: true,
+    manipulationSettings: { quoteKind: QuoteKind.Single, indentationText: IndentationText.TwoSpaces },
+  });
+  return morph;
+}
+
+export function emit(project: Project, options: EmitOptions): Map<string, string> {
+  const files = new Map<string, string>();
+  for (const backend of project.backends) {
+    for (const resource of backend.resources) {
+      const file = path.join(options.outDir, backend.name, `${moduleName(resource)}.ts`);
+      files.set(file, emitResource(resource, file, options));
+    }
+    const index = path.join(options.outDir, backend.name, 'index.ts');
+    files.set(index, emitBackendIndex(backend, index, options));
+  }
+  const index = path.join(options.outDir, 'index.ts');
+  files.set(index, emitProjectIndex(project, index, options));
+  return new Map([...files].sort(([a], [b]) => (a < b ? -1 : 1)));
+}
+
+export function moduleName(resource: Resource): string {
+  return resource.version === '1.0' ? resource.name : `${resource.name}@${resource.version}`;
+}
+
+// ---------------------------------------------------------------- resource modules
+
+function emitResource(resource: Resource, file: string, options: EmitOptions): string {
+  const source = newSource(file);
+  const runtime = importPath(file, path.join(options.runtimeDir, 'index.ts'));
+  const typeName = pascal(resource.name) + (resource.version === '1.0' ? '' : `V${resource.version.replaceAll('.', '_')}`);
+
+  const runtimeTypes = new Set(['RequestScope', 'ResourceModule']);
+  const runtimeValues = new Set<string>();
+  const plugins = new Map<string, Set<string>>();
+  for (const operation of resource.operations) {
+    if (operation.params.length > 0) runtimeTypes.add('ParamValue');
+    for (const step of operation.steps) {
+      if (step.kind === 'sql' && step.statement === 'write' && step.output) runtimeTypes.add('WriteResult');
+      if (step.kind === 'execute') {
+        const module = importPath(file, step.plugin.module);
+        plugins.set(module, (plugins.get(module) ?? new Set()).add(step.plugin.exportName));
+        for (const arg of step.args) if (arg.bind.kind === 'ref' && arg.bind.target === 'plugin') runtimeValues.add('cell');
+      }
+      if (step.kind === 'sql') for (const bind of step.binds) if (bind.kind === 'ref' && bind.target === 'plugin') runtimeValues.add('cell');
+    }
+  }
+  if (runtimeValues.size > 0) source.addImportDeclaration({ moduleSpecifier: runtime, namedImports: [...runtimeValues].sort() });
+  source.addImportDeclaration({ moduleSpecifier: runtime, isTypeOnly: true, namedImports: [...runtimeTypes].sort() });
+  for (const [module, names] of [...plugins].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    source.addImportDeclaration({ moduleSpecifier: module, namedImports: [...names].sort() });
+  }
+
+  for (const operation of resource.operations) {
+    for (const step of operation.steps) {
+      if (step.kind !== 'sql') continue;
+      source.addVariableStatement({
+        docs: [`${operation.method} step "${step.id}"${step.output ? '' : ' (not in the response)'}.`],
+        declarationKind: VariableDeclarationKind.Const,
+        declarations: [{ name: sqlConstant(step), initializer: templateLiteral(step.sql) }],
+      });
+      if (step.statement === 'read') {
+        source.addInterface({
+          docs: [`A row of step "${step.id}".${step.columns === null ? ' Its columns are not known from the SQL text (`*`).' : ''}`],
+          isExported: true,
+          name: rowType(step),
+          ...(step.columns === null
+            ? { extends: ['Record<string, unknown>'] }
+            : { properties: unique(step.columns).map((column) => ({ name: propertyName(column), type: 'unknown' })) }),
+        });
+      }
+    }
+  }
+
+  for (const operation of resource.operations) {
+    const prefix = typeName + pascal(operation.method.toLowerCase());
+    if (operation.params.length > 0) {
+      source.addInterface({
+        docs: [`Request parameters of ${operation.method}, from the query string or the body.`],
+        isExported: true,
+        name: `${prefix}Params`,
+        properties: operation.params.map((name) => ({ name: propertyName(name), type: 'ParamValue' })),
+      });
+    }
+    const outputs = operation.steps.filter((step) => step.output);
+    source.addTypeAlias({
+      docs: [`Response body of ${operation.method}: one field per step with output="true".`],
+      isExported: true,
+      name: `${prefix}Response`,
+      type: (writer) => {
+        if (outputs.length === 0) {
+          writer.write('Record<string, never>');
+          return;
+        }
+        writer.write('{').newLine();
+        writer.indent(() => {
+          for (const step of outputs) writer.writeLine(`${propertyName(step.id)}: ${stepResultType(step)};`);
+        });
+        writer.write('}');
+      },
+    });
+    source.addFunction({
+      docs: [`${operation.method} ${resource.backend}/v${resource.version}/${resource.name}${operation.description ? `: ${operation.description}` : ''}`],
+      isAsync: true,
+      name: handlerName(operation),
+      parameters: [{ name: 'scope', type: 'RequestScope' }],
+      returnType: `Promise<${prefix}Response>`,
+      statements: (writer) => writeHandlerBody(writer, resource, operation, prefix),
+    });
+  }
+
+  source.addVariableStatement({
+    docs: [resource.description ?? `The ${resource.name} resource.`],
+    isExported: true,
+    declarationKind: VariableDeclarationKind.Const,
+    declarations: [
+      {
+        name: 'resource',
+        type: 'ResourceModule',
+        initializer: (writer) => {
+          writer.write('{').newLine();
+          writer.indent(() => {
+            writer.writeLine(`name: ${quote(resource.name)},`);
+            writer.writeLine(`version: ${quote(resource.version)},`);
+            writer.writeLine(`auth: ${resource.auth === null ? 'null' : quote(resource.auth)},`);
+            writer.writeLine(`source: ${quote(resource.source)},`);
+            writer.write('operations: {').newLine();
+            writer.indent(() => {
+              for (const operation of resource.operations) {
+                writer.writeLine(`${operation.method}: { status: ${operation.status}, handler: ${handlerName(operation)} },`);
+              }
+            });
+            writer.writeLine('},');
+          });
+          writer.write('}');
+        },
+      },
+    ],
+  });
+  return finish(source, `resources/${resource.backend}/${resource.source.split('/').at(-1)}`);
+}
+
+function writeHandlerBody(writer: CodeBlockWriter, resource: Resource, operation: Operation, prefix: string): void {
+  // Order is the contract's: authentication and role first, then parameters (contract §3).
+  if (resource.auth !== null && operation.usesUid) writer.writeLine(`const uid = await scope.authenticate(${quote(resource.auth)});`);
+  else if (resource.auth !== null) writer.writeLine(`await scope.authenticate(${quote(resource.auth)});`);
+  if (operation.params.length > 0) {
+    writer.writeLine(`const params: ${prefix}Params = await scope.params(${operation.params.map(quote).join(', ')});`);
+  }
+  const response = `{ ${operation.steps.filter((step) => step.output).map((step) => step.id).join(', ')} }`.replace('{  }', '{}');
+  if (operation.transaction) {
+    writer.write('return scope.transaction(async (db) => {').newLine();
+    writer.indent(() => {
+      for (const step of operation.steps) writeStep(writer, step, 'db', operation);
+      writer.writeLine(`return ${response};`);
+    });
+    writer.writeLine('});');
+  } else {
+    for (const step of operation.steps) writeStep(writer, step, 'scope.db', operation);
+    writer.writeLine(`return ${response};`);
+  }
+}
+
+function writeStep(writer: CodeBlockWriter, step: Step, db: string, operation: Operation): void {
+  const unused = !step.output && !operation.steps.some((other) => referencesStep(other, step.id));
+  const target = unused ? '' : `const ${step.id} = `;
+  if (step.kind === 'sql') {
+    const values = `[${step.binds.map(bindExpression).join(', ')}]`;
+    const call = step.statement === 'read' ? `${db}.select<${rowType(step)}>` : `${db}.write`;
+    writer.writeLine(`${target}await ${call}(${sqlConstant(step)}, ${values});`);
+  } else {
+    const args = step.args.length === 0 ? '{}' : `{ ${step.args.map((arg) => `${propertyName(arg.name)}: ${bindExpression(arg.bind)}`).join(', ')} }`;
+    writer.writeLine(`${target}await ${step.plugin.exportName}(${args}, scope.plugin);`);
+  }
+}
+
+function referencesStep(step: Step, id: string): boolean {
+  const binds = step.kind === 'sql' ? step.binds : step.args.map((arg) => arg.bind);
+  return binds.some((bind) => bind.kind === 'ref' && bind.step === id);
+}
+
+function bindExpression(bind: Bind): string {
+  switch (bind.kind) {
+    case 'param':
+      return `params${propertyAccess(bind.name)}`;
+    case 'uid':
+      return 'uid';
+    case 'literal':
+      return quote(bind.value);
+    case 'ref':
+      // A row that does not exist reads as null (contract §2).
+      if (bind.target === 'write') return `${bind.step}.${bind.column}`;
+      if (bind.target === 'plugin') return `cell(${bind.step}, ${bind.row}, ${quote(bind.column)})`;
+      return `${bind.step}[${bind.row}]?.${propertyAccess(bind.column).replace(/^\./, '')} ?? null`;
+  }
+}
+
+function stepResultType(step: Step): string {
+  if (step.kind === 'execute') return `Awaited<ReturnType<typeof ${step.plugin.exportName}>>`;
+  return step.statement === 'read' ? `${rowType(step)}[]` : 'WriteResult';
+}
+
+// ---------------------------------------------------------------- index modules
+
+function emitBackendIndex(backend: Backend, file: string, options: EmitOptions): string {
+  const source = newSource(file);
+  source.addImportDeclaration({ moduleSpecifier: importPath(file, path.join(options.runtimeDir, 'index.ts')), isTypeOnly: true, namedImports: ['BackendModule'] });
+  for (const resource of backend.resources) {
+    source.addImportDeclaration({ moduleSpecifier: `./${moduleName(resource)}.js`, namedImports: [{ name: 'resource', alias: resourceIdentifier(resource) }] });
+  }
+  if (backend.authQuery) {
+    source.addVariableStatement({
+      docs: [
+        backend.authScheme === 'Basic'
+          ? 'Checks Basic credentials: returns user_id and role_name of every role the user holds.'
+          : 'Checks the credentials of a token request: returns sub (the user id) and aud (a role) per role.',
+      ],
+      declarationKind: VariableDeclarationKind.Const,
+      declarations: [{ name: 'AUTH_QUERY_SQL', initializer: templateLiteral(backend.authQuery.sql) }],
+    });
+  }
+  source.addVariableStatement({
+    isExported: true,
+    declarationKind: VariableDeclarationKind.Const,
+    declarations: [
+      {
+        name: 'backend',
+        type: 'BackendModule',
+        initializer: (writer) => {
+          writer.write('{').newLine();
+          writer.indent(() => {
+            writer.writeLine(`name: ${quote(backend.name)},`);
+            writer.writeLine(`authScheme: ${backend.authScheme === null ? 'null' : quote(backend.authScheme)},`);
+            writer.writeLine(
+              `authQuery: ${backend.authQuery ? `{ sql: AUTH_QUERY_SQL, binds: [${backend.authQuery.binds.map(quote).join(', ')}] }` : 'null'},`,
+            );
+            writer.writeLine(`tokenLifetime: ${backend.tokenLifetime},`);
+            writer.writeLine(`issuer: ${quote(backend.issuer)},`);
+            writer.writeLine(`iatUnit: ${quote(backend.iatUnit)},`);
+            writer.writeLine(`consoleRole: ${quote(backend.consoleRole)},`);
+            writer.writeLine(`absentCredentialsStatus: ${backend.absentCredentialsStatus},`);
+            writer.writeLine(`resources: [${backend.resources.map(resourceIdentifier).join(', ')}],`);
+          });
+          writer.write('}');
+        },
+      },
+    ],
+  });
+  return finish(source, backend.source ?? `resources/${backend.name}/`);
+}
+
+function emitProjectIndex(project: Project, file: string, options: EmitOptions): string {
+  const source = newSource(file);
+  source.addImportDeclaration({ moduleSpecifier: importPath(file, path.join(options.runtimeDir, 'index.ts')), isTypeOnly: true, namedImports: ['BackendModule'] });
+  for (const backend of project.backends) {
+    source.addImportDeclaration({ moduleSpecifier: `./${backend.name}/index.js`, namedImports: [{ name: 'backend', alias: camel(backend.name) }] });
+  }
+  source.addVariableStatement({
+    docs: ['Every backend found under resources/, in name order.'],
+    isExported: true,
+    declarationKind: VariableDeclarationKind.Const,
+    declarations: [{ name: 'backends', type: 'readonly BackendModule[]', initializer: `[${project.backends.map((backend) => camel(backend.name)).join(', ')}]` }],
+  });
+  return finish(source, 'resources/');
+}
+
+// ---------------------------------------------------------------- helpers
+
+function newSource(file: string): SourceFile {
+  return morphProject().createSourceFile(`/${file}`, '', { overwrite: true });
+}
+
+function finish(source: SourceFile, from: string): string {
+  source.formatText({ indentSize: 2, convertTabsToSpaces: true, ensureNewLineAtEndOfFile: true });
+  const text = `// Code generated by xmlrest from ${from}. DO NOT EDIT.\n\n${source.getFullText().trimStart()}`;
+  morphProject().removeSourceFile(source);
+  return text;
+}
+
+/** A relative ESM specifier from one project file to another `.ts` file. */
+function importPath(fromFile: string, toFile: string): string {
+  const relative = path.relative(path.dirname(fromFile), toFile).replace(/\.ts$/, '.js');
+  return relative.startsWith('.') ? relative : `./${relative}`;
+}
+
+function templateLiteral(text: string): string {
+  return '`' + text.replace(/\\/g, '\\\\').replace(/`/g, '\\`').replace(/\$\{/g, '\\${') + '`';
+}
+
+function quote(text: string): string {
+  return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, '\\n')}'`;
+}
+
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+function propertyName(name: string): string {
+  return IDENTIFIER.test(name) ? name : quote(name);
+}
+
+function propertyAccess(name: string): string {
+  return IDENTIFIER.test(name) ? `.${name}` : `[${quote(name)}]`;
+}
+
+function words(name: string): string[] {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean);
+}
+
+function pascal(name: string): string {
+  return words(name).map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join('');
+}
+
+function camel(name: string): string {
+  const text = pascal(name);
+  return text.charAt(0).toLowerCase() + text.slice(1);
+}
+
+function sqlConstant(step: SqlStep): string {
+  return `${words(step.id).map((word) => word.toUpperCase()).join('_')}_SQL`;
+}
+
+function rowType(step: SqlStep): string {
+  return `${pascal(step.id)}Row`;
+}
+
+function handlerName(operation: Operation): string {
+  return operation.method === 'DELETE' ? 'remove' : operation.method.toLowerCase();
+}
+
+function resourceIdentifier(resource: Resource): string {
+  return camel(resource.name) + (resource.version === '1.0' ? '' : `V${resource.version.replaceAll('.', '_')}`);
+}
+
+function unique(names: string[]): string[] {
+  return [...new Set(names)];
+}

@@ -1,0 +1,137 @@
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { LineMap, type Diagnostics, type SourceLocation } from './diagnostics.js';
+
+/**
+ * Stage 1: XML text to raw elements that keep their `file:line:col`. No
+ * meaning is given to any name here; analyse.ts does that.
+ */
+export interface RawAttribute {
+  name: string;
+  value: string;
+  at: SourceLocation;
+}
+
+export interface RawElement {
+  name: string;
+  attributes: RawAttribute[];
+  children: RawElement[];
+  /** The element's own text and CDATA, entity-decoded, in document order. */
+  text: string;
+  /** Where the character at `offset` of `text` is (exact unless entities shorten the text). */
+  locate(offset: number): SourceLocation;
+  at: SourceLocation;
+  /** Non-blank text appears between child elements. */
+  hasMixedText: boolean;
+}
+
+const parser = new XMLParser({
+  preserveOrder: true,
+  ignoreAttributes: false,
+  attributeNamePrefix: '',
+  parseAttributeValue: false,
+  parseTagValue: false,
+  trimValues: false,
+  processEntities: true,
+  htmlEntities: false,
+  captureMetaData: true,
+  cdataPropName: '#cdata',
+});
+const META = XMLParser.getMetaDataSymbol() as unknown as symbol;
+
+type OrderedNode = Record<string, unknown>;
+
+/** Parses one file; on malformed XML reports where and returns undefined. */
+export function parseXml(file: string, text: string, diagnostics: Diagnostics): RawElement | undefined {
+  const lines = new LineMap(file, text);
+  // No DTD processing at all: an entity declaration could expand without bound or read local files.
+  const dtd = findOutsideComments(text, /<!DOCTYPE|<!ENTITY/gi);
+  if (dtd !== -1) {
+    diagnostics.error(lines.at(dtd), 'document type declarations are not allowed (no DTD, no entities)');
+    return undefined;
+  }
+  const valid = XMLValidator.validate(text, { allowBooleanAttributes: false });
+  if (valid !== true) {
+    const { line, col, msg } = valid.err;
+    diagnostics.error({ file, line, col }, `malformed XML: ${lowerFirst(msg)}`);
+    return undefined;
+  }
+  const nodes = parser.parse(text) as OrderedNode[];
+  const roots = nodes.filter((node) => elementName(node) !== undefined);
+  if (roots.length !== 1) {
+    const second = roots[1];
+    diagnostics.error(second ? lines.at(startOf(second)) : lines.at(0), 'malformed XML: a document has exactly one root element');
+    return undefined;
+  }
+  return toRaw(roots[0]!, text, lines);
+}
+
+function toRaw(node: OrderedNode, source: string, lines: LineMap): RawElement {
+  const name = elementName(node)!;
+  const start = startOf(node);
+  const tagEnd = endOfStartTag(source, start);
+  const attributes: RawAttribute[] = Object.entries((node[':@'] as Record<string, string> | undefined) ?? {}).map(
+    ([attributeName, value]) => ({ name: attributeName, value: String(value), at: lines.at(attributeOffset(source, start, tagEnd, attributeName)) }),
+  );
+  const children: RawElement[] = [];
+  let text = '';
+  let hasMixedText = false;
+  for (const child of (node[name] as OrderedNode[]) ?? []) {
+    if ('#text' in child) {
+      text += String(child['#text']);
+    } else if ('#cdata' in child) {
+      text += ((child['#cdata'] as OrderedNode[]) ?? []).map((part) => String(part['#text'] ?? '')).join('');
+    } else if (elementName(child) !== undefined) {
+      if (children.length > 0 && text.trim() !== '') hasMixedText = true;
+      children.push(toRaw(child, source, lines));
+    }
+  }
+  if (children.length > 0 && text.trim() !== '') hasMixedText = true;
+  const locate = (offset: number) => lines.at(sourceOffsetOfText(source, tagEnd, offset));
+  return { name, attributes, children, text, locate, at: lines.at(start), hasMixedText };
+}
+
+function elementName(node: OrderedNode): string | undefined {
+  return Object.keys(node).find((key) => key !== ':@' && !key.startsWith('#') && !key.startsWith('?'));
+}
+
+function startOf(node: OrderedNode): number {
+  return ((node as Record<symbol, unknown>)[META] as { startIndex?: number } | undefined)?.startIndex ?? 0;
+}
+
+/** Index just past the `>` of the start tag beginning at `start`, honouring quoted attribute values. */
+function endOfStartTag(source: string, start: number): number {
+  let quote = '';
+  for (let i = start; i < source.length; i++) {
+    const c = source[i];
+    if (quote) {
+      if (c === quote) quote = '';
+    } else if (c === '"' || c === "'") quote = c;
+    else if (c === '>') return i + 1;
+  }
+  return source.length;
+}
+
+function attributeOffset(source: string, start: number, end: number, name: string): number {
+  const tag = source.slice(start, end);
+  const match = new RegExp(`\\s(${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')})\\s*=`).exec(tag);
+  return match ? start + match.index + 1 : start;
+}
+
+/** Maps an offset in an element's text to the source, stepping over a leading `<![CDATA[`. */
+function sourceOffsetOfText(source: string, contentStart: number, offset: number): number {
+  let blank = contentStart;
+  while (blank < source.length && /\s/.test(source[blank]!)) blank++;
+  const leading = blank - contentStart;
+  if (offset >= leading && source.startsWith('<![CDATA[', blank)) return contentStart + offset + '<![CDATA['.length;
+  return contentStart + offset;
+}
+
+function findOutsideComments(text: string, pattern: RegExp): number {
+  const masked = text.replace(/<!--[\s\S]*?-->|<!\[CDATA\[[\s\S]*?\]\]>/g, (m) => ' '.repeat(m.length));
+  const match = pattern.exec(masked);
+  return match ? match.index : -1;
+}
+
+function lowerFirst(text: string): string {
+  return text.charAt(0).toLowerCase() + text.slice(1);
+}

@@ -1,0 +1,102 @@
+import { parseAuthorization } from './auth-header.js';
+import type { Queryable, SqlValue } from './db.js';
+import { forbidden, HttpError } from './errors.js';
+import { signToken, TokenRejected, verifyToken, type JwtKey, type TokenSettings } from './jwt.js';
+import type { BackendModule } from './types.js';
+
+/**
+ * Authentication and the role check for one backend (contract §4). Generated
+ * handlers call `authenticate(header, role)` with their role hard-wired.
+ */
+export class Authenticator {
+  private readonly basicChallenge: string;
+  private readonly bearerChallenge: string;
+  private readonly tokenSettings: TokenSettings;
+
+  constructor(
+    readonly backend: BackendModule,
+    private readonly db: Queryable,
+    private readonly key: JwtKey | null,
+  ) {
+    this.basicChallenge = `Basic realm="${backend.name}", charset="UTF-8"`;
+    this.bearerChallenge = `Bearer realm="${backend.name}"`;
+    this.tokenSettings = { issuer: backend.issuer, lifetime: backend.tokenLifetime, iatUnit: backend.iatUnit };
+    if (backend.authScheme === 'Bearer' && key === null) {
+      throw new Error(`backend "${backend.name}" uses Bearer tokens: set JWT_SECRET`);
+    }
+  }
+
+  /** Returns `$uid`, or throws the 401/403 the contract asks for. */
+  async authenticate(header: string | undefined, role: string): Promise<string> {
+    if (header === undefined) {
+      if (this.backend.absentCredentialsStatus === 401) {
+        throw new HttpError(401, 'Credentials required', { 'WWW-Authenticate': this.challengeFor() });
+      }
+      throw forbidden();
+    }
+    const credentials = parseAuthorization(header);
+    if (this.backend.authScheme === 'Basic') {
+      if (credentials?.scheme !== 'basic') throw this.unauthorized('Malformed or wrong-scheme credentials: use Basic');
+      const rows = await this.runAuthQuery(credentials.user, credentials.pass);
+      if (rows.length === 0) throw this.unauthorized('Invalid credentials');
+      const granted = rows.find((row) => String(row.role_name) === role);
+      if (!granted) throw forbidden();
+      return String(granted.user_id);
+    }
+    if (this.backend.authScheme === 'Bearer' && this.key !== null) {
+      if (credentials?.scheme !== 'bearer') throw this.invalidToken('token is malformed or not a Bearer token');
+      let verified;
+      try {
+        verified = verifyToken(this.key, this.backend.issuer, credentials.token);
+      } catch (error) {
+        if (error instanceof TokenRejected) throw this.invalidToken(error.description);
+        throw error;
+      }
+      if (!verified.aud.includes(role)) throw forbidden();
+      return verified.sub;
+    }
+    // The generator refuses a protected resource on a backend with no scheme; this is a guard.
+    throw forbidden();
+  }
+
+  /** Runs the backend's auth query with `$user` and `$pass` bound. */
+  async runAuthQuery(user: string, pass: string): Promise<Record<string, unknown>[]> {
+    const query = this.backend.authQuery;
+    if (query === null) return [];
+    const values: SqlValue[] = query.binds.map((name) => (name === 'user' ? user : pass));
+    return this.db.select<Record<string, unknown>>(query.sql, values);
+  }
+
+  /** Token shape A (contract §5): one token whose `aud` holds every role the user holds. */
+  async issueForCredentials(user: string, pass: string): Promise<string> {
+    if (this.key === null) throw new Error('no JWT key');
+    const rows = await this.runAuthQuery(user, pass);
+    const first = rows[0];
+    if (first === undefined || first.sub === null || first.sub === undefined) {
+      throw new HttpError(401, 'Invalid credentials');
+    }
+    const roles = [...new Set(rows.map((row) => row.aud).filter((aud) => aud !== null && aud !== undefined).map(String))];
+    if (roles.length === 0) throw new HttpError(401, 'Invalid credentials');
+    return this.sign({ sub: String(first.sub), aud: roles.length === 1 ? roles[0]! : roles });
+  }
+
+  sign(claims: { sub: string; aud: string | string[] }): string {
+    if (this.key === null) throw new Error(`backend "${this.backend.name}" has no JWT key: set JWT_SECRET`);
+    return signToken(this.key, this.tokenSettings, claims);
+  }
+
+  private challengeFor(): string {
+    return this.backend.authScheme === 'Bearer' ? this.bearerChallenge : this.basicChallenge;
+  }
+
+  private unauthorized(message: string): HttpError {
+    return new HttpError(401, message, { 'WWW-Authenticate': this.basicChallenge });
+  }
+
+  private invalidToken(description: string): HttpError {
+    // The description is one of jwt.ts's fixed phrases: it never echoes the token.
+    return new HttpError(401, `Invalid token: ${description}`, {
+      'WWW-Authenticate': `${this.bearerChallenge}, error="invalid_token", error_description="${description}"`,
+    });
+  }
+}

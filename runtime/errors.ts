@@ -1,0 +1,81 @@
+/**
+ * Every failure a client may see is an HttpError; the server turns it into
+ * `{"message", "status"}` JSON in one place (server.ts). Anything else that
+ * escapes a handler is a 500 whose details go to the log only.
+ */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    /** Extra response headers, such as WWW-Authenticate or Allow. */
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'HttpError';
+  }
+}
+
+export const FORBIDDEN_MESSAGE = 'Forbidden access to resource';
+
+export function forbidden(): HttpError {
+  return new HttpError(403, FORBIDDEN_MESSAGE);
+}
+
+export function badRequest(message: string): HttpError {
+  return new HttpError(400, message);
+}
+
+/** Body of every error response (contract §3, §4). */
+export interface ErrorBody {
+  message: string;
+  status: number;
+  requestId?: string;
+}
+
+/**
+ * MariaDB error numbers that are the client's fault, not the server's.
+ * https://mariadb.com/kb/en/mariadb-error-code-reference/
+ */
+const CONFLICT_ERRNOS = new Set([
+  1062, // ER_DUP_ENTRY
+  1451, // ER_ROW_IS_REFERENCED_2
+  1452, // ER_NO_REFERENCED_ROW_2
+  1586, // ER_DUP_ENTRY_WITH_KEY_NAME
+]);
+const REJECTED_VALUE_ERRNOS = new Set([
+  1048, // ER_BAD_NULL_ERROR
+  1264, // ER_WARN_DATA_OUT_OF_RANGE
+  1265, // WARN_DATA_TRUNCATED
+  1292, // ER_TRUNCATED_WRONG_VALUE
+  1366, // ER_TRUNCATED_WRONG_VALUE_FOR_FIELD
+  1406, // ER_DATA_TOO_LONG
+  1411, // ER_WRONG_VALUE_FOR_TYPE
+  3819, // ER_CHECK_CONSTRAINT_VIOLATED (MySQL)
+  4025, // ER_CONSTRAINT_FAILED (MariaDB CHECK)
+  4078, // ER_ILLEGAL_PARAMETER_DATA_TYPES2_FOR_OPERATION
+]);
+
+/**
+ * Maps a database driver error to the HttpError a client should see, or
+ * undefined when it is a server fault (500). The driver's text is never
+ * copied into the message: only a column name, which the client sent a value for.
+ */
+export function httpErrorFromDatabase(error: unknown): HttpError | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const errno = (error as { errno?: unknown }).errno;
+  if (typeof errno !== 'number') return undefined;
+  if (CONFLICT_ERRNOS.has(errno)) {
+    return new HttpError(409, errno === 1062 || errno === 1586
+      ? 'Conflict: a row with this key already exists'
+      : 'Conflict: the row refers to, or is referred to by, another row');
+  }
+  if (REJECTED_VALUE_ERRNOS.has(errno)) {
+    const text = String((error as { sqlMessage?: unknown }).sqlMessage ?? '');
+    const column = /column [`']?([A-Za-z0-9_$]+)[`']?/i.exec(text)?.[1];
+    if (column) return new HttpError(400, `Value rejected by column '${column}'`);
+    const constraint = /constraint [`']?([A-Za-z0-9_$]+)[`']?/i.exec(text)?.[1];
+    if (constraint) return new HttpError(400, `Value rejected by constraint '${constraint}'`);
+    return new HttpError(400, 'Value rejected by the database');
+  }
+  return undefined;
+}

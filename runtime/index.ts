@@ -1,0 +1,20 @@
+/** What generated modules and the server entry import. */
+export type {
+  BackendModule,
+  Handler,
+  HttpMethod,
+  Operation,
+  ParamValue,
+  Plugin,
+  PluginContext,
+  Queryable,
+  RequestScope,
+  ResourceModule,
+  SqlValue,
+} from './types.js';
+export type { WriteResult } from './db.js';
+export { Database, openDatabase } from './db.js';
+export { HttpError } from './errors.js';
+export { cell } from './types.js';
+export { createApp, listen, resourcePath, type RunningServer, type ServerOptions } from './server.js';
+export { createLogger, parseLogLevel, type Logger } from './log.js';

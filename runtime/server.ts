@@ -1,0 +1,215 @@
+import { randomUUID } from 'node:crypto';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Router from '@koa/router';
+import Koa from 'koa';
+import bodyParser from 'koa-bodyparser';
+import { Authenticator } from './auth.js';
+import type { Database } from './db.js';
+import { badRequest, httpErrorFromDatabase, HttpError, type ErrorBody } from './errors.js';
+import { JwtKey } from './jwt.js';
+import { createLogger, type Logger } from './log.js';
+import { readParams } from './params.js';
+import type { BackendModule, HttpMethod, Operation, PluginContext, RequestScope, ResourceModule } from './types.js';
+
+export interface ServerOptions {
+  backends: readonly BackendModule[];
+  database: Database;
+  /** Required when any backend uses Bearer tokens; at least 32 bytes. */
+  jwtSecret?: string | undefined;
+  /** Prefix of every path, such as `/api`. */
+  basePath?: string | undefined;
+  logger?: Logger;
+}
+
+interface State {
+  requestId: string;
+}
+type Context = Koa.ParameterizedContext<State>;
+type BodyParser = ReturnType<typeof bodyParser>;
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/** The path a resource is served at (seed §4): `{base}/<backend>/v<version>/<name>`. */
+export function resourcePath(basePath: string, backend: string, resource: ResourceModule): string {
+  return `${basePath}/${backend}/v${resource.version}/${resource.name}`;
+}
+
+export function createApp(options: ServerOptions): Koa<State> {
+  const logger = options.logger ?? createLogger();
+  const basePath = normaliseBasePath(options.basePath);
+  const needsKey = options.backends.some((backend) => backend.authScheme === 'Bearer');
+  // Refuses to start with a short or missing secret rather than serve forgeable tokens.
+  const key = needsKey ? new JwtKey(options.jwtSecret ?? '') : null;
+
+  const app = new Koa<State>();
+  // Errors are logged by errorMiddleware, with their request id; Koa's own printer would log them again.
+  app.silent = true;
+  app.use(errorMiddleware(logger));
+
+  // Parsed only when a handler reads parameters, so that routing and auth answer first (contract §3).
+  const parseBody = bodyParser({ enableTypes: ['json', 'form'], jsonLimit: '1mb', formLimit: '1mb', strict: true });
+
+  const router = new Router<State>();
+  for (const backend of options.backends) {
+    const auth = new Authenticator(backend, options.database, key);
+    for (const resource of backend.resources) {
+      mountResource(router, resourcePath(basePath, backend.name, resource), resource, auth, options.database, parseBody);
+    }
+    if (backend.authScheme === 'Bearer') mountTokenShapeA(router, `${basePath}/${backend.name}`, auth, parseBody);
+  }
+  app.use(router.routes());
+  app.use(() => {
+    throw new HttpError(404, 'Not found');
+  });
+  return app;
+}
+
+function mountResource(
+  router: Router<State>,
+  path: string,
+  resource: ResourceModule,
+  auth: Authenticator,
+  database: Database,
+  parseBody: BodyParser,
+): void {
+  const methods = Object.keys(resource.operations) as HttpMethod[];
+  for (const method of methods) {
+    const operation = resource.operations[method] as Operation;
+    router.register(path, [method], async (ctx) => {
+      const scope: RequestScope = {
+        authenticate: (role) => auth.authenticate(ctx.headers.authorization, role),
+        params: async (...names) => readParams(ctx.query, await requestBody(ctx, parseBody), names),
+        db: database,
+        transaction: (work) => database.transaction(work),
+        plugin: pluginContext(auth, ctx.state.requestId),
+      };
+      const result = await operation.handler(scope);
+      ctx.status = operation.status;
+      ctx.body = result;
+    });
+  }
+  methodFallback(router, path, methods);
+}
+
+/** Token shape A (contract §5): `POST {base}/<backend>/` with `auth=bearer&userid=..&password=..`. */
+function mountTokenShapeA(router: Router<State>, backendPath: string, auth: Authenticator, parseBody: BodyParser): void {
+  for (const path of [backendPath, `${backendPath}/`]) {
+    router.post(path, async (ctx) => {
+      const fields = readParams(ctx.query, await requestBody(ctx, parseBody), ['auth', 'userid', 'password']);
+      if (String(fields.auth).toLowerCase() !== 'bearer') throw badRequest("Parameter 'auth' must be 'bearer'");
+      const token = await auth.issueForCredentials(String(fields.userid), String(fields.password));
+      ctx.status = 200;
+      ctx.body = { token, type: 'Bearer' };
+    });
+    methodFallback(router, path, ['POST']);
+  }
+}
+
+/** A known path with another method: 405 with Allow; OPTIONS answers with the same list. */
+function methodFallback(router: Router<State>, path: string, methods: readonly HttpMethod[]): void {
+  const allow = [...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS'].join(', ');
+  router.all(path, (ctx) => {
+    if (ctx.method === 'OPTIONS') {
+      ctx.status = 204;
+      ctx.set('Allow', allow);
+      return;
+    }
+    throw new HttpError(405, `Method ${ctx.method} not allowed`, { Allow: allow });
+  });
+}
+
+async function requestBody(ctx: Context, parseBody: BodyParser): Promise<unknown> {
+  const request = ctx.request as typeof ctx.request & { body?: unknown };
+  if (request.body === undefined) await parseBody(ctx as never, async () => {});
+  return request.body;
+}
+
+function pluginContext(auth: Authenticator, requestId: string): PluginContext {
+  return { backend: auth.backend, requestId, signToken: (claims) => auth.sign(claims) };
+}
+
+/** Request id, access log, and the one place where failures become JSON bodies. */
+function errorMiddleware(logger: Logger): Koa.Middleware<State> {
+  return async (ctx, next) => {
+    const incoming = ctx.get('X-Request-Id');
+    const requestId = REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    ctx.state.requestId = requestId;
+    ctx.set('X-Request-Id', requestId);
+    const started = performance.now();
+    try {
+      await next();
+    } catch (error) {
+      const known = error instanceof HttpError ? error : (httpErrorFromDatabase(error) ?? clientErrorFromKoa(error));
+      let body: ErrorBody;
+      if (known) {
+        ctx.status = known.status;
+        ctx.set(known.headers);
+        body = { message: known.message, status: known.status };
+      } else {
+        // The SQL and the driver's text go to the log only, never to the client.
+        const detail = error as { message?: unknown; code?: unknown; sql?: unknown; stack?: unknown };
+        logger.error('request failed', {
+          requestId,
+          method: ctx.method,
+          path: ctx.path,
+          error: String(detail.message ?? error),
+          code: detail.code,
+          sql: detail.sql,
+          stack: detail.stack,
+        });
+        ctx.status = 500;
+        body = { message: 'Internal error', status: 500, requestId };
+      }
+      ctx.body = body;
+    }
+    logger.info('request', {
+      requestId,
+      method: ctx.method,
+      path: ctx.path,
+      status: ctx.status,
+      ms: Math.round((performance.now() - started) * 10) / 10,
+    });
+  };
+}
+
+/** Errors raised by koa-bodyparser and Koa itself carry a 4xx status and `expose`. */
+function clientErrorFromKoa(error: unknown): HttpError | undefined {
+  const status = (error as { status?: unknown; statusCode?: unknown } | null)?.status;
+  if (typeof status !== 'number' || status < 400 || status >= 500) return undefined;
+  if (status === 413) return new HttpError(413, 'Request body too large');
+  if (status === 415) return new HttpError(415, 'Unsupported body type: send JSON or form-encoded');
+  if (status === 400) return new HttpError(400, 'Malformed request body');
+  return new HttpError(status, (error as Error).message);
+}
+
+function normaliseBasePath(basePath: string | undefined): string {
+  if (!basePath || basePath === '/') return '';
+  return '/' + basePath.replace(/^\/+|\/+$/g, '');
+}
+
+export interface RunningServer {
+  server: Server;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Listens on `port` (0 for a free one) and resolves once accepting connections. */
+export async function listen(app: Koa<State>, port: number, host = '127.0.0.1'): Promise<RunningServer> {
+  const server = app.listen(port, host);
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  const address = server.address() as AddressInfo;
+  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    server,
+    url: `http://${shownHost}:${address.port}`,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}

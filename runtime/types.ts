@@ -1,0 +1,97 @@
+import type { Queryable, SqlValue } from './db.js';
+
+/**
+ * The shapes that generated modules export and the server mounts. This file is
+ * the whole contract between generated/ and runtime/.
+ */
+
+/** A request parameter as the client sent it (query string, form or JSON body). */
+export type ParamValue = string | number | boolean | null;
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** What a generated handler is handed for one request. */
+export interface RequestScope {
+  /**
+   * The role guard: authenticates the Authorization header against the
+   * backend and checks that the user holds `role`. Returns `$uid`.
+   * Throws 403 or 401 per contract §4.
+   */
+  authenticate(role: string): Promise<string>;
+  /** Reads the named parameters; a missing one is a 400. Body wins over query string. */
+  params<const Name extends string>(...names: Name[]): Promise<Record<Name, ParamValue>>;
+  /** Autocommit statements, for a request with one read step. */
+  readonly db: Queryable;
+  /** One connection, one transaction: for a request that writes or has several steps. */
+  transaction<T>(work: (db: Queryable) => Promise<T>): Promise<T>;
+  readonly plugin: PluginContext;
+}
+
+export type Handler = (scope: RequestScope) => Promise<object>;
+
+export interface Operation {
+  /** Status of a successful response. */
+  status: number;
+  handler: Handler;
+}
+
+export interface ResourceModule {
+  name: string;
+  version: string;
+  /** The role that protects the resource, or null. */
+  auth: string | null;
+  /** Relative POSIX path of the XML file it was generated from. */
+  source: string;
+  operations: Partial<Record<HttpMethod, Operation>>;
+}
+
+/** A query the runtime runs with `$user`/`$pass` bound from the caller's credentials. */
+export interface AuthQuery {
+  sql: string;
+  /** What binds to each `?`, in order. */
+  binds: readonly ('user' | 'pass')[];
+}
+
+export interface BackendModule {
+  name: string;
+  authScheme: 'Basic' | 'Bearer' | null;
+  /** Basic: returns user_id, role_name. Bearer: returns sub, aud. */
+  authQuery: AuthQuery | null;
+  tokenLifetime: number;
+  issuer: string;
+  iatUnit: 's' | 'ms';
+  consoleRole: string;
+  /** Status for a protected call with no Authorization header: the seed's 403, or 401 with a challenge. */
+  absentCredentialsStatus: 403 | 401;
+  resources: readonly ResourceModule[];
+}
+
+/** What a plug-in (an `Execute` step) may use. */
+export interface PluginContext {
+  readonly backend: BackendModule;
+  readonly requestId: string;
+  /** Signs a token with the server's key and this backend's settings. */
+  signToken(claims: { sub: string; aud: string | string[] }): string;
+}
+
+/**
+ * A plug-in: called with the step's `Arg` values, its result is the step's
+ * result. Throw an HttpError to answer the client.
+ */
+export type Plugin<Args extends object, Result> = (
+  args: Args,
+  context: PluginContext,
+) => Result | Promise<Result>;
+
+export type { Queryable, SqlValue };
+
+/**
+ * `$[step][row].column` on a plug-in step's result: reads it as rows of
+ * objects; anything else, or a missing row, reads as null (contract §2).
+ */
+export function cell(result: unknown, row: number, column: string): unknown {
+  if (!Array.isArray(result)) return null;
+  const value: unknown = result[row];
+  if (typeof value !== 'object' || value === null || !Object.hasOwn(value, column)) return null;
+  return (value as Record<string, unknown>)[column] ?? null;
+}

@@ -1,0 +1,49 @@
+-- Tables and rows of the demo backends (resources/shop, resources/staff).
+-- Run after `xmlrest db init`; safe to run again.
+create table if not exists products (
+  product_id int unsigned not null auto_increment primary key,
+  name varchar(100) not null,
+  price decimal(10, 2) not null,
+  stock int not null,
+  constraint products_stock_not_negative check (stock >= 0)
+) engine = InnoDB default charset = utf8mb4;
+
+create table if not exists orders (
+  order_id int unsigned not null auto_increment primary key,
+  user_id int unsigned not null,
+  product_id int unsigned not null,
+  quantity int not null,
+  created_on timestamp not null default current_timestamp,
+  constraint orders_quantity_positive check (quantity > 0),
+  constraint orders_user foreign key (user_id) references usr (user_id),
+  constraint orders_product foreign key (product_id) references products (product_id)
+) engine = InnoDB default charset = utf8mb4;
+
+create table if not exists notes (
+  note_id int unsigned not null auto_increment primary key,
+  user_id int unsigned not null,
+  title varchar(100) not null,
+  body text not null,
+  created_on timestamp not null default current_timestamp,
+  unique key notes_user_title (user_id, title),
+  constraint notes_user foreign key (user_id) references usr (user_id)
+) engine = InnoDB default charset = utf8mb4;
+
+insert ignore into products (product_id, name, price, stock) values
+  (1, 'Teapot', 24.50, 10),
+  (2, 'Cup', 6.00, 100),
+  (3, 'Kettle', 39.90, 5);
+
+-- Demo users; their passwords are the demo's, printed by `npm run demo`.
+insert ignore into usr (user_id, user_name, pass_word) values
+  (1, 'alice', 'alice-pass'),
+  (2, 'bob', 'bob-pass'),
+  (3, 'carol', 'carol-pass'),
+  (4, 'dave', 'dave-pass');
+
+insert ignore into usr_role (role_name, user_id) values
+  ('customer', 1),
+  ('customer', 2),
+  ('admin', 2),
+  ('staff', 3),
+  ('guest', 4);

@@ -1,0 +1,59 @@
+import type { Connection } from 'mysql2/promise';
+
+/**
+ * The default user and role tables (seed §2.2). Names and passwords compare
+ * byte for byte (utf8mb4_nopad_bin): a case-insensitive or PAD SPACE collation
+ * would let `Secret` or `secret ` match the password `secret`.
+ */
+export const DEFAULT_TABLES = [
+  `create table if not exists usr (
+    user_id int unsigned not null auto_increment primary key,
+    user_name varchar(190) character set utf8mb4 collate utf8mb4_nopad_bin not null,
+    pass_word varchar(255) character set utf8mb4 collate utf8mb4_nopad_bin not null,
+    created_on timestamp not null default current_timestamp,
+    unique key usr_user_name (user_name)
+  ) engine = InnoDB default charset = utf8mb4`,
+  `create table if not exists usr_role (
+    id int unsigned not null auto_increment primary key,
+    role_name varchar(64) character set utf8mb4 collate utf8mb4_nopad_bin not null,
+    user_id int unsigned not null,
+    created_on timestamp not null default current_timestamp,
+    unique key usr_role_user_role (user_id, role_name),
+    key usr_role_role (role_name),
+    constraint usr_role_user foreign key (user_id) references usr (user_id) on delete cascade
+  ) engine = InnoDB default charset = utf8mb4`,
+];
+
+export async function createDefaultTables(connection: Connection): Promise<void> {
+  for (const statement of DEFAULT_TABLES) await connection.query(statement);
+}
+
+/** Creates a user with roles; returns the new user id. */
+export async function addUser(connection: Connection, name: string, password: string, roles: readonly string[]): Promise<number> {
+  await connection.beginTransaction();
+  try {
+    const [result] = await connection.execute('insert into usr (user_name, pass_word) values (?, ?)', [name, password]);
+    const userId = (result as { insertId: number }).insertId;
+    for (const role of roles) await grantRole(connection, userId, role);
+    await connection.commit();
+    return userId;
+  } catch (error) {
+    await connection.rollback();
+    throw error;
+  }
+}
+
+/** Granting a role the user holds already changes nothing (the unique key keeps one row). */
+export async function grantRole(connection: Connection, userId: number, role: string): Promise<void> {
+  await connection.execute('insert ignore into usr_role (role_name, user_id) values (?, ?)', [role, userId]);
+}
+
+export async function revokeRole(connection: Connection, userId: number, role: string): Promise<number> {
+  const [result] = await connection.execute('delete from usr_role where user_id = ? and role_name = ?', [userId, role]);
+  return (result as { affectedRows: number }).affectedRows;
+}
+
+export async function userIdOf(connection: Connection, name: string): Promise<number | undefined> {
+  const [rows] = await connection.execute('select user_id from usr where user_name = ?', [name]);
+  return (rows as { user_id: number }[])[0]?.user_id;
+}

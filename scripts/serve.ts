@@ -1,0 +1,34 @@
+import { backends } from '../generated/index.js';
+import { loadConfig } from '../runtime/config.js';
+import { createApp, createLogger, listen, openDatabase, resourcePath } from '../runtime/index.js';
+
+/**
+ * `npm start`: serves every backend generated from resources/, configured by
+ * DATABASE_URL, JWT_SECRET, PORT, HOST and BASE_PATH.
+ */
+const config = loadConfig();
+const logger = createLogger(config.logLevel);
+const database = openDatabase(config.databaseUrl);
+let app;
+try {
+  app = createApp({ backends, database, jwtSecret: config.jwtSecret, basePath: config.basePath, logger });
+} catch (error) {
+  logger.error('refusing to start', { error: (error as Error).message });
+  await database.end();
+  process.exit(1);
+}
+const running = await listen(app, config.port, config.host);
+const routes = backends.flatMap((backend) =>
+  backend.resources.map((resource) => `${Object.keys(resource.operations).join(',')} ${resourcePath(config.basePath, backend.name, resource)}`),
+);
+logger.info('listening', { url: running.url + config.basePath, routes });
+
+let stopping = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    logger.info('stopping', { signal });
+    void running.close().then(() => database.end()).then(() => process.exit(0));
+  });
+}

@@ -1,0 +1,94 @@
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import mysql from 'mysql2/promise';
+import { run as generate } from '../generator/cli.js';
+import { addUser, createDefaultTables, grantRole, revokeRole, userIdOf } from './schema.js';
+
+const USAGE = `usage:
+  xmlrest generate [--check]
+  xmlrest db init [--demo]
+  xmlrest user add NAME --password P [--role R]...
+  xmlrest role grant USER ROLE
+  xmlrest role revoke USER ROLE
+Database commands read DATABASE_URL (or .env).`;
+
+async function connect(): Promise<mysql.Connection> {
+  try {
+    process.loadEnvFile('.env');
+  } catch {
+    // No .env file: the environment alone configures the command.
+  }
+  const url = process.env.DATABASE_URL;
+  if (!url) throw new UsageError('DATABASE_URL is not set (mysql://user:pass@host:port/db)');
+  return mysql.createConnection({ uri: url, multipleStatements: true });
+}
+
+/** A wrong command line: exit code 2, as usage errors conventionally are. */
+export class UsageError extends Error {
+  readonly exitCode = 2;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, sub, ...rest] = argv;
+  if (command === 'generate') {
+    return generate({ root: process.cwd(), check: argv.includes('--check') });
+  }
+  if (command === 'db' && sub === 'init') {
+    const connection = await connect();
+    try {
+      await createDefaultTables(connection);
+      if (rest.includes('--demo')) await connection.query(readFileSync(new URL('./demo.sql', import.meta.url), 'utf8'));
+      console.log(`created usr and usr_role${rest.includes('--demo') ? ' and the demo tables' : ''}`);
+      return 0;
+    } finally {
+      await connection.end();
+    }
+  }
+  if (command === 'user' && sub === 'add') {
+    const { values, positionals } = parseArgs({
+      args: rest,
+      allowPositionals: true,
+      options: { password: { type: 'string' }, role: { type: 'string', multiple: true } },
+    });
+    const name = positionals[0];
+    if (!name || positionals.length !== 1 || !values.password) throw new UsageError('user add NAME --password P [--role R]...');
+    const connection = await connect();
+    try {
+      const id = await addUser(connection, name, values.password, values.role ?? []);
+      console.log(`created user ${name} (user_id ${id})${values.role?.length ? ` with ${values.role.join(', ')}` : ''}`);
+      return 0;
+    } finally {
+      await connection.end();
+    }
+  }
+  if (command === 'role' && (sub === 'grant' || sub === 'revoke')) {
+    const [user, role, ...extra] = rest;
+    if (!user || !role || extra.length > 0) throw new UsageError(`role ${sub} USER ROLE`);
+    const connection = await connect();
+    try {
+      const id = await userIdOf(connection, user);
+      if (id === undefined) throw new UsageError(`no such user: ${user}`);
+      if (sub === 'grant') {
+        await grantRole(connection, id, role);
+        console.log(`${user} holds ${role}`);
+      } else {
+        const removed = await revokeRole(connection, id, role);
+        console.log(removed > 0 ? `${user} no longer holds ${role}` : `${user} did not hold ${role}`);
+      }
+      return 0;
+    } finally {
+      await connection.end();
+    }
+  }
+  throw new UsageError(USAGE);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      process.stderr.write(`xmlrest: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exit(error instanceof UsageError ? error.exitCode : 1);
+    },
+  );
+}
