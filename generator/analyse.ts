@@ -264,12 +264,15 @@ function analyseResource(file: SourceFile, backend: BackendWithPlugins, diagnost
   let description: string | null = null;
   const operations: Operation[] = [];
   const stepIds = new Map<string, SourceLocation>();
+  const allStepIds = new Set(
+    root.children.flatMap((request) => request.children.flatMap((step) => step.attributes.filter((a) => a.name === 'id').map((a) => a.value))),
+  );
   for (const child of root.children) {
     if (child.name === 'Desc') {
       if (description !== null) diagnostics.error(child.at, 'only one Desc per Resource');
       description = readDesc(child, diagnostics);
     } else if (child.name === 'Request') {
-      const operation = analyseRequest(child, { backend, auth: auth?.value ?? null, file, stepIds, options }, diagnostics);
+      const operation = analyseRequest(child, { backend, auth: auth?.value ?? null, file, stepIds, allStepIds, options }, diagnostics);
       if (!operation) continue;
       if (operations.some((other) => other.method === operation.method)) {
         diagnostics.error(child.at, `a second ${operation.method} Request: one Request per method`);
@@ -291,6 +294,8 @@ interface RequestContext {
   auth: string | null;
   file: SourceFile;
   stepIds: Map<string, SourceLocation>;
+  /** Every step id of the file, to tell a later step from an unknown one. */
+  allStepIds: Set<string>;
   options: AnalyseOptions;
 }
 
@@ -331,8 +336,8 @@ function analyseRequest(element: RawElement, context: RequestContext, diagnostic
     }
     const target = steps.find((step) => step.id === placeholder.step);
     if (!target) {
-      const later = context.stepIds.has(placeholder.step);
-      diagnostics.error(at, `${where} refers to ${later ? 'a later or another request\'s' : 'an unknown'} step: ${placeholder.step}`);
+      const known = context.allStepIds.has(placeholder.step);
+      diagnostics.error(at, `${where} refers to ${known ? "a later step or another request's step" : 'an unknown step'}: ${placeholder.step}`);
       return undefined;
     }
     if (target.kind === 'execute') return { ...placeholder, target: 'plugin' };
@@ -459,7 +464,8 @@ function resolvePlugin(classname: RawAttribute, context: RequestContext, diagnos
     );
     return undefined;
   }
-  if (!BUILTIN_PLUGINS.has(plugin.classname) && !context.options.exists(plugin.module)) {
+  const builtin = [...BUILTIN_PLUGINS.values()].some((known) => known.module === plugin.module);
+  if (!builtin && !context.options.exists(plugin.module)) {
     diagnostics.error(classname.at, `plug-in module not found: ${plugin.module}`);
     return undefined;
   }

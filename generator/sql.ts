@@ -151,7 +151,7 @@ export function scanSql(text: string): ScannedSql {
   const first = significant.find((token) => token.text !== '(');
   const statement = first && first.type === 'word' && READ_STARTS.has(first.text.toLowerCase()) ? 'read' : 'write';
   if (!first) problems.push({ offset: 0, message: 'the statement is empty' });
-  const columns = statement === 'read' ? resultColumns(significant.slice(0, end), problems) : null;
+  const columns = statement === 'read' ? resultColumns(text, significant.slice(0, end), problems) : null;
   return { sql: dedent(sql), placeholders, placeholderOffsets, statement, columns, problems };
 }
 
@@ -167,7 +167,7 @@ const NOT_ALIASES = new Set(['null', 'true', 'false', 'end', 'and', 'or', 'not',
  * Names of the columns the first SELECT returns: the alias after `as`, an
  * implicit alias, or the column of a plain (qualified) column reference.
  */
-function resultColumns(tokens: Token[], problems: SqlProblem[]): string[] | null {
+function resultColumns(text: string, tokens: Token[], problems: SqlProblem[]): string[] | null {
   const selectAt = tokens.findIndex((token) => token.type === 'word' && token.text.toLowerCase() === 'select');
   if (selectAt === -1) return null;
   // A leading WITH clause holds SELECTs of its own; only the top-level SELECT names the result.
@@ -208,7 +208,8 @@ function resultColumns(tokens: Token[], problems: SqlProblem[]): string[] | null
     } else if (item.length >= 2 && isName(last) && !NOT_ALIASES.has(last.text.toLowerCase()) && beforeLast?.text !== '.' && !isOperator(beforeLast)) {
       names.push(unquote(last));
     } else {
-      problems.push({ offset: item[0]!.start, message: `result column "${item.map((t) => t.text).join(' ')}" has no name: give the column an alias` });
+      const source = text.slice(item[0]!.start, last.start + last.text.length);
+      problems.push({ offset: item[0]!.start, message: `result column "${source}" has no name: give the column an alias` });
     }
   }
   return names;

@@ -1,0 +1,60 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readSources } from '../generator/cli.js';
+import { generate } from '../generator/index.js';
+
+/**
+ * sqlc-style golden cases: test/golden/<case>/resources/<backend>/*.xml in,
+ * test/golden/<case>/expected/ out (the modules and ir.json), or
+ * expected/stderr.txt for a case that must fail. `npm run test:golden:update`
+ * rewrites the expectations; review the diff like code. The expected modules
+ * are type-checked by `npm run typecheck`, and lab's are served in http tests.
+ */
+const GOLDEN = 'test/golden';
+const update = process.env.UPDATE_GOLDEN === '1';
+
+const cases = readdirSync(GOLDEN, { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => entry.name)
+  .sort();
+
+describe.each(cases)('golden case %s', (name) => {
+  const caseDir = path.join(GOLDEN, name);
+  const expectedDir = path.join(caseDir, 'expected');
+
+  it('generates exactly the expected output', () => {
+    const sources = readSources(caseDir, 'resources');
+    const result = generate(sources, { outDir: `${GOLDEN}/${name}/expected`, exists: () => false });
+    const actual = new Map<string, string>();
+    if (result.ok) {
+      for (const [file, text] of result.files) actual.set(path.relative(expectedDir, file), text);
+      actual.set('ir.json', JSON.stringify(result.project, null, 2) + '\n');
+    } else {
+      actual.set('stderr.txt', result.errors.join('\n') + '\n');
+    }
+    if (update) {
+      rmSync(expectedDir, { recursive: true, force: true });
+      for (const [file, text] of actual) {
+        mkdirSync(path.dirname(path.join(expectedDir, file)), { recursive: true });
+        writeFileSync(path.join(expectedDir, file), text);
+      }
+    }
+    expect(existsSync(expectedDir), `${expectedDir} is missing: run npm run test:golden:update`).toBe(true);
+    const expectedFiles = (readdirSync(expectedDir, { recursive: true, withFileTypes: true }) as import('node:fs').Dirent[])
+      .filter((entry) => entry.isFile())
+      .map((entry) => path.relative(expectedDir, path.join(entry.parentPath, entry.name)))
+      .sort();
+    expect([...actual.keys()].sort()).toEqual(expectedFiles);
+    for (const [file, text] of actual) {
+      expect(text, file).toBe(readFileSync(path.join(expectedDir, file), 'utf8'));
+    }
+  });
+
+  it('generates the same bytes twice (deterministic)', () => {
+    const sources = readSources(caseDir, 'resources');
+    const first = generate(sources, { outDir: 'out' });
+    const second = generate([...sources].reverse(), { outDir: 'out' });
+    expect(second).toEqual(first);
+  });
+});

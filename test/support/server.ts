@@ -1,0 +1,43 @@
+import { inject } from 'vitest';
+import { createApp, createLogger, listen, openDatabase, type Database, type RunningServer } from '../../runtime/index.js';
+import type { BackendModule } from '../../runtime/types.js';
+
+/** A 32-byte secret made for this test run. */
+export const TEST_SECRET = 'test-secret-0123456789-abcdefghijklmnop';
+
+export interface TestServer {
+  url: string;
+  database: Database;
+  close(): Promise<void>;
+}
+
+/** The real server on a free loopback port, against the run's private MariaDB. */
+export async function startServer(backends: readonly BackendModule[], options: { basePath?: string } = {}): Promise<TestServer> {
+  const database = openDatabase(inject('databaseUrl'));
+  const app = createApp({ backends, database, jwtSecret: TEST_SECRET, basePath: options.basePath, logger: createLogger('silent') });
+  const running: RunningServer = await listen(app, 0);
+  return {
+    url: running.url,
+    database,
+    close: async () => {
+      await running.close();
+      await database.end();
+    },
+  };
+}
+
+export function basic(user: string, pass: string, { padding = true } = {}): string {
+  const encoded = Buffer.from(`${user}:${pass}`, 'utf8').toString('base64');
+  return `Basic ${padding ? encoded : encoded.replace(/=+$/, '')}`;
+}
+
+export function form(fields: Record<string, string>): { body: string; headers: Record<string, string> } {
+  return { body: new URLSearchParams(fields).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } };
+}
+
+/** Decodes a JWT's header and payload (what a client app may do, seed §2.4). */
+export function decodeJwt(token: string): { header: Record<string, unknown>; payload: Record<string, unknown> } {
+  const [header, payload] = token.split('.');
+  const decode = (part: string | undefined) => JSON.parse(Buffer.from(part ?? '', 'base64url').toString('utf8')) as Record<string, unknown>;
+  return { header: decode(header), payload: decode(payload) };
+}
