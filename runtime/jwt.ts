@@ -42,8 +42,8 @@ export function signToken(key: JwtKey, settings: TokenSettings, claims: IssuedCl
     exp: seconds + settings.lifetime,
     jti: randomUUID(),
   };
-  // noTimestamp: the iat above is ours (it may be in milliseconds).
-  return jwt.sign(payload, key.key, { algorithm: 'HS256', noTimestamp: true });
+  // jsonwebtoken keeps a payload iat as it is (it may be in milliseconds).
+  return jwt.sign(payload, key.key, { algorithm: 'HS256' });
 }
 
 /** Why a token was refused; the words go into error_description. */
