@@ -17,6 +17,8 @@ export interface SourceFile {
 }
 
 export interface AnalyseOptions {
+  /** Project-relative folder holding one folder per backend; default `resources`. */
+  resourcesDir?: string;
   /** Whether a project-relative file exists (user plug-in modules). */
   exists(path: string): boolean;
 }
@@ -54,12 +56,13 @@ const RESERVED_STEP_IDS = new Set([
 ]);
 
 export function analyse(files: readonly SourceFile[], diagnostics: Diagnostics, options: AnalyseOptions): Project {
+  const resourcesDir = options.resourcesDir ?? 'resources';
   const byBackend = new Map<string, SourceFile[]>();
   for (const file of [...files].sort((a, b) => (a.path < b.path ? -1 : 1))) {
-    const parts = file.path.split('/');
-    const backend = parts[1] ?? '';
-    if (parts.length !== 3 || !BACKEND_NAME.test(backend)) {
-      diagnostics.error(top(file.path), `resource files live at resources/<backend>/<name>.xml, with a lower-case backend name: ${file.path}`);
+    const parts = file.path.startsWith(`${resourcesDir}/`) ? file.path.slice(resourcesDir.length + 1).split('/') : [];
+    const backend = parts[0] ?? '';
+    if (parts.length !== 2 || !BACKEND_NAME.test(backend)) {
+      diagnostics.error(top(file.path), `resource files live at ${resourcesDir}/<backend>/<name>.xml, with a lower-case backend name: ${file.path}`);
       continue;
     }
     byBackend.set(backend, [...(byBackend.get(backend) ?? []), file]);

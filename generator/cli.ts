@@ -21,6 +21,7 @@ export function run(options: RunOptions): number {
   const outDir = options.outDir ?? 'generated';
   const sources = readSources(options.root, resourcesDir);
   const result = generate(sources, {
+    resourcesDir,
     outDir,
     exists: (file) => existsSync(path.join(options.root, file)),
   });

@@ -12,6 +12,8 @@ export interface EmitOptions {
   outDir: string;
   /** Project-relative folder of the runtime, such as `runtime`. */
   runtimeDir: string;
+  /** Project-relative folder of the resource files, named in the index modules' headers. */
+  resourcesDir: string;
 }
 
 let morph: MorphProject | undefined;
@@ -156,7 +158,7 @@ function emitResource(resource: Resource, file: string, options: EmitOptions): s
       },
     ],
   });
-  return finish(source, `resources/${resource.backend}/${resource.source.split('/').at(-1)}`);
+  return finish(source, resource.source);
 }
 
 function writeHandlerBody(writer: CodeBlockWriter, resource: Resource, operation: Operation, prefix: string): void {
@@ -265,7 +267,7 @@ function emitBackendIndex(backend: Backend, file: string, options: EmitOptions):
       },
     ],
   });
-  return finish(source, backend.source ?? `resources/${backend.name}/`);
+  return finish(source, backend.source ?? `${options.resourcesDir}/${backend.name}/`);
 }
 
 function emitProjectIndex(project: Project, file: string, options: EmitOptions): string {
@@ -280,7 +282,7 @@ function emitProjectIndex(project: Project, file: string, options: EmitOptions):
     declarationKind: VariableDeclarationKind.Const,
     declarations: [{ name: 'backends', type: 'readonly BackendModule[]', initializer: `[${project.backends.map((backend) => camel(backend.name)).join(', ')}]` }],
   });
-  return finish(source, 'resources/');
+  return finish(source, `${options.resourcesDir}/`);
 }
 
 // ---------------------------------------------------------------- helpers

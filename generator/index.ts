@@ -6,6 +6,8 @@ import type { Project } from './ir.js';
 export type { SourceFile } from './analyse.js';
 
 export interface GenerateOptions {
+  /** Project-relative folder holding one folder per backend; default `resources`. */
+  resourcesDir?: string;
   /** Project-relative output folder; default `generated`. */
   outDir?: string;
   /** Project-relative runtime folder; default `runtime`. */
@@ -24,8 +26,9 @@ export type GenerateResult =
  */
 export function generate(sources: readonly SourceFile[], options: GenerateOptions = {}): GenerateResult {
   const diagnostics = new Diagnostics();
-  const project = analyse(sources, diagnostics, { exists: options.exists ?? (() => false) });
+  const resourcesDir = options.resourcesDir ?? 'resources';
+  const project = analyse(sources, diagnostics, { resourcesDir, exists: options.exists ?? (() => false) });
   if (diagnostics.count > 0) return { ok: false, errors: diagnostics.lines() };
-  const files = emit(project, { outDir: options.outDir ?? 'generated', runtimeDir: options.runtimeDir ?? 'runtime' });
+  const files = emit(project, { outDir: options.outDir ?? 'generated', runtimeDir: options.runtimeDir ?? 'runtime', resourcesDir });
   return { ok: true, files, project };
 }

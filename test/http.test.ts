@@ -27,7 +27,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-async function call(path: string, init: RequestInit & { headers?: Record<string, string> } = {}) {
+async function call(path: string, init: RequestInit = {}) {
   const response = await fetch(url + path, init);
   const text = await response.text();
   let body: unknown;

@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { scanSql } from '../generator/sql.js';
+
+describe('scanSql', () => {
+  it('replaces parameters, $uid and step references by ? in order', () => {
+    const scanned = scanSql('select a from t where u = $uid and b = $b and c = $[auth][0].sub and d = $b');
+    expect(scanned.sql).toBe('select a from t where u = ? and b = ? and c = ? and d = ?');
+    expect(scanned.placeholders).toEqual([
+      { kind: 'uid' },
+      { kind: 'param', name: 'b' },
+      { kind: 'ref', step: 'auth', row: 0, column: 'sub' },
+      { kind: 'param', name: 'b' },
+    ]);
+    expect(scanned.problems).toEqual([]);
+  });
+
+  it("leaves $ alone inside strings, backtick identifiers, comments and identifiers", () => {
+    const sql = "select 'it''s $a' as a, \"say \\\"$b\\\"\" as b, `col$c`, price$ from t$x # $d\n-- $e\n/* $f */ where x = $g";
+    const scanned = scanSql(sql);
+    expect(scanned.placeholders).toEqual([{ kind: 'param', name: 'g' }]);
+    expect(scanned.problems).toEqual([]);
+  });
+
+  it('reports ?, several statements, stray $, executable comments and unterminated text', () => {
+    const messages = (sql: string) => scanSql(sql).problems.map((problem) => problem.message);
+    expect(messages('select a as a from t where b = ?')).toEqual(["use $name parameters, not '?'"]);
+    expect(messages('delete from t; delete from u')).toEqual(['one statement per Sql step: split it into several steps']);
+    expect(messages('select $ as a')).toEqual(["'$' must be followed by a parameter name"]);
+    expect(messages('select /*! 1 */ 2 as a')).toContain('executable comments (/*! ... */ and hints) are not supported');
+    expect(messages("select 'open as a")).toContain('unterminated string');
+    expect(messages('select $[a][x].b as c')).toContain('malformed step reference: write $[step][row].column');
+  });
+
+  it('accepts one trailing semicolon', () => {
+    expect(scanSql('select 1 as a;').problems).toEqual([]);
+    expect(scanSql('select 1 as a;').sql).toBe('select 1 as a');
+  });
+
+  it('tells reads from writes', () => {
+    expect(scanSql('select 1 as a').statement).toBe('read');
+    expect(scanSql('(select 1 as a)').statement).toBe('read');
+    expect(scanSql('with x as (select 1 as a) select a from x').statement).toBe('read');
+    for (const sql of ['insert into t values (1)', 'update t set a = 1', 'delete from t', 'replace into t values (1)', 'call p()']) {
+      expect(scanSql(sql).statement, sql).toBe('write');
+    }
+  });
+
+  it('names result columns from aliases, implicit aliases and column references', () => {
+    expect(scanSql('select distinct a, t.b, c as d, count(*) n, `e f`, sum(x) as `g`, (select 1) as h from t').columns).toEqual(['a', 'b', 'd', 'n', 'e f', 'g', 'h']);
+    expect(scanSql('select * from t').columns).toBeNull();
+    expect(scanSql('select t.* from t').columns).toBeNull();
+    expect(scanSql('select a from t union select b from u').columns).toEqual(['a']);
+    expect(scanSql('select a + 1 from t').problems[0]?.message).toBe('result column "a + 1" has no name: give the column an alias');
+    expect(scanSql('select x is null from t').problems).toHaveLength(1);
+  });
+
+  it('keeps the statement readable: indentation removed, line structure kept', () => {
+    expect(scanSql('\n      select a\n      from t\n        where b = $b\n    ').sql).toBe('select a\nfrom t\n  where b = ?');
+  });
+});
