@@ -73,7 +73,7 @@ describe('generate', () => {
     expect(lines).toEqual([
       "resources/shop/broken.xml:3:30: malformed XML: expected closing tag 'Sql' (opened in line 3, col 5) instead of closing tag 'Sq'.",
       'resources/shop/products.xml:5:24: unknown attribute on Sql: cache',
-      "resources/shop/public.xml:1:58: step \"me\" uses $uid but the resource has no auth attribute: $uid is the authenticated user's id",
+      "resources/shop/public.xml:1:61: step \"me\" uses $uid but the resource has no auth attribute: $uid is the authenticated user's id",
       'xmlrest: 3 errors; nothing was written',
     ]);
     expect(snapshot(path.join(ROOT, 'generated'))).toEqual(before);
