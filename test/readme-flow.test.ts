@@ -1,0 +1,94 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import mysql from 'mysql2/promise';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { run } from '../generator/cli.js';
+import type { BackendModule } from '../runtime/index.js';
+import { addUser } from '../scripts/schema.js';
+import { decodeJwt, startServer, type TestServer } from './support/server.js';
+
+/**
+ * What README.md tells a new user to write: a backend folder with its
+ * backend.xml, a token.xml per seed §4.2 and a protected resource using $uid.
+ * It must generate, type-check and serve without touching any other file.
+ */
+const DIR = 'test/.tmp/readme';
+let server: TestServer;
+
+const files: Record<string, string> = {
+  'resources/library/backend.xml': `<Backend xmlns="urn:xmlrest:resource:1.0" auth_scheme="Bearer"/>\n`,
+  'resources/library/token.xml': `<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0">
+  <Desc>Token request</Desc>
+  <Request method="POST" status="201">
+    <Sql id="authQuery" output="false">
+      select cast(u.user_id as char) as sub, r.role_name as aud
+      from usr_role r inner join usr u on r.user_id = u.user_id
+      where u.user_name = $user and u.pass_word = $pass
+    </Sql>
+    <Execute id="token" output="true" classname="xmlrest.auth.TokenGenerator">
+      <Arg name="aud" value="$[authQuery][0].aud"/>
+      <Arg name="sub" value="$[authQuery][0].sub"/>
+    </Execute>
+  </Request>
+</Resource>
+`,
+  'resources/library/loans.xml': `<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0" auth="reader">
+  <Desc>My loans</Desc>
+  <Request method="GET">
+    <Sql id="loans" output="true">
+      select loan_id, title from loans where user_id = $uid order by loan_id
+    </Sql>
+  </Request>
+</Resource>
+`,
+};
+
+beforeAll(async () => {
+  rmSync(DIR, { recursive: true, force: true });
+  for (const [file, text] of Object.entries(files)) {
+    mkdirSync(`${DIR}/${file.replace(/\/[^/]+$/, '')}`, { recursive: true });
+    writeFileSync(`${DIR}/${file}`, text);
+  }
+  const connection = await mysql.createConnection(inject('databaseUrl'));
+  const reader = await addUser(connection, 'reader-rita', 'rita-pass', ['reader']);
+  await connection.query('create table if not exists loans (loan_id int primary key auto_increment, user_id int unsigned not null, title varchar(100) not null)');
+  await connection.query('insert into loans (user_id, title) values (?, ?), (?, ?)', [reader, 'Dune', 1, 'Not Rita’s']);
+  await connection.end();
+});
+afterAll(async () => {
+  await server?.close();
+  rmSync(DIR, { recursive: true, force: true });
+});
+
+describe('a backend written by following the README', () => {
+  it('generates', () => {
+    const log: string[] = [];
+    const code = run({ root: '.', check: false, resourcesDir: `${DIR}/resources`, outDir: `${DIR}/generated`, log: (line) => log.push(line) });
+    expect(log.at(-1)).toBe('xmlrest: 4 modules from 3 files, 4 changed');
+    expect(code).toBe(0);
+  });
+
+  it('type-checks (strict)', () => {
+    writeFileSync(`${DIR}/tsconfig.json`, JSON.stringify({ extends: '../../../tsconfig.json', include: ['generated'], exclude: [] }));
+    // Throws, with tsc's output, when the generated code does not compile.
+    const output = execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', `${DIR}/tsconfig.json`, '--listFilesOnly'], { encoding: 'utf8' });
+    expect(output).toContain(`${DIR}/generated/library/loans.ts`);
+    execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', `${DIR}/tsconfig.json`], { encoding: 'utf8' });
+  });
+
+  it('serves: a token from token.xml opens the protected resource, scoped to $uid', async () => {
+    const module = pathToFileURL(path.resolve(DIR, 'generated/index.ts')).href;
+    const { backends } = (await import(/* @vite-ignore */ module)) as { backends: BackendModule[] };
+    server = await startServer(backends);
+    const issued = await fetch(`${server.url}/library/v1.0/token`, { method: 'POST', body: new URLSearchParams({ user: 'reader-rita', pass: 'rita-pass' }) });
+    expect(issued.status).toBe(201);
+    const { token } = (await issued.json()) as { token: string };
+    expect(decodeJwt(token).payload).toMatchObject({ aud: 'reader', iss: 'library' });
+    const loans = await fetch(`${server.url}/library/v1.0/loans`, { headers: { authorization: `Bearer ${token}` } });
+    expect(loans.status).toBe(200);
+    expect(await loans.json()).toEqual({ loans: [{ loan_id: expect.any(Number), title: 'Dune' }] });
+    expect((await fetch(`${server.url}/library/v1.0/loans`)).status).toBe(403);
+  });
+});
