@@ -13,7 +13,8 @@ declare module 'vitest' {
 /** Starts a fresh private MariaDB with the default and demo tables, once per test run. */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const started = Date.now();
-  const database = await startPrivateMariadb({ dir: 'test/.tmp/mariadb', fresh: true, database: 'xmlrest_test' });
+  const log = (line: string) => process.stdout.write(`${line}\n`);
+  const database = await startPrivateMariadb({ dir: 'test/.tmp/mariadb', fresh: true, database: 'xmlrest_test', log });
   const connection = await mysql.createConnection({ uri: database.url, multipleStatements: true });
   await createDefaultTables(connection);
   await connection.query(readFileSync('scripts/demo.sql', 'utf8'));
