@@ -96,7 +96,8 @@ function mountResource(
 function mountTokenShapeA(router: Router<State>, backendPath: string, auth: Authenticator, parseBody: BodyParser): void {
   for (const path of [backendPath, `${backendPath}/`]) {
     router.post(path, async (ctx) => {
-      const fields = readParams(ctx.query, await requestBody(ctx, parseBody), ['auth', 'userid', 'password']);
+      // Body only: a password in the query string would end up in access logs and browser history.
+      const fields = readParams({}, await requestBody(ctx, parseBody), ['auth', 'userid', 'password']);
       if (String(fields.auth).toLowerCase() !== 'bearer') throw badRequest("Parameter 'auth' must be 'bearer'");
       const token = await auth.issueForCredentials(String(fields.userid), String(fields.password));
       ctx.status = 200;

@@ -342,6 +342,8 @@ describe('tokens (contract §5)', () => {
     expect(basicAuth.body).toEqual({ message: "Parameter 'auth' must be 'bearer'", status: 400 });
     const missing = await call('/shop/', { method: 'POST', ...form({ auth: 'bearer', userid: 'alice' }) });
     expect(missing.body).toEqual({ message: "Missing parameter 'password'", status: 400 });
+    const inQuery = await call('/shop/?auth=bearer&userid=alice&password=alice-pass', { method: 'POST' });
+    expect(inQuery.status).toBe(400);
   });
 
   it('serves no shape A on a Basic backend', async () => {
