@@ -11,6 +11,7 @@ import { resource as token } from './token.js';
 const AUTH_QUERY_SQL = `select cast(r.user_id as char) as sub, r.role_name as aud
 from usr_role r inner join usr u on r.user_id = u.user_id
 where u.user_name = ? and u.pass_word = ?`;
+
 export const backend: BackendModule = {
   name: 'shop',
   authScheme: 'Bearer',

@@ -19,8 +19,10 @@ export interface OrdersRow {
 
 /** POST step "stock" (not in the response). */
 const STOCK_SQL = `update products set stock = stock - ? where product_id = ?`;
+
 /** POST step "order". */
 const ORDER_SQL = `insert into orders (user_id, product_id, quantity) values (?, ?, ?)`;
+
 /** POST step "placed". */
 const PLACED_SQL = `select order_id, product_id, quantity from orders where order_id = ?`;
 

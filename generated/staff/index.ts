@@ -8,6 +8,7 @@ import { resource as notes } from './notes.js';
 const AUTH_QUERY_SQL = `select r.user_id, r.role_name
 from usr_role r inner join usr u on r.user_id = u.user_id
 where u.user_name = ? and u.pass_word = ?`;
+
 export const backend: BackendModule = {
   name: 'staff',
   authScheme: 'Basic',

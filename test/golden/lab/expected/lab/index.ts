@@ -13,6 +13,7 @@ const AUTH_QUERY_SQL = `select cast(u.user_id as char) as sub, r.role_name as au
 from usr u inner join usr_role r on r.user_id = u.user_id
 where u.user_name = ? and u.pass_word = ?
 order by r.role_name`;
+
 export const backend: BackendModule = {
   name: 'lab',
   authScheme: 'Bearer',
