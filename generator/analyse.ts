@@ -343,7 +343,7 @@ function analyseRequest(element: RawElement, context: RequestContext, diagnostic
       diagnostics.error(at, `${where} refers to ${known ? "a later step or another request's step" : 'an unknown step'}: ${placeholder.step}`);
       return undefined;
     }
-    if (target.kind === 'execute') return { ...placeholder, target: 'plugin' };
+    if (target.kind === 'execute') return { ...placeholder, target: 'plugin', at };
     if (target.statement === 'write') {
       if (placeholder.column !== 'affectedRows' && placeholder.column !== 'insertId') {
         diagnostics.error(at, `${where} reads column "${placeholder.column}" of write step "${target.id}", which gives affectedRows and insertId`);
@@ -353,13 +353,13 @@ function analyseRequest(element: RawElement, context: RequestContext, diagnostic
         diagnostics.error(at, `${where} reads row ${placeholder.row} of write step "${target.id}", which has one row: 0`);
         return undefined;
       }
-      return { ...placeholder, target: 'write' };
+      return { ...placeholder, target: 'write', at };
     }
     if (target.columns !== null && !target.columns.includes(placeholder.column)) {
       diagnostics.error(at, `${where} reads unknown column "${placeholder.column}" of step "${target.id}" (it returns ${target.columns.join(', ')})`);
       return undefined;
     }
-    return { ...placeholder, target: 'rows' };
+    return { ...placeholder, target: 'rows', at };
   };
 
   for (const child of element.children) {
@@ -410,6 +410,8 @@ function analyseRequest(element: RawElement, context: RequestContext, diagnostic
         binds,
         statement: scanned.statement,
         columns: scanned.columns,
+        typed: null,
+        at: child.at,
       };
       steps.push(step);
     } else {

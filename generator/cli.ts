@@ -1,6 +1,10 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { generate, type SourceFile } from './index.js';
+import { openDescriber } from './database.js';
+import type { Diagnostics } from './diagnostics.js';
+import { analyseSources, emitProject, type GenerateOptions, type SourceFile } from './index.js';
+import type { Project } from './ir.js';
+import { inferTypes, type TypeSnapshot } from './types.js';
 
 /**
  * `npm run generate [-- --check]`: rewrites generated/ from resources/,
@@ -10,27 +14,65 @@ import { generate, type SourceFile } from './index.js';
 export interface RunOptions {
   root: string;
   check: boolean;
+  /** Ask the database again for every step's types, naming what changed. */
+  refreshTypes?: boolean;
+  /** Where to ask for types; without one, the committed snapshot alone types the modules. */
+  databaseUrl?: string | undefined;
   resourcesDir?: string;
   outDir?: string;
   log?: (line: string) => void;
 }
 
-export function run(options: RunOptions): number {
+export async function run(options: RunOptions): Promise<number> {
   const log = options.log ?? ((line: string) => process.stderr.write(line + '\n'));
   const resourcesDir = options.resourcesDir ?? 'resources';
   const outDir = options.outDir ?? 'generated';
   const sources = readSources(options.root, resourcesDir);
-  const result = generate(sources, {
-    resourcesDir,
-    outDir,
-    exists: (file) => existsSync(path.join(options.root, file)),
-  });
+  const generateOptions = { resourcesDir, outDir, exists: (file: string) => existsSync(path.join(options.root, file)) };
+  const { project, diagnostics } = analyseSources(sources, generateOptions);
+  const snapshotFile = path.join(options.root, outDir, 'column-types.json');
+  let types: TypeSnapshot = existsSync(snapshotFile) ? (JSON.parse(readFileSync(snapshotFile, 'utf8')) as TypeSnapshot) : {};
+  if (diagnostics.count === 0 && options.databaseUrl) {
+    let database: Awaited<ReturnType<typeof openDescriber>>;
+    try {
+      database = await openDescriber(options.databaseUrl);
+    } catch (error) {
+      log(`xmlrest: cannot reach the database for types (${(error as Error).message}); ${options.refreshTypes ? 'nothing was written' : 'using the snapshot'}`);
+      if (options.refreshTypes) return 1;
+      return finishRun(project, diagnostics, types, options, generateOptions, log);
+    }
+    try {
+      const inferred = await inferTypes(project, types, database, diagnostics, { refresh: options.refreshTypes ?? false });
+      types = inferred.snapshot;
+      for (const change of inferred.changes) log(`types: ${change}`);
+    } finally {
+      await database.close();
+    }
+  } else if (options.refreshTypes) {
+    log('xmlrest: --refresh-types needs a database: set DATABASE_URL');
+    return 2;
+  }
+  return finishRun(project, diagnostics, types, options, generateOptions, log);
+}
+
+function finishRun(
+  project: Project,
+  diagnostics: Diagnostics,
+  types: TypeSnapshot,
+  options: RunOptions,
+  generateOptions: GenerateOptions,
+  log: (line: string) => void,
+): number {
+  const outDir = generateOptions.outDir ?? 'generated';
+  const result = diagnostics.count > 0 ? { ok: false as const, errors: diagnostics.lines() } : emitProject(project, diagnostics, { ...generateOptions, types });
   if (!result.ok) {
     for (const line of result.errors) log(line);
     log(`xmlrest: ${result.errors.length} error${result.errors.length === 1 ? '' : 's'}; nothing was written`);
     return 1;
   }
-  // Only modules are the generator's: anything else in the folder is left alone.
+  if (result.untyped.length > 0) {
+    log(`xmlrest: ${result.untyped.length} step${result.untyped.length === 1 ? ' is' : 's are'} typed unknown (no snapshot entry): set DATABASE_URL and run npm run generate`);
+  }
   const existing = listFiles(options.root, outDir).filter((file) => file.endsWith('.ts'));
   const changes: string[] = [];
   for (const [file, text] of result.files) {
@@ -56,7 +98,7 @@ export function run(options: RunOptions): number {
     return 1;
   }
   for (const change of changes) log(change);
-  log(`xmlrest: ${result.files.size} modules from ${sources.length} files, ${changes.length} changed`);
+  log(`xmlrest: ${result.files.size} files from ${project.backends.reduce((n, b) => n + b.resources.length + (b.source ? 1 : 0), 0)} resource files, ${changes.length} changed`);
   return 0;
 }
 
@@ -86,12 +128,21 @@ function removeEmptyFolders(dir: string): void {
   }
 }
 
+/** DATABASE_URL from the environment or `.env`; the environment wins. */
+export function databaseUrlFromEnvironment(root: string): string | undefined {
+  if (!process.env.DATABASE_URL && existsSync(path.join(root, '.env'))) process.loadEnvFile(path.join(root, '.env'));
+  return process.env.DATABASE_URL || undefined;
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   const args = process.argv.slice(2);
-  const unknown = args.filter((arg) => arg !== '--check');
+  const unknown = args.filter((arg) => arg !== '--check' && arg !== '--refresh-types');
   if (unknown.length > 0) {
-    process.stderr.write(`xmlrest generate: unknown option ${unknown[0]} (usage: generate [--check])\n`);
+    process.stderr.write(`xmlrest generate: unknown option ${unknown[0]} (usage: generate [--check] [--refresh-types])\n`);
     process.exit(2);
   }
-  process.exit(run({ root: process.cwd(), check: args.includes('--check') }));
+  const root = process.cwd();
+  process.exit(
+    await run({ root, check: args.includes('--check'), refreshTypes: args.includes('--refresh-types'), databaseUrl: databaseUrlFromEnvironment(root) }),
+  );
 }

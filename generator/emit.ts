@@ -9,7 +9,7 @@ import {
   type StatementStructures,
   type WriterFunction,
 } from 'ts-morph';
-import type { Backend, Bind, Operation, Project, Resource, SqlStep, Step } from './ir.js';
+import type { Backend, Bind, Operation, Project, Resource, ResultColumn, SqlStep, Step } from './ir.js';
 
 /**
  * Stage 3: the IR to TypeScript, one module per resource, one index per
@@ -91,12 +91,18 @@ function emitResource(resource: Resource, file: string, options: EmitOptions): s
       });
       if (step.statement === 'read') {
         statements.push({ kind: StructureKind.Interface, 
-          docs: [`A row of step "${step.id}".${step.columns === null ? ' Its columns are not known from the SQL text (`*`).' : ''}`],
+          docs: [rowDoc(step)],
           isExported: true,
           name: rowType(step),
-          ...(step.columns === null
-            ? { extends: ['Record<string, unknown>'] }
-            : { properties: unique(step.columns).map((column) => ({ name: propertyName(column), type: 'unknown' })) }),
+          ...(step.typed !== null
+            ? { properties: uniqueColumns(step.typed).map((column) => ({
+                  docs: [`${column.sqlType}${column.nullable ? ', nullable' : ''}`],
+                  name: propertyName(column.name),
+                  type: column.tsType + (column.nullable ? ' | null' : ''),
+                })) }
+            : step.columns === null
+              ? { extends: ['Record<string, unknown>'] }
+              : { properties: unique(step.columns).map((column) => ({ name: propertyName(column), type: 'unknown' })) }),
         });
       }
     }
@@ -368,6 +374,17 @@ function handlerName(operation: Operation): string {
 
 function resourceIdentifier(resource: Resource): string {
   return camel(resource.name) + (resource.version === '1.0' ? '' : `V${resource.version.replaceAll('.', '_')}`);
+}
+
+function rowDoc(step: SqlStep): string {
+  if (step.typed !== null) return `A row of step "${step.id}"; types as the database describes the columns.`;
+  const hint = 'Not typed yet: run npm run generate with DATABASE_URL set.';
+  return `A row of step "${step.id}". ${step.columns === null ? 'Its columns are not known from the SQL text (`*`). ' : ''}${hint}`;
+}
+
+/** A repeated column name: mysql2 keeps the last value, so the last type wins. */
+function uniqueColumns(columns: ResultColumn[]): ResultColumn[] {
+  return [...new Map(columns.map((column) => [column.name, column])).values()];
 }
 
 function unique(names: string[]): string[] {

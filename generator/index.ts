@@ -2,8 +2,10 @@ import { analyse, type SourceFile } from './analyse.js';
 import { Diagnostics } from './diagnostics.js';
 import { emit } from './emit.js';
 import type { Project } from './ir.js';
+import { applyTypes, snapshotText, sqlSteps, type TypeSnapshot } from './types.js';
 
 export type { SourceFile } from './analyse.js';
+export type { TypeSnapshot } from './types.js';
 
 export interface GenerateOptions {
   /** Project-relative folder holding one folder per backend; default `resources`. */
@@ -14,21 +16,43 @@ export interface GenerateOptions {
   runtimeDir?: string;
   /** Whether a project-relative file exists (user plug-in modules). */
   exists?: (path: string) => boolean;
+  /** Column types from the database (types.ts); steps without an entry are typed `unknown`. */
+  types?: TypeSnapshot;
 }
 
 export type GenerateResult =
-  | { ok: true; files: Map<string, string>; project: Project }
+  | { ok: true; files: Map<string, string>; project: Project; untyped: string[] }
   | { ok: false; errors: string[] };
 
+/** Stages 1 and 2 on their own: the CLI asks the database for types between them and emit. */
+export function analyseSources(sources: readonly SourceFile[], options: GenerateOptions = {}): { project: Project; diagnostics: Diagnostics } {
+  const diagnostics = new Diagnostics();
+  const project = analyse(sources, diagnostics, { resourcesDir: options.resourcesDir ?? 'resources', exists: options.exists ?? (() => false) });
+  return { project, diagnostics };
+}
+
 /**
- * The generator's core, a pure function: resource files in, module texts out
- * (keyed by project-relative path), or every error of the run.
+ * The generator's core, a pure function: resource files (and the type
+ * snapshot) in, module texts out keyed by project-relative path, or every
+ * error of the run. The snapshot goes out too, trimmed to the current steps.
  */
 export function generate(sources: readonly SourceFile[], options: GenerateOptions = {}): GenerateResult {
-  const diagnostics = new Diagnostics();
-  const resourcesDir = options.resourcesDir ?? 'resources';
-  const project = analyse(sources, diagnostics, { resourcesDir, exists: options.exists ?? (() => false) });
+  const { project, diagnostics } = analyseSources(sources, options);
   if (diagnostics.count > 0) return { ok: false, errors: diagnostics.lines() };
-  const files = emit(project, { outDir: options.outDir ?? 'generated', runtimeDir: options.runtimeDir ?? 'runtime', resourcesDir });
-  return { ok: true, files, project };
+  return emitProject(project, diagnostics, options);
+}
+
+export function emitProject(project: Project, diagnostics: Diagnostics, options: GenerateOptions = {}): GenerateResult {
+  const types = options.types ?? {};
+  const untyped = applyTypes(project, types, diagnostics);
+  if (diagnostics.count > 0) return { ok: false, errors: diagnostics.lines() };
+  const outDir = options.outDir ?? 'generated';
+  const files = emit(project, { outDir, runtimeDir: options.runtimeDir ?? 'runtime', resourcesDir: options.resourcesDir ?? 'resources' });
+  const used: TypeSnapshot = {};
+  for (const { key, step } of sqlSteps(project)) {
+    const entry = types[key];
+    if (entry && entry.sql === step.sql) used[key] = entry;
+  }
+  if (Object.keys(used).length > 0 || options.types !== undefined) files.set(`${outDir}/column-types.json`, snapshotText(used));
+  return { ok: true, files: new Map([...files].sort(([a], [b]) => (a < b ? -1 : 1))), project, untyped };
 }

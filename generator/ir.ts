@@ -5,12 +5,24 @@
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
+import type { SourceLocation } from './diagnostics.js';
+
 /** What fills one `?` of a statement, or one `Arg` of a plug-in call. */
 export type Bind =
   | { kind: 'param'; name: string }
   | { kind: 'uid' }
-  | { kind: 'ref'; step: string; row: number; column: string; target: 'rows' | 'write' | 'plugin' }
+  | { kind: 'ref'; step: string; row: number; column: string; target: 'rows' | 'write' | 'plugin'; at: SourceLocation }
   | { kind: 'literal'; value: string };
+
+/** A result column as the database describes it (types.ts). */
+export interface ResultColumn {
+  name: string;
+  /** The database's type, such as `int unsigned` or `varchar`. */
+  sqlType: string;
+  /** What mysql2 returns for it, as a TypeScript type. */
+  tsType: string;
+  nullable: boolean;
+}
 
 export interface SqlStep {
   kind: 'sql';
@@ -21,8 +33,12 @@ export interface SqlStep {
   sql: string;
   binds: Bind[];
   statement: 'read' | 'write';
-  /** Result column names; null when unknown (`select *`). */
+  /** Result column names from the SQL text; null when unknown (`select *`). */
   columns: string[] | null;
+  /** Result columns with their types, from the database or the snapshot; null when not known. */
+  typed: ResultColumn[] | null;
+  /** Where the Sql element is. */
+  at: SourceLocation;
 }
 
 export interface PluginRef {

@@ -102,7 +102,9 @@ export function openDatabase(url: string): Database {
     // DATETIME values come back as they are stored, never shifted by the server's zone.
     dateStrings: false,
     timezone: 'Z',
+    // BIGINT and DECIMAL come back as exact strings, as the generated row types say (generator/types.ts).
     supportBigNumbers: true,
+    bigNumberStrings: true,
     enableKeepAlive: true,
   });
   return new Database(pool);

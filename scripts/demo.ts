@@ -30,7 +30,7 @@ await connection.query(readFileSync(new URL('./demo.sql', import.meta.url), 'utf
 await connection.end();
 say('database ready: usr, usr_role and the demo tables');
 
-if (generate({ root: process.cwd(), check: false, log: say }) !== 0) process.exit(1);
+if ((await generate({ root: process.cwd(), check: false, databaseUrl, log: say })) !== 0) process.exit(1);
 say('building ...');
 execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
 

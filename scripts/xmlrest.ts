@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import mysql from 'mysql2/promise';
-import { run as generate } from '../generator/cli.js';
+import { databaseUrlFromEnvironment, run as generate } from '../generator/cli.js';
 import { addUser, createDefaultTables, grantRole, revokeRole, userIdOf } from './schema.js';
 
 const USAGE = `usage:
-  xmlrest generate [--check]
+  xmlrest generate [--check] [--refresh-types]
   xmlrest db init [--demo]
   xmlrest user add NAME --password P [--role R]...
   xmlrest role grant USER ROLE
@@ -31,7 +31,8 @@ export class UsageError extends Error {
 export async function main(argv: string[]): Promise<number> {
   const [command, sub, ...rest] = argv;
   if (command === 'generate') {
-    return generate({ root: process.cwd(), check: argv.includes('--check') });
+    const root = process.cwd();
+    return generate({ root, check: argv.includes('--check'), refreshTypes: argv.includes('--refresh-types'), databaseUrl: databaseUrlFromEnvironment(root) });
   }
   if (command === 'db' && sub === 'init') {
     const connection = await connect();

@@ -20,56 +20,61 @@ beforeEach(() => {
   rmSync(ROOT, { recursive: true, force: true });
   mkdirSync(ROOT, { recursive: true });
   cpSync('resources/shop', path.join(ROOT, 'resources/shop'), { recursive: true });
+  // The repo's type snapshot: its shop entries type the scratch project exactly as the repo's modules.
+  mkdirSync(path.join(ROOT, 'generated'), { recursive: true });
+  cpSync('generated/column-types.json', path.join(ROOT, 'generated/column-types.json'));
   lines = [];
 });
 afterEach(() => rmSync(ROOT, { recursive: true, force: true }));
 
 describe('generate', () => {
-  it('writes the modules, then finds nothing to change', () => {
-    expect(generate()).toBe(0);
+  it('writes the modules, then finds nothing to change', async () => {
+    expect(await generate()).toBe(0);
     expect(Object.keys(snapshot(path.join(ROOT, 'generated'))).sort()).toEqual([
+      'column-types.json',
       'index.ts', 'shop/index.ts', 'shop/orders.ts', 'shop/products.ts', 'shop/products@2.0.ts', 'shop/report.ts', 'shop/token.ts',
     ]);
     // The same resources give the same bytes as the committed generated/ of the repo.
     expect(readFileSync(path.join(ROOT, 'generated/shop/orders.ts'), 'utf8')).toBe(readFileSync('generated/shop/orders.ts', 'utf8'));
     const mtime = statSync(path.join(ROOT, 'generated/shop/orders.ts')).mtimeMs;
     lines = [];
-    expect(generate()).toBe(0);
-    expect(lines).toEqual(['xmlrest: 7 modules from 6 files, 0 changed']);
+    expect(await generate()).toBe(0);
+    expect(lines).toEqual(['xmlrest: 8 files from 6 resource files, 0 changed']);
     expect(statSync(path.join(ROOT, 'generated/shop/orders.ts')).mtimeMs).toBe(mtime);
-    expect(generate(true)).toBe(0);
+    expect(await generate(true)).toBe(0);
   });
 
-  it('--check writes nothing and exits 1 naming every file that would change', () => {
-    generate();
+  it('--check writes nothing and exits 1 naming every file that would change', async () => {
+    await generate();
     const before = snapshot(path.join(ROOT, 'generated'));
     const report = path.join(ROOT, 'resources/shop/report.xml');
     writeFileSync(report, readFileSync(report, 'utf8').replace('auth="admin"', 'auth="manager"'));
     rmSync(path.join(ROOT, 'resources/shop/products@2.0.xml'));
     writeFileSync(path.join(ROOT, 'generated/shop/stale.ts'), '// left over\n');
     lines = [];
-    expect(generate(true)).toBe(1);
+    expect(await generate(true)).toBe(1);
     expect(lines).toEqual([
+      'update generated/column-types.json',
       'update generated/shop/index.ts',
       'update generated/shop/report.ts',
       'remove generated/shop/products@2.0.ts',
       'remove generated/shop/stale.ts',
-      'xmlrest: generated/ is stale (4 files); run npm run generate',
+      'xmlrest: generated/ is stale (5 files); run npm run generate',
     ]);
     expect(snapshot(path.join(ROOT, 'generated'))).toEqual({ ...before, 'shop/stale.ts': '// left over\n' });
-    expect(generate()).toBe(0);
+    expect(await generate()).toBe(0);
     expect(existsSync(path.join(ROOT, 'generated/shop/stale.ts'))).toBe(false);
     expect(readFileSync(path.join(ROOT, 'generated/shop/report.ts'), 'utf8')).toContain("await scope.authenticate('manager');");
   });
 
-  it('reports every error with file:line:col and leaves generated/ untouched', () => {
-    generate();
+  it('reports every error with file:line:col and leaves generated/ untouched', async () => {
+    await generate();
     const before = snapshot(path.join(ROOT, 'generated'));
     writeFileSync(path.join(ROOT, 'resources/shop/broken.xml'), '<Resource v="1.0">\n  <Request method="GET">\n    <Sql id="a">select 1 as a</Sq>\n');
     writeFileSync(path.join(ROOT, 'resources/shop/products.xml'), readFileSync('resources/shop/products.xml', 'utf8').replace('<Sql id="products"', '<Sql id="products" cache="yes"'));
     writeFileSync(path.join(ROOT, 'resources/shop/public.xml'), '<Resource v="1.0"><Request method="GET"><Sql id="me">select $uid as id</Sql></Request></Resource>');
     lines = [];
-    expect(generate()).toBe(1);
+    expect(await generate()).toBe(1);
     expect(lines).toEqual([
       "resources/shop/broken.xml:3:30: malformed XML: expected closing tag 'Sql' (opened in line 3, col 5) instead of closing tag 'Sq'.",
       'resources/shop/products.xml:5:24: unknown attribute on Sql: cache',
@@ -79,9 +84,9 @@ describe('generate', () => {
     expect(snapshot(path.join(ROOT, 'generated'))).toEqual(before);
   });
 
-  it('reports a resource file outside a backend folder instead of ignoring it', () => {
+  it('reports a resource file outside a backend folder instead of ignoring it', async () => {
     writeFileSync(path.join(ROOT, 'resources/loose.xml'), '<Resource v="1.0"/>');
-    expect(generate()).toBe(1);
+    expect(await generate()).toBe(1);
     expect(lines[0]).toBe('resources/loose.xml:1:1: resource files live at resources/<backend>/<name>.xml, with a lower-case backend name: resources/loose.xml');
   });
 });

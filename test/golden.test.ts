@@ -2,10 +2,11 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readSources } from '../generator/cli.js';
-import { generate } from '../generator/index.js';
+import { generate, type TypeSnapshot } from '../generator/index.js';
 
 /**
  * sqlc-style golden cases: test/golden/<case>/resources/<backend>/*.xml in,
+ * test/golden/<case>/column-types.json (a type snapshot, optional) in,
  * test/golden/<case>/expected/ out (the modules and ir.json), or
  * expected/stderr.txt for a case that must fail. `npm run test:golden:update`
  * rewrites the expectations; review the diff like code. The expected modules
@@ -25,7 +26,9 @@ describe.each(cases)('golden case %s', (name) => {
 
   it('generates exactly the expected output', () => {
     const sources = readSources(caseDir, 'resources');
-    const result = generate(sources, { outDir: `${GOLDEN}/${name}/expected`, exists: () => false });
+    const snapshot = path.join(caseDir, 'column-types.json');
+    const types = existsSync(snapshot) ? (JSON.parse(readFileSync(snapshot, 'utf8')) as TypeSnapshot) : undefined;
+    const result = generate(sources, { outDir: `${GOLDEN}/${name}/expected`, exists: () => false, types });
     const actual = new Map<string, string>();
     if (result.ok) {
       for (const [file, text] of result.files) actual.set(path.relative(expectedDir, file), text);

@@ -63,10 +63,10 @@ afterAll(async () => {
 });
 
 describe('a backend written by following the README', () => {
-  it('generates', () => {
+  it('generates', async () => {
     const log: string[] = [];
-    const code = run({ root: '.', check: false, resourcesDir: `${DIR}/resources`, outDir: `${DIR}/generated`, log: (line) => log.push(line) });
-    expect(log.at(-1)).toBe('xmlrest: 4 modules from 3 files, 4 changed');
+    const code = await run({ root: '.', check: false, databaseUrl: inject('databaseUrl'), resourcesDir: `${DIR}/resources`, outDir: `${DIR}/generated`, log: (line) => log.push(line) });
+    expect(log.at(-1)).toBe('xmlrest: 5 files from 3 resource files, 5 changed');
     expect(code).toBe(0);
   });
 

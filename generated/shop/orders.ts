@@ -8,13 +8,18 @@ from orders o inner join products p on p.product_id = o.product_id
 where o.user_id = ?
 order by o.order_id`;
 
-/** A row of step "orders". */
+/** A row of step "orders"; types as the database describes the columns. */
 export interface OrdersRow {
-  order_id: unknown;
-  product_id: unknown;
-  name: unknown;
-  quantity: unknown;
-  created_on: unknown;
+  /** int unsigned */
+  order_id: number;
+  /** int unsigned */
+  product_id: number;
+  /** varchar */
+  name: string;
+  /** int */
+  quantity: number;
+  /** timestamp */
+  created_on: Date;
 }
 
 /** POST step "stock" (not in the response). */
@@ -26,11 +31,14 @@ const ORDER_SQL = `insert into orders (user_id, product_id, quantity) values (?,
 /** POST step "placed". */
 const PLACED_SQL = `select order_id, product_id, quantity from orders where order_id = ?`;
 
-/** A row of step "placed". */
+/** A row of step "placed"; types as the database describes the columns. */
 export interface PlacedRow {
-  order_id: unknown;
-  product_id: unknown;
-  quantity: unknown;
+  /** int unsigned */
+  order_id: number;
+  /** int unsigned */
+  product_id: number;
+  /** int */
+  quantity: number;
 }
 
 /** Response body of GET: one field per step with output="true". */

@@ -7,12 +7,16 @@ const PRODUCTS_SQL = `select product_id, name, price, stock
 from products
 order by product_id`;
 
-/** A row of step "products". */
+/** A row of step "products"; types as the database describes the columns. */
 export interface ProductsRow {
-  product_id: unknown;
-  name: unknown;
-  price: unknown;
-  stock: unknown;
+  /** int unsigned */
+  product_id: number;
+  /** varchar */
+  name: string;
+  /** decimal */
+  price: string;
+  /** int */
+  stock: number;
 }
 
 /** Response body of GET: one field per step with output="true". */

@@ -8,12 +8,16 @@ from products
 where price <= ?
 order by price, product_id`;
 
-/** A row of step "products". */
+/** A row of step "products"; types as the database describes the columns. */
 export interface ProductsRow {
-  product_id: unknown;
-  name: unknown;
-  price: unknown;
-  stock: unknown;
+  /** int unsigned */
+  product_id: number;
+  /** varchar */
+  name: string;
+  /** decimal */
+  price: string;
+  /** int */
+  stock: number;
 }
 
 /** Request parameters of GET, from the query string or the body. */

@@ -8,11 +8,14 @@ from products p left join orders o on o.product_id = p.product_id
 group by p.product_id, p.name
 order by p.product_id`;
 
-/** A row of step "sales". */
+/** A row of step "sales"; types as the database describes the columns. */
 export interface SalesRow {
-  product_id: unknown;
-  name: unknown;
-  units_sold: unknown;
+  /** int unsigned */
+  product_id: number;
+  /** varchar */
+  name: string;
+  /** decimal */
+  units_sold: string;
 }
 
 /** Response body of GET: one field per step with output="true". */

@@ -8,10 +8,12 @@ const AUTH_QUERY_SQL = `select cast(u.user_id as char) as sub, r.role_name as au
 from usr_role r inner join usr u on r.user_id = u.user_id
 where u.user_name = ? and u.pass_word = ?`;
 
-/** A row of step "authQuery". */
+/** A row of step "authQuery"; types as the database describes the columns. */
 export interface AuthQueryRow {
-  sub: unknown;
-  aud: unknown;
+  /** varchar, nullable */
+  sub: string | null;
+  /** varchar */
+  aud: string;
 }
 
 /** Request parameters of POST, from the query string or the body. */

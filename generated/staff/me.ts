@@ -5,11 +5,14 @@ import type { RequestScope, ResourceModule } from '../../runtime/index.js';
 /** GET step "me". */
 const ME_SQL = `select user_id, user_name, created_on from usr where user_id = ?`;
 
-/** A row of step "me". */
+/** A row of step "me"; types as the database describes the columns. */
 export interface MeRow {
-  user_id: unknown;
-  user_name: unknown;
-  created_on: unknown;
+  /** int unsigned */
+  user_id: number;
+  /** varchar */
+  user_name: string;
+  /** timestamp */
+  created_on: Date;
 }
 
 /** Response body of GET: one field per step with output="true". */

@@ -5,12 +5,16 @@ import type { ParamValue, RequestScope, ResourceModule, WriteResult } from '../.
 /** GET step "notes". */
 const NOTES_SQL = `select note_id, title, body, created_on from notes where user_id = ? order by note_id`;
 
-/** A row of step "notes". */
+/** A row of step "notes"; types as the database describes the columns. */
 export interface NotesRow {
-  note_id: unknown;
-  title: unknown;
-  body: unknown;
-  created_on: unknown;
+  /** int unsigned */
+  note_id: number;
+  /** varchar */
+  title: string;
+  /** text */
+  body: string;
+  /** timestamp */
+  created_on: Date;
 }
 
 /** POST step "note". */

@@ -5,7 +5,7 @@ import type { RequestScope, ResourceModule } from '../../../../../runtime/index.
 /** GET step "rows". */
 const ROWS_SQL = `select secret_column from no_such_table`;
 
-/** A row of step "rows". */
+/** A row of step "rows". Not typed yet: run npm run generate with DATABASE_URL set. */
 export interface RowsRow {
   secret_column: unknown;
 }

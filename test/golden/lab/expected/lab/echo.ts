@@ -5,7 +5,7 @@ import type { ParamValue, RequestScope, ResourceModule } from '../../../../../ru
 /** GET step "echo". */
 const ECHO_SQL = `select ? as a, ? as b, '$notparam' as \`lit$eral\`, "it's $x" as dq`;
 
-/** A row of step "echo". */
+/** A row of step "echo". Not typed yet: run npm run generate with DATABASE_URL set. */
 export interface EchoRow {
   a: unknown;
   b: unknown;
@@ -16,7 +16,7 @@ export interface EchoRow {
 /** POST step "posted". */
 const POSTED_SQL = `select ? as a`;
 
-/** A row of step "posted". */
+/** A row of step "posted". Not typed yet: run npm run generate with DATABASE_URL set. */
 export interface PostedRow {
   a: unknown;
 }

@@ -5,7 +5,7 @@ import type { RequestScope, ResourceModule } from '../../../../../runtime/index.
 /** GET step "first" (not in the response). */
 const FIRST_SQL = `select 7 as n union all select 8`;
 
-/** A row of step "first". */
+/** A row of step "first". Not typed yet: run npm run generate with DATABASE_URL set. */
 export interface FirstRow {
   n: unknown;
 }
@@ -13,7 +13,7 @@ export interface FirstRow {
 /** GET step "second". */
 const SECOND_SQL = `select ? as second_n, ? as missing`;
 
-/** A row of step "second". */
+/** A row of step "second". Not typed yet: run npm run generate with DATABASE_URL set. */
 export interface SecondRow {
   second_n: unknown;
   missing: unknown;

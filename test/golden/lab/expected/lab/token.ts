@@ -8,7 +8,7 @@ const AUTH_QUERY_SQL = `select cast(u.user_id as char) as sub, r.role_name as au
 from usr_role r inner join usr u on r.user_id = u.user_id
 where u.user_name = ? and u.pass_word = ? and r.role_name <> 'nobody'`;
 
-/** A row of step "authQuery". */
+/** A row of step "authQuery". Not typed yet: run npm run generate with DATABASE_URL set. */
 export interface AuthQueryRow {
   sub: unknown;
   aud: unknown;

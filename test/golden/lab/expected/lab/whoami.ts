@@ -5,7 +5,7 @@ import type { RequestScope, ResourceModule } from '../../../../../runtime/index.
 /** GET step "me". */
 const ME_SQL = `select ? as uid`;
 
-/** A row of step "me". */
+/** A row of step "me". Not typed yet: run npm run generate with DATABASE_URL set. */
 export interface MeRow {
   uid: unknown;
 }

@@ -1,0 +1,196 @@
+import type { Diagnostics } from './diagnostics.js';
+import type { Operation, Project, Resource, ResultColumn, SqlStep } from './ir.js';
+
+/**
+ * Result column types from the database. At generation time the generator
+ * prepares each statement on a live MariaDB and reads the column metadata the
+ * server sends back; the answers are kept in a committed snapshot, so that a
+ * machine without a database generates the same code.
+ */
+
+/** One entry per Sql step, keyed `<file> <METHOD> <step>`; `sql` tells when an entry is stale. */
+export type TypeSnapshot = Record<string, { sql: string; columns: ResultColumn[] }>;
+
+export function stepKey(resource: Resource, operation: Operation, step: SqlStep): string {
+  return `${resource.source} ${operation.method} ${step.id}`;
+}
+
+export function* sqlSteps(project: Project): Generator<{ key: string; resource: Resource; operation: Operation; step: SqlStep }> {
+  for (const backend of project.backends) {
+    for (const resource of backend.resources) {
+      for (const operation of resource.operations) {
+        for (const step of operation.steps) {
+          if (step.kind === 'sql') yield { key: stepKey(resource, operation, step), resource, operation, step };
+        }
+      }
+    }
+  }
+}
+
+/** The column metadata mysql2 hands over for a prepared statement. */
+export interface FieldInfo {
+  name: string;
+  columnType?: number;
+  type?: number;
+  flags: number;
+  characterSet: number;
+}
+
+const NOT_NULL = 1;
+const UNSIGNED = 32;
+const BINARY_CHARSET = 63;
+
+/** MySQL protocol column types: name and what mysql2 returns (with bigNumberStrings, dateStrings off). */
+const COLUMN_TYPES: Record<number, [string, string]> = {
+  0: ['decimal', 'string'],
+  1: ['tinyint', 'number'],
+  2: ['smallint', 'number'],
+  3: ['int', 'number'],
+  4: ['float', 'number'],
+  5: ['double', 'number'],
+  6: ['null', 'unknown'],
+  7: ['timestamp', 'Date'],
+  8: ['bigint', 'string'],
+  9: ['mediumint', 'number'],
+  10: ['date', 'Date'],
+  11: ['time', 'string'],
+  12: ['datetime', 'Date'],
+  13: ['year', 'number'],
+  14: ['date', 'Date'],
+  16: ['bit', 'Buffer'],
+  245: ['json', 'unknown'],
+  246: ['decimal', 'string'],
+  247: ['enum', 'string'],
+  248: ['set', 'string'],
+  255: ['geometry', 'unknown'],
+};
+/** String types: text, or bytes (a Buffer) when the column's character set is `binary`. */
+const STRING_TYPES: Record<number, [string, string]> = {
+  15: ['varchar', 'varbinary'],
+  249: ['tinytext', 'tinyblob'],
+  250: ['mediumtext', 'mediumblob'],
+  251: ['longtext', 'longblob'],
+  252: ['text', 'blob'],
+  253: ['varchar', 'varbinary'],
+  254: ['char', 'binary'],
+};
+
+export function columnOf(field: FieldInfo): ResultColumn {
+  const code = field.columnType ?? field.type ?? 6;
+  const nullable = (field.flags & NOT_NULL) === 0 && code !== 6;
+  const strings = STRING_TYPES[code];
+  if (strings) {
+    const binary = field.characterSet === BINARY_CHARSET;
+    return { name: field.name, sqlType: binary ? strings[1] : strings[0], tsType: binary ? 'Buffer' : 'string', nullable };
+  }
+  const [sqlType, tsType] = COLUMN_TYPES[code] ?? ['unknown', 'unknown'];
+  const unsigned = (field.flags & UNSIGNED) !== 0 && sqlType.endsWith('int') ? ' unsigned' : '';
+  return { name: field.name, sqlType: sqlType + unsigned, tsType, nullable };
+}
+
+/** What the generator needs of a database connection. */
+export interface StatementDescriber {
+  /** Prepares `sql` and returns its result columns; throws the server's error for a rejected statement. */
+  describe(sql: string): Promise<FieldInfo[]>;
+}
+
+export interface InferResult {
+  snapshot: TypeSnapshot;
+  /** Human-readable lines naming what changed against the previous snapshot. */
+  changes: string[];
+}
+
+/**
+ * Asks the database for every step that has no current snapshot entry (or
+ * every step, with `refresh`). A statement the server rejects is a
+ * generation error at the step, with the server's message.
+ */
+export async function inferTypes(
+  project: Project,
+  previous: TypeSnapshot,
+  database: StatementDescriber,
+  diagnostics: Diagnostics,
+  options: { refresh: boolean },
+): Promise<InferResult> {
+  const snapshot: TypeSnapshot = {};
+  const changes: string[] = [];
+  for (const { key, step } of sqlSteps(project)) {
+    const old = previous[key];
+    if (!options.refresh && old && old.sql === step.sql) {
+      snapshot[key] = old;
+      continue;
+    }
+    let fields: FieldInfo[];
+    try {
+      fields = await database.describe(step.sql);
+    } catch (error) {
+      const message = (error as { sqlMessage?: string; message?: string }).sqlMessage ?? (error as Error).message;
+      diagnostics.error(step.at, `step "${step.id}": the database rejects the statement: ${message}`);
+      continue;
+    }
+    const columns = step.statement === 'read' ? fields.map(columnOf) : [];
+    snapshot[key] = { sql: step.sql, columns };
+    if (!old) changes.push(`${key}: typed ${describeColumns(columns)}`);
+    else changes.push(...columnChanges(key, old.columns, columns));
+  }
+  for (const key of Object.keys(previous)) if (!(key in snapshot) && diagnostics.count === 0) changes.push(`${key}: removed`);
+  return { snapshot: sortKeys(snapshot), changes };
+}
+
+/** Fills each step's `typed` from the snapshot, then checks step references against the typed columns. */
+export function applyTypes(project: Project, snapshot: TypeSnapshot, diagnostics: Diagnostics): string[] {
+  const untyped: string[] = [];
+  for (const { key, step } of sqlSteps(project)) {
+    const entry = snapshot[key];
+    if (entry && entry.sql === step.sql) step.typed = step.statement === 'read' ? entry.columns : null;
+    else untyped.push(key);
+  }
+  for (const { operation } of sqlSteps(project)) {
+    for (const step of operation.steps) {
+      const binds = step.kind === 'sql' ? step.binds : step.args.map((arg) => arg.bind);
+      for (const bind of binds) {
+        if (bind.kind !== 'ref' || bind.target !== 'rows') continue;
+        const target = operation.steps.find((other): other is SqlStep => other.kind === 'sql' && other.id === bind.step);
+        if (!target?.typed || target.columns !== null) continue;
+        // `select *`: only the database knows the columns.
+        if (!target.typed.some((column) => column.name === bind.column)) {
+          diagnostics.error(bind.at, `step "${step.id}" reads unknown column "${bind.column}" of step "${target.id}" (it returns ${target.typed.map((c) => c.name).join(', ')})`);
+        }
+      }
+    }
+  }
+  return [...new Set(untyped)];
+}
+
+/** JSON with one column per line, so that a changed type is a one-line diff. */
+export function snapshotText(snapshot: TypeSnapshot): string {
+  const entries = Object.entries(sortKeys(snapshot)).map(([key, entry]) => {
+    const columns = entry.columns.map((column) => `      ${JSON.stringify(column)}`).join(',\n');
+    const list = entry.columns.length === 0 ? '[]' : `[\n${columns}\n    ]`;
+    return `  ${JSON.stringify(key)}: {\n    "sql": ${JSON.stringify(entry.sql)},\n    "columns": ${list}\n  }`;
+  });
+  return entries.length === 0 ? '{}\n' : `{\n${entries.join(',\n')}\n}\n`;
+}
+
+function columnChanges(key: string, before: ResultColumn[], after: ResultColumn[]): string[] {
+  const lines: string[] = [];
+  for (const column of after) {
+    const old = before.find((candidate) => candidate.name === column.name);
+    if (!old) lines.push(`${key}: new column ${column.name} ${render(column)}`);
+    else if (render(old) !== render(column)) lines.push(`${key}: column ${column.name} ${render(old)} -> ${render(column)}`);
+  }
+  for (const column of before) if (!after.some((candidate) => candidate.name === column.name)) lines.push(`${key}: column ${column.name} removed`);
+  return lines;
+}
+
+function render(column: ResultColumn): string {
+  return `${column.sqlType}${column.nullable ? ' null' : ''} (${column.tsType}${column.nullable ? ' | null' : ''})`;
+}
+
+function describeColumns(columns: ResultColumn[]): string {
+  return columns.length === 0 ? 'a write' : columns.map((column) => `${column.name} ${column.tsType}${column.nullable ? ' | null' : ''}`).join(', ');
+}
+
+function sortKeys(snapshot: TypeSnapshot): TypeSnapshot {
+  return Object.fromEntries(Object.entries(snapshot).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
