@@ -220,7 +220,7 @@ function analysePluginDeclaration(element: RawElement, backend: BackendWithPlugi
     } else if (!ARG_NAME.test(exportName.value)) {
       diagnostics.error(exportName.at, `export is the name of an exported function: ${exportName.value}`);
     } else {
-      backend.plugins.set(classname.value, { classname: classname.value, module: module.value, exportName: exportName.value });
+      backend.plugins.set(classname.value, { classname: classname.value, module: module.value, exportName: exportName.value, builtin: false });
     }
   } else {
     diagnostics.error(element.at, 'a Plugin has either use="<classname>" (an alias) or module="<path>.ts" and export="<name>"');
@@ -431,9 +431,9 @@ function analyseRequest(element: RawElement, context: RequestContext, diagnostic
         if (!ARG_NAME.test(name.value)) diagnostics.error(name.at, `an Arg name is a name (letters, digits, _), not "${name.value}"`);
         else if (args.some((arg) => arg.name === name.value)) diagnostics.error(name.at, `duplicate Arg "${name.value}"`);
         const bind = argBind(value, where, bindOf, diagnostics);
-        if (bind) args.push({ name: name.value, bind });
+        if (bind) args.push({ name: name.value, bind, at: name.at });
       }
-      if (plugin) steps.push({ kind: 'execute', id, output, description: null, plugin, args });
+      if (plugin) steps.push({ kind: 'execute', id, output, description: null, plugin, args, at: child.at });
     }
   }
   if (steps.length === 0) diagnostics.error(element.at, 'a Request needs at least one Sql or Execute step');
@@ -469,8 +469,7 @@ function resolvePlugin(classname: RawAttribute, context: RequestContext, diagnos
     );
     return undefined;
   }
-  const builtin = [...BUILTIN_PLUGINS.values()].some((known) => known.module === plugin.module);
-  if (!builtin && !context.options.exists(plugin.module)) {
+  if (!plugin.builtin && !context.options.exists(plugin.module)) {
     diagnostics.error(classname.at, `plug-in module not found: ${plugin.module}`);
     return undefined;
   }

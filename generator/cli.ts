@@ -20,6 +20,8 @@ export interface RunOptions {
   databaseUrl?: string | undefined;
   resourcesDir?: string;
   outDir?: string;
+  /** Project-relative folder of the runtime; default `runtime`. */
+  runtimeDir?: string;
   log?: (line: string) => void;
 }
 
@@ -28,7 +30,7 @@ export async function run(options: RunOptions): Promise<number> {
   const resourcesDir = options.resourcesDir ?? 'resources';
   const outDir = options.outDir ?? 'generated';
   const sources = readSources(options.root, resourcesDir);
-  const generateOptions = { resourcesDir, outDir, exists: (file: string) => existsSync(path.join(options.root, file)) };
+  const generateOptions = { resourcesDir, outDir, runtimeDir: options.runtimeDir ?? 'runtime', projectRoot: path.resolve(options.root), exists: (file: string) => existsSync(path.join(options.root, file)) };
   const { project, diagnostics } = analyseSources(sources, generateOptions);
   const snapshotFile = path.join(options.root, outDir, 'column-types.json');
   let types: TypeSnapshot = existsSync(snapshotFile) ? (JSON.parse(readFileSync(snapshotFile, 'utf8')) as TypeSnapshot) : {};

@@ -23,6 +23,8 @@ export interface EmitOptions {
   runtimeDir: string;
   /** Project-relative folder of the resource files, named in the index modules' headers. */
   resourcesDir: string;
+  /** Absolute folder the other paths are relative to; relative imports are computed between real places. */
+  projectRoot: string;
 }
 
 let morph: MorphProject | undefined;
@@ -57,7 +59,7 @@ export function moduleName(resource: Resource): string {
 
 function emitResource(resource: Resource, file: string, options: EmitOptions): string {
   const statements: StatementStructures[] = [];
-  const runtime = importPath(file, path.join(options.runtimeDir, 'index.ts'));
+  const runtime = importPath(options, file, path.join(options.runtimeDir, 'index.ts'));
   const typeName = pascal(resource.name) + (resource.version === '1.0' ? '' : `V${resource.version.replaceAll('.', '_')}`);
 
   const runtimeTypes = new Set(['RequestScope', 'ResourceModule']);
@@ -68,7 +70,7 @@ function emitResource(resource: Resource, file: string, options: EmitOptions): s
     for (const step of operation.steps) {
       if (step.kind === 'sql' && step.statement === 'write' && step.output) runtimeTypes.add('WriteResult');
       if (step.kind === 'execute') {
-        const module = importPath(file, step.plugin.module);
+        const module = importPath(options, file, step.plugin.builtin ? path.join(options.runtimeDir, step.plugin.module) : step.plugin.module);
         plugins.set(module, (plugins.get(module) ?? new Set()).add(step.plugin.exportName));
         for (const arg of step.args) if (arg.bind.kind === 'ref' && arg.bind.target === 'plugin') runtimeValues.add('cell');
       }
@@ -240,7 +242,7 @@ function stepResultType(step: Step): string {
 
 function emitBackendIndex(backend: Backend, file: string, options: EmitOptions): string {
   const statements: StatementStructures[] = [];
-  statements.push({ kind: StructureKind.ImportDeclaration,  moduleSpecifier: importPath(file, path.join(options.runtimeDir, 'index.ts')), isTypeOnly: true, namedImports: ['BackendModule'] });
+  statements.push({ kind: StructureKind.ImportDeclaration,  moduleSpecifier: importPath(options, file, path.join(options.runtimeDir, 'index.ts')), isTypeOnly: true, namedImports: ['BackendModule'] });
   for (const resource of backend.resources) {
     statements.push({ kind: StructureKind.ImportDeclaration,  moduleSpecifier: `./${moduleName(resource)}.js`, namedImports: [{ name: 'resource', alias: resourceIdentifier(resource) }] });
   }
@@ -287,7 +289,7 @@ function emitBackendIndex(backend: Backend, file: string, options: EmitOptions):
 
 function emitProjectIndex(project: Project, file: string, options: EmitOptions): string {
   const statements: StatementStructures[] = [];
-  statements.push({ kind: StructureKind.ImportDeclaration,  moduleSpecifier: importPath(file, path.join(options.runtimeDir, 'index.ts')), isTypeOnly: true, namedImports: ['BackendModule'] });
+  statements.push({ kind: StructureKind.ImportDeclaration,  moduleSpecifier: importPath(options, file, path.join(options.runtimeDir, 'index.ts')), isTypeOnly: true, namedImports: ['BackendModule'] });
   for (const backend of project.backends) {
     statements.push({ kind: StructureKind.ImportDeclaration,  moduleSpecifier: `./${backend.name}/index.js`, namedImports: [{ name: 'backend', alias: camel(backend.name) }] });
   }
@@ -321,8 +323,9 @@ function finish(file: string, statements: StatementStructures[], from: string): 
 }
 
 /** A relative ESM specifier from one project file to another `.ts` file. */
-function importPath(fromFile: string, toFile: string): string {
-  const relative = path.relative(path.dirname(fromFile), toFile).replace(/\.ts$/, '.js');
+function importPath(options: EmitOptions, fromFile: string, toFile: string): string {
+  const from = path.resolve(options.projectRoot, path.dirname(fromFile));
+  const relative = path.relative(from, path.resolve(options.projectRoot, toFile)).replace(/\.ts$/, '.js');
   return relative.startsWith('.') ? relative : `./${relative}`;
 }
 

@@ -1,6 +1,8 @@
+import path from 'node:path';
 import { analyse, type SourceFile } from './analyse.js';
 import { Diagnostics } from './diagnostics.js';
 import { emit } from './emit.js';
+import { checkPluginCalls } from './plugin-check.js';
 import type { Project } from './ir.js';
 import { applyTypes, snapshotText, sqlSteps, type TypeSnapshot } from './types.js';
 
@@ -18,6 +20,8 @@ export interface GenerateOptions {
   exists?: (path: string) => boolean;
   /** Column types from the database (types.ts); steps without an entry are typed `unknown`. */
   types?: TypeSnapshot;
+  /** Absolute folder that plug-in module paths are relative to; default the working directory. */
+  projectRoot?: string;
 }
 
 export type GenerateResult =
@@ -45,9 +49,15 @@ export function generate(sources: readonly SourceFile[], options: GenerateOption
 export function emitProject(project: Project, diagnostics: Diagnostics, options: GenerateOptions = {}): GenerateResult {
   const types = options.types ?? {};
   const untyped = applyTypes(project, types, diagnostics);
+  if (diagnostics.count === 0) checkPluginCalls(project, options.projectRoot ?? process.cwd(), diagnostics);
   if (diagnostics.count > 0) return { ok: false, errors: diagnostics.lines() };
   const outDir = options.outDir ?? 'generated';
-  const files = emit(project, { outDir, runtimeDir: options.runtimeDir ?? 'runtime', resourcesDir: options.resourcesDir ?? 'resources' });
+  const files = emit(project, {
+    outDir,
+    runtimeDir: options.runtimeDir ?? 'runtime',
+    resourcesDir: options.resourcesDir ?? 'resources',
+    projectRoot: toPosix(path.resolve(options.projectRoot ?? '.')),
+  });
   const used: TypeSnapshot = {};
   for (const { key, step } of sqlSteps(project)) {
     const entry = types[key];
@@ -55,4 +65,8 @@ export function emitProject(project: Project, diagnostics: Diagnostics, options:
   }
   if (Object.keys(used).length > 0 || options.types !== undefined) files.set(`${outDir}/column-types.json`, snapshotText(used));
   return { ok: true, files: new Map([...files].sort(([a], [b]) => (a < b ? -1 : 1))), project, untyped };
+}
+
+function toPosix(file: string): string {
+  return file.split(path.sep).join('/');
 }

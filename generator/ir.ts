@@ -43,9 +43,10 @@ export interface SqlStep {
 
 export interface PluginRef {
   classname: string;
-  /** Project-relative path of the TypeScript module. */
+  /** Path of the TypeScript module: relative to the runtime folder for a built-in, else to the project. */
   module: string;
   exportName: string;
+  builtin: boolean;
 }
 
 export interface ExecuteStep {
@@ -54,7 +55,9 @@ export interface ExecuteStep {
   output: boolean;
   description: string | null;
   plugin: PluginRef;
-  args: { name: string; bind: Bind }[];
+  args: { name: string; bind: Bind; at: SourceLocation }[];
+  /** Where the Execute element is. */
+  at: SourceLocation;
 }
 
 export type Step = SqlStep | ExecuteStep;

@@ -7,6 +7,6 @@ import type { PluginRef } from './ir.js';
 export const BUILTIN_PLUGINS: ReadonlyMap<string, PluginRef> = new Map([
   [
     'xmlrest.auth.TokenGenerator',
-    { classname: 'xmlrest.auth.TokenGenerator', module: 'runtime/plugins/token-generator.ts', exportName: 'tokenGenerator' },
+    { classname: 'xmlrest.auth.TokenGenerator', module: 'plugins/token-generator.ts', exportName: 'tokenGenerator', builtin: true },
   ],
 ]);
