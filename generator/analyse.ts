@@ -2,6 +2,7 @@ import type { Diagnostics, SourceLocation } from './diagnostics.js';
 import type { AuthQuery, Backend, Bind, ExecuteStep, HttpMethod, Operation, PluginRef, Project, Resource, SqlStep, Step } from './ir.js';
 import { parseXml, type RawAttribute, type RawElement } from './parse.js';
 import { BUILTIN_PLUGINS } from './plugins.js';
+import { binding, constant, RESERVED_WORDS } from './names.js';
 import { scanSql, type Placeholder } from './sql.js';
 
 /**
@@ -45,15 +46,8 @@ const VERSION = /^[0-9]+(?:\.[0-9]+)*$/;
 const ROLE = /^[A-Za-z0-9_.:-]{1,64}$/;
 const STEP_ID = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const ARG_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-/** Names the generated handler uses itself; a step may not shadow them. */
-const RESERVED_STEP_IDS = new Set([
-  'scope', 'params', 'uid', 'db', 'resource',
-  // JavaScript reserved words cannot name a variable.
-  'break', 'case', 'catch', 'class', 'const', 'continue', 'debugger', 'default', 'delete', 'do', 'else', 'enum', 'export',
-  'extends', 'false', 'finally', 'for', 'function', 'if', 'import', 'in', 'instanceof', 'new', 'null', 'return', 'super',
-  'switch', 'this', 'throw', 'true', 'try', 'typeof', 'var', 'void', 'while', 'with', 'yield', 'let', 'static', 'await',
-  'implements', 'interface', 'package', 'private', 'protected', 'public', 'arguments', 'eval',
-]);
+/** Names the generated handler uses itself, or imports; a step may not shadow them. */
+const RESERVED_STEP_IDS = new Set(['scope', 'params', 'uid', 'db', 'resource', 'cell', ...RESERVED_WORDS]);
 
 export function analyse(files: readonly SourceFile[], diagnostics: Diagnostics, options: AnalyseOptions): Project {
   const resourcesDir = options.resourcesDir ?? 'resources';
@@ -68,7 +62,11 @@ export function analyse(files: readonly SourceFile[], diagnostics: Diagnostics, 
     byBackend.set(backend, [...(byBackend.get(backend) ?? []), file]);
   }
   const backends: Backend[] = [];
+  const backendBindings = new Map<string, string>();
   for (const [name, backendFiles] of byBackend) {
+    const other = backendBindings.get(binding(name, 'Backend'));
+    if (other) diagnostics.error(top(backendFiles[0]!.path), `backend "${name}" and backend "${other}" differ only in punctuation: rename one`);
+    backendBindings.set(binding(name, 'Backend'), name);
     const settings = backendFiles.find((file) => file.path.endsWith('/backend.xml'));
     const backend = analyseBackend(name, settings, diagnostics);
     const seen = new Map<string, string>();
@@ -83,6 +81,12 @@ export function analyse(files: readonly SourceFile[], diagnostics: Diagnostics, 
         continue;
       }
       seen.set(key, file.path);
+      const identifier = `${binding(resource.name, 'Resource')}@${resource.version}`;
+      const twin = backend.resources.find((other) => other.name !== resource.name && `${binding(other.name, 'Resource')}@${other.version}` === identifier);
+      if (twin) {
+        diagnostics.error(top(file.path), `resource "${resource.name}" and resource "${twin.name}" differ only in punctuation: rename one`);
+        continue;
+      }
       backend.resources.push(resource);
     }
     backend.resources.sort((a, b) => compare(a.name, b.name) || compareVersions(a.version, b.version));
@@ -236,6 +240,10 @@ function analyseResource(file: SourceFile, backend: BackendWithPlugins, diagnost
     diagnostics.error(top(file.path), `resource file names are lower-case <name>.xml or <name>@<version>.xml: ${fileName}`);
     return undefined;
   }
+  if (nameMatch[1] === 'index') {
+    diagnostics.error(top(file.path), 'the resource name "index" is reserved for the backend\'s own module: rename the file');
+    return undefined;
+  }
   const root = parseXml(file.path, file.text, diagnostics);
   if (!root) return undefined;
   if (root.name !== 'Resource') {
@@ -287,6 +295,7 @@ function analyseResource(file: SourceFile, backend: BackendWithPlugins, diagnost
   if (operations.length === 0 && root.children.every((child) => child.name !== 'Request')) {
     diagnostics.error(root.at, 'a Resource needs at least one Request');
   }
+  checkStepNames(operations, diagnostics);
   if (diagnostics.count > errorsBefore) return undefined;
   operations.sort((a, b) => METHODS.indexOf(a.method) - METHODS.indexOf(b.method));
   return { backend: backend.name, name: nameMatch[1]!, version, auth: auth?.value ?? null, source: file.path, description, operations };
@@ -377,7 +386,7 @@ function analyseRequest(element: RawElement, context: RequestContext, diagnostic
     const outputAttr = stepAttrs.optional('output');
     const classnameAttr = child.name === 'Execute' ? stepAttrs.required('classname') : undefined;
     stepAttrs.rejectOthers();
-    const id = idAttr?.value ?? `step${steps.length + 1}`;
+    const id = idAttr?.value ?? automaticStepId(context);
     if (idAttr) {
       if (!STEP_ID.test(id)) diagnostics.error(idAttr.at, `a step id is a name (letters, digits, _), not "${id}"`);
       else if (RESERVED_STEP_IDS.has(id)) diagnostics.error(idAttr.at, `step id "${id}" is reserved: rename the step`);
@@ -460,6 +469,14 @@ function argBind(
   return bindOf(only, value.at, where);
 }
 
+/** `step1`, `step2`, ... numbered across the resource, skipping ids that are taken. */
+function automaticStepId(context: RequestContext): string {
+  for (let n = 1; ; n++) {
+    const id = `step${n}`;
+    if (!context.stepIds.has(id) && !context.allStepIds.has(id)) return id;
+  }
+}
+
 function resolvePlugin(classname: RawAttribute, context: RequestContext, diagnostics: Diagnostics): PluginRef | undefined {
   const plugin = context.backend.plugins.get(classname.value) ?? BUILTIN_PLUGINS.get(classname.value);
   if (!plugin) {
@@ -469,11 +486,29 @@ function resolvePlugin(classname: RawAttribute, context: RequestContext, diagnos
     );
     return undefined;
   }
+  if (plugin.builtin && plugin.exportName === 'tokenGenerator' && context.backend.authScheme !== 'Bearer') {
+    diagnostics.error(classname.at, `${classname.value} issues Bearer tokens: backend "${context.backend.name}" needs auth_scheme="Bearer"`);
+    return undefined;
+  }
   if (!plugin.builtin && !context.options.exists(plugin.module)) {
     diagnostics.error(classname.at, `plug-in module not found: ${plugin.module}`);
     return undefined;
   }
   return plugin;
+}
+
+/** Two step ids that become one TypeScript name, or a step named like an imported plug-in, would not compile. */
+function checkStepNames(operations: Operation[], diagnostics: Diagnostics): void {
+  const steps = operations.flatMap((operation) => operation.steps);
+  const imports = new Set(steps.flatMap((step) => (step.kind === 'execute' ? [step.plugin.exportName] : [])));
+  const names = new Map<string, string>();
+  for (const step of steps) {
+    if (imports.has(step.id)) diagnostics.error(step.at, `step id "${step.id}" is the name of the plug-in it would shadow: rename the step`);
+    // FOO_BAR_SQL and FooBarRow both come from the same words, so one key covers both.
+    const other = names.get(constant(step.id));
+    if (other !== undefined && other !== step.id) diagnostics.error(step.at, `step ids "${other}" and "${step.id}" differ only in case or punctuation: rename one`);
+    names.set(constant(step.id), step.id);
+  }
 }
 
 // ---------------------------------------------------------------- helpers

@@ -10,6 +10,7 @@ import {
   type WriterFunction,
 } from 'ts-morph';
 import type { Backend, Bind, Operation, Project, Resource, ResultColumn, SqlStep, Step } from './ir.js';
+import { binding, constant, pascal } from './names.js';
 
 /**
  * Stage 3: the IR to TypeScript, one module per resource, one index per
@@ -138,7 +139,7 @@ function emitResource(resource: Resource, file: string, options: EmitOptions): s
       },
     });
     statements.push({ kind: StructureKind.Function, 
-      docs: [`${operation.method} ${resource.backend}/v${resource.version}/${resource.name}${operation.description ? `: ${operation.description}` : ''}`],
+      docs: [doc(`${operation.method} ${resource.backend}/v${resource.version}/${resource.name}${operation.description ? `: ${operation.description}` : ''}`)],
       isAsync: true,
       name: handlerName(operation),
       parameters: [{ name: 'scope', type: 'RequestScope' }],
@@ -148,7 +149,7 @@ function emitResource(resource: Resource, file: string, options: EmitOptions): s
   }
 
   statements.push({ kind: StructureKind.VariableStatement, 
-    docs: [resource.description ?? `The ${resource.name} resource.`],
+    docs: [doc(resource.description ?? `The ${resource.name} resource.`)],
     isExported: true,
     declarationKind: VariableDeclarationKind.Const,
     declarations: [
@@ -291,13 +292,13 @@ function emitProjectIndex(project: Project, file: string, options: EmitOptions):
   const statements: StatementStructures[] = [];
   statements.push({ kind: StructureKind.ImportDeclaration,  moduleSpecifier: importPath(options, file, path.join(options.runtimeDir, 'index.ts')), isTypeOnly: true, namedImports: ['BackendModule'] });
   for (const backend of project.backends) {
-    statements.push({ kind: StructureKind.ImportDeclaration,  moduleSpecifier: `./${backend.name}/index.js`, namedImports: [{ name: 'backend', alias: camel(backend.name) }] });
+    statements.push({ kind: StructureKind.ImportDeclaration,  moduleSpecifier: `./${backend.name}/index.js`, namedImports: [{ name: 'backend', alias: binding(backend.name, 'Backend') }] });
   }
   statements.push({ kind: StructureKind.VariableStatement, 
     docs: ['Every backend found under resources/, in name order.'],
     isExported: true,
     declarationKind: VariableDeclarationKind.Const,
-    declarations: [{ name: 'backends', type: 'readonly BackendModule[]', initializer: `[${project.backends.map((backend) => camel(backend.name)).join(', ')}]` }],
+    declarations: [{ name: 'backends', type: 'readonly BackendModule[]', initializer: `[${project.backends.map((backend) => binding(backend.name, 'Backend')).join(', ')}]` }],
   });
   return finish(file, statements, `${options.resourcesDir}/`);
 }
@@ -347,24 +348,8 @@ function propertyAccess(name: string): string {
   return IDENTIFIER.test(name) ? `.${name}` : `[${quote(name)}]`;
 }
 
-function words(name: string): string[] {
-  return name
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .split(/[^A-Za-z0-9]+/)
-    .filter(Boolean);
-}
-
-function pascal(name: string): string {
-  return words(name).map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join('');
-}
-
-function camel(name: string): string {
-  const text = pascal(name);
-  return text.charAt(0).toLowerCase() + text.slice(1);
-}
-
 function sqlConstant(step: SqlStep): string {
-  return `${words(step.id).map((word) => word.toUpperCase()).join('_')}_SQL`;
+  return `${constant(step.id)}_SQL`;
 }
 
 function rowType(step: SqlStep): string {
@@ -376,7 +361,12 @@ function handlerName(operation: Operation): string {
 }
 
 function resourceIdentifier(resource: Resource): string {
-  return camel(resource.name) + (resource.version === '1.0' ? '' : `V${resource.version.replaceAll('.', '_')}`);
+  return binding(resource.name, 'Resource') + (resource.version === '1.0' ? '' : `V${resource.version.replaceAll('.', '_')}`);
+}
+
+/** Text inside a JSDoc comment: a `*\/` in a description must not end the comment. */
+function doc(text: string): string {
+  return text.replaceAll('*/', '*\\/');
 }
 
 function rowDoc(step: SqlStep): string {

@@ -41,7 +41,9 @@ const META = XMLParser.getMetaDataSymbol() as unknown as symbol;
 type OrderedNode = Record<string, unknown>;
 
 /** Parses one file; on malformed XML reports where and returns undefined. */
-export function parseXml(file: string, text: string, diagnostics: Diagnostics): RawElement | undefined {
+export function parseXml(file: string, original: string, diagnostics: Diagnostics): RawElement | undefined {
+  // XML treats CR LF as LF (XML 1.0 §2.11); doing it first keeps columns right on Windows files.
+  const text = original.replace(/\r\n?/g, '\n');
   const lines = new LineMap(file, text);
   // No DTD processing at all: an entity declaration could expand without bound or read local files.
   const dtd = findOutsideComments(text, /<!DOCTYPE|<!ENTITY/gi);
@@ -52,7 +54,7 @@ export function parseXml(file: string, text: string, diagnostics: Diagnostics): 
   const valid = XMLValidator.validate(text, { allowBooleanAttributes: false });
   if (valid !== true) {
     const { line, col, msg } = valid.err;
-    diagnostics.error({ file, line, col }, `malformed XML: ${lowerFirst(msg)}`);
+    diagnostics.error({ file, line: line ?? 1, col: col ?? 1 }, `malformed XML: ${lowerFirst(msg)}`);
     return undefined;
   }
   const nodes = parser.parse(text) as OrderedNode[];
@@ -70,7 +72,14 @@ function toRaw(node: OrderedNode, source: string, lines: LineMap): RawElement {
   const start = startOf(node);
   const tagEnd = endOfStartTag(source, start);
   const attributes: RawAttribute[] = Object.entries((node[':@'] as Record<string, string> | undefined) ?? {}).map(
-    ([attributeName, value]) => ({ name: attributeName, value: String(value), at: lines.at(attributeOffset(source, start, tagEnd, attributeName)) }),
+    ([attributeName, value]) => ({
+      name: attributeName,
+      // fast-xml-parser decodes the named entities of attribute values, not numeric references.
+      value: String(value).replace(/&#(x[0-9A-Fa-f]+|[0-9]+);/g, (_, code: string) =>
+        String.fromCodePoint(code.startsWith('x') ? parseInt(code.slice(1), 16) : parseInt(code, 10)),
+      ),
+      at: lines.at(attributeOffset(source, start, tagEnd, attributeName)),
+    }),
   );
   const children: RawElement[] = [];
   let text = '';
@@ -86,8 +95,15 @@ function toRaw(node: OrderedNode, source: string, lines: LineMap): RawElement {
     }
   }
   if (children.length > 0 && text.trim() !== '') hasMixedText = true;
-  const locate = (offset: number) => lines.at(sourceOffsetOfText(source, tagEnd, offset));
-  return { name, attributes, children, text, locate, at: lines.at(start), hasMixedText };
+  if (children.length === 0) {
+    // A leaf's text is decoded here, keeping each character's place in the file, so that an error
+    // inside a statement points at the right column whatever entities, CDATA or comments precede it.
+    const selfClosing = source[tagEnd - 2] === '/';
+    const decoded = selfClosing ? { text: '', offsets: [] } : decodeContent(source, tagEnd);
+    const locate = (offset: number) => lines.at(decoded.offsets[offset] ?? decoded.offsets.at(-1) ?? tagEnd);
+    return { name, attributes, children, text: decoded.text, locate, at: lines.at(start), hasMixedText };
+  }
+  return { name, attributes, children, text, locate: () => lines.at(tagEnd), at: lines.at(start), hasMixedText };
 }
 
 function elementName(node: OrderedNode): string | undefined {
@@ -117,13 +133,44 @@ function attributeOffset(source: string, start: number, end: number, name: strin
   return match ? start + match.index + 1 : start;
 }
 
-/** Maps an offset in an element's text to the source, stepping over a leading `<![CDATA[`. */
-function sourceOffsetOfText(source: string, contentStart: number, offset: number): number {
-  let blank = contentStart;
-  while (blank < source.length && /\s/.test(source[blank]!)) blank++;
-  const leading = blank - contentStart;
-  if (offset >= leading && source.startsWith('<![CDATA[', blank)) return contentStart + offset + '<![CDATA['.length;
-  return contentStart + offset;
+const ENTITIES: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
+
+/**
+ * The character data of a leaf element from `start` to its end tag: entities
+ * (named and numeric) decoded, CDATA taken as it is, comments and processing
+ * instructions dropped. `offsets[i]` is where text character i came from.
+ */
+function decodeContent(source: string, start: number): { text: string; offsets: number[] } {
+  let text = '';
+  const offsets: number[] = [];
+  let i = start;
+  while (i < source.length) {
+    if (source.startsWith('</', i)) break;
+    if (source.startsWith('<![CDATA[', i)) {
+      const end = source.indexOf(']]>', i);
+      for (let j = i + 9; j < end; j++) {
+        text += source[j];
+        offsets.push(j);
+      }
+      i = end + 3;
+    } else if (source.startsWith('<!--', i)) {
+      i = source.indexOf('-->', i) + 3;
+    } else if (source.startsWith('<?', i)) {
+      i = source.indexOf('?>', i) + 2;
+    } else if (source[i] === '&') {
+      const end = source.indexOf(';', i);
+      const name = source.slice(i + 1, end);
+      const code = name.startsWith('#x') ? parseInt(name.slice(2), 16) : name.startsWith('#') ? parseInt(name.slice(1), 10) : NaN;
+      text += ENTITIES[name] ?? (Number.isNaN(code) ? source.slice(i, end + 1) : String.fromCodePoint(code));
+      offsets.push(i);
+      i = end + 1;
+    } else {
+      text += source[i];
+      offsets.push(i);
+      i++;
+    }
+  }
+  return { text, offsets };
 }
 
 function findOutsideComments(text: string, pattern: RegExp): number {

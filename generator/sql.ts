@@ -62,8 +62,9 @@ export function tokenize(text: string, problems: SqlProblem[]): Token[] {
       const end = text.indexOf('\n', i);
       push('comment', end === -1 ? text.length : end);
     } else if (c === '/' && next === '*') {
-      if (text[i + 2] === '!' || text[i + 2] === '+') {
-        problems.push({ offset: i, message: 'executable comments (/*! ... */ and hints) are not supported' });
+      // MySQL runs /*! ... */, MariaDB also /*M! ... */; /*+ ... */ are optimiser hints. All would hide SQL from this scan.
+      if (text[i + 2] === '!' || text[i + 2] === '+' || text.startsWith('/*M!', i)) {
+        problems.push({ offset: i, message: 'executable comments (/*! ... */, /*M! ... */ and hints) are not supported' });
       }
       const close = text.indexOf('*/', i + 2);
       if (close === -1) problems.push({ offset: i, message: 'unterminated comment' });

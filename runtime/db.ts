@@ -84,7 +84,13 @@ export class Database implements Queryable {
 
 /** `mysql://user:pass@host:port/db`; query options such as `?connectionLimit=20` pass to mysql2. */
 export function openDatabase(url: string): Database {
-  const parsed = new URL(url);
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    // Node's own error would print the input, password included.
+    throw new Error('DATABASE_URL is not a valid URL: percent-encode special characters in the user and password');
+  }
   if (parsed.protocol !== 'mysql:' && parsed.protocol !== 'mariadb:') {
     throw new Error('DATABASE_URL must start with mysql://');
   }

@@ -12,7 +12,8 @@ export function readParams<Name extends string>(
   names: readonly Name[],
 ): Record<Name, ParamValue> {
   const fromBody = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
-  const values = {} as Record<Name, ParamValue>;
+  // No prototype: a parameter named __proto__ is a parameter like any other.
+  const values = Object.create(null) as Record<Name, ParamValue>;
   for (const name of names) {
     const value = Object.hasOwn(fromBody, name) ? fromBody[name] : query[name];
     if (value === undefined) throw badRequest(`Missing parameter '${name}'`);

@@ -98,8 +98,11 @@ function mountTokenShapeA(router: Router<State>, backendPath: string, auth: Auth
     router.post(path, async (ctx) => {
       // Body only: a password in the query string would end up in access logs and browser history.
       const fields = readParams({}, await requestBody(ctx, parseBody), ['auth', 'userid', 'password']);
+      for (const name of ['userid', 'password'] as const) {
+        if (typeof fields[name] !== 'string') throw badRequest(`Parameter '${name}' must be a string`);
+      }
       if (String(fields.auth).toLowerCase() !== 'bearer') throw badRequest("Parameter 'auth' must be 'bearer'");
-      const token = await auth.issueForCredentials(String(fields.userid), String(fields.password));
+      const token = await auth.issueForCredentials(fields.userid as string, fields.password as string);
       ctx.status = 200;
       ctx.body = { token, type: 'Bearer' };
     });
@@ -122,7 +125,17 @@ function methodFallback(router: Router<State>, path: string, methods: readonly H
 
 async function requestBody(ctx: Context, parseBody: BodyParser): Promise<unknown> {
   const request = ctx.request as typeof ctx.request & { body?: unknown };
-  if (request.body === undefined) await parseBody(ctx as never, async () => {});
+  if (request.body === undefined) {
+    try {
+      await parseBody(ctx as never, async () => {});
+    } catch (error) {
+      // A body that cannot be read (bad JSON, bad gzip, an aborted upload) is the client's fault,
+      // whether or not the parser gave it a status; only the size and type limits keep theirs.
+      const status = (error as { status?: unknown }).status;
+      if (status === 413 || status === 415) throw error;
+      throw new HttpError(400, 'Malformed request body');
+    }
+  }
   return request.body;
 }
 

@@ -57,9 +57,10 @@ export async function startPrivateMariadb(options: StartOptions): Promise<Privat
   const dataDir = path.join(dir, 'data');
   // Unix socket paths are limited to about 100 bytes; the folder path may be long.
   const socket = path.join(dir, 'mysqld.sock');
+  // A server left by a killed run holds the data dir: stop it before removing or reusing the folder.
+  await stopLeftover(dir);
   if (options.fresh) rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  await stopLeftover(dir);
 
   const asRoot = process.getuid?.() === 0 ? ['--user=root'] : [];
   if (!existsSync(path.join(dataDir, 'mysql'))) {
@@ -126,6 +127,15 @@ async function stopLeftover(dir: string): Promise<void> {
   if (!existsSync(pidFile)) return;
   const pid = Number(readFileSync(pidFile, 'utf8').trim());
   if (!Number.isInteger(pid) || pid <= 0) return;
+  // The pid may have been reused since: only a mariadbd serving this folder is ours to stop.
+  let commandLine = '';
+  try {
+    commandLine = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return;
+  }
+  if (!commandLine.includes('mariadbd') && !commandLine.includes('mysqld')) return;
+  if (!commandLine.includes(path.join(dir, 'data'))) return;
   try {
     process.kill(pid, 'SIGTERM');
   } catch {

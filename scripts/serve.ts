@@ -6,17 +6,24 @@ import { createApp, createLogger, listen, openDatabase, resourcePath } from '../
  * `npm start`: serves every backend generated from resources/, configured by
  * DATABASE_URL, JWT_SECRET, PORT, HOST and BASE_PATH.
  */
-const config = loadConfig();
-const logger = createLogger(config.logLevel);
-const database = openDatabase(config.databaseUrl);
-let app;
+let started;
 try {
-  app = createApp({ backends, database, jwtSecret: config.jwtSecret, basePath: config.basePath, logger });
+  const config = loadConfig();
+  const database = openDatabase(config.databaseUrl);
+  try {
+    const app = createApp({ backends, database, jwtSecret: config.jwtSecret, basePath: config.basePath, logger: createLogger(config.logLevel) });
+    started = { config, database, app };
+  } catch (error) {
+    await database.end();
+    throw error;
+  }
 } catch (error) {
-  logger.error('refusing to start', { error: (error as Error).message });
-  await database.end();
+  // Only the message: the configuration's values (secrets among them) stay out of the log.
+  createLogger().error('refusing to start', { error: (error as Error).message });
   process.exit(1);
 }
+const { config, database, app } = started;
+const logger = createLogger(config.logLevel);
 const running = await listen(app, config.port, config.host);
 const routes = backends.flatMap((backend) =>
   backend.resources.map((resource) => `${Object.keys(resource.operations).join(',')} ${resourcePath(config.basePath, backend.name, resource)}`),

@@ -26,7 +26,9 @@ describe('scanSql', () => {
     expect(messages('select a as a from t where b = ?')).toEqual(["use $name parameters, not '?'"]);
     expect(messages('delete from t; delete from u')).toEqual(['one statement per Sql step: split it into several steps']);
     expect(messages('select $ as a')).toEqual(["'$' must be followed by a parameter name"]);
-    expect(messages('select /*! 1 */ 2 as a')).toContain('executable comments (/*! ... */ and hints) are not supported');
+    for (const sql of ['select /*! 1 */ 2 as a', 'select a /*M!, ? */ from t', 'select /*+ hint */ 1 as a']) {
+      expect(messages(sql), sql).toContain('executable comments (/*! ... */, /*M! ... */ and hints) are not supported');
+    }
     expect(messages("select 'open as a")).toContain('unterminated string');
     expect(messages('select $[a][x].b as c')).toContain('malformed step reference: write $[step][row].column');
   });
