@@ -420,6 +420,7 @@ function analyseRequest(element: RawElement, context: RequestContext, diagnostic
         statement: scanned.statement,
         columns: scanned.columns,
         typed: null,
+        paramTargets: scanned.paramTargets,
         at: child.at,
       };
       steps.push(step);
@@ -449,7 +450,7 @@ function analyseRequest(element: RawElement, context: RequestContext, diagnostic
   if (!httpMethod) return undefined;
   const sqlSteps = steps.filter((step): step is SqlStep => step.kind === 'sql');
   const transaction = sqlSteps.length > 1 || sqlSteps.some((step) => step.statement === 'write');
-  return { method: httpMethod, status: httpStatus, description, params, usesUid, transaction, steps };
+  return { method: httpMethod, status: httpStatus, description, params, paramTypes: {}, usesUid, transaction, steps };
 }
 
 /** An Arg value is a whole placeholder (`$name`, `$uid`, `$[step][row].column`) or a literal string. */

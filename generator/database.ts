@@ -1,5 +1,5 @@
 import mysql from 'mysql2/promise';
-import type { FieldInfo, StatementDescriber } from './types.js';
+import type { FieldInfo, StatementDescriber, TableColumn } from './types.js';
 
 /** A connection that prepares statements to read their result columns, and nothing else. */
 export async function openDescriber(url: string): Promise<StatementDescriber & { close(): Promise<void> }> {
@@ -14,6 +14,23 @@ export async function openDescriber(url: string): Promise<StatementDescriber & {
       } finally {
         await prepared.close();
       }
+    },
+    async columnsOf(table: string): Promise<TableColumn[]> {
+      const [rows] = await connection.execute(
+        `select column_name as name, data_type as dataType, column_type as columnType,
+                is_nullable = 'YES' as nullable, character_maximum_length as maxLength
+           from information_schema.columns
+          where table_schema = database() and table_name = ?
+          order by ordinal_position`,
+        [table],
+      );
+      return (rows as { name: string; dataType: string; columnType: string; nullable: number; maxLength: number | string | null }[]).map((row) => ({
+        name: row.name,
+        dataType: row.dataType,
+        columnType: row.columnType,
+        nullable: Boolean(row.nullable),
+        maxLength: row.maxLength === null ? null : Number(row.maxLength),
+      }));
     },
     close: () => connection.end(),
   };

@@ -9,7 +9,7 @@ import {
   type StatementStructures,
   type WriterFunction,
 } from 'ts-morph';
-import type { Backend, Bind, Operation, Project, Resource, ResultColumn, SqlStep, Step } from './ir.js';
+import type { Backend, Bind, Operation, ParamType, Project, Resource, ResultColumn, SqlStep, Step } from './ir.js';
 import { binding, constant, pascal } from './names.js';
 
 /**
@@ -67,7 +67,8 @@ function emitResource(resource: Resource, file: string, options: EmitOptions): s
   const runtimeValues = new Set<string>();
   const plugins = new Map<string, Set<string>>();
   for (const operation of resource.operations) {
-    if (operation.params.length > 0) runtimeTypes.add('ParamValue');
+    if (operation.params.length > 0) runtimeTypes.add('ParamSpecs');
+    if (operation.params.some((name) => (operation.paramTypes[name]?.kind ?? 'any') === 'any')) runtimeTypes.add('ParamValue');
     for (const step of operation.steps) {
       if (step.kind === 'sql' && step.statement === 'write' && step.output) runtimeTypes.add('WriteResult');
       if (step.kind === 'execute') {
@@ -114,11 +115,32 @@ function emitResource(resource: Resource, file: string, options: EmitOptions): s
   for (const operation of resource.operations) {
     const prefix = typeName + pascal(operation.method.toLowerCase());
     if (operation.params.length > 0) {
+      statements.push({ kind: StructureKind.VariableStatement, 
+        docs: [`What the parameters of ${operation.method} must be, from the columns they meet; checked before any step runs.`],
+        isExported: true,
+        declarationKind: VariableDeclarationKind.Const,
+        declarations: [
+          {
+            name: paramsConstant(resource, operation),
+            type: 'ParamSpecs',
+            initializer: (writer) => {
+              writer.write('{').newLine();
+              writer.indent(() => {
+                for (const name of operation.params) writer.writeLine(`${propertyName(name)}: ${paramSpecLiteral(operation.paramTypes[name])},`);
+              });
+              writer.write('}');
+            },
+          },
+        ],
+      });
       statements.push({ kind: StructureKind.Interface, 
-        docs: [`Request parameters of ${operation.method}, from the query string or the body.`],
+        docs: [`Request parameters of ${operation.method}, from the query string or the body, converted to what their columns take.`],
         isExported: true,
         name: `${prefix}Params`,
-        properties: operation.params.map((name) => ({ name: propertyName(name), type: 'ParamValue' })),
+        properties: operation.params.map((name) => {
+          const type = operation.paramTypes[name];
+          return { ...(type?.column ? { docs: [type.column] } : {}), name: propertyName(name), type: paramTsType(type) };
+        }),
       });
     }
     const outputs = operation.steps.filter((step) => step.output);
@@ -184,7 +206,7 @@ function writeHandlerBody(writer: CodeBlockWriter, resource: Resource, operation
   if (resource.auth !== null && operation.usesUid) writer.writeLine(`const uid = await scope.authenticate(${quote(resource.auth)});`);
   else if (resource.auth !== null) writer.writeLine(`await scope.authenticate(${quote(resource.auth)});`);
   if (operation.params.length > 0) {
-    writer.writeLine(`const params: ${prefix}Params = await scope.params(${operation.params.map(quote).join(', ')});`);
+    writer.writeLine(`const params = await scope.params<${prefix}Params>(${paramsConstant(resource, operation)});`);
   }
   const response = `{ ${operation.steps.filter((step) => step.output).map((step) => step.id).join(', ')} }`.replace('{  }', '{}');
   if (operation.transaction) {
@@ -367,6 +389,27 @@ function resourceIdentifier(resource: Resource): string {
 /** Text inside a JSDoc comment: a `*\/` in a description must not end the comment. */
 function doc(text: string): string {
   return text.replaceAll('*/', '*\\/');
+}
+
+function paramsConstant(resource: Resource, operation: Operation): string {
+  return `${constant(resource.name)}_${operation.method}_PARAMS`;
+}
+
+function paramSpecLiteral(type: ParamType | undefined): string {
+  if (!type) return "{ kind: 'any', nullable: true }";
+  const fields = [`kind: ${quote(type.kind)}`, `nullable: ${type.nullable}`];
+  if (type.unsigned) fields.push('unsigned: true');
+  if (type.maxLength !== undefined) fields.push(`maxLength: ${type.maxLength}`);
+  if (type.values) fields.push(`values: [${type.values.map(quote).join(', ')}]`);
+  return `{ ${fields.join(', ')} }`;
+}
+
+/** The TypeScript type of a parameter after the runtime has checked and converted it. */
+function paramTsType(type: ParamType | undefined): string {
+  if (!type || type.kind === 'any') return 'ParamValue';
+  const base =
+    type.kind === 'integer' || type.kind === 'number' ? 'number' : type.kind === 'enum' ? (type.values ?? []).map(quote).join(' | ') || 'string' : 'string';
+  return type.nullable ? `${base} | null` : base;
 }
 
 function rowDoc(step: SqlStep): string {

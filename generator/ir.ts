@@ -24,6 +24,20 @@ export interface ResultColumn {
   nullable: boolean;
 }
 
+/** The column a request parameter meets in a statement (sql.ts); `table` null when the text does not say. */
+export type ParamTarget = { kind: 'column'; table: string | null; column: string } | { kind: 'limit' };
+
+/** What a request parameter must be, from the column it meets (types.ts); `any` when not known. */
+export interface ParamType {
+  kind: 'integer' | 'bigint' | 'decimal' | 'number' | 'string' | 'date' | 'datetime' | 'time' | 'enum' | 'any';
+  nullable: boolean;
+  unsigned?: boolean;
+  maxLength?: number;
+  values?: string[];
+  /** `table.column`, for messages and documentation. */
+  column?: string;
+}
+
 export interface SqlStep {
   kind: 'sql';
   id: string;
@@ -37,6 +51,8 @@ export interface SqlStep {
   columns: string[] | null;
   /** Result columns with their types, from the database or the snapshot; null when not known. */
   typed: ResultColumn[] | null;
+  /** Columns the step's request parameters meet, from the SQL text. */
+  paramTargets: Record<string, ParamTarget>;
   /** Where the Sql element is. */
   at: SourceLocation;
 }
@@ -68,6 +84,8 @@ export interface Operation {
   description: string | null;
   /** Request parameters in order of first use. */
   params: string[];
+  /** Their types, from the columns they meet (filled with the row types); `any` when not known. */
+  paramTypes: Record<string, ParamType>;
   usesUid: boolean;
   /** A write or more than one Sql step: one connection, one transaction (contract §3). */
   transaction: boolean;

@@ -1,5 +1,5 @@
 import type { Diagnostics } from './diagnostics.js';
-import type { Operation, Project, Resource, ResultColumn, SqlStep } from './ir.js';
+import type { Operation, ParamTarget, ParamType, Project, Resource, ResultColumn, SqlStep } from './ir.js';
 
 /**
  * Result column types from the database. At generation time the generator
@@ -9,7 +9,13 @@ import type { Operation, Project, Resource, ResultColumn, SqlStep } from './ir.j
  */
 
 /** One entry per Sql step, keyed `<file> <METHOD> <step>`; `sql` tells when an entry is stale. */
-export type TypeSnapshot = Record<string, { sql: string; columns: ResultColumn[] }>;
+export type TypeSnapshot = Record<string, SnapshotEntry>;
+export interface SnapshotEntry {
+  sql: string;
+  columns: ResultColumn[];
+  /** Types of the request parameters whose column the text shows. */
+  params?: Record<string, ParamType>;
+}
 
 export function stepKey(resource: Resource, operation: Operation, step: SqlStep): string {
   return `${resource.source} ${operation.method} ${step.id}`;
@@ -88,10 +94,63 @@ export function columnOf(field: FieldInfo): ResultColumn {
   return { name: field.name, sqlType: sqlType + unsigned, tsType, nullable };
 }
 
+/** A row of information_schema.columns. */
+export interface TableColumn {
+  name: string;
+  dataType: string;
+  columnType: string;
+  nullable: boolean;
+  maxLength: number | null;
+}
+
 /** What the generator needs of a database connection. */
 export interface StatementDescriber {
   /** Prepares `sql` and returns its result columns; throws the server's error for a rejected statement. */
   describe(sql: string): Promise<FieldInfo[]>;
+  /** The columns of a table in the connection's database; empty when there is no such table. */
+  columnsOf(table: string): Promise<TableColumn[]>;
+}
+
+const INTEGER_TYPES = new Set(['tinyint', 'smallint', 'mediumint', 'int', 'integer']);
+
+/** The parameter type a table column asks for. */
+export function paramTypeOf(table: string, column: TableColumn): ParamType {
+  const type = column.dataType.toLowerCase();
+  const base = { nullable: column.nullable, column: `${table}.${column.name}` };
+  const unsigned = /unsigned/i.test(column.columnType) ? { unsigned: true } : {};
+  if (INTEGER_TYPES.has(type)) return { kind: 'integer', ...base, ...unsigned };
+  if (type === 'bigint') return { kind: 'bigint', ...base, ...unsigned };
+  if (type === 'decimal') return { kind: 'decimal', ...base };
+  if (type === 'float' || type === 'double') return { kind: 'number', ...base };
+  if (type === 'date') return { kind: 'date', ...base };
+  if (type === 'datetime' || type === 'timestamp') return { kind: 'datetime', ...base };
+  if (type === 'time') return { kind: 'time', ...base };
+  if (type === 'enum') {
+    const values = [...column.columnType.matchAll(/'((?:[^']|'')*)'/g)].map((match) => match[1]!.replaceAll("''", "'"));
+    return { kind: 'enum', ...base, values };
+  }
+  if (/char|text/.test(type)) return { kind: 'string', ...base, ...(column.maxLength !== null ? { maxLength: column.maxLength } : {}) };
+  return { kind: 'any', ...base };
+}
+
+async function paramTypes(
+  targets: Record<string, ParamTarget>,
+  database: StatementDescriber,
+  tables: Map<string, Promise<TableColumn[]>>,
+): Promise<Record<string, ParamType>> {
+  const types: Record<string, ParamType> = {};
+  for (const [name, target] of Object.entries(targets)) {
+    if (target.kind === 'limit') {
+      types[name] = { kind: 'integer', nullable: false, unsigned: true };
+      continue;
+    }
+    if (target.table === null) continue;
+    let columns = tables.get(target.table);
+    if (!columns) tables.set(target.table, (columns = database.columnsOf(target.table)));
+    const column = (await columns).find((candidate) => candidate.name.toLowerCase() === target.column.toLowerCase());
+    if (column) types[name] = paramTypeOf(target.table, column);
+  }
+  return types;
 }
 
 export interface InferResult {
@@ -114,6 +173,7 @@ export async function inferTypes(
 ): Promise<InferResult> {
   const snapshot: TypeSnapshot = {};
   const changes: string[] = [];
+  const tables = new Map<string, Promise<TableColumn[]>>();
   for (const { key, step } of sqlSteps(project)) {
     const old = previous[key];
     if (!options.refresh && old && old.sql === step.sql) {
@@ -129,21 +189,28 @@ export async function inferTypes(
       continue;
     }
     const columns = step.statement === 'read' ? fields.map(columnOf) : [];
-    snapshot[key] = { sql: step.sql, columns };
+    const params = await paramTypes(step.paramTargets, database, tables);
+    snapshot[key] = Object.keys(params).length > 0 ? { sql: step.sql, columns, params } : { sql: step.sql, columns };
     if (!old) changes.push(`${key}: typed ${describeColumns(columns)}`);
-    else changes.push(...columnChanges(key, old.columns, columns));
+    else changes.push(...columnChanges(key, old.columns, columns), ...paramChanges(key, old.params ?? {}, params));
   }
   for (const key of Object.keys(previous)) if (!(key in snapshot) && diagnostics.count === 0) changes.push(`${key}: removed`);
   return { snapshot: sortKeys(snapshot), changes };
 }
 
-/** Fills each step's `typed` from the snapshot, then checks step references against the typed columns. */
+/**
+ * Fills each step's `typed` and each operation's `paramTypes` from the
+ * snapshot, then checks step references against the typed columns.
+ */
 export function applyTypes(project: Project, snapshot: TypeSnapshot, diagnostics: Diagnostics): string[] {
   const untyped: string[] = [];
-  for (const { key, step } of sqlSteps(project)) {
+  for (const { key, step, operation } of sqlSteps(project)) {
     const entry = snapshot[key];
-    if (entry && entry.sql === step.sql) step.typed = step.statement === 'read' ? entry.columns : null;
-    else untyped.push(key);
+    if (entry && entry.sql === step.sql) {
+      step.typed = step.statement === 'read' ? entry.columns : null;
+      // The first step that says what a parameter is, wins.
+      for (const [name, type] of Object.entries(entry.params ?? {})) operation.paramTypes[name] ??= type;
+    } else untyped.push(key);
   }
   for (const { operation } of sqlSteps(project)) {
     for (const step of operation.steps) {
@@ -167,7 +234,10 @@ export function snapshotText(snapshot: TypeSnapshot): string {
   const entries = Object.entries(sortKeys(snapshot)).map(([key, entry]) => {
     const columns = entry.columns.map((column) => `      ${JSON.stringify(column)}`).join(',\n');
     const list = entry.columns.length === 0 ? '[]' : `[\n${columns}\n    ]`;
-    return `  ${JSON.stringify(key)}: {\n    "sql": ${JSON.stringify(entry.sql)},\n    "columns": ${list}\n  }`;
+    const params = entry.params
+      ? `,\n    "params": {\n${Object.entries(entry.params).map(([name, type]) => `      ${JSON.stringify(name)}: ${JSON.stringify(type)}`).join(',\n')}\n    }`
+      : '';
+    return `  ${JSON.stringify(key)}: {\n    "sql": ${JSON.stringify(entry.sql)},\n    "columns": ${list}${params}\n  }`;
   });
   return entries.length === 0 ? '{}\n' : `{\n${entries.join(',\n')}\n}\n`;
 }
@@ -180,6 +250,16 @@ function columnChanges(key: string, before: ResultColumn[], after: ResultColumn[
     else if (render(old) !== render(column)) lines.push(`${key}: column ${column.name} ${render(old)} -> ${render(column)}`);
   }
   for (const column of before) if (!after.some((candidate) => candidate.name === column.name)) lines.push(`${key}: column ${column.name} removed`);
+  return lines;
+}
+
+function paramChanges(key: string, before: Record<string, ParamType>, after: Record<string, ParamType>): string[] {
+  const lines: string[] = [];
+  for (const name of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    const was = before[name] ? JSON.stringify(before[name]) : 'untyped';
+    const now = after[name] ? JSON.stringify(after[name]) : 'untyped';
+    if (was !== now) lines.push(`${key}: parameter ${name} ${was} -> ${now}`);
+  }
   return lines;
 }
 

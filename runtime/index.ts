@@ -4,6 +4,8 @@ export type {
   Handler,
   HttpMethod,
   Operation,
+  ParamSpec,
+  ParamSpecs,
   ParamValue,
   Plugin,
   PluginContext,

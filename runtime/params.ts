@@ -1,29 +1,75 @@
 import { badRequest } from './errors.js';
-import type { ParamValue } from './types.js';
+import type { ParamSpec, ParamSpecs, ParamValue } from './types.js';
 
 /**
  * Request parameters come from the query string and the body (form-encoded or
  * JSON); the body wins (contract §2). Only scalars are parameters: an object,
- * an array or a repeated query key is a 400, never silently flattened.
+ * an array or a repeated query key is a 400, never silently flattened. Each is
+ * then checked against its spec and converted to what the column takes.
  */
-export function readParams<Name extends string>(
-  query: Record<string, string | string[] | undefined>,
-  body: unknown,
-  names: readonly Name[],
-): Record<Name, ParamValue> {
+export function readParams<Params>(query: Record<string, string | string[] | undefined>, body: unknown, specs: ParamSpecs): Params {
   const fromBody = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
   // No prototype: a parameter named __proto__ is a parameter like any other.
-  const values = Object.create(null) as Record<Name, ParamValue>;
-  for (const name of names) {
+  const values = Object.create(null) as Record<string, unknown>;
+  for (const [name, spec] of Object.entries(specs)) {
     const value = Object.hasOwn(fromBody, name) ? fromBody[name] : query[name];
     if (value === undefined) throw badRequest(`Missing parameter '${name}'`);
-    if (value === null || typeof value === 'string' || typeof value === 'boolean') {
-      values[name] = value;
-    } else if (typeof value === 'number' && Number.isFinite(value)) {
-      values[name] = value;
-    } else {
+    if (!(value === null || typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value)))) {
       throw badRequest(`Parameter '${name}' must be a single string, number, boolean or null`);
     }
+    values[name] = convert(name, value, spec);
   }
-  return values;
+  return values as Params;
+}
+
+const INTEGER = /^-?[0-9]+$/;
+const DECIMAL = /^-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)$/;
+const FLOAT = /^-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$/;
+const DATE = /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/;
+const DATETIME = /^[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[ T][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,6})?)?)?Z?$/;
+const TIME = /^-?[0-9]{1,3}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,6})?)?$/;
+
+function convert(name: string, value: ParamValue, spec: ParamSpec): unknown {
+  if (value === null) {
+    if (spec.nullable || spec.kind === 'any') return null;
+    throw badRequest(`Parameter '${name}' must not be null`);
+  }
+  const fail = (what: string) => badRequest(`Parameter '${name}' must be ${what}`);
+  const text = typeof value === 'string' ? value : typeof value === 'number' ? String(value) : undefined;
+  switch (spec.kind) {
+    case 'any':
+      return value;
+    case 'integer':
+    case 'bigint': {
+      if (text === undefined || !INTEGER.test(text)) throw fail(spec.unsigned ? 'a whole number, 0 or more' : 'a whole number');
+      if (spec.unsigned && text.startsWith('-')) throw fail('a whole number, 0 or more');
+      if (spec.kind === 'bigint') return text;
+      const number = Number(text);
+      if (!Number.isSafeInteger(number)) throw fail('a whole number in range');
+      return number;
+    }
+    case 'decimal':
+      if (text === undefined || !DECIMAL.test(text)) throw fail('a decimal number');
+      return text;
+    case 'number':
+      if (text === undefined || !FLOAT.test(text)) throw fail('a number');
+      return Number(text);
+    case 'string': {
+      const string = typeof value === 'boolean' ? String(value) : (text as string);
+      if (spec.maxLength !== undefined && [...string].length > spec.maxLength) throw fail(`at most ${spec.maxLength} characters`);
+      return string;
+    }
+    case 'enum':
+      if (text === undefined || !spec.values?.includes(text)) throw fail(`one of ${(spec.values ?? []).join(', ')}`);
+      return text;
+    case 'date':
+      if (text === undefined || !DATE.test(text)) throw fail('a date (YYYY-MM-DD)');
+      return text;
+    case 'datetime':
+      if (text === undefined || !DATETIME.test(text)) throw fail('a date and time (YYYY-MM-DD HH:MM:SS)');
+      return text;
+    case 'time':
+      if (text === undefined || !TIME.test(text)) throw fail('a time (HH:MM:SS)');
+      return text;
+  }
 }

@@ -10,7 +10,7 @@ import { badRequest, httpErrorFromDatabase, HttpError, type ErrorBody } from './
 import { JwtKey } from './jwt.js';
 import { createLogger, type Logger } from './log.js';
 import { readParams } from './params.js';
-import type { BackendModule, HttpMethod, Operation, PluginContext, RequestScope, ResourceModule } from './types.js';
+import type { BackendModule, HttpMethod, Operation, ParamSpecs, ParamValue, PluginContext, RequestScope, ResourceModule } from './types.js';
 
 export interface ServerOptions {
   backends: readonly BackendModule[];
@@ -79,7 +79,7 @@ function mountResource(
     router.register(path, [method], async (ctx) => {
       const scope: RequestScope = {
         authenticate: (role) => auth.authenticate(ctx.headers.authorization, role),
-        params: async (...names) => readParams(ctx.query, await requestBody(ctx, parseBody), names),
+        params: async (specs) => readParams(ctx.query, await requestBody(ctx, parseBody), specs),
         db: database,
         transaction: (work) => database.transaction(work),
         plugin: pluginContext(auth, ctx.state.requestId),
@@ -92,12 +92,18 @@ function mountResource(
   methodFallback(router, path, methods);
 }
 
+const SHAPE_A_FIELDS = {
+  auth: { kind: 'any', nullable: false },
+  userid: { kind: 'any', nullable: false },
+  password: { kind: 'any', nullable: false },
+} as const satisfies ParamSpecs;
+
 /** Token shape A (contract §5): `POST {base}/<backend>/` with `auth=bearer&userid=..&password=..`. */
 function mountTokenShapeA(router: Router<State>, backendPath: string, auth: Authenticator, parseBody: BodyParser): void {
   for (const path of [backendPath, `${backendPath}/`]) {
     router.post(path, async (ctx) => {
       // Body only: a password in the query string would end up in access logs and browser history.
-      const fields = readParams({}, await requestBody(ctx, parseBody), ['auth', 'userid', 'password']);
+      const fields = readParams<Record<keyof typeof SHAPE_A_FIELDS, ParamValue>>({}, await requestBody(ctx, parseBody), SHAPE_A_FIELDS);
       for (const name of ['userid', 'password'] as const) {
         if (typeof fields[name] !== 'string') throw badRequest(`Parameter '${name}' must be a string`);
       }

@@ -8,6 +8,19 @@ import type { Queryable, SqlValue } from './db.js';
 /** A request parameter as the client sent it (query string, form or JSON body). */
 export type ParamValue = string | number | boolean | null;
 
+/**
+ * What a request parameter must be, from the column it meets (the generator
+ * reads it from the database). `any` takes any scalar.
+ */
+export interface ParamSpec {
+  kind: 'integer' | 'bigint' | 'decimal' | 'number' | 'string' | 'date' | 'datetime' | 'time' | 'enum' | 'any';
+  nullable: boolean;
+  unsigned?: boolean;
+  maxLength?: number;
+  values?: readonly string[];
+}
+export type ParamSpecs = Readonly<Record<string, ParamSpec>>;
+
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** What a generated handler is handed for one request. */
@@ -18,8 +31,11 @@ export interface RequestScope {
    * Throws 403 or 401 per contract §4.
    */
   authenticate(role: string): Promise<string>;
-  /** Reads the named parameters; a missing one is a 400. Body wins over query string. */
-  params<const Name extends string>(...names: Name[]): Promise<Record<Name, ParamValue>>;
+  /**
+   * Reads, checks and converts the parameters `specs` names; a missing one or a value of the
+   * wrong type is a 400 naming it. The body wins over the query string.
+   */
+  params<Params>(specs: ParamSpecs): Promise<Params>;
   /** Autocommit statements, for a request with one read step. */
   readonly db: Queryable;
   /** One connection, one transaction: for a request that writes or has several steps. */

@@ -386,13 +386,31 @@ describe('execution (contract §2, §3)', () => {
   });
 
   it('answers 400 when a column rejects a value', async () => {
-    const { status, body } = await call('/staff/v1.0/notes', {
-      method: 'POST',
-      headers: { authorization: basic('carol', 'carol-pass'), 'content-type': 'application/json' },
-      body: JSON.stringify({ title: 'x'.repeat(500), body: 'long title' }),
-    });
+    const token = await shopToken('alice', 'alice-pass');
+    // A whole number the parameter check accepts, but INT cannot hold once subtracted from the stock.
+    const { status, body } = await call('/shop/v1.0/orders', { method: 'POST', ...withAuth(token, form({ product_id: '2', quantity: '3000000000' })) });
     expect(status).toBe(400);
-    expect(body).toEqual({ message: "Value rejected by column 'title'", status: 400 });
+    expect(body).toEqual({ message: "Value rejected by column 'stock'", status: 400 });
+  });
+
+  it('checks parameters against the columns they meet before any step runs (issue 3)', async () => {
+    const token = await shopToken('alice', 'alice-pass');
+    const cases: [string, RequestInit, string][] = [
+      ['/shop/v2.0/products?max_price=cheap', {}, "Parameter 'max_price' must be a decimal number"],
+      ['/shop/v1.0/orders', { method: 'POST', ...withAuth(token, form({ product_id: 'abc', quantity: '1' })) }, "Parameter 'product_id' must be a whole number, 0 or more"],
+      ['/shop/v1.0/orders', { method: 'POST', ...withAuth(token, form({ product_id: '-1', quantity: '1' })) }, "Parameter 'product_id' must be a whole number, 0 or more"],
+      ['/shop/v1.0/orders', { method: 'POST', ...withAuth(token, form({ product_id: '1', quantity: '1.5' })) }, "Parameter 'quantity' must be a whole number"],
+      ['/shop/v1.0/orders', { method: 'POST', headers: { authorization: token, 'content-type': 'application/json' }, body: JSON.stringify({ product_id: 1, quantity: null }) }, "Parameter 'quantity' must not be null"],
+      ['/staff/v1.0/notes', { method: 'POST', headers: { authorization: basic('carol', 'carol-pass'), 'content-type': 'application/json' }, body: JSON.stringify({ title: 'x'.repeat(101), body: 'b' }) }, "Parameter 'title' must be at most 100 characters"],
+    ];
+    for (const [path, init, message] of cases) {
+      const { status, body } = await call(path, init);
+      expect(body, path).toEqual({ message, status: 400 });
+      expect(status).toBe(400);
+    }
+    // A JSON number and a string both do where the column is INT.
+    const ok = await call('/shop/v1.0/orders', { method: 'POST', headers: { authorization: token, 'content-type': 'application/json' }, body: JSON.stringify({ product_id: 2, quantity: '1' }) });
+    expect(ok.status).toBe(201);
   });
 
   it('rolls back every step when a later step fails', async () => {

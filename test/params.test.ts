@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { HttpError } from '../runtime/errors.js';
+import { readParams } from '../runtime/params.js';
+import type { ParamSpec } from '../runtime/types.js';
+
+const read = (value: unknown, spec: ParamSpec) => readParams<{ p: unknown }>({}, { p: value }, { p: spec }).p;
+const message = (value: unknown, spec: ParamSpec) => {
+  try {
+    read(value, spec);
+    return 'accepted';
+  } catch (error) {
+    expect(error).toBeInstanceOf(HttpError);
+    return (error as HttpError).message;
+  }
+};
+
+describe('readParams: checks and converts each parameter to what its column takes', () => {
+  it('converts whole numbers, keeping BIGINT and DECIMAL exact as strings', () => {
+    expect(read('42', { kind: 'integer', nullable: false })).toBe(42);
+    expect(read(42, { kind: 'integer', nullable: false })).toBe(42);
+    expect(read('9007199254740993', { kind: 'bigint', nullable: false })).toBe('9007199254740993');
+    expect(read(1.5, { kind: 'decimal', nullable: false })).toBe('1.5');
+    expect(read('0.10', { kind: 'decimal', nullable: false })).toBe('0.10');
+    expect(read('1e3', { kind: 'number', nullable: false })).toBe(1000);
+  });
+
+  it('refuses what the column cannot take, naming the parameter', () => {
+    expect(message('4.2', { kind: 'integer', nullable: false })).toBe("Parameter 'p' must be a whole number");
+    expect(message('-1', { kind: 'integer', nullable: false, unsigned: true })).toBe("Parameter 'p' must be a whole number, 0 or more");
+    expect(message('9007199254740993', { kind: 'integer', nullable: false })).toBe("Parameter 'p' must be a whole number in range");
+    expect(message(true, { kind: 'integer', nullable: false })).toBe("Parameter 'p' must be a whole number");
+    expect(message('1e3', { kind: 'decimal', nullable: false })).toBe("Parameter 'p' must be a decimal number");
+    expect(message('abc', { kind: 'number', nullable: false })).toBe("Parameter 'p' must be a number");
+    expect(message('héllo', { kind: 'string', nullable: false, maxLength: 4 })).toBe("Parameter 'p' must be at most 4 characters");
+    expect(message('zoë!', { kind: 'string', nullable: false, maxLength: 4 })).toBe('accepted');
+    expect(message('maybe', { kind: 'enum', nullable: false, values: ['yes', 'no'] })).toBe("Parameter 'p' must be one of yes, no");
+    expect(message('2026-13', { kind: 'date', nullable: false })).toBe("Parameter 'p' must be a date (YYYY-MM-DD)");
+    expect(message('2026-11-22 10:00:00', { kind: 'datetime', nullable: false })).toBe('accepted');
+    expect(message('10:00', { kind: 'time', nullable: false })).toBe('accepted');
+    expect(message(null, { kind: 'string', nullable: false })).toBe("Parameter 'p' must not be null");
+    expect(message(null, { kind: 'string', nullable: true })).toBe('accepted');
+    expect(message({ a: 1 }, { kind: 'any', nullable: true })).toBe("Parameter 'p' must be a single string, number, boolean or null");
+  });
+
+  it('takes the body over the query string, and reports a missing parameter', () => {
+    expect(readParams({ p: 'query' }, { p: 'body' }, { p: { kind: 'any', nullable: false } })).toEqual({ p: 'body' });
+    expect(readParams({ p: 'query' }, undefined, { p: { kind: 'any', nullable: false } })).toEqual({ p: 'query' });
+    expect(() => readParams({}, {}, { p: { kind: 'any', nullable: false } })).toThrow("Missing parameter 'p'");
+  });
+});
