@@ -2,6 +2,7 @@ import path from 'node:path';
 import { analyse, type SourceFile } from './analyse.js';
 import { Diagnostics } from './diagnostics.js';
 import { emit } from './emit.js';
+import { openApiDocument } from './openapi.js';
 import { checkPluginCalls } from './plugin-check.js';
 import type { Project } from './ir.js';
 import { applyTypes, snapshotText, sqlSteps, type TypeSnapshot } from './types.js';
@@ -58,6 +59,7 @@ export function emitProject(project: Project, diagnostics: Diagnostics, options:
     resourcesDir: options.resourcesDir ?? 'resources',
     projectRoot: toPosix(path.resolve(options.projectRoot ?? '.')),
   });
+  files.set(`${outDir}/openapi.json`, JSON.stringify(openApiDocument(project), null, 2) + '\n');
   const used: TypeSnapshot = {};
   for (const { key, step } of sqlSteps(project)) {
     const entry = types[key];

@@ -7,6 +7,7 @@ import bodyParser from 'koa-bodyparser';
 import { Authenticator } from './auth.js';
 import type { Database } from './db.js';
 import { badRequest, httpErrorFromDatabase, HttpError, type ErrorBody } from './errors.js';
+import { mountDocs } from './docs.js';
 import { JwtKey } from './jwt.js';
 import { createLogger, type Logger } from './log.js';
 import { readParams } from './params.js';
@@ -19,6 +20,8 @@ export interface ServerOptions {
   jwtSecret?: string | undefined;
   /** Prefix of every path, such as `/api`. */
   basePath?: string | undefined;
+  /** The generated OpenAPI document; when given, served with an API reference page. */
+  openapi?: object | undefined;
   logger?: Logger;
 }
 
@@ -58,6 +61,7 @@ export function createApp(options: ServerOptions): Koa<State> {
     }
     if (backend.authScheme === 'Bearer') mountTokenShapeA(router, `${basePath}/${backend.name}`, auth, parseBody);
   }
+  if (options.openapi) mountDocs(router, basePath, options.openapi);
   app.use(router.routes());
   app.use(() => {
     throw new HttpError(404, 'Not found');

@@ -32,7 +32,7 @@ say('database ready: usr, usr_role and the demo tables');
 
 if ((await generate({ root: process.cwd(), check: false, databaseUrl, log: say })) !== 0) process.exit(1);
 say('building ...');
-execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+execFileSync('npm', ['run', '-s', 'build'], { stdio: 'inherit' });
 
 const port = process.env.PORT ? Number(process.env.PORT) : await freePort();
 const host = process.env.HOST || '127.0.0.1';
@@ -71,6 +71,8 @@ xmlrest demo is serving ${base}  (Ctrl-C stops it and the database)
     curl -i ${base}/shop/v1.0/orders                         # 403, no credentials
     curl -i -u dave:dave-pass ${base}/staff/v1.0/me          # 403, dave is no staff
     curl -i -u carol:wrong ${base}/staff/v1.0/me             # 401
+
+  API reference: ${base}/_docs/   (OpenAPI document: ${base}/openapi.json)
 
   Users: alice (customer), bob (customer, admin), carol (staff), dave (guest); password: <name>-pass
 `);

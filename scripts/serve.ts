@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { backends } from '../generated/index.js';
 import { loadConfig } from '../runtime/config.js';
 import { createApp, createLogger, listen, openDatabase, resourcePath } from '../runtime/index.js';
@@ -11,7 +12,8 @@ try {
   const config = loadConfig();
   const database = openDatabase(config.databaseUrl);
   try {
-    const app = createApp({ backends, database, jwtSecret: config.jwtSecret, basePath: config.basePath, logger: createLogger(config.logLevel) });
+    const openapi = JSON.parse(readFileSync(new URL('../generated/openapi.json', import.meta.url), 'utf8')) as object;
+    const app = createApp({ backends, database, openapi, jwtSecret: config.jwtSecret, basePath: config.basePath, logger: createLogger(config.logLevel) });
     started = { config, database, app };
   } catch (error) {
     await database.end();

@@ -12,9 +12,9 @@ export interface TestServer {
 }
 
 /** The real server on a free loopback port, against the run's private MariaDB. */
-export async function startServer(backends: readonly BackendModule[], options: { basePath?: string } = {}): Promise<TestServer> {
+export async function startServer(backends: readonly BackendModule[], options: { basePath?: string; openapi?: object } = {}): Promise<TestServer> {
   const database = openDatabase(inject('databaseUrl'));
-  const app = createApp({ backends, database, jwtSecret: TEST_SECRET, basePath: options.basePath, logger: createLogger('silent') });
+  const app = createApp({ backends, database, jwtSecret: TEST_SECRET, basePath: options.basePath, openapi: options.openapi, logger: createLogger('silent') });
   const running: RunningServer = await listen(app, 0);
   return {
     url: running.url,

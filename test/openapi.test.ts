@@ -1,0 +1,93 @@
+import { mkdirSync, readFileSync } from 'node:fs';
+import { compileErrors, validate } from '@readme/openapi-parser';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backends } from '../generated/index.js';
+import { CHROMIUM_ARGS, ensureChromium } from '../scripts/chromium.js';
+import { startServer, type TestServer } from './support/server.js';
+
+/** The generated OpenAPI 3.1 document: valid, served, and rendered for a person in a real browser. */
+const document = JSON.parse(readFileSync('generated/openapi.json', 'utf8')) as Record<string, any>;
+let server: TestServer;
+let browser: Browser | undefined;
+
+beforeAll(async () => {
+  server = await startServer(backends, { basePath: '/api', openapi: document });
+});
+afterAll(async () => {
+  await browser?.close();
+  await server.close();
+});
+
+describe('generated/openapi.json', () => {
+  it('is a valid OpenAPI 3.1 document, and so is the lab golden case', async () => {
+    for (const file of ['generated/openapi.json', 'test/golden/lab/expected/openapi.json', 'test/golden/typed/expected/openapi.json']) {
+      const result = await validate(JSON.parse(readFileSync(file, 'utf8')));
+      expect(result.valid ? [] : compileErrors(result), file).toEqual([]);
+      expect(result.warnings, file).toEqual([]);
+    }
+  });
+
+  it('describes security, roles, parameter and row types', () => {
+    const orders = document.paths['/shop/v1.0/orders'];
+    expect(orders.get.security).toEqual([{ bearerAuth: [] }]);
+    expect(orders.get['x-xmlrest-role']).toBe('customer');
+    expect(orders.get.responses['200'].content['application/json'].schema.properties.orders.items.properties.created_on).toEqual({
+      type: 'string',
+      format: 'date-time',
+      description: 'timestamp',
+    });
+    expect(orders.post.requestBody.content['application/json'].schema.properties.product_id).toMatchObject({ type: 'integer', minimum: 0 });
+    expect(document.paths['/staff/v1.0/me'].get.security).toEqual([{ basicAuth: [] }]);
+    expect(document.paths['/shop/v1.0/products'].get.security).toBeUndefined();
+    expect(document.paths['/shop/']).toBeDefined();
+    expect(Object.keys(document.components.securitySchemes)).toEqual(['basicAuth', 'bearerAuth']);
+  });
+
+  it('is served at {base}/openapi.json with the base path as its server', async () => {
+    const response = await fetch(`${server.url}/api/openapi.json`);
+    expect(response.status).toBe(200);
+    const served = (await response.json()) as Record<string, any>;
+    expect(served.servers).toEqual([{ url: '/api' }]);
+    expect(served.paths).toEqual(document.paths);
+  });
+
+  it('serves the reference page with a strict CSP, its assets, and nothing else from that folder', async () => {
+    const page = await fetch(`${server.url}/api/_docs/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect((await fetch(`${server.url}/api/_docs/swagger-ui-bundle.js`)).status).toBe(200);
+    expect((await fetch(`${server.url}/api/_docs/package.json`)).status).toBe(404);
+    expect((await fetch(`${server.url}/api/_docs/..%2F..%2Fpackage.json`)).status).toBe(404);
+  });
+});
+
+describe('the API reference page in headless Chromium', () => {
+  it('renders every operation, with a lock on exactly the protected ones', async () => {
+    browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+    const page = await browser.newPage({ viewport: { width: 1280, height: 2400 } });
+    const offsite: string[] = [];
+    page.on('request', (request) => {
+      if (!request.url().startsWith(server.url) && !request.url().startsWith('data:')) offsite.push(request.url());
+    });
+    await page.goto(`${server.url}/api/_docs/`);
+    await page.waitForSelector('.opblock-summary', { timeout: 15_000 });
+    const operations = await page.$$eval('.opblock', (blocks) =>
+      blocks.map((block) => ({
+        path: block.querySelector('.opblock-summary-path')?.getAttribute('data-path') ?? '',
+        method: block.querySelector('.opblock-summary-method')?.textContent ?? '',
+        locked: block.querySelector('.authorization__btn') !== null,
+      })),
+    );
+    mkdirSync('test/.artifacts', { recursive: true });
+    await page.screenshot({ path: 'test/.artifacts/openapi-reference.png', fullPage: true });
+    const shown = (path: string, method: string) => operations.find((operation) => operation.path === path && operation.method === method);
+    expect(shown('/shop/v1.0/orders', 'GET')?.locked).toBe(true);
+    expect(shown('/shop/v1.0/report', 'GET')?.locked).toBe(true);
+    expect(shown('/staff/v1.0/me', 'GET')?.locked).toBe(true);
+    expect(shown('/shop/v1.0/products', 'GET')?.locked).toBe(false);
+    expect(shown('/shop/v1.0/token', 'POST')?.locked).toBe(false);
+    expect(operations).toHaveLength(Object.values(document.paths).reduce((n: number, item: any) => n + Object.keys(item).length, 0));
+    expect(offsite).toEqual([]);
+  });
+});
