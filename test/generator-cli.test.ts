@@ -32,14 +32,15 @@ describe('generate', () => {
     expect(await generate()).toBe(0);
     expect(Object.keys(snapshot(path.join(ROOT, 'generated'))).sort()).toEqual([
       'column-types.json',
-      'index.ts', 'shop/index.ts', 'shop/orders.ts', 'shop/products.ts', 'shop/products@2.0.ts', 'shop/report.ts', 'shop/token.ts',
+      'index.ts',
+      'openapi.json', 'shop/index.ts', 'shop/orders.ts', 'shop/products.ts', 'shop/products@2.0.ts', 'shop/report.ts', 'shop/token.ts',
     ]);
     // The same resources give the same bytes as the committed generated/ of the repo.
     expect(readFileSync(path.join(ROOT, 'generated/shop/orders.ts'), 'utf8')).toBe(readFileSync('generated/shop/orders.ts', 'utf8'));
     const mtime = statSync(path.join(ROOT, 'generated/shop/orders.ts')).mtimeMs;
     lines = [];
     expect(await generate()).toBe(0);
-    expect(lines).toEqual(['xmlrest: 8 files from 6 resource files, 0 changed']);
+    expect(lines).toEqual(['xmlrest: 9 files from 6 resource files, 0 changed']);
     expect(statSync(path.join(ROOT, 'generated/shop/orders.ts')).mtimeMs).toBe(mtime);
     expect(await generate(true)).toBe(0);
   });
@@ -55,11 +56,12 @@ describe('generate', () => {
     expect(await generate(true)).toBe(1);
     expect(lines).toEqual([
       'update generated/column-types.json',
+      'update generated/openapi.json',
       'update generated/shop/index.ts',
       'update generated/shop/report.ts',
       'remove generated/shop/products@2.0.ts',
       'remove generated/shop/stale.ts',
-      'xmlrest: generated/ is stale (5 files); run npm run generate',
+      'xmlrest: generated/ is stale (6 files); run npm run generate',
     ]);
     expect(snapshot(path.join(ROOT, 'generated'))).toEqual({ ...before, 'shop/stale.ts': '// left over\n' });
     expect(await generate()).toBe(0);

@@ -66,7 +66,7 @@ describe('a backend written by following the README', () => {
   it('generates', async () => {
     const log: string[] = [];
     const code = await run({ root: '.', check: false, databaseUrl: inject('databaseUrl'), resourcesDir: `${DIR}/resources`, outDir: `${DIR}/generated`, log: (line) => log.push(line) });
-    expect(log.at(-1)).toBe('xmlrest: 5 files from 3 resource files, 5 changed');
+    expect(log.at(-1)).toBe('xmlrest: 6 files from 3 resource files, 6 changed');
     expect(code).toBe(0);
   });
 
