@@ -1,0 +1,45 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+/** schema/resource-1.0.xsd, checked with xmllint (Debian libxml2-utils) as an editor would use it. */
+const SCHEMA = 'schema/resource-1.0.xsd';
+
+beforeAll(() => {
+  if (existsSync('/usr/bin/xmllint')) return;
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  execFileSync('apt-get', ['update', '-qq'], { stdio: 'ignore', env });
+  execFileSync('apt-get', ['install', '-y', '-qq', 'libxml2-utils'], { stdio: 'ignore', env });
+}, 120_000);
+
+const xmllint = (...files: string[]) => spawnSync('xmllint', ['--noout', '--schema', SCHEMA, ...files], { encoding: 'utf8' });
+
+describe('the editor schema', () => {
+  it('accepts every demo resource and backend.xml', () => {
+    const files = readdirSync('resources', { recursive: true })
+      .map(String)
+      .filter((file) => file.endsWith('.xml'))
+      .map((file) => `resources/${file}`);
+    expect(files.length).toBeGreaterThanOrEqual(9);
+    const result = xmllint(...files);
+    expect(result.stderr.trim().split('\n')).toEqual(files.map((file) => `${file} validates`));
+    expect(result.status).toBe(0);
+  });
+
+  it('flags what the generator refuses: unknown elements and attributes, a bad method, a missing v', () => {
+    mkdirSync('test/.tmp/schema', { recursive: true });
+    const cases = {
+      'element.xml': '<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0"><Request method="GET"><Query>select 1</Query></Request></Resource>',
+      'attribute.xml': '<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0" colour="red"><Request method="GET"><Sql>select 1 as a</Sql></Request></Resource>',
+      'method.xml': '<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0"><Request method="FETCH"><Sql>select 1 as a</Sql></Request></Resource>',
+      'version.xml': '<Resource xmlns="urn:xmlrest:resource:1.0"><Request method="GET"><Sql>select 1 as a</Sql></Request></Resource>',
+      'status.xml': '<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0"><Request method="GET" status="204"><Sql>select 1 as a</Sql></Request></Resource>',
+    };
+    for (const [name, text] of Object.entries(cases)) {
+      writeFileSync(`test/.tmp/schema/${name}`, text);
+      const result = xmllint(`test/.tmp/schema/${name}`);
+      expect(result.status, name).not.toBe(0);
+      expect(result.stderr, name).toContain('fails to validate');
+    }
+  });
+});
