@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import path from 'node:path';
 import { openDescriber } from './database.js';
 import type { Diagnostics } from './diagnostics.js';
-import { analyseSources, emitProject, type GenerateOptions, type SourceFile } from './index.js';
+import { analyseSources, emitProject, type GenerateOptions, type GeneratorCache, type SourceFile } from './index.js';
 import type { Project } from './ir.js';
 import { inferTypes, type TypeSnapshot } from './types.js';
 
@@ -23,6 +23,8 @@ export interface RunOptions {
   /** Project-relative folder of the runtime; default `runtime`. */
   runtimeDir?: string;
   log?: (line: string) => void;
+  /** Kept between runs by `npm run dev`, so that a one-file change re-emits one module. */
+  cache?: GeneratorCache;
 }
 
 export async function run(options: RunOptions): Promise<number> {
@@ -30,7 +32,14 @@ export async function run(options: RunOptions): Promise<number> {
   const resourcesDir = options.resourcesDir ?? 'resources';
   const outDir = options.outDir ?? 'generated';
   const sources = readSources(options.root, resourcesDir);
-  const generateOptions = { resourcesDir, outDir, runtimeDir: options.runtimeDir ?? 'runtime', projectRoot: path.resolve(options.root), exists: (file: string) => existsSync(path.join(options.root, file)) };
+  const generateOptions = {
+    resourcesDir,
+    outDir,
+    runtimeDir: options.runtimeDir ?? 'runtime',
+    projectRoot: path.resolve(options.root),
+    ...(options.cache ? { cache: options.cache } : {}),
+    exists: (file: string) => existsSync(path.join(options.root, file)),
+  };
   const { project, diagnostics } = analyseSources(sources, generateOptions);
   const snapshotFile = path.join(options.root, outDir, 'column-types.json');
   let types: TypeSnapshot = existsSync(snapshotFile) ? (JSON.parse(readFileSync(snapshotFile, 'utf8')) as TypeSnapshot) : {};

@@ -37,12 +37,24 @@ function morphProject(): MorphProject {
   return morph;
 }
 
-export function emit(project: Project, options: EmitOptions): Map<string, string> {
+/**
+ * Emitted resource modules keyed by everything they are made from, kept by a
+ * long-running process (`npm run dev`) so that one changed file re-emits one module.
+ */
+export type EmitCache = Map<string, string>;
+
+export function emit(project: Project, options: EmitOptions, cache?: EmitCache): Map<string, string> {
   const files = new Map<string, string>();
   for (const backend of project.backends) {
     for (const resource of backend.resources) {
       const file = path.join(options.outDir, backend.name, `${moduleName(resource)}.ts`);
-      files.set(file, emitResource(resource, file, options));
+      const key = cache ? JSON.stringify([file, options, resource]) : '';
+      let text = cache?.get(key);
+      if (text === undefined) {
+        text = emitResource(resource, file, options);
+        cache?.set(key, text);
+      }
+      files.set(file, text);
     }
     const index = path.join(options.outDir, backend.name, 'index.ts');
     files.set(index, emitBackendIndex(backend, index, options));

@@ -1,9 +1,9 @@
 import path from 'node:path';
 import { analyse, type SourceFile } from './analyse.js';
 import { Diagnostics } from './diagnostics.js';
-import { emit } from './emit.js';
+import { emit, type EmitCache } from './emit.js';
 import { openApiDocument } from './openapi.js';
-import { checkPluginCalls } from './plugin-check.js';
+import { checkPluginCalls, type PluginCheckCache } from './plugin-check.js';
 import type { Project } from './ir.js';
 import { applyTypes, snapshotText, sqlSteps, type TypeSnapshot } from './types.js';
 
@@ -23,6 +23,17 @@ export interface GenerateOptions {
   types?: TypeSnapshot;
   /** Absolute folder that plug-in module paths are relative to; default the working directory. */
   projectRoot?: string;
+  /** Kept between runs by a long-running process (`npm run dev`). */
+  cache?: GeneratorCache;
+}
+
+export interface GeneratorCache {
+  modules: EmitCache;
+  plugins: PluginCheckCache;
+}
+
+export function newGeneratorCache(): GeneratorCache {
+  return { modules: new Map(), plugins: {} };
 }
 
 export type GenerateResult =
@@ -50,7 +61,7 @@ export function generate(sources: readonly SourceFile[], options: GenerateOption
 export function emitProject(project: Project, diagnostics: Diagnostics, options: GenerateOptions = {}): GenerateResult {
   const types = options.types ?? {};
   const untyped = applyTypes(project, types, diagnostics);
-  if (diagnostics.count === 0) checkPluginCalls(project, options.projectRoot ?? process.cwd(), diagnostics);
+  if (diagnostics.count === 0) checkPluginCalls(project, options.projectRoot ?? process.cwd(), diagnostics, options.cache?.plugins);
   if (diagnostics.count > 0) return { ok: false, errors: diagnostics.lines() };
   const outDir = options.outDir ?? 'generated';
   const files = emit(project, {
@@ -58,7 +69,7 @@ export function emitProject(project: Project, diagnostics: Diagnostics, options:
     runtimeDir: options.runtimeDir ?? 'runtime',
     resourcesDir: options.resourcesDir ?? 'resources',
     projectRoot: toPosix(path.resolve(options.projectRoot ?? '.')),
-  });
+  }, options.cache?.modules);
   files.set(`${outDir}/openapi.json`, JSON.stringify(openApiDocument(project), null, 2) + '\n');
   const used: TypeSnapshot = {};
   for (const { key, step } of sqlSteps(project)) {

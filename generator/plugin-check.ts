@@ -10,7 +10,12 @@ import type { Bind, ExecuteStep, Project, SqlStep, Step } from './ir.js';
  * not declare, a required one that is missing, or a value whose type cannot be
  * assigned to the declared one is a generation error at the Arg.
  */
-export function checkPluginCalls(project: Project, projectRoot: string, diagnostics: Diagnostics): void {
+/** A compiler kept by a long-running process, so that only the first check pays for loading it. */
+export interface PluginCheckCache {
+  morph?: MorphProject;
+}
+
+export function checkPluginCalls(project: Project, projectRoot: string, diagnostics: Diagnostics, cache: PluginCheckCache = {}): void {
   const calls: { step: ExecuteStep; steps: Step[] }[] = [];
   for (const backend of project.backends) {
     for (const resource of backend.resources) {
@@ -21,9 +26,11 @@ export function checkPluginCalls(project: Project, projectRoot: string, diagnost
   }
   if (calls.length === 0) return;
   // Loading the compiler costs about a second; it happens only when a resource calls a plug-in.
-  const morph = new MorphProject({
+  const morph = (cache.morph ??= new MorphProject({
     compilerOptions: { strict: true, module: 199 /* NodeNext */, moduleResolution: 99 /* NodeNext */, target: 9 /* ES2022 */, skipLibCheck: true, types: ['node'] },
-  });
+  }));
+  // A kept compiler must see plug-ins as they are on disk now.
+  for (const file of morph.getSourceFiles()) if (!file.getFilePath().includes('__xmlrest_plugin_probe__')) file.refreshFromFileSystemSync();
   const probes = morph.createSourceFile(path.join(projectRoot, '__xmlrest_plugin_probe__.ts'), '', { overwrite: true });
   const probeTypes = new Map<string, Type>();
   const typeOf = (text: string): Type => {

@@ -18,5 +18,5 @@ export type { WriteResult } from './db.js';
 export { Database, openDatabase } from './db.js';
 export { HttpError } from './errors.js';
 export { cell } from './types.js';
-export { createApp, listen, resourcePath, type RunningServer, type ServerOptions } from './server.js';
+export { createApp, createReloadableApp, listen, resourcePath, type ReloadableApp, type RunningServer, type ServerOptions } from './server.js';
 export { createLogger, parseLogLevel, type Logger } from './log.js';

@@ -39,11 +39,26 @@ export function resourcePath(basePath: string, backend: string, resource: Resour
 }
 
 export function createApp(options: ServerOptions): Koa<State> {
+  return createReloadableApp(options).app;
+}
+
+export interface ReloadableApp {
+  app: Koa<State>;
+  /**
+   * Swaps in new backends (and OpenAPI document) for the requests that start
+   * from now on; requests already running finish on the routes they began with.
+   */
+  reload(backends: readonly BackendModule[], openapi?: object): void;
+}
+
+/** The server with routes that can be replaced while it runs (`npm run dev`). */
+export function createReloadableApp(options: ServerOptions): ReloadableApp {
   const logger = options.logger ?? createLogger();
   const basePath = normaliseBasePath(options.basePath);
-  const needsKey = options.backends.some((backend) => backend.authScheme === 'Bearer');
-  // Refuses to start with a short or missing secret rather than serve forgeable tokens.
-  const key = needsKey ? new JwtKey(options.jwtSecret ?? '') : null;
+  // Made when a Bearer backend first needs it: a short or missing secret refuses to start
+  // (or to reload) rather than serve forgeable tokens.
+  let key: JwtKey | null = null;
+  const keyFor = (backend: BackendModule) => (backend.authScheme === 'Bearer' ? (key ??= new JwtKey(options.jwtSecret ?? '')) : key);
 
   const app = new Koa<State>();
   // Errors are logged by errorMiddleware, with their request id; Koa's own printer would log them again.
@@ -53,20 +68,30 @@ export function createApp(options: ServerOptions): Koa<State> {
   // Parsed only when a handler reads parameters, so that routing and auth answer first (contract §3).
   const parseBody = bodyParser({ enableTypes: ['json', 'form'], jsonLimit: '1mb', formLimit: '1mb', strict: true });
 
-  const router = new Router<State>();
-  for (const backend of options.backends) {
-    const auth = new Authenticator(backend, options.database, key);
-    for (const resource of backend.resources) {
-      mountResource(router, resourcePath(basePath, backend.name, resource), resource, auth, options.database, parseBody);
+  const build = (backends: readonly BackendModule[], openapi: object | undefined) => {
+    const router = new Router<State>();
+    for (const backend of backends) {
+      const auth = new Authenticator(backend, options.database, keyFor(backend));
+      for (const resource of backend.resources) {
+        mountResource(router, resourcePath(basePath, backend.name, resource), resource, auth, options.database, parseBody);
+      }
+      if (backend.authScheme === 'Bearer') mountTokenShapeA(router, `${basePath}/${backend.name}`, auth, parseBody);
     }
-    if (backend.authScheme === 'Bearer') mountTokenShapeA(router, `${basePath}/${backend.name}`, auth, parseBody);
-  }
-  if (options.openapi) mountDocs(router, basePath, options.openapi);
-  app.use(router.routes());
+    if (openapi) mountDocs(router, basePath, openapi);
+    return router.routes();
+  };
+  let routes = build(options.backends, options.openapi);
+  // Each request takes the routes current when it starts, so a reload never cuts one off.
+  app.use((ctx, next) => routes(ctx as Parameters<typeof routes>[0], next));
   app.use(() => {
     throw new HttpError(404, 'Not found');
   });
-  return app;
+  return {
+    app,
+    reload: (backends, openapi) => {
+      routes = build(backends, openapi);
+    },
+  };
 }
 
 function mountResource(
