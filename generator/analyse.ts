@@ -22,6 +22,8 @@ export interface AnalyseOptions {
   resourcesDir?: string;
   /** Whether a project-relative file exists (user plug-in modules). */
   exists(path: string): boolean;
+  /** Parsed files kept by a long-running process, keyed by path and text; only clean parses are kept. */
+  parsed?: Map<string, RawElement>;
 }
 
 /** The seed's §5.3 queries, for the default `usr` and `usr_role` tables. */
@@ -68,8 +70,10 @@ export function analyse(files: readonly SourceFile[], diagnostics: Diagnostics, 
     if (other) diagnostics.error(top(backendFiles[0]!.path), `backend "${name}" and backend "${other}" differ only in punctuation: rename one`);
     backendBindings.set(binding(name, 'Backend'), name);
     const settings = backendFiles.find((file) => file.path.endsWith('/backend.xml'));
-    const backend = analyseBackend(name, settings, diagnostics);
+    const backend = analyseBackend(name, settings, diagnostics, options.parsed);
     const seen = new Map<string, string>();
+    /** TypeScript binding of each resource, to refuse two names that differ only in punctuation. */
+    const identifiers = new Map<string, string>();
     for (const file of backendFiles) {
       if (file === settings) continue;
       const resource = analyseResource(file, backend, diagnostics, options);
@@ -82,11 +86,12 @@ export function analyse(files: readonly SourceFile[], diagnostics: Diagnostics, 
       }
       seen.set(key, file.path);
       const identifier = `${binding(resource.name, 'Resource')}@${resource.version}`;
-      const twin = backend.resources.find((other) => other.name !== resource.name && `${binding(other.name, 'Resource')}@${other.version}` === identifier);
-      if (twin) {
-        diagnostics.error(top(file.path), `resource "${resource.name}" and resource "${twin.name}" differ only in punctuation: rename one`);
+      const twin = identifiers.get(identifier);
+      if (twin !== undefined && twin !== resource.name) {
+        diagnostics.error(top(file.path), `resource "${resource.name}" and resource "${twin}" differ only in punctuation: rename one`);
         continue;
       }
+      identifiers.set(identifier, resource.name);
       backend.resources.push(resource);
     }
     backend.resources.sort((a, b) => compare(a.name, b.name) || compareVersions(a.version, b.version));
@@ -101,7 +106,7 @@ interface BackendWithPlugins extends Backend {
   plugins: Map<string, PluginRef>;
 }
 
-function analyseBackend(name: string, file: SourceFile | undefined, diagnostics: Diagnostics): BackendWithPlugins {
+function analyseBackend(name: string, file: SourceFile | undefined, diagnostics: Diagnostics, parsed?: Map<string, RawElement>): BackendWithPlugins {
   const backend: BackendWithPlugins = {
     name,
     source: file?.path ?? null,
@@ -116,7 +121,7 @@ function analyseBackend(name: string, file: SourceFile | undefined, diagnostics:
     plugins: new Map(),
   };
   if (!file) return backend;
-  const root = parseXml(file.path, file.text, diagnostics);
+  const root = parseCached(file, diagnostics, parsed);
   if (!root) return backend;
   const attrs = new AttributeReader(root, diagnostics);
   if (root.name !== 'Backend') {
@@ -244,7 +249,7 @@ function analyseResource(file: SourceFile, backend: BackendWithPlugins, diagnost
     diagnostics.error(top(file.path), 'the resource name "index" is reserved for the backend\'s own module: rename the file');
     return undefined;
   }
-  const root = parseXml(file.path, file.text, diagnostics);
+  const root = parseCached(file, diagnostics, options.parsed);
   if (!root) return undefined;
   if (root.name !== 'Resource') {
     diagnostics.error(root.at, `the root element is Resource, not ${root.name}`);
@@ -513,6 +518,16 @@ function checkStepNames(operations: Operation[], diagnostics: Diagnostics): void
 }
 
 // ---------------------------------------------------------------- helpers
+
+function parseCached(file: SourceFile, diagnostics: Diagnostics, cache: Map<string, RawElement> | undefined): RawElement | undefined {
+  const key = `${file.path}\0${file.text}`;
+  const cached = cache?.get(key);
+  if (cached) return cached;
+  const before = diagnostics.count;
+  const root = parseXml(file.path, file.text, diagnostics);
+  if (root && diagnostics.count === before) cache?.set(key, root);
+  return root;
+}
 
 /** Reads attributes by name, then reports every one nobody asked for. */
 class AttributeReader {

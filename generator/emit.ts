@@ -71,7 +71,7 @@ export function moduleName(resource: Resource): string {
 // ---------------------------------------------------------------- resource modules
 
 function emitResource(resource: Resource, file: string, options: EmitOptions): string {
-  const statements: StatementStructures[] = [];
+  const statements: (StatementStructures | string)[] = [];
   const runtime = importPath(options, file, path.join(options.runtimeDir, 'index.ts'));
   const typeName = pascal(resource.name) + (resource.version === '1.0' ? '' : `V${resource.version.replaceAll('.', '_')}`);
 
@@ -127,24 +127,13 @@ function emitResource(resource: Resource, file: string, options: EmitOptions): s
   for (const operation of resource.operations) {
     const prefix = typeName + pascal(operation.method.toLowerCase());
     if (operation.params.length > 0) {
-      statements.push({ kind: StructureKind.VariableStatement, 
-        docs: [`What the parameters of ${operation.method} must be, from the columns they meet; checked before any step runs.`],
-        isExported: true,
-        declarationKind: VariableDeclarationKind.Const,
-        declarations: [
-          {
-            name: paramsConstant(resource, operation),
-            type: 'ParamSpecs',
-            initializer: (writer) => {
-              writer.write('{').newLine();
-              writer.indent(() => {
-                for (const name of operation.params) writer.writeLine(`${propertyName(name)}: ${paramSpecLiteral(operation.paramTypes[name])},`);
-              });
-              writer.write('}');
-            },
-          },
-        ],
-      });
+      statements.push(
+        objectConstant(
+          `What the parameters of ${operation.method} must be, from the columns they meet; checked before any step runs.`,
+          `export const ${paramsConstant(resource, operation)}: ParamSpecs`,
+          operation.params.map((name) => `${propertyName(name)}: ${paramSpecLiteral(operation.paramTypes[name])},`),
+        ),
+      );
       statements.push({ kind: StructureKind.Interface, 
         docs: [`Request parameters of ${operation.method}, from the query string or the body, converted to what their columns take.`],
         isExported: true,
@@ -156,22 +145,18 @@ function emitResource(resource: Resource, file: string, options: EmitOptions): s
       });
     }
     const outputs = operation.steps.filter((step) => step.output);
-    statements.push({ kind: StructureKind.TypeAlias, 
-      docs: [`Response body of ${operation.method}: one field per step with output="true".`],
-      isExported: true,
-      name: `${prefix}Response`,
-      type: (writer) => {
-        if (outputs.length === 0) {
-          writer.write('Record<string, never>');
-          return;
-        }
-        writer.write('{').newLine();
-        writer.indent(() => {
-          for (const step of outputs) writer.writeLine(`${propertyName(step.id)}: ${stepResultType(step)};`);
-        });
-        writer.write('}');
-      },
-    });
+    const responseDoc = `Response body of ${operation.method}: one field per step with output="true".`;
+    statements.push(
+      outputs.length === 0
+        ? { kind: StructureKind.TypeAlias, docs: [responseDoc], isExported: true, name: `${prefix}Response`, type: 'Record<string, never>' }
+        : {
+            kind: StructureKind.Interface,
+            docs: [responseDoc],
+            isExported: true,
+            name: `${prefix}Response`,
+            properties: outputs.map((step) => ({ name: propertyName(step.id), type: stepResultType(step) })),
+          },
+    );
     statements.push({ kind: StructureKind.Function, 
       docs: [doc(`${operation.method} ${resource.backend}/v${resource.version}/${resource.name}${operation.description ? `: ${operation.description}` : ''}`)],
       isAsync: true,
@@ -182,34 +167,17 @@ function emitResource(resource: Resource, file: string, options: EmitOptions): s
     });
   }
 
-  statements.push({ kind: StructureKind.VariableStatement, 
-    docs: [doc(resource.description ?? `The ${resource.name} resource.`)],
-    isExported: true,
-    declarationKind: VariableDeclarationKind.Const,
-    declarations: [
-      {
-        name: 'resource',
-        type: 'ResourceModule',
-        initializer: (writer) => {
-          writer.write('{').newLine();
-          writer.indent(() => {
-            writer.writeLine(`name: ${quote(resource.name)},`);
-            writer.writeLine(`version: ${quote(resource.version)},`);
-            writer.writeLine(`auth: ${resource.auth === null ? 'null' : quote(resource.auth)},`);
-            writer.writeLine(`source: ${quote(resource.source)},`);
-            writer.write('operations: {').newLine();
-            writer.indent(() => {
-              for (const operation of resource.operations) {
-                writer.writeLine(`${operation.method}: { status: ${operation.status}, handler: ${handlerName(operation)} },`);
-              }
-            });
-            writer.writeLine('},');
-          });
-          writer.write('}');
-        },
-      },
-    ],
-  });
+  statements.push(
+    objectConstant(resource.description ?? `The ${resource.name} resource.`, 'export const resource: ResourceModule', [
+      `name: ${quote(resource.name)},`,
+      `version: ${quote(resource.version)},`,
+      `auth: ${resource.auth === null ? 'null' : quote(resource.auth)},`,
+      `source: ${quote(resource.source)},`,
+      'operations: {',
+      ...resource.operations.map((operation) => `  ${operation.method}: { status: ${operation.status}, handler: ${handlerName(operation)} },`),
+      '},',
+    ]),
+  );
   return finish(file, statements, resource.source);
 }
 
@@ -276,7 +244,7 @@ function stepResultType(step: Step): string {
 // ---------------------------------------------------------------- index modules
 
 function emitBackendIndex(backend: Backend, file: string, options: EmitOptions): string {
-  const statements: StatementStructures[] = [];
+  const statements: (StatementStructures | string)[] = [];
   statements.push({ kind: StructureKind.ImportDeclaration,  moduleSpecifier: importPath(options, file, path.join(options.runtimeDir, 'index.ts')), isTypeOnly: true, namedImports: ['BackendModule'] });
   for (const resource of backend.resources) {
     statements.push({ kind: StructureKind.ImportDeclaration,  moduleSpecifier: `./${moduleName(resource)}.js`, namedImports: [{ name: 'resource', alias: resourceIdentifier(resource) }] });
@@ -292,38 +260,24 @@ function emitBackendIndex(backend: Backend, file: string, options: EmitOptions):
       declarations: [{ name: 'AUTH_QUERY_SQL', initializer: templateLiteral(backend.authQuery.sql) }],
     });
   }
-  statements.push({ kind: StructureKind.VariableStatement, 
-    isExported: true,
-    declarationKind: VariableDeclarationKind.Const,
-    declarations: [
-      {
-        name: 'backend',
-        type: 'BackendModule',
-        initializer: (writer) => {
-          writer.write('{').newLine();
-          writer.indent(() => {
-            writer.writeLine(`name: ${quote(backend.name)},`);
-            writer.writeLine(`authScheme: ${backend.authScheme === null ? 'null' : quote(backend.authScheme)},`);
-            writer.writeLine(
-              `authQuery: ${backend.authQuery ? `{ sql: AUTH_QUERY_SQL, binds: [${backend.authQuery.binds.map(quote).join(', ')}] }` : 'null'},`,
-            );
-            writer.writeLine(`tokenLifetime: ${backend.tokenLifetime},`);
-            writer.writeLine(`issuer: ${quote(backend.issuer)},`);
-            writer.writeLine(`iatUnit: ${quote(backend.iatUnit)},`);
-            writer.writeLine(`consoleRole: ${quote(backend.consoleRole)},`);
-            writer.writeLine(`absentCredentialsStatus: ${backend.absentCredentialsStatus},`);
-            writer.writeLine(`resources: [${backend.resources.map(resourceIdentifier).join(', ')}],`);
-          });
-          writer.write('}');
-        },
-      },
-    ],
-  });
+  statements.push(
+    objectConstant(`The ${backend.name} backend: its settings and resources.`, 'export const backend: BackendModule', [
+      `name: ${quote(backend.name)},`,
+      `authScheme: ${backend.authScheme === null ? 'null' : quote(backend.authScheme)},`,
+      `authQuery: ${backend.authQuery ? `{ sql: AUTH_QUERY_SQL, binds: [${backend.authQuery.binds.map(quote).join(', ')}] }` : 'null'},`,
+      `tokenLifetime: ${backend.tokenLifetime},`,
+      `issuer: ${quote(backend.issuer)},`,
+      `iatUnit: ${quote(backend.iatUnit)},`,
+      `consoleRole: ${quote(backend.consoleRole)},`,
+      `absentCredentialsStatus: ${backend.absentCredentialsStatus},`,
+      `resources: [${backend.resources.map(resourceIdentifier).join(', ')}],`,
+    ]),
+  );
   return finish(file, statements, backend.source ?? `${options.resourcesDir}/${backend.name}/`);
 }
 
 function emitProjectIndex(project: Project, file: string, options: EmitOptions): string {
-  const statements: StatementStructures[] = [];
+  const statements: (StatementStructures | string)[] = [];
   statements.push({ kind: StructureKind.ImportDeclaration,  moduleSpecifier: importPath(options, file, path.join(options.runtimeDir, 'index.ts')), isTypeOnly: true, namedImports: ['BackendModule'] });
   for (const backend of project.backends) {
     statements.push({ kind: StructureKind.ImportDeclaration,  moduleSpecifier: `./${backend.name}/index.js`, namedImports: [{ name: 'backend', alias: binding(backend.name, 'Backend') }] });
@@ -343,15 +297,14 @@ function emitProjectIndex(project: Project, file: string, options: EmitOptions):
  * Prints a whole module from its structures in one go: ts-morph re-parses a
  * file after every add* call, which made 1,000 resources take 8 s.
  */
-function finish(file: string, statements: StatementStructures[], from: string): string {
+function finish(file: string, statements: (StatementStructures | string)[], from: string): string {
   // A blank line between top-level statements, but not between imports, as a person would leave them.
-  const spaced: (StatementStructures | WriterFunction)[] = statements.flatMap((statement, index) => {
-    const previous = statements[index - 1];
-    const bothImports = previous?.kind === StructureKind.ImportDeclaration && statement.kind === StructureKind.ImportDeclaration;
+  const isImport = (statement: StatementStructures | string | undefined) => typeof statement === 'object' && statement.kind === StructureKind.ImportDeclaration;
+  const spaced: (StatementStructures | string | WriterFunction)[] = statements.flatMap((statement, index) => {
+    const bothImports = isImport(statements[index - 1]) && isImport(statement);
     return index === 0 || bothImports ? [statement] : [(writer: CodeBlockWriter) => writer.blankLineIfLastNot(), statement];
   });
   const source = morphProject().createSourceFile(`/${file}`, { statements: spaced }, { overwrite: true });
-  source.formatText({ indentSize: 2, convertTabsToSpaces: true, ensureNewLineAtEndOfFile: true });
   const text = `// Code generated by xmlrest from ${from}. DO NOT EDIT.\n\n${source.getFullText().trimStart()}`;
   morphProject().removeSourceFile(source);
   return text;
@@ -396,6 +349,15 @@ function handlerName(operation: Operation): string {
 
 function resourceIdentifier(resource: Resource): string {
   return binding(resource.name, 'Resource') + (resource.version === '1.0' ? '' : `V${resource.version.replaceAll('.', '_')}`);
+}
+
+/**
+ * A documented object constant as text: ts-morph's printer gives a written
+ * initializer a hanging indent, and formatting each module afterwards would
+ * cost as much as printing it.
+ */
+function objectConstant(docText: string, head: string, lines: string[]): string {
+  return [`/** ${doc(docText)} */`, `${head} = {`, ...lines.map((line) => `  ${line}`), '};'].join('\n');
 }
 
 /** Text inside a JSDoc comment: a `*\/` in a description must not end the comment. */

@@ -5,6 +5,7 @@ import { emit, type EmitCache } from './emit.js';
 import { openApiDocument } from './openapi.js';
 import { checkPluginCalls, type PluginCheckCache } from './plugin-check.js';
 import type { Project } from './ir.js';
+import type { RawElement } from './parse.js';
 import { applyTypes, snapshotText, sqlSteps, type TypeSnapshot } from './types.js';
 
 export type { SourceFile } from './analyse.js';
@@ -28,12 +29,13 @@ export interface GenerateOptions {
 }
 
 export interface GeneratorCache {
+  parsed: Map<string, RawElement>;
   modules: EmitCache;
   plugins: PluginCheckCache;
 }
 
 export function newGeneratorCache(): GeneratorCache {
-  return { modules: new Map(), plugins: {} };
+  return { parsed: new Map(), modules: new Map(), plugins: {} };
 }
 
 export type GenerateResult =
@@ -43,7 +45,11 @@ export type GenerateResult =
 /** Stages 1 and 2 on their own: the CLI asks the database for types between them and emit. */
 export function analyseSources(sources: readonly SourceFile[], options: GenerateOptions = {}): { project: Project; diagnostics: Diagnostics } {
   const diagnostics = new Diagnostics();
-  const project = analyse(sources, diagnostics, { resourcesDir: options.resourcesDir ?? 'resources', exists: options.exists ?? (() => false) });
+  const project = analyse(sources, diagnostics, {
+    resourcesDir: options.resourcesDir ?? 'resources',
+    exists: options.exists ?? (() => false),
+    ...(options.cache ? { parsed: options.cache.parsed } : {}),
+  });
   return { project, diagnostics };
 }
 

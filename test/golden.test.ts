@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { Project } from 'ts-morph';
 import { describe, expect, it } from 'vitest';
 import { readSources } from '../generator/cli.js';
 import { generate, type TypeSnapshot } from '../generator/index.js';
@@ -60,5 +61,17 @@ describe.each(cases)('golden case %s', (name) => {
     const first = flatten(generate(sources, { outDir: 'out' }));
     const second = flatten(generate([...sources].reverse(), { outDir: 'out' }));
     expect(second).toStrictEqual(first);
+  });
+
+  it('emits modules that are already formatted: the TypeScript formatter changes nothing', () => {
+    if (!existsSync(expectedDir)) return;
+    const morph = new Project({ useInMemoryFileSystem: true });
+    const modules = (readdirSync(expectedDir, { recursive: true }) as string[]).filter((file) => file.endsWith('.ts'));
+    for (const file of modules) {
+      const text = readFileSync(path.join(expectedDir, file), 'utf8');
+      const source = morph.createSourceFile(`/${file}`, text, { overwrite: true });
+      source.formatText({ indentSize: 2, convertTabsToSpaces: true, ensureNewLineAtEndOfFile: true });
+      expect(source.getFullText(), file).toBe(text);
+    }
   });
 });

@@ -12,6 +12,7 @@ const AUTH_QUERY_SQL = `select cast(r.user_id as char) as sub, r.role_name as au
 from usr_role r inner join usr u on r.user_id = u.user_id
 where u.user_name = ? and u.pass_word = ?`;
 
+/** The shop backend: its settings and resources. */
 export const backend: BackendModule = {
   name: 'shop',
   authScheme: 'Bearer',

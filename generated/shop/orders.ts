@@ -42,9 +42,9 @@ export interface PlacedRow {
 }
 
 /** Response body of GET: one field per step with output="true". */
-export type OrdersGetResponse = {
+export interface OrdersGetResponse {
   orders: OrdersRow[];
-};
+}
 
 /** GET shop/v1.0/orders: Lists the orders of the logged-in user ($uid). */
 async function get(scope: RequestScope): Promise<OrdersGetResponse> {
@@ -68,10 +68,10 @@ export interface OrdersPostParams {
 }
 
 /** Response body of POST: one field per step with output="true". */
-export type OrdersPostResponse = {
+export interface OrdersPostResponse {
   order: WriteResult;
   placed: PlacedRow[];
-};
+}
 
 /** POST shop/v1.0/orders: Places an order: takes the quantity from stock, then records the order, in one transaction. */
 async function post(scope: RequestScope): Promise<OrdersPostResponse> {

@@ -20,9 +20,9 @@ export interface ProductsRow {
 }
 
 /** Response body of GET: one field per step with output="true". */
-export type ProductsGetResponse = {
+export interface ProductsGetResponse {
   products: ProductsRow[];
-};
+}
 
 /** GET shop/v1.0/products */
 async function get(scope: RequestScope): Promise<ProductsGetResponse> {

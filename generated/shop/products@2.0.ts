@@ -32,9 +32,9 @@ export interface ProductsV2_0GetParams {
 }
 
 /** Response body of GET: one field per step with output="true". */
-export type ProductsV2_0GetResponse = {
+export interface ProductsV2_0GetResponse {
   products: ProductsRow[];
-};
+}
 
 /** GET shop/v2.0/products */
 async function get(scope: RequestScope): Promise<ProductsV2_0GetResponse> {

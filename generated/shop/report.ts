@@ -19,9 +19,9 @@ export interface SalesRow {
 }
 
 /** Response body of GET: one field per step with output="true". */
-export type ReportGetResponse = {
+export interface ReportGetResponse {
   sales: SalesRow[];
-};
+}
 
 /** GET shop/v1.0/report */
 async function get(scope: RequestScope): Promise<ReportGetResponse> {

@@ -31,9 +31,9 @@ export interface TokenPostParams {
 }
 
 /** Response body of POST: one field per step with output="true". */
-export type TokenPostResponse = {
+export interface TokenPostResponse {
   token: Awaited<ReturnType<typeof tokenGenerator>>;
-};
+}
 
 /** POST shop/v1.0/token */
 async function post(scope: RequestScope): Promise<TokenPostResponse> {

@@ -9,6 +9,7 @@ const AUTH_QUERY_SQL = `select r.user_id, r.role_name
 from usr_role r inner join usr u on r.user_id = u.user_id
 where u.user_name = ? and u.pass_word = ?`;
 
+/** The staff backend: its settings and resources. */
 export const backend: BackendModule = {
   name: 'staff',
   authScheme: 'Basic',

@@ -16,9 +16,9 @@ export interface MeRow {
 }
 
 /** Response body of GET: one field per step with output="true". */
-export type MeGetResponse = {
+export interface MeGetResponse {
   me: MeRow[];
-};
+}
 
 /** GET staff/v1.0/me */
 async function get(scope: RequestScope): Promise<MeGetResponse> {

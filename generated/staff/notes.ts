@@ -21,9 +21,9 @@ export interface NotesRow {
 const NOTE_SQL = `insert into notes (user_id, title, body) values (?, ?, ?)`;
 
 /** Response body of GET: one field per step with output="true". */
-export type NotesGetResponse = {
+export interface NotesGetResponse {
   notes: NotesRow[];
-};
+}
 
 /** GET staff/v1.0/notes */
 async function get(scope: RequestScope): Promise<NotesGetResponse> {
@@ -47,9 +47,9 @@ export interface NotesPostParams {
 }
 
 /** Response body of POST: one field per step with output="true". */
-export type NotesPostResponse = {
+export interface NotesPostResponse {
   note: WriteResult;
-};
+}
 
 /** POST staff/v1.0/notes */
 async function post(scope: RequestScope): Promise<NotesPostResponse> {

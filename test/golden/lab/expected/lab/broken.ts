@@ -11,9 +11,9 @@ export interface RowsRow {
 }
 
 /** Response body of GET: one field per step with output="true". */
-export type BrokenGetResponse = {
+export interface BrokenGetResponse {
   rows: RowsRow[];
-};
+}
 
 /** GET lab/v1.0/broken */
 async function get(scope: RequestScope): Promise<BrokenGetResponse> {

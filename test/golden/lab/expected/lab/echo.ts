@@ -34,9 +34,9 @@ export interface EchoGetParams {
 }
 
 /** Response body of GET: one field per step with output="true". */
-export type EchoGetResponse = {
+export interface EchoGetResponse {
   echo: EchoRow[];
-};
+}
 
 /** GET lab/v1.0/echo */
 async function get(scope: RequestScope): Promise<EchoGetResponse> {
@@ -56,9 +56,9 @@ export interface EchoPostParams {
 }
 
 /** Response body of POST: one field per step with output="true". */
-export type EchoPostResponse = {
+export interface EchoPostResponse {
   posted: PostedRow[];
-};
+}
 
 /** POST lab/v1.0/echo */
 async function post(scope: RequestScope): Promise<EchoPostResponse> {

@@ -38,10 +38,10 @@ export interface ExportGetParams {
 }
 
 /** Response body of GET: one field per step with output="true". */
-export type ExportGetResponse = {
+export interface ExportGetResponse {
   step1: Step1Row[];
   step2: Step2Row[];
-};
+}
 
 /** GET lab/v1.0/export */
 async function get(scope: RequestScope): Promise<ExportGetResponse> {
@@ -54,9 +54,9 @@ async function get(scope: RequestScope): Promise<ExportGetResponse> {
 }
 
 /** Response body of POST: one field per step with output="true". */
-export type ExportPostResponse = {
+export interface ExportPostResponse {
   step3: Step3Row[];
-};
+}
 
 /** POST lab/v1.0/export */
 async function post(scope: RequestScope): Promise<ExportPostResponse> {

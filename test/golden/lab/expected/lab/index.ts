@@ -15,6 +15,7 @@ from usr u inner join usr_role r on r.user_id = u.user_id
 where u.user_name = ? and u.pass_word = ?
 order by r.role_name`;
 
+/** The lab backend: its settings and resources. */
 export const backend: BackendModule = {
   name: 'lab',
   authScheme: 'Bearer',

@@ -20,9 +20,9 @@ export interface SecondRow {
 }
 
 /** Response body of GET: one field per step with output="true". */
-export type StepsGetResponse = {
+export interface StepsGetResponse {
   second: SecondRow[];
-};
+}
 
 /** GET lab/v1.0/steps */
 async function get(scope: RequestScope): Promise<StepsGetResponse> {

@@ -27,9 +27,9 @@ export interface TokenPostParams {
 }
 
 /** Response body of POST: one field per step with output="true". */
-export type TokenPostResponse = {
+export interface TokenPostResponse {
   token: Awaited<ReturnType<typeof tokenGenerator>>;
-};
+}
 
 /** POST lab/v1.0/token */
 async function post(scope: RequestScope): Promise<TokenPostResponse> {

@@ -11,9 +11,9 @@ export interface MeRow {
 }
 
 /** Response body of GET: one field per step with output="true". */
-export type WhoamiGetResponse = {
+export interface WhoamiGetResponse {
   me: MeRow[];
-};
+}
 
 /** GET lab/v1.0/whoami */
 async function get(scope: RequestScope): Promise<WhoamiGetResponse> {

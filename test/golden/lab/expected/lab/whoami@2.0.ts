@@ -12,9 +12,9 @@ export interface MeRow {
 }
 
 /** Response body of GET: one field per step with output="true". */
-export type WhoamiV2_0GetResponse = {
+export interface WhoamiV2_0GetResponse {
   me: MeRow[];
-};
+}
 
 /** GET lab/v2.0/whoami */
 async function get(scope: RequestScope): Promise<WhoamiV2_0GetResponse> {

@@ -3,6 +3,7 @@
 import type { BackendModule } from '../../../../../runtime/index.js';
 import { resource as items } from './items.js';
 
+/** The typed backend: its settings and resources. */
 export const backend: BackendModule = {
   name: 'typed',
   authScheme: null,

@@ -62,10 +62,10 @@ export interface ItemsGetParams {
 }
 
 /** Response body of GET: one field per step with output="true". */
-export type ItemsGetResponse = {
+export interface ItemsGetResponse {
   items: ItemsRow[];
   summary: SummaryRow[];
-};
+}
 
 /** GET typed/v1.0/items */
 async function get(scope: RequestScope): Promise<ItemsGetResponse> {

@@ -1,0 +1,51 @@
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { run } from '../generator/cli.js';
+import { newGeneratorCache } from '../generator/index.js';
+
+/**
+ * Generation speed (issues 3 and 6): N synthetic resources in a scratch
+ * project, a full run from cold (a fresh process would add ~0.6 s to load
+ * ts-morph), and a run after one changed file with the cache `npm run dev` keeps.
+ */
+const ROOT = '.xmlrest/bench-generate';
+const sizes = (process.argv[2] ?? '10,100,1000').split(',').map(Number);
+
+function resource(i: number, word: string): string {
+  return `<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0"${i % 2 === 0 ? ' auth="member"' : ''}>
+  <Desc>Synthetic resource ${i}</Desc>
+  <Request method="GET">
+    <Sql id="rows">select id, label, '${word}' as word from items where owner = ${i % 2 === 0 ? '$uid' : '$owner'} and kind = $kind limit $n</Sql>
+  </Request>
+  <Request method="POST" status="201">
+    <Sql id="added">insert into items (owner, label) values ($owner, $label)</Sql>
+    <Sql id="row">select id, label from items where id = $[added][0].insertId</Sql>
+  </Request>
+</Resource>
+`;
+}
+
+const rows: string[] = [];
+for (const size of sizes) {
+  rmSync(ROOT, { recursive: true, force: true });
+  mkdirSync(path.join(ROOT, 'resources/bench'), { recursive: true });
+  writeFileSync(path.join(ROOT, 'resources/bench/backend.xml'), '<Backend xmlns="urn:xmlrest:resource:1.0" auth_scheme="Bearer"/>\n');
+  writeFileSync(
+    path.join(ROOT, 'resources/bench/token.xml'),
+    `<Resource v="1.0"><Request method="POST" status="201"><Sql id="q" output="false">select '1' as sub, 'member' as aud</Sql><Execute id="token" classname="xmlrest.auth.TokenGenerator"><Arg name="sub" value="$[q][0].sub"/><Arg name="aud" value="$[q][0].aud"/></Execute></Request></Resource>\n`,
+  );
+  for (let i = 0; i < size; i++) writeFileSync(path.join(ROOT, `resources/bench/r${i}.xml`), resource(i, 'one'));
+  const cache = newGeneratorCache();
+  const options = { root: ROOT, check: false, runtimeDir: '../../runtime', cache, log: () => {} };
+  let started = performance.now();
+  if ((await run(options)) !== 0) throw new Error('generation failed');
+  const full = performance.now() - started;
+  writeFileSync(path.join(ROOT, 'resources/bench/r0.xml'), resource(0, 'two'));
+  started = performance.now();
+  if ((await run(options)) !== 0) throw new Error('generation failed');
+  const oneFile = performance.now() - started;
+  rows.push(`| ${size} | ${Math.round(full)} ms | ${Math.round(oneFile)} ms |`);
+  process.stderr.write(`${size} resources: full ${Math.round(full)} ms, one changed file ${Math.round(oneFile)} ms\n`);
+}
+rmSync(ROOT, { recursive: true, force: true });
+process.stdout.write(['| resources | full run (cold, in process) | one changed file (dev cache) |', '|---|---|---|', ...rows].join('\n') + '\n');
