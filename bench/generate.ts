@@ -9,7 +9,6 @@ import { newGeneratorCache } from '../generator/index.js';
  * ts-morph), and a run after one changed file with the cache `npm run dev` keeps.
  */
 const ROOT = '.xmlrest/bench-generate';
-const sizes = (process.argv[2] ?? '10,100,1000').split(',').map(Number);
 
 function resource(i: number, word: string): string {
   return `<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0"${i % 2 === 0 ? ' auth="member"' : ''}>
@@ -25,27 +24,47 @@ function resource(i: number, word: string): string {
 `;
 }
 
-const rows: string[] = [];
-for (const size of sizes) {
-  rmSync(ROOT, { recursive: true, force: true });
-  mkdirSync(path.join(ROOT, 'resources/bench'), { recursive: true });
-  writeFileSync(path.join(ROOT, 'resources/bench/backend.xml'), '<Backend xmlns="urn:xmlrest:resource:1.0" auth_scheme="Bearer"/>\n');
-  writeFileSync(
-    path.join(ROOT, 'resources/bench/token.xml'),
-    `<Resource v="1.0"><Request method="POST" status="201"><Sql id="q" output="false">select '1' as sub, 'member' as aud</Sql><Execute id="token" classname="xmlrest.auth.TokenGenerator"><Arg name="sub" value="$[q][0].sub"/><Arg name="aud" value="$[q][0].aud"/></Execute></Request></Resource>\n`,
-  );
-  for (let i = 0; i < size; i++) writeFileSync(path.join(ROOT, `resources/bench/r${i}.xml`), resource(i, 'one'));
-  const cache = newGeneratorCache();
-  const options = { root: ROOT, check: false, runtimeDir: '../../runtime', cache, log: () => {} };
-  let started = performance.now();
-  if ((await run(options)) !== 0) throw new Error('generation failed');
-  const full = performance.now() - started;
-  writeFileSync(path.join(ROOT, 'resources/bench/r0.xml'), resource(0, 'two'));
-  started = performance.now();
-  if ((await run(options)) !== 0) throw new Error('generation failed');
-  const oneFile = performance.now() - started;
-  rows.push(`| ${size} | ${Math.round(full)} ms | ${Math.round(oneFile)} ms |`);
-  process.stderr.write(`${size} resources: full ${Math.round(full)} ms, one changed file ${Math.round(oneFile)} ms\n`);
+export interface GenerationTiming {
+  resources: number;
+  fullMs: number;
+  oneFileMs: number;
 }
-rmSync(ROOT, { recursive: true, force: true });
-process.stdout.write(['| resources | full run (cold, in process) | one changed file (dev cache) |', '|---|---|---|', ...rows].join('\n') + '\n');
+
+export async function measureGeneration(sizes: readonly number[]): Promise<GenerationTiming[]> {
+  const timings: GenerationTiming[] = [];
+  for (const size of sizes) {
+    rmSync(ROOT, { recursive: true, force: true });
+    mkdirSync(path.join(ROOT, 'resources/bench'), { recursive: true });
+    writeFileSync(path.join(ROOT, 'resources/bench/backend.xml'), '<Backend xmlns="urn:xmlrest:resource:1.0" auth_scheme="Bearer"/>\n');
+    writeFileSync(
+      path.join(ROOT, 'resources/bench/token.xml'),
+      `<Resource v="1.0"><Request method="POST" status="201"><Sql id="q" output="false">select '1' as sub, 'member' as aud</Sql><Execute id="token" classname="xmlrest.auth.TokenGenerator"><Arg name="sub" value="$[q][0].sub"/><Arg name="aud" value="$[q][0].aud"/></Execute></Request></Resource>\n`,
+    );
+    for (let i = 0; i < size; i++) writeFileSync(path.join(ROOT, `resources/bench/r${i}.xml`), resource(i, 'one'));
+    const cache = newGeneratorCache();
+    const options = { root: ROOT, check: false, runtimeDir: '../../runtime', cache, log: () => {} };
+    let started = performance.now();
+    if ((await run(options)) !== 0) throw new Error('generation failed');
+    const fullMs = performance.now() - started;
+    writeFileSync(path.join(ROOT, 'resources/bench/r0.xml'), resource(0, 'two'));
+    started = performance.now();
+    if ((await run(options)) !== 0) throw new Error('generation failed');
+    timings.push({ resources: size, fullMs, oneFileMs: performance.now() - started });
+  }
+  rmSync(ROOT, { recursive: true, force: true });
+  return timings;
+}
+
+/** Writes `count` synthetic resources into `dir` (a backend folder), for the start-time measurement too. */
+export function writeSyntheticResources(dir: string, count: number): void {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, 'backend.xml'), '<Backend xmlns="urn:xmlrest:resource:1.0" auth_scheme="Bearer"/>\n');
+  for (let i = 0; i < count; i++) writeFileSync(path.join(dir, `r${i}.xml`), resource(i, 'one'));
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const sizes = (process.argv[2] ?? '10,100,1000').split(',').map(Number);
+  const timings = await measureGeneration(sizes);
+  const rows = timings.map((t) => `| ${t.resources} | ${Math.round(t.fullMs)} ms | ${Math.round(t.oneFileMs)} ms |`);
+  process.stdout.write(['| resources | full run (cold, in process) | one changed file (dev cache) |', '|---|---|---|', ...rows].join('\n') + '\n');
+}

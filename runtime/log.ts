@@ -6,6 +6,8 @@ export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
 
 export interface Logger {
+  /** Whether lines of this level are written: lets a hot path skip building them. */
+  enabled(level: LogLevel): boolean;
   info(message: string, fields?: Record<string, unknown>): void;
   warn(message: string, fields?: Record<string, unknown>): void;
   error(message: string, fields?: Record<string, unknown>): void;
@@ -19,6 +21,7 @@ export function createLogger(level: LogLevel = 'info'): Logger {
     (at === 'error' || at === 'warn' ? process.stderr : process.stdout).write(line + '\n');
   };
   return {
+    enabled: (at) => RANK[at] >= threshold,
     info: (message, fields) => write('info', message, fields),
     warn: (message, fields) => write('warn', message, fields),
     error: (message, fields) => write('error', message, fields),

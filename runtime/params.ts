@@ -11,7 +11,8 @@ export function readParams<Params>(query: Record<string, string | string[] | und
   const fromBody = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
   // No prototype: a parameter named __proto__ is a parameter like any other.
   const values = Object.create(null) as Record<string, unknown>;
-  for (const [name, spec] of Object.entries(specs)) {
+  for (const name in specs) {
+    const spec = specs[name] as ParamSpec;
     const value = Object.hasOwn(fromBody, name) ? fromBody[name] : query[name];
     if (value === undefined) throw badRequest(`Missing parameter '${name}'`);
     if (!(value === null || typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value)))) {

@@ -11,7 +11,7 @@ import { mountDocs } from './docs.js';
 import { JwtKey } from './jwt.js';
 import { createLogger, type Logger } from './log.js';
 import { readParams } from './params.js';
-import type { BackendModule, HttpMethod, Operation, ParamSpecs, ParamValue, PluginContext, RequestScope, ResourceModule } from './types.js';
+import type { BackendModule, HttpMethod, Operation, ParamSpecs, ParamValue, PluginContext, Queryable, RequestScope, ResourceModule } from './types.js';
 
 export interface ServerOptions {
   backends: readonly BackendModule[];
@@ -70,32 +70,63 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
 
   const build = (backends: readonly BackendModule[], openapi: object | undefined) => {
     const router = new Router<State>();
+    const allowed = new Map<string, string>();
     for (const backend of backends) {
       const auth = new Authenticator(backend, options.database, keyFor(backend));
       for (const resource of backend.resources) {
-        mountResource(router, resourcePath(basePath, backend.name, resource), resource, auth, options.database, parseBody);
+        mountResource(router, allowed, resourcePath(basePath, backend.name, resource), resource, auth, options.database, parseBody);
       }
-      if (backend.authScheme === 'Bearer') mountTokenShapeA(router, `${basePath}/${backend.name}`, auth, parseBody);
+      if (backend.authScheme === 'Bearer') mountTokenShapeA(router, allowed, `${basePath}/${backend.name}`, auth, parseBody);
     }
     if (openapi) mountDocs(router, basePath, openapi);
-    return router.routes();
+    return { routes: router.routes(), unmatched: unmatched(allowed) };
   };
-  let routes = build(options.backends, options.openapi);
+  let current = build(options.backends, options.openapi);
   // Each request takes the routes current when it starts, so a reload never cuts one off.
-  app.use((ctx, next) => routes(ctx as Parameters<typeof routes>[0], next));
-  app.use(() => {
-    throw new HttpError(404, 'Not found');
+  app.use((ctx, next) => {
+    const { routes, unmatched: fallback } = current;
+    return routes(ctx as Parameters<typeof routes>[0], () => fallback(ctx, next) as Promise<void>);
   });
   return {
     app,
     reload: (backends, openapi) => {
-      routes = build(backends, openapi);
+      current = build(backends, openapi);
     },
   };
 }
 
+/**
+ * The scope a generated handler runs with. A class rather than an object of
+ * closures: one small allocation per request on the hot path.
+ */
+class Scope implements RequestScope {
+  constructor(
+    private readonly ctx: Context,
+    private readonly auth: Authenticator,
+    readonly db: Database,
+    private readonly parseBody: BodyParser,
+  ) {}
+
+  authenticate(role: string): Promise<string> {
+    return this.auth.authenticate(this.ctx.headers.authorization, role);
+  }
+
+  async params<Params>(specs: ParamSpecs): Promise<Params> {
+    return readParams<Params>(this.ctx.query, await requestBody(this.ctx, this.parseBody), specs);
+  }
+
+  transaction<T>(work: (db: Queryable) => Promise<T>): Promise<T> {
+    return this.db.transaction(work);
+  }
+
+  get plugin(): PluginContext {
+    return pluginContext(this.auth, this.ctx.state.requestId);
+  }
+}
+
 function mountResource(
   router: Router<State>,
+  allowed: Map<string, string>,
   path: string,
   resource: ResourceModule,
   auth: Authenticator,
@@ -106,19 +137,12 @@ function mountResource(
   for (const method of methods) {
     const operation = resource.operations[method] as Operation;
     router.register(path, [method], async (ctx) => {
-      const scope: RequestScope = {
-        authenticate: (role) => auth.authenticate(ctx.headers.authorization, role),
-        params: async (specs) => readParams(ctx.query, await requestBody(ctx, parseBody), specs),
-        db: database,
-        transaction: (work) => database.transaction(work),
-        plugin: pluginContext(auth, ctx.state.requestId),
-      };
-      const result = await operation.handler(scope);
+      const result = await operation.handler(new Scope(ctx, auth, database, parseBody));
       ctx.status = operation.status;
       ctx.body = result;
     });
   }
-  methodFallback(router, path, methods);
+  allowed.set(path, allowHeader(methods));
 }
 
 const SHAPE_A_FIELDS = {
@@ -128,9 +152,11 @@ const SHAPE_A_FIELDS = {
 } as const satisfies ParamSpecs;
 
 /** Token shape A (contract §5): `POST {base}/<backend>/` with `auth=bearer&userid=..&password=..`. */
-function mountTokenShapeA(router: Router<State>, backendPath: string, auth: Authenticator, parseBody: BodyParser): void {
-  for (const path of [backendPath, `${backendPath}/`]) {
-    router.post(path, async (ctx) => {
+function mountTokenShapeA(router: Router<State>, allowed: Map<string, string>, backendPath: string, auth: Authenticator, parseBody: BodyParser): void {
+  allowed.set(`${backendPath}/`, allowHeader(['POST']));
+  // One route answers with and without the trailing slash: the router is not strict about it.
+  {
+    router.post(backendPath, async (ctx) => {
       // Body only: a password in the query string would end up in access logs and browser history.
       const fields = readParams<Record<keyof typeof SHAPE_A_FIELDS, ParamValue>>({}, await requestBody(ctx, parseBody), SHAPE_A_FIELDS);
       for (const name of ['userid', 'password'] as const) {
@@ -141,21 +167,30 @@ function mountTokenShapeA(router: Router<State>, backendPath: string, auth: Auth
       ctx.status = 200;
       ctx.body = { token, type: 'Bearer' };
     });
-    methodFallback(router, path, ['POST']);
   }
 }
 
-/** A known path with another method: 405 with Allow; OPTIONS answers with the same list. */
-function methodFallback(router: Router<State>, path: string, methods: readonly HttpMethod[]): void {
-  const allow = [...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS'].join(', ');
-  router.all(path, (ctx) => {
+function allowHeader(methods: readonly HttpMethod[]): string {
+  return [...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS'].join(', ');
+}
+
+/**
+ * After the router: a known path with another method is 405 with Allow
+ * (OPTIONS answers 204 with the same list); anything else is 404. One map
+ * lookup, so that matched requests pay nothing for it.
+ */
+function unmatched(allowed: ReadonlyMap<string, string>): Koa.Middleware<State> {
+  return (ctx) => {
+    // The router is not strict about one trailing slash; neither is this.
+    const allow = allowed.get(ctx.path) ?? allowed.get(ctx.path.replace(/\/$/, '')) ?? allowed.get(`${ctx.path}/`);
+    if (allow === undefined) throw new HttpError(404, 'Not found');
     if (ctx.method === 'OPTIONS') {
       ctx.status = 204;
       ctx.set('Allow', allow);
       return;
     }
     throw new HttpError(405, `Method ${ctx.method} not allowed`, { Allow: allow });
-  });
+  };
 }
 
 async function requestBody(ctx: Context, parseBody: BodyParser): Promise<unknown> {
@@ -212,7 +247,7 @@ function errorMiddleware(logger: Logger): Koa.Middleware<State> {
       }
       ctx.body = body;
     }
-    logger.info('request', {
+    if (logger.enabled('info')) logger.info('request', {
       requestId,
       method: ctx.method,
       path: ctx.path,

@@ -1,0 +1,395 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import mysql from 'mysql2/promise';
+import * as vega from 'vega';
+import { run as generate } from '../generator/cli.js';
+import { freePort, startPrivateMariadb, type PrivateMariadb } from '../scripts/mariadb.js';
+import { createDefaultTables } from '../scripts/schema.js';
+import { measureGeneration, writeSyntheticResources, type GenerationTiming } from './generate.js';
+
+/**
+ * `npm run bench`: the generated server against a hand-written one and two
+ * ceilings, on a private MariaDB with realistic data, each scenario run A B A
+ * B ... so that drift cancels out, the load generator and the servers pinned
+ * to different cores. `--smoke` only checks that every server answers every
+ * scenario correctly (CI runs it; it claims no speed).
+ */
+const { values: flags } = parseArgs({
+  options: {
+    smoke: { type: 'boolean', default: false },
+    duration: { type: 'string', default: '4' },
+    rounds: { type: 'string', default: '3' },
+    connections: { type: 'string', default: '16' },
+  },
+});
+const say = (line: string) => process.stderr.write(`bench: ${line}\n`);
+const DIST = '.xmlrest/bench-dist';
+const SECRET = randomBytes(32).toString('base64url');
+const pinned = os.availableParallelism() >= 2 && existsSync('/usr/bin/taskset');
+
+type ServerName = 'generated' | 'handwritten' | 'raw-http' | 'koa-hello';
+const SERVER_FILES: Record<ServerName, string> = {
+  generated: 'bench/serve-generated.js',
+  handwritten: 'bench/handwritten.js',
+  'raw-http': 'bench/raw-http.js',
+  'koa-hello': 'bench/koa-hello.js',
+};
+
+interface Request {
+  method: 'GET' | 'POST';
+  path: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+interface Scenario {
+  name: string;
+  servers: ServerName[];
+  request: () => Request;
+  check(status: number, body: any, server: ServerName): boolean;
+}
+
+const form = { 'content-type': 'application/x-www-form-urlencoded' };
+let token = '';
+const scenarios: Scenario[] = [
+  {
+    name: 'public GET',
+    servers: ['generated', 'handwritten', 'raw-http', 'koa-hello'],
+    request: () => ({ method: 'GET', path: '/api/v1.0/catalog?id=42' }),
+    check: (status, body, server) => status === 200 && body.catalog?.[0]?.item_id === (server === 'koa-hello' ? 1 : 42),
+  },
+  {
+    name: 'Bearer GET ($uid)',
+    servers: ['generated', 'handwritten'],
+    request: () => ({ method: 'GET', path: '/api/v1.0/my-items', headers: { authorization: `Bearer ${token}` } }),
+    check: (status, body) => status === 200 && Array.isArray(body.items) && body.items.length > 0,
+  },
+  {
+    name: 'Basic GET ($uid)',
+    servers: ['generated', 'handwritten'],
+    request: () => ({ method: 'GET', path: '/basic/v1.0/my-items', headers: { authorization: `Basic ${Buffer.from('bench-1:pass-1').toString('base64')}` } }),
+    check: (status, body) => status === 200 && Array.isArray(body.items) && body.items.length > 0,
+  },
+  {
+    name: 'token, shape A',
+    servers: ['generated', 'handwritten'],
+    request: () => ({ method: 'POST', path: '/api/', headers: form, body: 'auth=bearer&userid=bench-1&password=pass-1' }),
+    check: (status, body) => status === 200 && typeof body.token === 'string' && body.type === 'Bearer',
+  },
+  {
+    name: 'token, shape B',
+    servers: ['generated', 'handwritten'],
+    request: () => ({ method: 'POST', path: '/api/v1.0/token', headers: form, body: 'user=bench-1&pass=pass-1' }),
+    check: (status, body) => status === 201 && typeof body.token === 'string',
+  },
+  {
+    name: 'write POST (2 steps, transaction)',
+    servers: ['generated', 'handwritten'],
+    request: () => ({ method: 'POST', path: '/api/v1.0/my-items', headers: { ...form, authorization: `Bearer ${token}` }, body: 'title=bench&price=9.99' }),
+    check: (status, body) => status === 201 && body.added?.affectedRows === 1 && body.item?.[0]?.title === 'bench',
+  },
+];
+
+async function seed(url: string, users: number, items: number): Promise<void> {
+  const connection = await mysql.createConnection({ uri: url, multipleStatements: true });
+  await createDefaultTables(connection);
+  await connection.query(`create table if not exists bench_items (
+    item_id int unsigned not null auto_increment primary key,
+    user_id int unsigned not null,
+    title varchar(100) not null,
+    price decimal(10, 2) not null,
+    created_on timestamp not null default current_timestamp,
+    key bench_items_user (user_id)
+  ) engine = InnoDB default charset = utf8mb4`);
+  const [existing] = await connection.query("select count(*) as n from usr where user_name like 'bench-%'");
+  if (Number((existing as { n: string }[])[0]!.n) < users) {
+    for (let start = 0; start < users; start += 1000) {
+      const batch = Array.from({ length: Math.min(1000, users - start) }, (_, i) => [`bench-${start + i}`, `pass-${start + i}`]);
+      await connection.query('insert ignore into usr (user_name, pass_word) values ?', [batch]);
+    }
+    await connection.query("insert ignore into usr_role (role_name, user_id) select 'member', user_id from usr where user_name like 'bench-%'");
+    await connection.query("insert ignore into usr_role (role_name, user_id) select 'reader', user_id from usr where user_name like 'bench-%' and user_id % 3 = 0");
+  }
+  const [ids] = await connection.query("select min(user_id) as low, max(user_id) as high from usr where user_name like 'bench-%'");
+  const { low, high } = (ids as { low: number; high: number }[])[0]!;
+  const [count] = await connection.query('select count(*) as n from bench_items');
+  for (let start = Number((count as { n: string }[])[0]!.n); start < items; start += 5000) {
+    const batch = Array.from({ length: Math.min(5000, items - start) }, (_, i) => [low + ((start + i) % (high - low + 1)), `item ${start + i}`, ((start + i) % 10000) / 100]);
+    await connection.query('insert into bench_items (user_id, title, price) values ?', [batch]);
+  }
+  await connection.end();
+}
+
+interface Running {
+  name: string;
+  child: ChildProcess;
+  url: string;
+}
+
+async function startServer(file: string, name: string, url: string): Promise<Running> {
+  const port = await freePort();
+  const command = pinned ? 'taskset' : process.execPath;
+  const args = pinned ? ['-c', '1', process.execPath, path.join(DIST, file)] : [path.join(DIST, file)];
+  const child = spawn(command, args, { env: { ...process.env, PORT: String(port), DATABASE_URL: url, JWT_SECRET: SECRET }, stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve());
+    child.once('exit', (code) => reject(new Error(`${name} exited with code ${code}`)));
+  });
+  return { name, child, url: `http://127.0.0.1:${port}` };
+}
+
+async function call(server: Running, request: Request): Promise<{ status: number; body: unknown }> {
+  const response = await fetch(server.url + request.path, { method: request.method, headers: request.headers, body: request.body });
+  const text = await response.text();
+  try {
+    return { status: response.status, body: JSON.parse(text) };
+  } catch {
+    return { status: response.status, body: text };
+  }
+}
+
+function rssOf(child: ChildProcess): number {
+  // The server is the grandchild when taskset execs it: taskset replaces itself, so the pid is the server's.
+  const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+interface Measurement {
+  rps: number;
+  p50: number;
+  p99: number;
+  total: number;
+  non2xx: number;
+  errors: number;
+}
+
+function load(server: Running, request: Request, duration: number): Measurement {
+  const config = { url: server.url + request.path, method: request.method, headers: request.headers, body: request.body, duration, connections: Number(flags.connections) };
+  const command = pinned ? 'taskset' : process.execPath;
+  const args = [...(pinned ? ['-c', '0', process.execPath] : []), 'bench/load.mjs', JSON.stringify(config)];
+  return JSON.parse(execFileSync(command, args, { encoding: 'utf8' })) as Measurement;
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
+
+// ---------------------------------------------------------------- main
+
+let privateDb: PrivateMariadb | undefined;
+let url = process.env.DATABASE_URL;
+if (!url) {
+  say('starting a private MariaDB under .xmlrest/bench-db ...');
+  privateDb = await startPrivateMariadb({ dir: '.xmlrest/bench-db', fresh: true, database: 'bench' });
+  url = privateDb.url;
+}
+const [users, items] = flags.smoke ? [50, 500] : [10_000, 100_000];
+say(`seeding ${users} users and ${items} items ...`);
+await seed(url, users, items);
+say('generating bench/resources and compiling the servers ...');
+if ((await generate({ root: '.', check: false, resourcesDir: 'bench/resources', outDir: 'bench/generated', databaseUrl: url, log: say })) !== 0) process.exit(1);
+execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'bench/tsconfig.json'], { stdio: 'inherit' });
+
+const servers = new Map<ServerName, Running>();
+const stopAll = async () => {
+  for (const server of servers.values()) server.child.kill('SIGTERM');
+  await privateDb?.stop();
+};
+try {
+  for (const [name, file] of Object.entries(SERVER_FILES) as [ServerName, string][]) servers.set(name, await startServer(file, name, url));
+  const tokenResponse = await call(servers.get('generated')!, { method: 'POST', path: '/api/v1.0/token', headers: form, body: 'user=bench-1&pass=pass-1' });
+  token = (tokenResponse.body as { token: string }).token;
+
+  // Every server must answer every scenario correctly before anything is measured.
+  let passed = 0;
+  let failed = 0;
+  for (const scenario of scenarios) {
+    for (const name of scenario.servers) {
+      const { status, body } = await call(servers.get(name)!, scenario.request());
+      if (scenario.check(status, body, name)) passed++;
+      else {
+        failed++;
+        say(`FAIL ${scenario.name} on ${name}: ${status} ${JSON.stringify(body).slice(0, 200)}`);
+      }
+    }
+  }
+  say(`correctness: ${passed} passed, ${failed} failed`);
+  if (flags.smoke || failed > 0) {
+    process.stdout.write(`${passed} passed, ${failed} failed\n`);
+    await stopAll();
+    process.exit(failed > 0 ? 1 : 0);
+  }
+
+  const duration = Number(flags.duration);
+  const rounds = Number(flags.rounds);
+  const results = new Map<string, Map<ServerName, Measurement[]>>();
+  const rss = new Map<ServerName, number>();
+  for (let round = 0; round < rounds; round++) {
+    for (const scenario of scenarios) {
+      const order = round % 2 === 0 ? scenario.servers : [...scenario.servers].reverse();
+      for (const name of order) {
+        const server = servers.get(name)!;
+        load(server, scenario.request(), 1); // warm-up: JIT, pool connections
+        const measured = load(server, scenario.request(), duration);
+        if (measured.non2xx > 0 || measured.errors > 0) say(`warning: ${scenario.name} on ${name}: ${measured.non2xx} non-2xx, ${measured.errors} errors`);
+        const byServer = results.get(scenario.name) ?? new Map<ServerName, Measurement[]>();
+        byServer.set(name, [...(byServer.get(name) ?? []), measured]);
+        results.set(scenario.name, byServer);
+        rss.set(name, Math.max(rss.get(name) ?? 0, rssOf(server.child)));
+        say(`round ${round + 1}/${rounds} ${scenario.name} ${name}: ${Math.round(measured.rps)} req/s, p99 ${measured.p99} ms`);
+      }
+    }
+  }
+  for (const server of servers.values()) server.child.kill('SIGTERM');
+  servers.clear();
+
+  say('start time and memory with 1,000 routes ...');
+  const startup = await measureStartup(url);
+  say('generation speed ...');
+  const generation = await measureGeneration([10, 100, 1000]);
+  await writeResults(results, rss, startup, generation);
+} finally {
+  await stopAll();
+}
+
+async function measureStartup(databaseUrl: string): Promise<{ ms: number; rssMb: number }> {
+  const root = '.xmlrest/bench-routes';
+  rmSync(root, { recursive: true, force: true });
+  writeSyntheticResources(path.join(root, 'resources/many'), 1000);
+  if ((await generate({ root, check: false, runtimeDir: '../../runtime', log: () => {} })) !== 0) throw new Error('generation of 1,000 routes failed');
+  writeFileSync(path.join(root, 'serve.ts'), readFileSync('bench/serve-generated.ts', 'utf8').replaceAll('../runtime/', '../../runtime/').replace('./generated/index.js', './generated/index.js'));
+  writeFileSync(path.join(root, 'tsconfig.json'), JSON.stringify({ extends: '../../tsconfig.json', compilerOptions: { noEmit: false, rootDir: '../..', outDir: 'dist' }, include: ['serve.ts', 'generated'], exclude: [] }));
+  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', path.join(root, 'tsconfig.json')], { stdio: 'inherit' });
+  const port = await freePort();
+  const started = performance.now();
+  const child = spawn(process.execPath, [path.join(root, 'dist/.xmlrest/bench-routes/serve.js')], {
+    env: { ...process.env, PORT: String(port), DATABASE_URL: databaseUrl, JWT_SECRET: SECRET },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve) => child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve()));
+  const ms = performance.now() - started;
+  const rssMb = rssOf(child);
+  child.kill('SIGTERM');
+  rmSync(root, { recursive: true, force: true });
+  return { ms, rssMb };
+}
+
+async function writeResults(
+  results: Map<string, Map<ServerName, Measurement[]>>,
+  rss: Map<ServerName, number>,
+  startup: { ms: number; rssMb: number },
+  generation: GenerationTiming[],
+): Promise<void> {
+  const when = new Date().toISOString().replace(/:\d\d\.\d+Z$/, 'Z');
+  const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
+  const machine = `${os.availableParallelism()} cores (${cpu}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.type()} ${os.release()}, Node ${process.version}`;
+  const lines = [
+    `# xmlrest benchmark, ${when}`,
+    '',
+    `Machine: ${machine}. Load generator: autocannon, ${flags.connections} connections, ${flags.duration} s per run after a 1 s warm-up,`,
+    `${flags.rounds} rounds interleaved (A B A B ...). ${pinned ? 'Servers pinned to core 1, load generator to core 0 (taskset).' : 'No core pinning (taskset or a second core missing).'}`,
+    `Data: 10,000 users, 100,000 rows in a user-owned table, on a private MariaDB. Figures are medians over rounds; spread is min-max of req/s.`,
+    '',
+    '| scenario | server | req/s (median) | spread | p50 ms | p99 ms | RSS MB |',
+    '|---|---|---|---|---|---|---|',
+  ];
+  const chart: { scenario: string; server: string; rps: number }[] = [];
+  const ratios: string[] = ['| scenario | generated / hand-written req/s | p99 generated / hand-written | generated / ceiling req/s | target |', '|---|---|---|---|---|'];
+  for (const [scenario, byServer] of results) {
+    for (const [server, measurements] of byServer) {
+      const rps = measurements.map((m) => m.rps);
+      lines.push(
+        `| ${scenario} | ${server} | ${Math.round(median(rps))} | ${Math.round(Math.min(...rps))}-${Math.round(Math.max(...rps))} | ${median(measurements.map((m) => m.p50))} | ${median(measurements.map((m) => m.p99))} | ${Math.round(rss.get(server) ?? 0)} |`,
+      );
+      chart.push({ scenario, server, rps: Math.round(median(rps)) });
+    }
+    const generated = byServer.get('generated')!;
+    const handwritten = byServer.get('handwritten')!;
+    const ratio = median(generated.map((m) => m.rps)) / median(handwritten.map((m) => m.rps));
+    const p99 = median(generated.map((m) => m.p99)) / Math.max(median(handwritten.map((m) => m.p99)), 1);
+    const ceiling = byServer.get('raw-http');
+    const ceilingRatio = ceiling ? (median(generated.map((m) => m.rps)) / median(ceiling.map((m) => m.rps))).toFixed(2) : '';
+    ratios.push(`| ${scenario} | ${ratio.toFixed(2)} | ${p99.toFixed(2)} | ${ceilingRatio} | ${ratio >= 0.95 && p99 <= 1.1 ? 'met' : 'missed'} (>= 0.95, p99 <= 1.1) |`);
+  }
+  const bearer = median(results.get('Bearer GET ($uid)')!.get('generated')!.map((m) => m.rps));
+  const unauthenticated = median(results.get('public GET')!.get('handwritten')!.map((m) => m.rps));
+  lines.push(
+    '',
+    '## Ratios against the targets',
+    '',
+    ...ratios,
+    `| Bearer GET vs unauthenticated Koa + mysql2 SELECT | ${(bearer / unauthenticated).toFixed(2)} | | | ${bearer / unauthenticated >= 0.8 ? 'met' : 'missed'} (>= 0.8) |`,
+    '',
+    '## Generation and start',
+    '',
+    '| what | time | target |',
+    '|---|---|---|',
+    ...generation.map((t) => `| generate ${t.resources} resources, full (in process) | ${Math.round(t.fullMs)} ms | ${t.resources === 1000 ? `${t.fullMs < 5000 ? 'met' : 'missed'} (< 5 s)` : ''} |`),
+    ...generation.map((t) => `| generate ${t.resources} resources, one changed file (dev cache) | ${Math.round(t.oneFileMs)} ms | ${t.resources === 1000 ? `${t.oneFileMs < 300 ? 'met' : 'missed'} (< 0.3 s)` : ''} |`),
+    `| start the compiled server with 1,000 routes (spawn to listening) | ${Math.round(startup.ms)} ms, ${Math.round(startup.rssMb)} MB RSS | ${startup.ms < 1000 ? 'met' : 'missed'} (< 1 s) |`,
+    '',
+    `![req/s per scenario](${when.replaceAll(':', '')}.svg)`,
+    '',
+  );
+  mkdirSync('bench/results', { recursive: true });
+  const stem = `bench/results/${when.replaceAll(':', '')}`;
+  const markdown = lines.join('\n');
+  writeFileSync(`${stem}.md`, markdown);
+  writeFileSync('bench/results/latest.md', markdown.replace(`](${when.replaceAll(':', '')}.svg)`, '](latest.svg)'));
+  const svg = await renderChart(chart);
+  writeFileSync(`${stem}.svg`, svg);
+  writeFileSync('bench/results/latest.svg', svg);
+  process.stdout.write(markdown + '\n');
+}
+
+/** A grouped bar chart of median req/s, rendered to SVG by Vega. */
+async function renderChart(data: { scenario: string; server: string; rps: number }[]): Promise<string> {
+  const spec: vega.Spec = {
+    $schema: 'https://vega.github.io/schema/vega/v6.json',
+    width: 720,
+    height: 300,
+    padding: 10,
+    title: { text: 'Median requests per second (higher is better)' },
+    data: [{ name: 'table', values: data }],
+    scales: [
+      { name: 'x', type: 'band', domain: { data: 'table', field: 'scenario' }, range: 'width', padding: 0.2 },
+      { name: 'y', type: 'linear', domain: { data: 'table', field: 'rps' }, range: 'height', nice: true, zero: true },
+      { name: 'colour', type: 'ordinal', domain: { data: 'table', field: 'server' }, range: { scheme: 'category10' } },
+    ],
+    axes: [
+      { orient: 'bottom', scale: 'x', labelAngle: -20, labelAlign: 'right' },
+      { orient: 'left', scale: 'y', title: 'req/s', grid: true },
+    ],
+    legends: [{ fill: 'colour', title: 'server', orient: 'right' }],
+    marks: [
+      {
+        type: 'group',
+        from: { facet: { data: 'table', name: 'facet', groupby: 'scenario' } },
+        encode: { enter: { x: { scale: 'x', field: 'scenario' } } },
+        signals: [{ name: 'width', update: "bandwidth('x')" }],
+        scales: [{ name: 'inner', type: 'band', range: 'width', domain: { data: 'facet', field: 'server' } }],
+        marks: [
+          {
+            type: 'rect',
+            from: { data: 'facet' },
+            encode: {
+              enter: {
+                x: { scale: 'inner', field: 'server' },
+                width: { scale: 'inner', band: 1 },
+                y: { scale: 'y', field: 'rps' },
+                y2: { scale: 'y', value: 0 },
+                fill: { scale: 'colour', field: 'server' },
+              },
+            },
+          },
+        ],
+      },
+    ],
+  };
+  return new vega.View(vega.parse(spec), { renderer: 'none' }).toSVG();
+}

@@ -1,0 +1,18 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { describe, expect, inject, it } from 'vitest';
+
+/**
+ * The benchmark's smoke run (issue 6): every server of `npm run bench` (the
+ * generated one, the hand-written baseline, the raw node:http ceiling, Koa
+ * hello-world) answers every scenario correctly. It asserts no speed.
+ */
+describe('npm run bench -- --smoke', () => {
+  it('has every server answer every scenario correctly', async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--smoke'], {
+      env: { ...process.env, DATABASE_URL: inject('databaseUrl') },
+      timeout: 120_000,
+    });
+    expect(stdout).toBe('14 passed, 0 failed\n');
+  }, 180_000);
+});
