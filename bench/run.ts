@@ -21,7 +21,7 @@ import { measureGeneration, writeSyntheticResources, type GenerationTiming } fro
 const { values: flags } = parseArgs({
   options: {
     smoke: { type: 'boolean', default: false },
-    duration: { type: 'string', default: '4' },
+    duration: { type: 'string', default: '3' },
     rounds: { type: 'string', default: '3' },
     connections: { type: 'string', default: '16' },
   },
@@ -262,7 +262,7 @@ async function measureStartup(databaseUrl: string): Promise<{ ms: number; rssMb:
   rmSync(root, { recursive: true, force: true });
   writeSyntheticResources(path.join(root, 'resources/many'), 1000);
   if ((await generate({ root, check: false, runtimeDir: '../../runtime', log: () => {} })) !== 0) throw new Error('generation of 1,000 routes failed');
-  writeFileSync(path.join(root, 'serve.ts'), readFileSync('bench/serve-generated.ts', 'utf8').replaceAll('../runtime/', '../../runtime/').replace('./generated/index.js', './generated/index.js'));
+  writeFileSync(path.join(root, 'serve.ts'), readFileSync('bench/serve-generated.ts', 'utf8').replaceAll('../runtime/', '../../runtime/'));
   writeFileSync(path.join(root, 'tsconfig.json'), JSON.stringify({ extends: '../../tsconfig.json', compilerOptions: { noEmit: false, rootDir: '../..', outDir: 'dist' }, include: ['serve.ts', 'generated'], exclude: [] }));
   execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', path.join(root, 'tsconfig.json')], { stdio: 'inherit' });
   const port = await freePort();
