@@ -112,6 +112,7 @@ function analyseBackend(name: string, file: SourceFile | undefined, diagnostics:
     source: file?.path ?? null,
     authScheme: null,
     authQuery: null,
+    defaultTables: true,
     tokenLifetime: 3600,
     issuer: name,
     iatUnit: 's',
@@ -178,6 +179,7 @@ function analyseBackend(name: string, file: SourceFile | undefined, diagnostics:
       diagnostics.error(child.at, `unknown element in Backend: ${child.name} (expected AuthQuery, Plugin or Desc)`);
     }
   }
+  backend.defaultTables = customQuery === undefined;
   if (backend.authScheme !== null) {
     backend.authQuery = analyseAuthQuery(backend.authScheme, customQuery, root, diagnostics);
   } else if (customQuery) {

@@ -265,6 +265,7 @@ function emitBackendIndex(backend: Backend, file: string, options: EmitOptions):
       `name: ${quote(backend.name)},`,
       `authScheme: ${backend.authScheme === null ? 'null' : quote(backend.authScheme)},`,
       `authQuery: ${backend.authQuery ? `{ sql: AUTH_QUERY_SQL, binds: [${backend.authQuery.binds.map(quote).join(', ')}] }` : 'null'},`,
+      `defaultTables: ${backend.defaultTables},`,
       `tokenLifetime: ${backend.tokenLifetime},`,
       `issuer: ${quote(backend.issuer)},`,
       `iatUnit: ${quote(backend.iatUnit)},`,

@@ -113,6 +113,8 @@ export interface Backend {
   source: string | null;
   authScheme: 'Basic' | 'Bearer' | null;
   authQuery: AuthQuery | null;
+  /** No custom AuthQuery: credentials live in the default usr and usr_role tables. */
+  defaultTables: boolean;
   tokenLifetime: number;
   issuer: string;
   iatUnit: 's' | 'ms';

@@ -73,6 +73,8 @@ export interface BackendModule {
   authScheme: 'Basic' | 'Bearer' | null;
   /** Basic: returns user_id, role_name. Bearer: returns sub, aud. */
   authQuery: AuthQuery | null;
+  /** Whether credentials are checked against the default usr and usr_role tables (no custom AuthQuery). */
+  defaultTables: boolean;
   tokenLifetime: number;
   issuer: string;
   iatUnit: 's' | 'ms';

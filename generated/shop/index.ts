@@ -17,6 +17,7 @@ export const backend: BackendModule = {
   name: 'shop',
   authScheme: 'Bearer',
   authQuery: { sql: AUTH_QUERY_SQL, binds: ['user', 'pass'] },
+  defaultTables: true,
   tokenLifetime: 3600,
   issuer: 'shop',
   iatUnit: 's',

@@ -14,6 +14,7 @@ export const backend: BackendModule = {
   name: 'staff',
   authScheme: 'Basic',
   authQuery: { sql: AUTH_QUERY_SQL, binds: ['user', 'pass'] },
+  defaultTables: true,
   tokenLifetime: 3600,
   issuer: 'staff',
   iatUnit: 's',

@@ -20,6 +20,7 @@ export const backend: BackendModule = {
   name: 'lab',
   authScheme: 'Bearer',
   authQuery: { sql: AUTH_QUERY_SQL, binds: ['user', 'pass'] },
+  defaultTables: false,
   tokenLifetime: 60,
   issuer: 'lab-issuer',
   iatUnit: 'ms',

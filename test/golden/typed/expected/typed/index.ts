@@ -8,6 +8,7 @@ export const backend: BackendModule = {
   name: 'typed',
   authScheme: null,
   authQuery: null,
+  defaultTables: true,
   tokenLifetime: 3600,
   issuer: 'typed',
   iatUnit: 's',

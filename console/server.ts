@@ -1,0 +1,279 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import Router from '@koa/router';
+import type Koa from 'koa';
+import bodyParser from 'koa-bodyparser';
+import { Authenticator } from '../runtime/auth.js';
+import { HttpError } from '../runtime/errors.js';
+import { JwtKey } from '../runtime/jwt.js';
+import type { BackendModule, Database, ResourceModule } from '../runtime/index.js';
+import { isRoleName, setAuthAttribute } from './xml-auth.js';
+import { UserStore } from './store.js';
+
+/**
+ * The admin console (contract §6, issue 4) at `{base}/_console/`: the page,
+ * and its JSON API under `{base}/_console/api/`. Every API call but the list
+ * of backends authenticates with the backend's own scheme and needs the
+ * backend's console role, checked here on the server. Credentials travel
+ * only in the Authorization header the page sets from memory: no cookie, so
+ * no request forged from another site can carry them.
+ */
+export interface ConsoleOptions {
+  basePath: string;
+  /** The backends served now (they change when a role is set). */
+  backends: () => readonly BackendModule[];
+  database: Database;
+  jwtSecret: string | undefined;
+  /** The project folder that resource sources are relative to. */
+  root: string;
+  /** Regenerates the project and swaps the new routes into the running server. */
+  regenerate: () => Promise<{ ok: boolean; ms: number }>;
+  /** The built page (vite build of console/ui). */
+  assetsDir: string;
+}
+
+interface State {
+  requestId: string;
+  backend: BackendModule;
+}
+
+const PAGE_SIZE = 50;
+const CSP = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
+
+export function consoleMiddleware(options: ConsoleOptions): Koa.Middleware {
+  const prefix = `${options.basePath}/_console`;
+  const store = new UserStore(options.database);
+  let key: JwtKey | null = null;
+  const json = bodyParser({ enableTypes: ['json'], jsonLimit: '64kb', strict: true });
+  const router = new Router<State>({ prefix: `${prefix}/api` });
+
+  router.get('/backends', (ctx) => {
+    // Public: the sign-in screen needs each backend's scheme; the names are in every URL anyway.
+    ctx.body = { backends: options.backends().map((backend) => ({ name: backend.name, authScheme: backend.authScheme, consoleRole: backend.consoleRole })) };
+  });
+
+  // Everything below: the backend's own credentials and its console role.
+  router.use('/b/:backend', async (ctx, next) => {
+    const backend = options.backends().find((candidate) => candidate.name === ctx.params.backend);
+    if (!backend || backend.authScheme === null) throw new HttpError(404, 'No such backend, or it has no authentication');
+    if (backend.authScheme === 'Bearer') key ??= new JwtKey(options.jwtSecret ?? '');
+    const auth = new Authenticator(backend, options.database, key);
+    await auth.authenticate(ctx.headers.authorization, backend.consoleRole);
+    ctx.state.backend = backend;
+    ctx.set('Cache-Control', 'no-store');
+    await next();
+  });
+
+  router.get('/b/:backend/me', (ctx) => {
+    ctx.body = { backend: ctx.state.backend.name, consoleRole: ctx.state.backend.consoleRole, manageable: manageable(ctx.state.backend) };
+  });
+
+  router.get('/b/:backend/resources', (ctx) => {
+    const backend = ctx.state.backend;
+    ctx.body = {
+      resources: backend.resources.map((resource) => ({
+        ...describe(options.basePath, backend, resource),
+        etag: etagOf(path.join(options.root, resource.source)),
+      })),
+    };
+  });
+
+  router.put('/b/:backend/resources/:name/:version/auth', json, async (ctx) => {
+    const backend = ctx.state.backend;
+    const resource = backend.resources.find((candidate) => candidate.name === ctx.params.name && candidate.version === ctx.params.version);
+    if (!resource) throw new HttpError(404, 'No such resource');
+    const body = (ctx.request as { body?: { auth?: unknown; etag?: unknown } }).body ?? {};
+    const role = body.auth === null || body.auth === '' ? null : body.auth;
+    if (role !== null && (typeof role !== 'string' || !isRoleName(role))) throw new HttpError(400, 'A role name is letters, digits and _ . : - (at most 64)');
+    const file = path.join(options.root, resource.source);
+    const before = readFileSync(file, 'utf8');
+    if (body.etag !== etag(before)) throw new HttpError(409, `${resource.source} changed since the page loaded it: reload and try again`);
+    writeAtomically(file, setAuthAttribute(before, role as string | null));
+    const result = await options.regenerate();
+    if (!result.ok) {
+      // The edit cannot break a file the generator accepted, but a concurrent one might have: put it back.
+      writeAtomically(file, before);
+      await options.regenerate();
+      throw new HttpError(422, `The project does not generate after this change; ${resource.source} is as it was`);
+    }
+    ctx.body = { auth: role, etag: etagOf(file), enforcedAfterMs: Math.round(result.ms) };
+  });
+
+  router.get('/b/:backend/roles', async (ctx) => {
+    const backend = ctx.state.backend;
+    const roles = manageable(backend) ? await store.roles() : new Map<string, number>();
+    for (const resource of backend.resources) if (resource.auth !== null && !roles.has(resource.auth)) roles.set(resource.auth, 0);
+    if (!roles.has(backend.consoleRole)) roles.set(backend.consoleRole, 0);
+    ctx.body = {
+      manageable: manageable(backend),
+      roles: [...roles]
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([name, holders]) => ({ name, holders, resources: backend.resources.filter((resource) => resource.auth === name).map((resource) => label(resource)) })),
+    };
+  });
+
+  router.post('/b/:backend/roles', json, async (ctx) => {
+    requireManageable(ctx.state.backend);
+    const name = (ctx.request as { body?: { name?: unknown } }).body?.name;
+    if (typeof name !== 'string' || !isRoleName(name)) throw new HttpError(400, 'A role name is letters, digits and _ . : - (at most 64)');
+    await store.createRole(name);
+    ctx.status = 201;
+    ctx.body = { name };
+  });
+
+  router.get('/b/:backend/roles/:role/users', async (ctx) => {
+    requireManageable(ctx.state.backend);
+    ctx.body = await store.holders(ctx.params.role ?? '', cursor(ctx.query.after), PAGE_SIZE);
+  });
+
+  router.get('/b/:backend/users', async (ctx) => {
+    requireManageable(ctx.state.backend);
+    const prefix = typeof ctx.query.q === 'string' ? ctx.query.q.slice(0, 190) : '';
+    ctx.body = await store.users(cursor(ctx.query.after), PAGE_SIZE, prefix);
+  });
+
+  router.post('/b/:backend/users', json, async (ctx) => {
+    requireManageable(ctx.state.backend);
+    const body = (ctx.request as { body?: { name?: unknown; password?: unknown } }).body ?? {};
+    if (typeof body.name !== 'string' || body.name.trim() === '' || body.name.length > 190) throw new HttpError(400, 'A user needs a name (at most 190 characters)');
+    if (typeof body.password !== 'string' || body.password.length < 8) throw new HttpError(400, 'A password needs at least 8 characters');
+    const id = await store.addUser(body.name, body.password);
+    ctx.status = 201;
+    ctx.body = await store.user(id);
+  });
+
+  router.put('/b/:backend/users/:id/roles/:role', async (ctx) => {
+    requireManageable(ctx.state.backend);
+    const user = await existingUser(ctx.params.id ?? '');
+    const role = ctx.params.role ?? '';
+    if (!isRoleName(role)) throw new HttpError(400, 'Not a role name');
+    await store.grant(user, role);
+    ctx.body = await store.user(user);
+  });
+
+  router.delete('/b/:backend/users/:id/roles/:role', async (ctx) => {
+    requireManageable(ctx.state.backend);
+    const user = await existingUser(ctx.params.id ?? '');
+    await store.revoke(user, ctx.params.role ?? '');
+    ctx.body = await store.user(user);
+  });
+
+  router.get('/b/:backend/users/:id/access', async (ctx) => {
+    requireManageable(ctx.state.backend);
+    const user = await store.user(await existingUser(ctx.params.id ?? ''));
+    const roles = new Set(user?.roles ?? []);
+    ctx.body = {
+      user,
+      resources: ctx.state.backend.resources
+        .filter((resource) => resource.auth === null || roles.has(resource.auth))
+        .map((resource) => ({ ...describe(options.basePath, ctx.state.backend, resource), because: resource.auth ?? 'public' })),
+    };
+  });
+
+  router.get('/b/:backend/resources/:name/:version/access', async (ctx) => {
+    const resource = ctx.state.backend.resources.find((candidate) => candidate.name === ctx.params.name && candidate.version === ctx.params.version);
+    if (!resource) throw new HttpError(404, 'No such resource');
+    if (resource.auth === null) {
+      ctx.body = { public: true, role: null, users: [], next: null };
+      return;
+    }
+    requireManageable(ctx.state.backend);
+    ctx.body = { public: false, role: resource.auth, ...(await store.holders(resource.auth, cursor(ctx.query.after), PAGE_SIZE)) };
+  });
+
+  router.all('/(.*)', () => {
+    throw new HttpError(404, 'Not found');
+  });
+
+  const assets = loadAssets(options.assetsDir);
+  const routes = router.routes();
+  return async (ctx, next) => {
+    if (ctx.path !== prefix && !ctx.path.startsWith(`${prefix}/`)) return next();
+    if (ctx.path.startsWith(`${prefix}/api/`)) return routes(ctx as never, next);
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') throw new HttpError(405, `Method ${ctx.method} not allowed`, { Allow: 'GET, HEAD' });
+    if (ctx.path === prefix) return ctx.redirect(`${prefix}/`);
+    const file = ctx.path === `${prefix}/` ? 'index.html' : ctx.path.slice(prefix.length + 1);
+    const asset = assets.get(file);
+    if (!asset) throw new HttpError(404, 'Not found');
+    ctx.set('Content-Security-Policy', CSP);
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.set('Referrer-Policy', 'no-referrer');
+    ctx.type = asset.type;
+    ctx.body = asset.body;
+  };
+
+  async function existingUser(id: string): Promise<number> {
+    if (!/^[0-9]{1,10}$/.test(id)) throw new HttpError(400, 'Not a user id');
+    if (!(await store.user(Number(id)))) throw new HttpError(404, 'No such user');
+    return Number(id);
+  }
+}
+
+/**
+ * The console manages the default usr and usr_role tables only. A backend
+ * whose AuthQuery reads other tables keeps its users there: writing to
+ * usr_role would change nothing it checks.
+ */
+function manageable(backend: BackendModule): boolean {
+  return backend.defaultTables;
+}
+
+function requireManageable(backend: BackendModule): void {
+  if (!manageable(backend)) {
+    throw new HttpError(409, `Backend ${backend.name} checks credentials with its own AuthQuery over other tables: manage its users and roles there`);
+  }
+}
+
+function describe(basePath: string, backend: BackendModule, resource: ResourceModule) {
+  return {
+    name: resource.name,
+    version: resource.version,
+    path: `${basePath}/${backend.name}/v${resource.version}/${resource.name}`,
+    methods: Object.keys(resource.operations),
+    auth: resource.auth,
+    source: resource.source,
+  };
+}
+
+function label(resource: ResourceModule): string {
+  return `${resource.name} v${resource.version}`;
+}
+
+function cursor(value: unknown): number {
+  return typeof value === 'string' && /^[0-9]{1,10}$/.test(value) ? Number(value) : 0;
+}
+
+function etag(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 16);
+}
+
+function etagOf(file: string): string {
+  return etag(readFileSync(file, 'utf8'));
+}
+
+/** A crash mid-write leaves the old file or the new one, never half of one: write a sibling, then rename. */
+function writeAtomically(file: string, text: string): void {
+  const temporary = `${file}.${process.pid}.tmp`;
+  writeFileSync(temporary, text);
+  renameSync(temporary, file);
+}
+
+const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.svg': 'image/svg+xml' };
+
+function loadAssets(dir: string): Map<string, { type: string; body: Buffer }> {
+  const assets = new Map<string, { type: string; body: Buffer }>();
+  if (!existsSync(path.join(dir, 'index.html'))) {
+    assets.set('index.html', { type: TYPES['.html']!, body: Buffer.from('<!doctype html><title>xmlrest console</title><p>The console is not built: run <code>npm run build</code>.</p>') });
+    return assets;
+  }
+  const walk = (folder: string, prefix: string) => {
+    for (const entry of readdirSync(folder, { withFileTypes: true })) {
+      const full = path.join(folder, entry.name);
+      if (entry.isDirectory()) walk(full, `${prefix}${entry.name}/`);
+      else assets.set(`${prefix}${entry.name}`, { type: TYPES[path.extname(entry.name)] ?? 'application/octet-stream', body: readFileSync(full) });
+    }
+  };
+  walk(dir, '');
+  return assets;
+}

@@ -1,0 +1,99 @@
+import type { Queryable } from '../runtime/index.js';
+
+/**
+ * The console's reads and writes of the default user tables (seed §2.2),
+ * and of xmlrest_role, where roles created on the console live until a user
+ * holds one or a resource names it.
+ */
+export const ROLE_CATALOG = `create table if not exists xmlrest_role (
+  role_name varchar(64) character set utf8mb4 collate utf8mb4_nopad_bin not null primary key,
+  created_on timestamp not null default current_timestamp
+) engine = InnoDB default charset = utf8mb4`;
+
+export interface UserRow {
+  user_id: number;
+  user_name: string;
+  created_on: Date;
+  roles: string[];
+}
+
+export class UserStore {
+  private catalogReady: Promise<unknown> | undefined;
+
+  constructor(private readonly db: Queryable & { write(sql: string, values: readonly unknown[]): Promise<unknown> }) {}
+
+  private catalog(): Promise<unknown> {
+    this.catalogReady ??= this.db.write(ROLE_CATALOG, []);
+    return this.catalogReady;
+  }
+
+  /** One page of users in id order, after `after`; a name prefix narrows it. Keyset paging stays fast at any depth. */
+  async users(after: number, limit: number, prefix: string): Promise<{ users: UserRow[]; next: number | null }> {
+    // LIMIT takes a literal: `limit` is a whole number the caller has bounded, never request text.
+    const rows = await this.db.select<Omit<UserRow, 'roles'>>(
+      `select user_id, user_name, created_on from usr
+        where user_id > ? and user_name like ? order by user_id limit ${wholeNumber(limit) + 1}`,
+      [after, `${prefix.replace(/[\\%_]/g, '\\$&')}%`],
+    );
+    const page = rows.slice(0, limit);
+    const roles = page.length === 0 ? [] : await this.db.select<{ user_id: number; role_name: string }>(
+      `select user_id, role_name from usr_role where user_id in (${page.map(() => '?').join(', ')}) order by role_name`,
+      page.map((row) => row.user_id),
+    );
+    return {
+      users: page.map((row) => ({ ...row, roles: roles.filter((role) => role.user_id === row.user_id).map((role) => role.role_name) })),
+      next: rows.length > limit ? page.at(-1)!.user_id : null,
+    };
+  }
+
+  async user(id: number): Promise<UserRow | undefined> {
+    const [row] = await this.db.select<Omit<UserRow, 'roles'>>('select user_id, user_name, created_on from usr where user_id = ?', [id]);
+    if (!row) return undefined;
+    const roles = await this.db.select<{ role_name: string }>('select role_name from usr_role where user_id = ? order by role_name', [id]);
+    return { ...row, roles: roles.map((role) => role.role_name) };
+  }
+
+  async addUser(name: string, password: string): Promise<number> {
+    const result = (await this.db.write('insert into usr (user_name, pass_word) values (?, ?)', [name, password])) as { insertId: number };
+    return result.insertId;
+  }
+
+  /** Granting a role the user holds already changes nothing: the unique key keeps one row. */
+  async grant(userId: number, role: string): Promise<void> {
+    await this.db.write('insert ignore into usr_role (role_name, user_id) values (?, ?)', [role, userId]);
+  }
+
+  async revoke(userId: number, role: string): Promise<boolean> {
+    const result = (await this.db.write('delete from usr_role where user_id = ? and role_name = ?', [userId, role])) as { affectedRows: number };
+    return result.affectedRows > 0;
+  }
+
+  /** Roles held by users, with how many hold each, and roles created on the console. */
+  async roles(): Promise<Map<string, number>> {
+    await this.catalog();
+    const held = await this.db.select<{ role_name: string; holders: number | string }>('select role_name, count(*) as holders from usr_role group by role_name', []);
+    const created = await this.db.select<{ role_name: string }>('select role_name from xmlrest_role', []);
+    const roles = new Map<string, number>(created.map((row) => [row.role_name, 0]));
+    for (const row of held) roles.set(row.role_name, Number(row.holders));
+    return roles;
+  }
+
+  async createRole(role: string): Promise<void> {
+    await this.catalog();
+    await this.db.write('insert ignore into xmlrest_role (role_name) values (?)', [role]);
+  }
+
+  async holders(role: string, after: number, limit: number): Promise<{ users: { user_id: number; user_name: string }[]; next: number | null }> {
+    const rows = await this.db.select<{ user_id: number; user_name: string }>(
+      `select u.user_id, u.user_name from usr_role r inner join usr u on u.user_id = r.user_id
+        where r.role_name = ? and u.user_id > ? order by u.user_id limit ${wholeNumber(limit) + 1}`,
+      [role, after],
+    );
+    return { users: rows.slice(0, limit), next: rows.length > limit ? rows[limit - 1]!.user_id : null };
+  }
+}
+
+function wholeNumber(value: number): number {
+  if (!Number.isSafeInteger(value) || value < 0) throw new Error(`not a page size: ${value}`);
+  return value;
+}
