@@ -182,7 +182,7 @@ export function consoleMiddleware(options: ConsoleOptions): Koa.Middleware {
     ctx.body = { public: false, role: resource.auth, ...(await store.holders(resource.auth, cursor(ctx.query.after), PAGE_SIZE)) };
   });
 
-  router.all('/(.*)', () => {
+  router.all('/{*rest}', () => {
     throw new HttpError(404, 'Not found');
   });
 

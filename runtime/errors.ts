@@ -3,6 +3,8 @@
  * `{"message", "status"}` JSON in one place (server.ts). Anything else that
  * escapes a handler is a 500 whose details go to the log only.
  */
+const BRAND = Symbol.for('xmlrest.HttpError');
+
 export class HttpError extends Error {
   constructor(
     readonly status: number,
@@ -12,6 +14,19 @@ export class HttpError extends Error {
   ) {
     super(message);
     this.name = 'HttpError';
+  }
+
+  /**
+   * Recognised by a global brand, not by class identity: a module the console
+   * regenerates is loaded from source beside a compiled server, and its
+   * plug-ins throw the source copy of this class.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+  }
+
+  get [BRAND](): true {
+    return true;
   }
 }
 

@@ -22,6 +22,8 @@ export interface ServerOptions {
   basePath?: string | undefined;
   /** The generated OpenAPI document; when given, served with an API reference page. */
   openapi?: object | undefined;
+  /** More middleware, run before the generated routes and kept across reloads (the admin console). */
+  middleware?: readonly Koa.Middleware[];
   logger?: Logger;
 }
 
@@ -64,6 +66,7 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   // Errors are logged by errorMiddleware, with their request id; Koa's own printer would log them again.
   app.silent = true;
   app.use(errorMiddleware(logger));
+  for (const middleware of options.middleware ?? []) app.use(middleware as Koa.Middleware<State>);
 
   // Parsed only when a handler reads parameters, so that routing and auth answer first (contract §3).
   const parseBody = bodyParser({ enableTypes: ['json', 'form'], jsonLimit: '1mb', formLimit: '1mb', strict: true });

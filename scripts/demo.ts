@@ -73,6 +73,7 @@ xmlrest demo is serving ${base}  (Ctrl-C stops it and the database)
     curl -i -u carol:wrong ${base}/staff/v1.0/me             # 401
 
   API reference: ${base}/_docs/   (OpenAPI document: ${base}/openapi.json)
+  Admin console: ${base}/_console/   (sign in on shop as bob / bob-pass, or on staff with an admin)
 
   Users: alice (customer), bob (customer, admin), carol (staff), dave (guest); password: <name>-pass
 `);

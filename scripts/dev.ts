@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import mysql from 'mysql2/promise';
 import { databaseUrlFromEnvironment } from '../generator/cli.js';
 import { createLogger, createReloadableApp, listen, openDatabase } from '../runtime/index.js';
+import { consoleMiddleware } from '../console/server.js';
 import { ProjectHost } from './project-host.js';
 import { startPrivateMariadb, type PrivateMariadb } from './mariadb.js';
 import { createDefaultTables } from './schema.js';
@@ -34,14 +35,27 @@ if (!databaseUrl) {
 }
 
 const database = openDatabase(databaseUrl);
+let host: ProjectHost | undefined;
+const jwtSecret = process.env.JWT_SECRET || randomBytes(32).toString('base64url');
+const adminConsole = consoleMiddleware({
+  basePath: process.env.BASE_PATH ?? '',
+  backends: () => host?.backends ?? [],
+  database,
+  jwtSecret,
+  root,
+  regenerate: () => host!.regenerate(),
+  assetsDir: await buildConsole(),
+});
 const server = createReloadableApp({
   backends: [],
+  middleware: [adminConsole],
   database,
-  jwtSecret: process.env.JWT_SECRET || randomBytes(32).toString('base64url'),
+  jwtSecret,
   basePath: process.env.BASE_PATH,
   logger: createLogger(process.env.LOG_LEVEL === undefined ? 'warn' : (process.env.LOG_LEVEL as 'info')),
 });
-const host = new ProjectHost({ root, databaseUrl, server, log: complain });
+const runtimeDir = path.relative(root, path.join(repo, 'runtime')).split(path.sep).join('/');
+host = new ProjectHost({ root, runtimeDir, databaseUrl, server, log: complain });
 const first = await host.regenerate();
 if (!first.ok) {
   say('fix the errors above; serving what generated/ holds');
@@ -57,7 +71,7 @@ say(`serving ${running.url}${process.env.BASE_PATH ?? ''}; watching ${path.relat
 let timer: NodeJS.Timeout | undefined;
 async function regenerate(): Promise<void> {
   try {
-    const result = await host.regenerate();
+    const result = await host!.regenerate();
     say(result.ok ? `reloaded in ${Math.round(result.ms)} ms` : 'kept the running version');
   } catch (error) {
     say(`reload failed, kept the running version: ${(error as Error).message}`);
@@ -101,4 +115,11 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       .then(() => privateDb?.stop())
       .then(() => process.exit(0));
   });
+}
+
+/** The console page, built once per dev session (under a second). */
+async function buildConsole(): Promise<string> {
+  const { build } = await import('vite');
+  await build({ configFile: path.join(repo, 'console/vite.config.ts'), root: path.join(repo, 'console/ui'), logLevel: 'warn' });
+  return path.join(repo, 'dist/console-ui');
 }

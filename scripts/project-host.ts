@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { tsImport } from 'tsx/esm/api';
 import { run } from '../generator/cli.js';
 import { newGeneratorCache } from '../generator/index.js';
@@ -14,6 +15,8 @@ import type { BackendModule, ReloadableApp } from '../runtime/index.js';
 export interface ProjectHostOptions {
   /** The project folder holding resources/ and generated/. */
   root: string;
+  /** The runtime folder, relative to root; default `runtime`. */
+  runtimeDir?: string;
   databaseUrl: string | undefined;
   server: ReloadableApp;
   /** Generator output: file changes and errors. */
@@ -28,8 +31,7 @@ export class ProjectHost {
   private readonly runtimeDir: string;
 
   constructor(private readonly options: ProjectHostOptions) {
-    const repo = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-    this.runtimeDir = path.relative(options.root, path.join(repo, 'runtime')).split(path.sep).join('/');
+    this.runtimeDir = options.runtimeDir ?? 'runtime';
   }
 
   /** The backends the server serves now. */
@@ -92,7 +94,7 @@ export class ProjectHost {
       const copy = path.join(path.dirname(file), `.host-${version}-${path.basename(file)}`);
       writeFileSync(copy, text);
       try {
-        this.imported.set(key, await tsImport(copy, import.meta.url));
+        this.imported.set(key, await tsImport(pathToFileURL(path.resolve(copy)).href, import.meta.url));
       } finally {
         rmSync(copy, { force: true });
       }

@@ -1,20 +1,28 @@
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { backends } from '../generated/index.js';
 import { loadConfig } from '../runtime/config.js';
-import { createApp, createLogger, listen, openDatabase, resourcePath } from '../runtime/index.js';
+import { createLogger, createReloadableApp, listen, openDatabase, resourcePath, type Logger, type ReloadableApp } from '../runtime/index.js';
 
 /**
  * `npm start`: serves every backend generated from resources/, configured by
- * DATABASE_URL, JWT_SECRET, PORT, HOST and BASE_PATH.
+ * DATABASE_URL, JWT_SECRET, PORT, HOST and BASE_PATH, with the admin console
+ * at {base}/_console/ when the build tools it regenerates with are installed.
  */
 let started;
 try {
   const config = loadConfig();
   const database = openDatabase(config.databaseUrl);
   try {
+    const logger = createLogger(config.logLevel);
     const openapi = JSON.parse(readFileSync(new URL('../generated/openapi.json', import.meta.url), 'utf8')) as object;
-    const app = createApp({ backends, database, openapi, jwtSecret: config.jwtSecret, basePath: config.basePath, logger: createLogger(config.logLevel) });
-    started = { config, database, app };
+    const middleware = [];
+    const adminConsole = await loadConsole(config, database, logger);
+    if (adminConsole) middleware.push(adminConsole.middleware);
+    const server = createReloadableApp({ backends, database, openapi, middleware, jwtSecret: config.jwtSecret, basePath: config.basePath, logger });
+    adminConsole?.attach(server);
+    started = { config, database, server, logger };
   } catch (error) {
     await database.end();
     throw error;
@@ -24,9 +32,8 @@ try {
   createLogger().error('refusing to start', { error: (error as Error).message });
   process.exit(1);
 }
-const { config, database, app } = started;
-const logger = createLogger(config.logLevel);
-const running = await listen(app, config.port, config.host);
+const { config, database, server, logger } = started;
+const running = await listen(server.app, config.port, config.host);
 const routes = backends.flatMap((backend) =>
   backend.resources.map((resource) => `${Object.keys(resource.operations).join(',')} ${resourcePath(config.basePath, backend.name, resource)}`),
 );
@@ -40,4 +47,38 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     logger.info('stopping', { signal });
     void running.close().then(() => database.end()).then(() => process.exit(0));
   });
+}
+
+/**
+ * The console rewrites resource files and regenerates, so it needs the
+ * generator and tsx; a production install without dev dependencies runs
+ * without it.
+ */
+async function loadConsole(config: ReturnType<typeof loadConfig>, database: ReturnType<typeof openDatabase>, log: Logger) {
+  try {
+    const [{ consoleMiddleware }, { ProjectHost }] = await Promise.all([import('../console/server.js'), import('./project-host.js')]);
+    // scripts/serve.ts runs from the project, dist/scripts/serve.js from its build.
+    const here = fileURLToPath(new URL('.', import.meta.url));
+    const root = path.resolve(here, path.basename(path.resolve(here, '..')) === 'dist' ? '../..' : '..');
+    let host: InstanceType<typeof ProjectHost> | undefined;
+    const middleware = consoleMiddleware({
+      basePath: config.basePath,
+      backends: () => host?.backends ?? backends,
+      database,
+      jwtSecret: config.jwtSecret,
+      root,
+      regenerate: () => (host ? host.regenerate() : Promise.resolve({ ok: false, ms: 0 })),
+      assetsDir: path.join(root, 'dist/console-ui'),
+    });
+    return {
+      middleware,
+      attach(server: ReloadableApp) {
+        host = new ProjectHost({ root, databaseUrl: config.databaseUrl, server, log: (line) => log.info('generate', { line }) });
+        host.adopt(backends);
+      },
+    };
+  } catch (error) {
+    log.warn('console disabled: the generator is not installed', { error: (error as Error).message });
+    return undefined;
+  }
 }

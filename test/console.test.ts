@@ -1,0 +1,265 @@
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import mysql from 'mysql2/promise';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { consoleMiddleware } from '../console/server.js';
+import { createLogger, createReloadableApp, listen, openDatabase, type Database, type RunningServer } from '../runtime/index.js';
+import { CHROMIUM_ARGS, ensureChromium } from '../scripts/chromium.js';
+import { ProjectHost } from '../scripts/project-host.js';
+import { addUser } from '../scripts/schema.js';
+import { basic, decodeJwt, TEST_SECRET } from './support/server.js';
+
+/**
+ * The admin console (issue 4) over a copy of the demo resources (it rewrites
+ * them), on the real server and MariaDB, driven by the API and by headless
+ * Chromium. Screenshots go to test/.artifacts/console-*.png.
+ */
+const ROOT = 'test/.tmp/console';
+const ARTIFACTS = 'test/.artifacts';
+let running: RunningServer;
+let database: Database;
+let browser: Browser | undefined;
+let url = '';
+
+beforeAll(async () => {
+  rmSync(ROOT, { recursive: true, force: true });
+  mkdirSync(ROOT, { recursive: true });
+  cpSync('resources', path.join(ROOT, 'resources'), { recursive: true });
+  // A backend with its own AuthQuery: the console must not manage its users.
+  cpSync('test/golden/lab/resources/lab', path.join(ROOT, 'resources/lab'), { recursive: true, filter: (file) => !file.endsWith('broken.xml') });
+  mkdirSync(path.join(ROOT, 'generated'), { recursive: true });
+  cpSync('generated/column-types.json', path.join(ROOT, 'generated/column-types.json'));
+  execFileSync(process.execPath, ['node_modules/vite/bin/vite.js', 'build', '--config', 'console/vite.config.ts'], { stdio: 'ignore' });
+
+  const connection = await mysql.createConnection(inject('databaseUrl'));
+  await addUser(connection, 'olga-operator', 'olga-pass-1', ['operator']);
+  await addUser(connection, 'nina-nobody', 'nina-pass-1', []);
+  await connection.end();
+
+  database = openDatabase(inject('databaseUrl'));
+  let host: ProjectHost | undefined;
+  const adminConsole = consoleMiddleware({
+    basePath: '',
+    backends: () => host?.backends ?? [],
+    database,
+    jwtSecret: TEST_SECRET,
+    root: ROOT,
+    regenerate: () => host!.regenerate(),
+    assetsDir: 'dist/console-ui',
+  });
+  const server = createReloadableApp({ backends: [], middleware: [adminConsole], database, jwtSecret: TEST_SECRET, logger: createLogger('silent') });
+  host = new ProjectHost({ root: ROOT, runtimeDir: '../../../runtime', databaseUrl: undefined, server, log: () => {} });
+  expect((await host.regenerate()).ok).toBe(true);
+  running = await listen(server.app, 0);
+  url = running.url;
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await running?.close();
+  await database?.end();
+});
+
+async function shapeA(backend: string, user: string, password: string): Promise<string> {
+  const response = await fetch(`${url}/${backend}/`, { method: 'POST', body: new URLSearchParams({ auth: 'bearer', userid: user, password }) });
+  expect(response.status).toBe(200);
+  return `Bearer ${((await response.json()) as { token: string }).token}`;
+}
+
+const ADMIN = () => shapeA('shop', 'bob', 'bob-pass');
+
+async function consoleCall(method: string, route: string, authorization?: string, body?: unknown) {
+  const headers: Record<string, string> = {};
+  if (authorization) headers.authorization = authorization;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const response = await fetch(`${url}/_console/api/${route}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  return { status: response.status, body: (await response.json()) as any };
+}
+
+describe('console API', () => {
+  const endpoints: [string, string, unknown?][] = [
+    ['GET', 'b/shop/me'],
+    ['GET', 'b/shop/resources'],
+    ['PUT', 'b/shop/resources/products/1.0/auth', { auth: 'x', etag: 'x' }],
+    ['GET', 'b/shop/roles'],
+    ['POST', 'b/shop/roles', { name: 'x' }],
+    ['GET', 'b/shop/roles/customer/users'],
+    ['GET', 'b/shop/users'],
+    ['POST', 'b/shop/users', { name: 'x', password: 'xxxxxxxx' }],
+    ['PUT', 'b/shop/users/1/roles/admin'],
+    ['DELETE', 'b/shop/users/2/roles/admin'],
+    ['GET', 'b/shop/users/1/access'],
+    ['GET', 'b/shop/resources/orders/1.0/access'],
+    ['GET', 'b/staff/users'],
+  ];
+
+  it.each(endpoints)('%s %s refuses an unauthenticated call and a non-admin call, and changes nothing', async (method, route, body) => {
+    const before = readFileSync(path.join(ROOT, 'resources/shop/products.xml'), 'utf8');
+    const anonymous = await consoleCall(method, route, undefined, body);
+    expect(anonymous.status).toBe(403);
+    expect(anonymous.body).toEqual({ message: 'Forbidden access to resource', status: 403 });
+    const customer = route.startsWith('b/staff') ? basic('carol', 'carol-pass') : await shapeA('shop', 'alice', 'alice-pass');
+    const refused = await consoleCall(method, route, customer, body);
+    expect(refused.status).toBe(403);
+    const wrong = await consoleCall(method, route, route.startsWith('b/staff') ? basic('carol', 'nope') : 'Bearer nope.nope.nope', body);
+    expect(wrong.status).toBe(401);
+    expect(readFileSync(path.join(ROOT, 'resources/shop/products.xml'), 'utf8')).toBe(before);
+  });
+
+  it('lists backends without credentials, and nothing else', async () => {
+    const { status, body } = await consoleCall('GET', 'backends');
+    expect(status).toBe(200);
+    expect(body.backends).toEqual(expect.arrayContaining([{ name: 'shop', authScheme: 'Bearer', consoleRole: 'admin' }, { name: 'staff', authScheme: 'Basic', consoleRole: 'admin' }]));
+  });
+
+  it('refuses a concurrent edit instead of overwriting it, and writes atomically', async () => {
+    const admin = await ADMIN();
+    const { body } = await consoleCall('GET', 'b/shop/resources', admin);
+    const report = body.resources.find((resource: { name: string }) => resource.name === 'report');
+    const file = path.join(ROOT, 'resources/shop/report.xml');
+    writeFileSync(file, readFileSync(file, 'utf8') + '<!-- edited by hand meanwhile -->\n');
+    const refused = await consoleCall('PUT', 'b/shop/resources/report/1.0/auth', admin, { auth: 'customer', etag: report.etag });
+    expect(refused.status).toBe(409);
+    expect(refused.body.message).toBe('resources/shop/report.xml changed since the page loaded it: reload and try again');
+    expect(readFileSync(file, 'utf8')).toContain('auth="admin"');
+    expect(readdirSync(path.join(ROOT, 'resources/shop')).filter((name) => name.includes('.tmp'))).toEqual([]);
+  });
+
+  it('refuses a role name that is not one', async () => {
+    const admin = await ADMIN();
+    const { body } = await consoleCall('GET', 'b/shop/resources', admin);
+    const etag = body.resources.find((resource: { name: string }) => resource.name === 'products').etag;
+    const refused = await consoleCall('PUT', 'b/shop/resources/products/1.0/auth', admin, { auth: 'a" onload="x', etag });
+    expect(refused.status).toBe(400);
+  });
+
+  it('says what it cannot manage on a backend with its own AuthQuery', async () => {
+    const operator = await shapeA('lab', 'olga-operator', 'olga-pass-1');
+    expect((await consoleCall('GET', 'b/lab/me', operator)).body.manageable).toBe(false);
+    const users = await consoleCall('GET', 'b/lab/users', operator);
+    expect(users.status).toBe(409);
+    expect(users.body.message).toContain('its own AuthQuery');
+    expect((await consoleCall('GET', 'b/lab/resources', operator)).status).toBe(200);
+  });
+
+  it('pages users by id, and finds them by name prefix', async () => {
+    const admin = await ADMIN();
+    const first = await consoleCall('GET', 'b/shop/users', admin);
+    expect(first.body.users[0]).toMatchObject({ user_id: 1, user_name: 'alice', roles: ['customer'] });
+    const found = await consoleCall('GET', 'b/shop/users?q=car', admin);
+    expect(found.body.users.map((user: { user_name: string }) => user.user_name)).toEqual(['carol']);
+    const literal = await consoleCall('GET', `b/shop/users?q=${encodeURIComponent('%')}`, admin);
+    expect(literal.body.users).toEqual([]);
+  });
+});
+
+describe('console in headless Chromium', () => {
+  let page: Page;
+  /** The roles a user row shows as chips (the grant list beside them names every role). */
+  const chips = (user: string) => page.$$eval(`[data-testid=user-${user}] .chip`, (nodes) => nodes.map((node) => node.firstChild?.textContent ?? ''));
+  const shot = (name: string) => page.screenshot({ path: `${ARTIFACTS}/console-${name}.png`, fullPage: true });
+  const call = async (route: string, authorization?: string) => (await fetch(`${url}${route}`, { headers: authorization ? { authorization } : {} })).status;
+
+  it('refuses a user without the console role, with a clear message', async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+    page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+    const offsite: string[] = [];
+    page.on('request', (request) => {
+      if (!request.url().startsWith(url)) offsite.push(request.url());
+    });
+    await page.goto(`${url}/_console/`);
+    await page.selectOption('#backend', 'shop');
+    await page.fill('#user', 'alice');
+    await page.fill('#password', 'alice-pass');
+    await page.click('button[type=submit]');
+    await expect.poll(() => page.textContent('[data-testid=message]')).toBe('alice does not hold the console role "admin" on shop.');
+    await shot('refused');
+    expect(await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + document.cookie)).toBe('{}{}');
+    expect(offsite).toEqual([]);
+  });
+
+  it('signs in an admin and shows every resource with an auth badge on the protected ones', async () => {
+    await page.fill('#user', 'bob');
+    await page.fill('#password', 'bob-pass');
+    await page.click('button[type=submit]');
+    await page.waitForSelector('[data-testid=resources] tbody tr');
+    expect(await page.textContent('[data-testid=who]')).toBe('bob on shop');
+    expect(await page.textContent('[data-testid="resource-orders@1.0"] [data-testid=auth-badge]')).toBe('customer');
+    expect(await page.textContent('[data-testid="resource-report@1.0"] [data-testid=auth-badge]')).toBe('admin');
+    expect(await page.$('[data-testid="resource-products@1.0"] [data-testid=auth-badge]')).toBeNull();
+    await page.fill('[aria-label="Filter resources"]', 'report');
+    expect(await page.$$eval('[data-testid=resources] tbody tr', (rows) => rows.length)).toBe(1);
+    await page.fill('[aria-label="Filter resources"]', '');
+    await shot('resources');
+    expect(await page.evaluate(() => JSON.stringify({ ...localStorage }) + document.cookie)).toBe('{}');
+  });
+
+  it('creates a role and grants it to a user', async () => {
+    await page.click('nav button:has-text("Roles")');
+    await page.fill('[aria-label="New role name"]', 'auditor');
+    await page.click('button:has-text("Create role")');
+    await page.waitForSelector('[data-testid=role-auditor]');
+    await shot('roles');
+    await page.click('nav button:has-text("Users")');
+    await page.waitForSelector('[data-testid=user-dave]');
+    await page.selectOption('[aria-label="Role to grant dave"]', 'auditor');
+    await page.click('[data-testid=user-dave] button:has-text("Grant")');
+    await expect.poll(() => chips('dave')).toEqual(['auditor', 'guest']);
+    await shot('users');
+  });
+
+  it('sets the role on a resource, and the running server enforces it at once: 403 without it, 200 with it', async () => {
+    const alice = await shapeA('shop', 'alice', 'alice-pass');
+    const dave = await shapeA('shop', 'dave', 'dave-pass');
+    expect(decodeJwt(dave.slice(7)).payload.aud).toEqual(expect.arrayContaining(['auditor', 'guest']));
+    expect(await call('/shop/v1.0/products', alice)).toBe(200);
+    await page.click('nav button:has-text("Resources")');
+    await page.waitForSelector('[data-testid="resource-products@1.0"]');
+    await page.selectOption('[aria-label="Role for products@1.0"]', 'auditor');
+    const clicked = Date.now();
+    await page.click('[data-testid="resource-products@1.0"] button:has-text("Set")');
+    await expect.poll(() => call('/shop/v1.0/products', alice), { timeout: 10_000, interval: 20 }).toBe(403);
+    const enforcedAfter = Date.now() - clicked;
+    writeFileSync(`${ARTIFACTS}/console-enforcement-ms.txt`, `${enforcedAfter}\n`);
+    expect(await call('/shop/v1.0/products', dave)).toBe(200);
+    expect(await call('/shop/v1.0/products')).toBe(403);
+    await expect.poll(() => page.textContent('[data-testid="resource-products@1.0"] [data-testid=auth-badge]')).toBe('auditor');
+    expect(await page.textContent('[data-testid=message]')).toContain('Set role auditor on products v1.0');
+    const xml = readFileSync(path.join(ROOT, 'resources/shop/products.xml'), 'utf8');
+    expect(xml).toBe(readFileSync('resources/shop/products.xml', 'utf8').replace('v="1.0"', 'v="1.0" auth="auditor"'));
+    expect(readFileSync(path.join(ROOT, 'generated/shop/products.ts'), 'utf8')).toContain("await scope.authenticate('auditor');");
+    await shot('role-set');
+  });
+
+  it('shows effective access both ways', async () => {
+    await page.click('nav button:has-text("Effective access")');
+    await page.fill('[aria-label="User id"]', '4');
+    await page.click('button:has-text("What can this user call?")');
+    await expect.poll(() => page.textContent('[data-testid=user-access]')).toContain('/shop/v1.0/products');
+    expect(await page.textContent('[data-testid=user-access]')).toContain('through auditor');
+    expect(await page.textContent('[data-testid=user-access]')).not.toContain('/shop/v1.0/report');
+    await page.selectOption('[aria-label=Resource]', 'products@1.0');
+    await expect.poll(() => page.textContent('[data-testid=resource-access]')).toContain('dave');
+    await shot('access');
+  });
+
+  it('clears the role and revokes the grant', async () => {
+    const alice = await shapeA('shop', 'alice', 'alice-pass');
+    await page.click('nav button:has-text("Resources")');
+    await page.click('[data-testid="resource-products@1.0"] button:has-text("Clear")');
+    await expect.poll(() => call('/shop/v1.0/products', alice), { timeout: 10_000, interval: 20 }).toBe(200);
+    expect(await call('/shop/v1.0/products')).toBe(200);
+    expect(readFileSync(path.join(ROOT, 'resources/shop/products.xml'), 'utf8')).toBe(readFileSync('resources/shop/products.xml', 'utf8'));
+    await page.click('nav button:has-text("Users")');
+    await page.waitForSelector('[data-testid=user-dave]');
+    await page.click('[aria-label="Revoke auditor from dave"]');
+    await expect.poll(() => chips('dave')).toEqual(['guest']);
+    const dave = await shapeA('shop', 'dave', 'dave-pass');
+    expect(decodeJwt(dave.slice(7)).payload.aud).toBe('guest');
+    await shot('revoked');
+    expect(existsSync(`${ARTIFACTS}/console-resources.png`)).toBe(true);
+  });
+});
