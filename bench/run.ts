@@ -21,8 +21,8 @@ import { measureGeneration, writeSyntheticResources, type GenerationTiming } fro
 const { values: flags } = parseArgs({
   options: {
     smoke: { type: 'boolean', default: false },
-    duration: { type: 'string', default: '3' },
-    rounds: { type: 'string', default: '3' },
+    duration: { type: 'string', default: '2.5' },
+    rounds: { type: 'string', default: '4' },
     connections: { type: 'string', default: '16' },
   },
 });

@@ -1,7 +1,10 @@
 import { parseAuthorization } from './auth-header.js';
 import type { Queryable, SqlValue } from './db.js';
 import { forbidden, HttpError } from './errors.js';
-import { signToken, TokenRejected, verifyToken, type JwtKey, type TokenSettings } from './jwt.js';
+import { signToken, TokenRejected, verifyToken, type JwtKey, type TokenSettings, type VerifiedToken } from './jwt.js';
+
+/** How many verified tokens an authenticator remembers. */
+const VERIFIED_TOKENS = 10_000;
 import type { BackendModule } from './types.js';
 
 /**
@@ -12,6 +15,7 @@ export class Authenticator {
   private readonly basicChallenge: string;
   private readonly bearerChallenge: string;
   private readonly tokenSettings: TokenSettings;
+  private readonly verified = new Map<string, VerifiedToken>();
 
   constructor(
     readonly backend: BackendModule,
@@ -45,18 +49,38 @@ export class Authenticator {
     }
     if (this.backend.authScheme === 'Bearer' && this.key !== null) {
       if (credentials?.scheme !== 'bearer') throw this.invalidToken('token is malformed or not a Bearer token');
-      let verified;
-      try {
-        verified = verifyToken(this.key, this.backend.issuer, credentials.token);
-      } catch (error) {
-        if (error instanceof TokenRejected) throw this.invalidToken(error.description);
-        throw error;
-      }
+      const verified = this.verifiedToken(credentials.token);
       if (!verified.aud.includes(role)) throw forbidden();
       return verified.sub;
     }
     // The generator refuses a protected resource on a backend with no scheme; this is a guard.
     throw forbidden();
+  }
+
+  /**
+   * Verifies a token, remembering the claims of tokens already verified:
+   * clients send the same token on every call, and checking its signature and
+   * parsing it again is most of a protected GET's cost. A remembered token is
+   * still refused once its `exp` has passed; the key is the whole token text,
+   * so a token differing in any byte is verified afresh.
+   */
+  private verifiedToken(token: string): VerifiedToken {
+    const known = this.verified.get(token);
+    if (known !== undefined) {
+      if (known.exp * 1000 > Date.now()) return known;
+      this.verified.delete(token);
+    }
+    let verified: VerifiedToken;
+    try {
+      verified = verifyToken(this.key!, this.backend.issuer, token);
+    } catch (error) {
+      if (error instanceof TokenRejected) throw this.invalidToken(error.description);
+      throw error;
+    }
+    // Bounded: the oldest entry goes first (a Map keeps insertion order).
+    if (this.verified.size >= VERIFIED_TOKENS) this.verified.delete(this.verified.keys().next().value!);
+    this.verified.set(token, verified);
+    return verified;
   }
 
   /** Runs the backend's auth query with `$user` and `$pass` bound. */

@@ -59,6 +59,8 @@ export class TokenRejected extends Error {
 export interface VerifiedToken {
   sub: string;
   aud: string[];
+  /** Seconds since the epoch. */
+  exp: number;
 }
 
 /**
@@ -82,8 +84,8 @@ export function verifyToken(key: JwtKey, issuer: string, token: string): Verifie
     throw new TokenRejected('malformed', 'token has no subject (sub)');
   }
   const aud = payload.aud;
-  if (typeof aud === 'string') return { sub: payload.sub, aud: [aud] };
-  if (Array.isArray(aud) && aud.every((a) => typeof a === 'string')) return { sub: payload.sub, aud };
+  if (typeof aud === 'string') return { sub: payload.sub, aud: [aud], exp: payload.exp };
+  if (Array.isArray(aud) && aud.every((a) => typeof a === 'string')) return { sub: payload.sub, aud, exp: payload.exp };
   throw new TokenRejected('audience', 'token audience (aud) is missing or not a string');
 }
 

@@ -1,4 +1,5 @@
 import type { Connection } from 'mysql2/promise';
+import { ROLE_CATALOG } from '../console/store.js';
 
 /**
  * The default user and role tables (seed §2.2). Names and passwords compare
@@ -26,6 +27,8 @@ export const DEFAULT_TABLES = [
 
 export async function createDefaultTables(connection: Connection): Promise<void> {
   for (const statement of DEFAULT_TABLES) await connection.query(statement);
+  // Roles created on the console before anyone holds them (console/store.ts).
+  await connection.query(ROLE_CATALOG);
 }
 
 /** Creates a user with roles; returns the new user id. */

@@ -30,6 +30,10 @@ describe('xmlrest commands', () => {
   it('db init creates the default tables and is safe to run again', async () => {
     expect(await xmlrest('db', 'init')).toMatchObject({ code: 0, stdout: 'created usr and usr_role\n' });
     expect((await xmlrest('db', 'init')).code).toBe(0);
+    const connection = await mysql.createConnection(inject('databaseUrl'));
+    const [tables] = await connection.query("show tables where Tables_in_xmlrest_test in ('usr', 'usr_role', 'xmlrest_role')");
+    await connection.end();
+    expect((tables as Record<string, string>[]).map((row) => Object.values(row)[0]).sort()).toEqual(['usr', 'usr_role', 'xmlrest_role']);
   });
 
   it('user add creates a user with roles; grant is idempotent; revoke removes', async () => {

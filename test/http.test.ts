@@ -219,6 +219,15 @@ describe('authentication and roles (contract §4), Bearer backend', () => {
     expect(JSON.stringify(body) + headers.get('www-authenticate')).not.toContain(token.slice(-20));
   });
 
+  it('refuses a token that expires after the server verified it once (verified tokens are remembered, not their validity)', async () => {
+    const token = signed({ sub: '1', aud: 'customer', iss: 'shop', exp: Math.floor(Date.now() / 1000) + 1 });
+    expect((await call('/shop/v1.0/orders', { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    const { status, body } = await call('/shop/v1.0/orders', { headers: { authorization: `Bearer ${token}` } });
+    expect(status).toBe(401);
+    expect(body).toEqual({ message: 'Invalid token: token expired', status: 401 });
+  });
+
   it('treats Basic credentials on a Bearer backend as wrong credentials', async () => {
     const { status, headers } = await call('/shop/v1.0/orders', { headers: { authorization: basic('alice', 'alice-pass') } });
     expect(status).toBe(401);
