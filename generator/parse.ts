@@ -57,7 +57,15 @@ export function parseXml(file: string, original: string, diagnostics: Diagnostic
     diagnostics.error({ file, line: line ?? 1, col: col ?? 1 }, `malformed XML: ${lowerFirst(msg)}`);
     return undefined;
   }
-  const nodes = parser.parse(text) as OrderedNode[];
+  let nodes: OrderedNode[];
+  try {
+    nodes = parser.parse(text) as OrderedNode[];
+  } catch (error) {
+    // The validator passes a few shapes the parser then refuses (found by test/hostile.test.ts).
+    const where = /line:?\s*(\d+)/i.exec((error as Error).message);
+    diagnostics.error(where ? { file, line: Number(where[1]), col: 1 } : lines.at(0), `malformed XML: ${lowerFirst((error as Error).message)}`);
+    return undefined;
+  }
   const roots = nodes.filter((node) => elementName(node) !== undefined);
   if (roots.length !== 1) {
     const second = roots[1];
