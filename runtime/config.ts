@@ -9,6 +9,11 @@ export interface ServerConfig {
   host: string;
   basePath: string;
   logLevel: LogLevel;
+  /** Browser origins allowed by CORS; empty leaves CORS off. */
+  corsOrigins: string[];
+  maxParams: number;
+  maxHeaderBytes: number;
+  statementTimeoutMs: number;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, envFile = '.env'): ServerConfig {
@@ -25,5 +30,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, envFile = '.env
     host: env.HOST || '127.0.0.1',
     basePath: env.BASE_PATH ?? '',
     logLevel: parseLogLevel(env.LOG_LEVEL),
+    corsOrigins: (env.CORS_ORIGINS ?? '').split(',').map((origin) => origin.trim()).filter(Boolean),
+    maxParams: whole(env.MAX_PARAMS, 100, 'MAX_PARAMS'),
+    maxHeaderBytes: whole(env.MAX_HEADER_BYTES, 16 * 1024, 'MAX_HEADER_BYTES'),
+    statementTimeoutMs: whole(env.QUERY_TIMEOUT_MS, 10_000, 'QUERY_TIMEOUT_MS'),
   };
+}
+
+function whole(value: string | undefined, fallback: number, name: string): number {
+  if (value === undefined || value === '') return fallback;
+  if (!/^[0-9]+$/.test(value)) throw new Error(`${name} is a whole number, not ${value}`);
+  return Number(value);
 }

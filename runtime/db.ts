@@ -82,8 +82,16 @@ export class Database implements Queryable {
   }
 }
 
+export interface DatabaseOptions {
+  /**
+   * Longest a statement may run, in milliseconds: the server aborts it
+   * (MariaDB max_statement_time) and the client stops waiting shortly after.
+   */
+  statementTimeoutMs?: number;
+}
+
 /** `mysql://user:pass@host:port/db`; query options such as `?connectionLimit=20` pass to mysql2. */
-export function openDatabase(url: string): Database {
+export function openDatabase(url: string, options: DatabaseOptions = {}): Database {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -113,5 +121,12 @@ export function openDatabase(url: string): Database {
     bigNumberStrings: true,
     enableKeepAlive: true,
   });
+  const timeout = options.statementTimeoutMs ?? 10_000;
+  if (timeout > 0) {
+    // Every new connection gets the limit before its first statement. MariaDB only; MySQL ignores the error.
+    pool.pool.on('connection', (connection) => {
+      connection.query(`set session max_statement_time = ${Number(timeout) / 1000}`, () => {});
+    });
+  }
   return new Database(pool);
 }

@@ -84,6 +84,8 @@ export function httpErrorFromDatabase(error: unknown): HttpError | undefined {
       ? 'Conflict: a row with this key already exists'
       : 'Conflict: the row refers to, or is referred to by, another row');
   }
+  // ER_STATEMENT_TIMEOUT (MariaDB max_statement_time), ER_QUERY_TIMEOUT (MySQL max_execution_time).
+  if (errno === 1969 || errno === 3024) return new HttpError(503, 'The database took too long to answer', { 'Retry-After': '1' });
   if (REJECTED_VALUE_ERRNOS.has(errno)) {
     const text = String((error as { sqlMessage?: unknown }).sqlMessage ?? '');
     const column = /column [`']?([A-Za-z0-9_$]+)[`']?/i.exec(text)?.[1];

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Router from '@koa/router';
 import Koa from 'koa';
 import bodyParser from 'koa-bodyparser';
+import cors from '@koa/cors';
+import helmet from 'koa-helmet';
 import { Authenticator } from './auth.js';
 import type { Database } from './db.js';
 import { badRequest, httpErrorFromDatabase, HttpError, type ErrorBody } from './errors.js';
@@ -25,6 +27,10 @@ export interface ServerOptions {
   /** More middleware, run before the generated routes and kept across reloads (the admin console). */
   middleware?: readonly Koa.Middleware[];
   logger?: Logger;
+  /** Origins allowed to call from a browser (CORS); none by default, which leaves CORS off. */
+  corsOrigins?: readonly string[];
+  /** Most query-string and body fields one request may carry; default 100. */
+  maxParams?: number;
 }
 
 interface State {
@@ -66,6 +72,14 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   // Errors are logged by errorMiddleware, with their request id; Koa's own printer would log them again.
   app.silent = true;
   app.use(errorMiddleware(logger));
+  // Security headers on every response (helmet's defaults: no sniffing, no framing, HSTS, a strict CSP
+  // for anything a browser renders); the docs and console pages set their own CSP.
+  app.use(helmet() as Koa.Middleware<State>);
+  if (options.corsOrigins && options.corsOrigins.length > 0) {
+    const allowed = new Set(options.corsOrigins);
+    app.use(cors({ origin: (ctx) => (allowed.has(ctx.get('Origin')) ? ctx.get('Origin') : ''), allowHeaders: ['Authorization', 'Content-Type'], exposeHeaders: ['X-Request-Id', 'WWW-Authenticate'] }) as Koa.Middleware<State>);
+  }
+  const maxParams = options.maxParams ?? 100;
   for (const middleware of options.middleware ?? []) app.use(middleware as Koa.Middleware<State>);
 
   // Parsed only when a handler reads parameters, so that routing and auth answer first (contract §3).
@@ -77,7 +91,7 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
     for (const backend of backends) {
       const auth = new Authenticator(backend, options.database, keyFor(backend));
       for (const resource of backend.resources) {
-        mountResource(router, allowed, resourcePath(basePath, backend.name, resource), resource, auth, options.database, parseBody);
+        mountResource(maxParams, router, allowed, resourcePath(basePath, backend.name, resource), resource, auth, options.database, parseBody);
       }
       if (backend.authScheme === 'Bearer') mountTokenShapeA(router, allowed, `${basePath}/${backend.name}`, auth, parseBody);
     }
@@ -108,6 +122,7 @@ class Scope implements RequestScope {
     private readonly auth: Authenticator,
     readonly db: Database,
     private readonly parseBody: BodyParser,
+    private readonly maxParams: number,
   ) {}
 
   authenticate(role: string): Promise<string> {
@@ -115,7 +130,7 @@ class Scope implements RequestScope {
   }
 
   async params<Params>(specs: ParamSpecs): Promise<Params> {
-    return readParams<Params>(this.ctx.query, await requestBody(this.ctx, this.parseBody), specs);
+    return readParams<Params>(this.ctx.query, await requestBody(this.ctx, this.parseBody, this.maxParams), specs);
   }
 
   transaction<T>(work: (db: Queryable) => Promise<T>): Promise<T> {
@@ -128,6 +143,7 @@ class Scope implements RequestScope {
 }
 
 function mountResource(
+  maxParams: number,
   router: Router<State>,
   allowed: Map<string, string>,
   path: string,
@@ -140,7 +156,7 @@ function mountResource(
   for (const method of methods) {
     const operation = resource.operations[method] as Operation;
     router.register(path, [method], async (ctx) => {
-      const result = await operation.handler(new Scope(ctx, auth, database, parseBody));
+      const result = await operation.handler(new Scope(ctx, auth, database, parseBody, maxParams));
       ctx.status = operation.status;
       ctx.body = result;
     });
@@ -161,7 +177,7 @@ function mountTokenShapeA(router: Router<State>, allowed: Map<string, string>, b
   {
     router.post(backendPath, async (ctx) => {
       // Body only: a password in the query string would end up in access logs and browser history.
-      const fields = readParams<Record<keyof typeof SHAPE_A_FIELDS, ParamValue>>({}, await requestBody(ctx, parseBody), SHAPE_A_FIELDS);
+      const fields = readParams<Record<keyof typeof SHAPE_A_FIELDS, ParamValue>>({}, await requestBody(ctx, parseBody, 10), SHAPE_A_FIELDS);
       for (const name of ['userid', 'password'] as const) {
         if (typeof fields[name] !== 'string') throw badRequest(`Parameter '${name}' must be a string`);
       }
@@ -196,7 +212,8 @@ function unmatched(allowed: ReadonlyMap<string, string>): Koa.Middleware<State> 
   };
 }
 
-async function requestBody(ctx: Context, parseBody: BodyParser): Promise<unknown> {
+async function requestBody(ctx: Context, parseBody: BodyParser, maxParams: number): Promise<unknown> {
+  if (Object.keys(ctx.query).length > maxParams) throw badRequest(`Too many parameters: at most ${maxParams}`);
   const request = ctx.request as typeof ctx.request & { body?: unknown };
   if (request.body === undefined) {
     try {
@@ -208,6 +225,9 @@ async function requestBody(ctx: Context, parseBody: BodyParser): Promise<unknown
       if (status === 413 || status === 415) throw error;
       throw new HttpError(400, 'Malformed request body');
     }
+  }
+  if (typeof request.body === 'object' && request.body !== null && Object.keys(request.body).length > maxParams) {
+    throw badRequest(`Too many parameters: at most ${maxParams}`);
   }
   return request.body;
 }
@@ -282,8 +302,10 @@ export interface RunningServer {
 }
 
 /** Listens on `port` (0 for a free one) and resolves once accepting connections. */
-export async function listen(app: Koa<State>, port: number, host = '127.0.0.1'): Promise<RunningServer> {
-  const server = app.listen(port, host);
+export async function listen(app: Koa<State>, port: number, host = '127.0.0.1', options: { maxHeaderBytes?: number } = {}): Promise<RunningServer> {
+  // Larger header blocks are answered 431 by Node itself, before any of this code runs.
+  const server = createServer({ maxHeaderSize: options.maxHeaderBytes ?? 16 * 1024 }, app.callback());
+  server.listen(port, host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);

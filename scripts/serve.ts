@@ -13,14 +13,24 @@ import { createLogger, createReloadableApp, listen, openDatabase, resourcePath, 
 let started;
 try {
   const config = loadConfig();
-  const database = openDatabase(config.databaseUrl);
+  const database = openDatabase(config.databaseUrl, { statementTimeoutMs: config.statementTimeoutMs });
   try {
     const logger = createLogger(config.logLevel);
     const openapi = JSON.parse(readFileSync(new URL('../generated/openapi.json', import.meta.url), 'utf8')) as object;
     const middleware = [];
     const adminConsole = await loadConsole(config, database, logger);
     if (adminConsole) middleware.push(adminConsole.middleware);
-    const server = createReloadableApp({ backends, database, openapi, middleware, jwtSecret: config.jwtSecret, basePath: config.basePath, logger });
+    const server = createReloadableApp({
+      backends,
+      database,
+      openapi,
+      middleware,
+      jwtSecret: config.jwtSecret,
+      basePath: config.basePath,
+      logger,
+      corsOrigins: config.corsOrigins,
+      maxParams: config.maxParams,
+    });
     adminConsole?.attach(server);
     started = { config, database, server, logger };
   } catch (error) {
@@ -33,7 +43,7 @@ try {
   process.exit(1);
 }
 const { config, database, server, logger } = started;
-const running = await listen(server.app, config.port, config.host);
+const running = await listen(server.app, config.port, config.host, { maxHeaderBytes: config.maxHeaderBytes });
 const routes = backends.flatMap((backend) =>
   backend.resources.map((resource) => `${Object.keys(resource.operations).join(',')} ${resourcePath(config.basePath, backend.name, resource)}`),
 );

@@ -12,10 +12,28 @@ export interface TestServer {
 }
 
 /** The real server on a free loopback port, against the run's private MariaDB. */
-export async function startServer(backends: readonly BackendModule[], options: { basePath?: string; openapi?: object } = {}): Promise<TestServer> {
-  const database = openDatabase(inject('databaseUrl'));
-  const app = createApp({ backends, database, jwtSecret: TEST_SECRET, basePath: options.basePath, openapi: options.openapi, logger: createLogger('silent') });
-  const running: RunningServer = await listen(app, 0);
+export interface TestServerOptions {
+  basePath?: string;
+  openapi?: object;
+  corsOrigins?: string[];
+  maxParams?: number;
+  statementTimeoutMs?: number;
+  maxHeaderBytes?: number;
+}
+
+export async function startServer(backends: readonly BackendModule[], options: TestServerOptions = {}): Promise<TestServer> {
+  const database = openDatabase(inject('databaseUrl'), { statementTimeoutMs: options.statementTimeoutMs });
+  const app = createApp({
+    backends,
+    database,
+    jwtSecret: TEST_SECRET,
+    basePath: options.basePath,
+    openapi: options.openapi,
+    corsOrigins: options.corsOrigins,
+    maxParams: options.maxParams,
+    logger: createLogger('silent'),
+  });
+  const running: RunningServer = await listen(app, 0, '127.0.0.1', { maxHeaderBytes: options.maxHeaderBytes });
   return {
     url: running.url,
     database,

@@ -4,6 +4,7 @@ import type { BackendModule } from '../../../../../runtime/index.js';
 import { resource as broken } from './broken.js';
 import { resource as echo } from './echo.js';
 import { resource as exportResource } from './export.js';
+import { resource as slow } from './slow.js';
 import { resource as steps } from './steps.js';
 import { resource as token } from './token.js';
 import { resource as whoami } from './whoami.js';
@@ -26,5 +27,5 @@ export const backend: BackendModule = {
   iatUnit: 'ms',
   consoleRole: 'operator',
   absentCredentialsStatus: 401,
-  resources: [broken, echo, exportResource, steps, token, whoami, whoamiV2_0],
+  resources: [broken, echo, exportResource, slow, steps, token, whoami, whoamiV2_0],
 };

@@ -1,0 +1,71 @@
+import { request } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backends as demo } from '../generated/index.js';
+import { backends as lab } from './golden/lab/expected/index.js';
+import { startServer, type TestServer } from './support/server.js';
+
+/** Issue 5: limits that answer 4xx or 503, never a hang or a crash; security headers; CORS off unless configured. */
+let strict: TestServer;
+let plain: TestServer;
+
+beforeAll(async () => {
+  strict = await startServer([...demo, ...lab], { corsOrigins: ['https://app.example'], maxParams: 5, statementTimeoutMs: 300, maxHeaderBytes: 4096 });
+  plain = await startServer([...demo, ...lab]);
+});
+afterAll(async () => {
+  await strict.close();
+  await plain.close();
+});
+
+describe('limits', () => {
+  it('answers 503 with Retry-After when a statement runs past the time limit, and the server goes on', async () => {
+    const started = Date.now();
+    const response = await fetch(`${strict.url}/lab/v1.0/slow?seconds=3`);
+    expect(response.status).toBe(503);
+    expect(response.headers.get('retry-after')).toBe('1');
+    expect(await response.json()).toEqual({ message: 'The database took too long to answer', status: 503 });
+    expect(Date.now() - started).toBeLessThan(2500);
+    expect((await fetch(`${strict.url}/lab/v1.0/slow?seconds=0`)).status).toBe(200);
+  });
+
+  it('refuses more parameters than configured', async () => {
+    const query = Array.from({ length: 6 }, (_, i) => `p${i}=1`).join('&');
+    const response = await fetch(`${strict.url}/lab/v1.0/echo?a=1&b=2&${query}`);
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({ message: 'Too many parameters: at most 5', status: 400 });
+    const body = await fetch(`${strict.url}/lab/v1.0/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`p${i}`, i]))) });
+    expect(body.status).toBe(400);
+  });
+
+  it('answers 431 to an oversized header block, then serves the next request', async () => {
+    const status = await new Promise<number>((resolve, reject) => {
+      const call = request(`${strict.url}/shop/v1.0/products`, { headers: { 'x-filler': 'x'.repeat(8000) } }, (response) => resolve(response.statusCode ?? 0));
+      call.on('error', reject);
+      call.end();
+    });
+    expect(status).toBe(431);
+    expect((await fetch(`${strict.url}/shop/v1.0/products`)).status).toBe(200);
+  });
+});
+
+describe('headers', () => {
+  it('sends security headers on every response, errors included', async () => {
+    for (const path of ['/shop/v1.0/products', '/nothing', '/shop/v1.0/orders']) {
+      const response = await fetch(plain.url + path);
+      expect(response.headers.get('x-content-type-options'), path).toBe('nosniff');
+      expect(response.headers.get('x-frame-options'), path).toBe('SAMEORIGIN');
+      expect(response.headers.get('strict-transport-security'), path).toMatch(/max-age=\d+/);
+      expect(response.headers.get('content-security-policy'), path).toContain("default-src 'self'");
+    }
+  });
+
+  it('leaves CORS off unless configured, and then allows only the configured origins', async () => {
+    const origin = { origin: 'https://app.example' };
+    expect((await fetch(`${plain.url}/shop/v1.0/products`, { headers: origin })).headers.get('access-control-allow-origin')).toBeNull();
+    expect((await fetch(`${strict.url}/shop/v1.0/products`, { headers: origin })).headers.get('access-control-allow-origin')).toBe('https://app.example');
+    expect((await fetch(`${strict.url}/shop/v1.0/products`, { headers: { origin: 'https://evil.example' } })).headers.get('access-control-allow-origin')).toBeNull();
+    const preflight = await fetch(`${strict.url}/shop/v1.0/orders`, { method: 'OPTIONS', headers: { ...origin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' } });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-headers')).toBe('Authorization,Content-Type');
+  });
+});
