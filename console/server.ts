@@ -7,6 +7,7 @@ import bodyParser from 'koa-bodyparser';
 import { Authenticator } from '../runtime/auth.js';
 import { HttpError } from '../runtime/errors.js';
 import { JwtKey } from '../runtime/jwt.js';
+import { revokeUserTokens } from '../runtime/revocations.js';
 import type { BackendModule, Database, ResourceModule } from '../runtime/index.js';
 import { isRoleName, setAuthAttribute } from './xml-auth.js';
 import { UserStore } from './store.js';
@@ -157,6 +158,13 @@ export function consoleMiddleware(options: ConsoleOptions): Koa.Middleware {
     const user = await existingUser(ctx.params.id ?? '');
     await store.revoke(user, ctx.params.role ?? '');
     ctx.body = await store.user(user);
+  });
+
+  router.post('/b/:backend/users/:id/revoke-tokens', async (ctx) => {
+    requireManageable(ctx.state.backend);
+    const user = await existingUser(ctx.params.id ?? '');
+    await revokeUserTokens(options.database, ctx.state.backend.name, String(user));
+    ctx.body = { revoked: true, user };
   });
 
   router.get('/b/:backend/users/:id/access', async (ctx) => {

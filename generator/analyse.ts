@@ -114,6 +114,7 @@ function analyseBackend(name: string, file: SourceFile | undefined, diagnostics:
     authQuery: null,
     defaultTables: true,
     tokenLifetime: 3600,
+    clockSkew: 0,
     issuer: name,
     iatUnit: 's',
     consoleRole: 'admin',
@@ -141,6 +142,11 @@ function analyseBackend(name: string, file: SourceFile | undefined, diagnostics:
   if (lifetime !== undefined) {
     if (/^[1-9][0-9]{0,8}$/.test(lifetime.value)) backend.tokenLifetime = Number(lifetime.value);
     else diagnostics.error(lifetime.at, `token_lifetime is a whole number of seconds, not "${lifetime.value}"`);
+  }
+  const skew = attrs.optional('clock_skew');
+  if (skew !== undefined) {
+    if (/^[0-9]{1,3}$/.test(skew.value) && Number(skew.value) <= 300) backend.clockSkew = Number(skew.value);
+    else diagnostics.error(skew.at, `clock_skew is 0 to 300 seconds, not "${skew.value}"`);
   }
   const issuer = attrs.optional('issuer');
   if (issuer !== undefined) {

@@ -267,6 +267,7 @@ function emitBackendIndex(backend: Backend, file: string, options: EmitOptions):
       `authQuery: ${backend.authQuery ? `{ sql: AUTH_QUERY_SQL, binds: [${backend.authQuery.binds.map(quote).join(', ')}] }` : 'null'},`,
       `defaultTables: ${backend.defaultTables},`,
       `tokenLifetime: ${backend.tokenLifetime},`,
+      `clockSkew: ${backend.clockSkew},`,
       `issuer: ${quote(backend.issuer)},`,
       `iatUnit: ${quote(backend.iatUnit)},`,
       `consoleRole: ${quote(backend.consoleRole)},`,

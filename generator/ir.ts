@@ -116,6 +116,7 @@ export interface Backend {
   /** No custom AuthQuery: credentials live in the default usr and usr_role tables. */
   defaultTables: boolean;
   tokenLifetime: number;
+  clockSkew: number;
   issuer: string;
   iatUnit: 's' | 'ms';
   consoleRole: string;

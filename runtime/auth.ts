@@ -5,6 +5,7 @@ import { signToken, TokenRejected, verifyToken, type JwtKey, type TokenSettings,
 
 /** How many verified tokens an authenticator remembers. */
 const VERIFIED_TOKENS = 10_000;
+import type { Revocations } from './revocations.js';
 import type { BackendModule } from './types.js';
 
 /**
@@ -21,6 +22,7 @@ export class Authenticator {
     readonly backend: BackendModule,
     private readonly db: Queryable,
     private readonly key: JwtKey | null,
+    private readonly revocations?: Revocations,
   ) {
     this.basicChallenge = `Basic realm="${backend.name}", charset="UTF-8"`;
     this.bearerChallenge = `Bearer realm="${backend.name}"`;
@@ -67,20 +69,27 @@ export class Authenticator {
   private verifiedToken(token: string): VerifiedToken {
     const known = this.verified.get(token);
     if (known !== undefined) {
-      if (known.exp * 1000 > Date.now()) return known;
+      if ((known.exp + this.backend.clockSkew) * 1000 > Date.now()) return this.unlessRevoked(known);
       this.verified.delete(token);
     }
     let verified: VerifiedToken;
     try {
-      verified = verifyToken(this.key!, this.backend.issuer, token);
+      verified = verifyToken(this.key!, this.backend.issuer, token, this.backend.clockSkew);
     } catch (error) {
       if (error instanceof TokenRejected) throw this.invalidToken(error.description);
       throw error;
     }
+    this.unlessRevoked(verified);
     // Bounded: the oldest entry goes first (a Map keeps insertion order).
     if (this.verified.size >= VERIFIED_TOKENS) this.verified.delete(this.verified.keys().next().value!);
     this.verified.set(token, verified);
     return verified;
+  }
+
+  /** Revocations are checked on every use, remembered token or not. */
+  private unlessRevoked(token: VerifiedToken): VerifiedToken {
+    if (this.revocations?.isRevoked(this.backend.name, token)) throw this.invalidToken('token revoked');
+    return token;
   }
 
   /** Runs the backend's auth query with `$user` and `$pass` bound. */

@@ -20,3 +20,4 @@ export { HttpError } from './errors.js';
 export { cell } from './types.js';
 export { createApp, createReloadableApp, listen, resourcePath, type ReloadableApp, type RunningServer, type ServerOptions } from './server.js';
 export { createLogger, parseLogLevel, type Logger } from './log.js';
+export { Revocations, revokeToken, revokeUserTokens } from './revocations.js';

@@ -11,6 +11,7 @@ import type { Database } from './db.js';
 import { badRequest, httpErrorFromDatabase, HttpError, type ErrorBody } from './errors.js';
 import { mountDocs } from './docs.js';
 import { JwtKey } from './jwt.js';
+import { Revocations } from './revocations.js';
 import { createLogger, type Logger } from './log.js';
 import { readParams } from './params.js';
 import type { BackendModule, HttpMethod, Operation, ParamSpecs, ParamValue, PluginContext, Queryable, RequestScope, ResourceModule } from './types.js';
@@ -31,6 +32,8 @@ export interface ServerOptions {
   corsOrigins?: readonly string[];
   /** Most query-string and body fields one request may carry; default 100. */
   maxParams?: number;
+  /** How often to read token revocations from the database; default 5 s, 0 never. */
+  revocationPollMs?: number;
 }
 
 interface State {
@@ -52,6 +55,8 @@ export function createApp(options: ServerOptions): Koa<State> {
 
 export interface ReloadableApp {
   app: Koa<State>;
+  /** Read again now, rather than at the next poll (after a revocation made here). */
+  revocations: Revocations;
   /**
    * Swaps in new backends (and OpenAPI document) for the requests that start
    * from now on; requests already running finish on the routes they began with.
@@ -67,6 +72,8 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   // (or to reload) rather than serve forgeable tokens.
   let key: JwtKey | null = null;
   const keyFor = (backend: BackendModule) => (backend.authScheme === 'Bearer' ? (key ??= new JwtKey(options.jwtSecret ?? '')) : key);
+  const revocations = new Revocations(options.database, logger);
+  if ((options.revocationPollMs ?? 5000) > 0) void revocations.start(options.revocationPollMs ?? 5000);
 
   const app = new Koa<State>();
   // Errors are logged by errorMiddleware, with their request id; Koa's own printer would log them again.
@@ -89,7 +96,7 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
     const router = new Router<State>();
     const allowed = new Map<string, string>();
     for (const backend of backends) {
-      const auth = new Authenticator(backend, options.database, keyFor(backend));
+      const auth = new Authenticator(backend, options.database, keyFor(backend), revocations);
       for (const resource of backend.resources) {
         mountResource(maxParams, router, allowed, resourcePath(basePath, backend.name, resource), resource, auth, options.database, parseBody);
       }
@@ -106,6 +113,7 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   });
   return {
     app,
+    revocations,
     reload: (backends, openapi) => {
       current = build(backends, openapi);
     },

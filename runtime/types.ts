@@ -76,6 +76,8 @@ export interface BackendModule {
   /** Whether credentials are checked against the default usr and usr_role tables (no custom AuthQuery). */
   defaultTables: boolean;
   tokenLifetime: number;
+  /** Seconds of clock difference allowed when checking exp and nbf. */
+  clockSkew: number;
   issuer: string;
   iatUnit: 's' | 'ms';
   consoleRole: string;

@@ -1,5 +1,6 @@
 import type { Connection } from 'mysql2/promise';
 import { ROLE_CATALOG } from '../console/store.js';
+import { REVOCATION_TABLES } from '../runtime/revocations.js';
 
 /**
  * The default user and role tables (seed §2.2). Names and passwords compare
@@ -29,6 +30,7 @@ export async function createDefaultTables(connection: Connection): Promise<void>
   for (const statement of DEFAULT_TABLES) await connection.query(statement);
   // Roles created on the console before anyone holds them (console/store.ts).
   await connection.query(ROLE_CATALOG);
+  for (const statement of REVOCATION_TABLES) await connection.query(statement);
 }
 
 /** Creates a user with roles; returns the new user id. */

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import mysql from 'mysql2/promise';
 import { databaseUrlFromEnvironment, run as generate } from '../generator/cli.js';
+import { revokeToken, revokeUserTokens } from '../runtime/revocations.js';
 import { addUser, createDefaultTables, grantRole, revokeRole, userIdOf } from './schema.js';
 
 const USAGE = `usage:
@@ -10,6 +11,8 @@ const USAGE = `usage:
   xmlrest user add NAME --password P [--role R]...
   xmlrest role grant USER ROLE
   xmlrest role revoke USER ROLE
+  xmlrest token revoke --backend B --jti JTI [--until UNIX_SECONDS]
+  xmlrest token revoke --backend B --user NAME
 Database commands read DATABASE_URL (or .env).`;
 
 async function connect(): Promise<mysql.Connection> {
@@ -76,6 +79,29 @@ export async function main(argv: string[]): Promise<number> {
         const removed = await revokeRole(connection, id, role);
         console.log(removed > 0 ? `${user} no longer holds ${role}` : `${user} did not hold ${role}`);
       }
+      return 0;
+    } finally {
+      await connection.end();
+    }
+  }
+  if (command === 'token' && sub === 'revoke') {
+    const { values } = parseArgs({ args: rest, options: { backend: { type: 'string' }, jti: { type: 'string' }, user: { type: 'string' }, until: { type: 'string' } } });
+    if (!values.backend || (values.jti === undefined) === (values.user === undefined)) throw new UsageError('token revoke --backend B (--jti JTI | --user NAME)');
+    const connection = await connect();
+    const db = { write: (sql: string, params: readonly unknown[]) => connection.execute(sql, params as never[]) };
+    try {
+      if (values.jti !== undefined) {
+        // Remembered for a year unless told when the token expires: a revoked token must never come back.
+        const until = values.until ? Number(values.until) : Math.floor(Date.now() / 1000) + 365 * 24 * 3600;
+        await revokeToken(db, values.backend, values.jti, until);
+        console.log(`revoked token ${values.jti} on ${values.backend}`);
+      } else {
+        const id = await userIdOf(connection, values.user!);
+        if (id === undefined) throw new UsageError(`no such user: ${values.user}`);
+        await revokeUserTokens(db, values.backend, String(id));
+        console.log(`revoked every token of ${values.user} on ${values.backend} issued until now`);
+      }
+      console.log('running servers refuse it within their revocation poll (5 s by default)');
       return 0;
     } finally {
       await connection.end();

@@ -19,6 +19,7 @@ export const backend: BackendModule = {
   authQuery: { sql: AUTH_QUERY_SQL, binds: ['user', 'pass'] },
   defaultTables: true,
   tokenLifetime: 3600,
+  clockSkew: 0,
   issuer: 'shop',
   iatUnit: 's',
   consoleRole: 'admin',

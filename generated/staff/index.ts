@@ -16,6 +16,7 @@ export const backend: BackendModule = {
   authQuery: { sql: AUTH_QUERY_SQL, binds: ['user', 'pass'] },
   defaultTables: true,
   tokenLifetime: 3600,
+  clockSkew: 0,
   issuer: 'staff',
   iatUnit: 's',
   consoleRole: 'admin',

@@ -23,6 +23,7 @@ export const backend: BackendModule = {
   authQuery: { sql: AUTH_QUERY_SQL, binds: ['user', 'pass'] },
   defaultTables: false,
   tokenLifetime: 60,
+  clockSkew: 0,
   issuer: 'lab-issuer',
   iatUnit: 'ms',
   consoleRole: 'operator',

@@ -10,6 +10,7 @@ export const backend: BackendModule = {
   authQuery: null,
   defaultTables: true,
   tokenLifetime: 3600,
+  clockSkew: 0,
   issuer: 'typed',
   iatUnit: 's',
   consoleRole: 'admin',

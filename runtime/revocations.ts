@@ -1,0 +1,81 @@
+import type { Queryable } from './db.js';
+import type { VerifiedToken } from './jwt.js';
+import type { Logger } from './log.js';
+
+/**
+ * Revoked tokens, kept in the database so that every server instance sees
+ * them: one token by its `jti`, or every token a user was issued up to a
+ * moment. Each server reads the lists every few seconds, so a revocation
+ * takes effect within that interval without a query per request.
+ */
+export const REVOCATION_TABLES = [
+  `create table if not exists xmlrest_revoked_token (
+    backend varchar(64) not null,
+    jti varchar(64) character set ascii collate ascii_bin not null,
+    expires_on timestamp not null,
+    primary key (backend, jti)
+  ) engine = InnoDB`,
+  `create table if not exists xmlrest_revoked_user (
+    backend varchar(64) not null,
+    sub varchar(190) not null,
+    revoked_before timestamp not null,
+    primary key (backend, sub)
+  ) engine = InnoDB`,
+];
+
+const NO_TABLE = 1146; // ER_NO_SUCH_TABLE: `xmlrest db init` has not run, so nothing is revoked.
+
+/** All a revocation needs: one statement. */
+type Writer = { write(sql: string, values: readonly unknown[]): Promise<unknown> };
+
+export class Revocations {
+  private tokens = new Set<string>();
+  private users = new Map<string, number>();
+  private timer: NodeJS.Timeout | undefined;
+  private warned = false;
+
+  constructor(private readonly db: Queryable, private readonly logger: Logger) {}
+
+  /** Reads the lists now and then every `intervalMs`. */
+  start(intervalMs: number): Promise<void> {
+    this.timer = setInterval(() => void this.refresh(), intervalMs);
+    this.timer.unref();
+    return this.refresh();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  async refresh(): Promise<void> {
+    try {
+      const tokens = await this.db.select<{ backend: string; jti: string }>('select backend, jti from xmlrest_revoked_token where expires_on > now()', []);
+      const users = await this.db.select<{ backend: string; sub: string; before: number | string }>(
+        'select backend, sub, unix_timestamp(revoked_before) as `before` from xmlrest_revoked_user',
+        [],
+      );
+      this.tokens = new Set(tokens.map((row) => `${row.backend}\0${row.jti}`));
+      this.users = new Map(users.map((row) => [`${row.backend}\0${row.sub}`, Number(row.before)]));
+    } catch (error) {
+      if ((error as { errno?: number }).errno === NO_TABLE) return;
+      if (!this.warned) this.logger.warn('cannot read token revocations; keeping the last lists', { error: (error as Error).message });
+      this.warned = true;
+    }
+  }
+
+  isRevoked(backend: string, token: VerifiedToken): boolean {
+    if (token.jti !== undefined && this.tokens.has(`${backend}\0${token.jti}`)) return true;
+    const before = this.users.get(`${backend}\0${token.sub}`);
+    return before !== undefined && (token.iat === undefined || token.iat <= before);
+  }
+}
+
+/** Revokes one token by its jti, remembered until `expiresOn` (seconds), after which it is refused anyway. */
+export async function revokeToken(db: Writer, backend: string, jti: string, expiresOn: number): Promise<void> {
+  await db.write('replace into xmlrest_revoked_token (backend, jti, expires_on) values (?, ?, from_unixtime(?))', [backend, jti, expiresOn]);
+}
+
+/** Revokes every token issued to `sub` up to now. */
+export async function revokeUserTokens(db: Writer, backend: string, sub: string): Promise<void> {
+  await db.write('replace into xmlrest_revoked_user (backend, sub, revoked_before) values (?, ?, now())', [backend, sub]);
+}

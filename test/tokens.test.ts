@@ -1,0 +1,147 @@
+import { createHmac } from 'node:crypto';
+import jwt from 'jsonwebtoken';
+import mysql from 'mysql2/promise';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { backends as demo } from '../generated/index.js';
+import { createLogger, createReloadableApp, listen, openDatabase, revokeToken, revokeUserTokens, type Database, type ReloadableApp, type RunningServer } from '../runtime/index.js';
+import { createDefaultTables } from '../scripts/schema.js';
+import { decodeJwt, TEST_SECRET } from './support/server.js';
+
+/**
+ * Issue 5, token hygiene and the JWT attack suite: clock-skew leeway, nbf,
+ * key rotation by kid, revocation by jti and by user (kept in the database),
+ * and the tokens an attacker would try.
+ */
+const OLD = 'old-key-0123456789-0123456789-0123456789';
+const NEW = 'new-key-0123456789-0123456789-0123456789';
+const ROTATION = JSON.stringify({ '2026-11': NEW, '2026-10': OLD });
+const now = () => Math.floor(Date.now() / 1000);
+// The shop backend with 60 s of clock skew allowed.
+const skewed = demo.map((backend) => (backend.name === 'shop' ? { ...backend, clockSkew: 60 } : backend));
+
+let database: Database;
+let server: ReloadableApp;
+let running: RunningServer;
+let url = '';
+
+beforeAll(async () => {
+  const connection = await mysql.createConnection(inject('databaseUrl'));
+  await createDefaultTables(connection);
+  await connection.end();
+  database = openDatabase(inject('databaseUrl'));
+  server = createReloadableApp({ backends: skewed, database, jwtSecret: ROTATION, logger: createLogger('silent'), revocationPollMs: 0 });
+  running = await listen(server.app, 0);
+  url = running.url;
+});
+afterAll(async () => {
+  await running.close();
+  await database.end();
+});
+
+const claims = (extra: Record<string, unknown> = {}) => ({ sub: '1', aud: 'customer', iss: 'shop', exp: now() + 600, iat: now(), jti: `t-${Math.random()}`, ...extra });
+const sign = (payload: object, secret = NEW, options: jwt.SignOptions = { algorithm: 'HS256', keyid: '2026-11' }) => jwt.sign(payload, secret, options);
+const b64 = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
+/** Signed by hand, for payloads jsonwebtoken itself refuses to sign. */
+const handMade = (payload: unknown, header: object = { alg: 'HS256', typ: 'JWT', kid: '2026-11' }) => {
+  const input = `${b64(header)}.${b64(payload)}`;
+  return `${input}.${createHmac('sha256', NEW).update(input).digest('base64url')}`;
+};
+
+async function orders(token: string): Promise<{ status: number; description: string | null }> {
+  const response = await fetch(`${url}/shop/v1.0/orders`, { headers: { authorization: `Bearer ${token}` } });
+  const challenge = response.headers.get('www-authenticate');
+  return { status: response.status, description: challenge ? (/error_description="([^"]*)"/.exec(challenge)?.[1] ?? null) : null };
+}
+
+describe('key rotation', () => {
+  it('signs with the first key, naming it in kid', async () => {
+    const response = await fetch(`${url}/shop/`, { method: 'POST', body: new URLSearchParams({ auth: 'bearer', userid: 'alice', password: 'alice-pass' }) });
+    const { token } = (await response.json()) as { token: string };
+    expect(decodeJwt(token).header).toEqual({ alg: 'HS256', typ: 'JWT', kid: '2026-11' });
+    expect((await orders(token)).status).toBe(200);
+  });
+
+  it('verifies tokens of every listed key, and refuses an unknown kid or none', async () => {
+    expect((await orders(sign(claims(), OLD, { algorithm: 'HS256', keyid: '2026-10' }))).status).toBe(200);
+    expect(await orders(sign(claims(), NEW, { algorithm: 'HS256', keyid: '2025-01' }))).toEqual({ status: 401, description: 'token key (kid) is not known' });
+    expect(await orders(sign(claims(), NEW, { algorithm: 'HS256' }))).toEqual({ status: 401, description: 'token key (kid) is not known' });
+    // The right kid with the other key's signature is a bad signature, not a lucky guess.
+    expect(await orders(sign(claims(), OLD, { algorithm: 'HS256', keyid: '2026-11' }))).toEqual({ status: 401, description: 'token signature is invalid' });
+  });
+});
+
+describe('clock skew and nbf', () => {
+  it('accepts a token expired within the backend clock skew, and refuses one past it', async () => {
+    expect((await orders(sign(claims({ exp: now() - 30 })))).status).toBe(200);
+    expect(await orders(sign(claims({ exp: now() - 90 })))).toEqual({ status: 401, description: 'token expired' });
+  });
+
+  it('honours nbf, with the same skew', async () => {
+    expect(await orders(sign(claims({ nbf: now() + 600 })))).toEqual({ status: 401, description: 'token not yet valid' });
+    expect((await orders(sign(claims({ nbf: now() + 30 })))).status).toBe(200);
+  });
+});
+
+describe('revocation, kept in the database', () => {
+  it('refuses a token revoked by jti, even one the server remembers as verified', async () => {
+    const token = sign(claims({ jti: 'revoke-me' }));
+    expect((await orders(token)).status).toBe(200);
+    await revokeToken(database, 'shop', 'revoke-me', now() + 600);
+    await server.revocations.refresh();
+    expect(await orders(token)).toEqual({ status: 401, description: 'token revoked' });
+    expect((await orders(sign(claims()))).status).toBe(200);
+  });
+
+  it("refuses every token a user was issued before their tokens were revoked, and accepts a later one", async () => {
+    const before = sign(claims({ sub: '2', aud: ['customer', 'admin'], iat: now() - 5 }));
+    expect((await orders(before)).status).toBe(200);
+    await revokeUserTokens(database, 'shop', '2');
+    await server.revocations.refresh();
+    expect(await orders(before)).toEqual({ status: 401, description: 'token revoked' });
+    expect((await orders(sign(claims({ sub: '1' })))).status).toBe(200);
+    const after = sign(claims({ sub: '2', iat: now() + 2 }));
+    expect((await orders(after)).status).toBe(200);
+  });
+});
+
+describe('JWT attack suite', () => {
+  const valid = () => sign(claims());
+  const attacks: [string, () => string, string][] = [
+    ['alg none', () => `${b64({ alg: 'none', typ: 'JWT', kid: '2026-11' })}.${b64(claims())}.`, 'token algorithm is not HS256'],
+    ['alg None (case games)', () => `${b64({ alg: 'None', typ: 'JWT', kid: '2026-11' })}.${b64(claims())}.`, 'token algorithm is not HS256'],
+    ['algorithm confusion: RS256 header, HMAC with the secret', () => handMade(claims(), { alg: 'RS256', typ: 'JWT', kid: '2026-11' }), 'token algorithm is not HS256'],
+    ['HS512 with the right key', () => sign(claims(), NEW, { algorithm: 'HS512', keyid: '2026-11' }), 'token algorithm is not HS256'],
+    ['stripped signature', () => valid().replace(/\.[^.]+$/, '.'), 'token algorithm is not HS256'],
+    ['signature of another payload', () => {
+      const [header, , signature] = valid().split('.');
+      return `${header}.${b64(claims({ sub: '2', aud: 'admin' }))}.${signature}`;
+    }, 'token signature is invalid'],
+    ['wrong typ', () => sign(claims(), NEW, { algorithm: 'HS256', keyid: '2026-11', header: { alg: 'HS256', typ: 'JWS' } }), 'token type (typ) is not JWT'],
+    ['exp as a string', () => handMade({ ...claims(), exp: String(now() + 600) }), 'token is malformed'],
+    ['sub as a number', () => sign({ ...claims(), sub: 1 }), 'token has no subject (sub)'],
+    ['aud as an object', () => sign({ ...claims(), aud: { role: 'customer' } }), 'token audience (aud) is missing or not a string'],
+    ['iss as an array', () => sign({ ...claims(), iss: ['shop'] }), 'token issuer is not accepted'],
+    ['payload that is not JSON', () => handMade('not json'), 'token is malformed'],
+  ];
+  it.each(attacks)('refuses %s with 401 and says why', async (_name, make, description) => {
+    expect(await orders(make())).toEqual({ status: 401, description });
+  });
+
+  it('refuses re-encoded signatures (padding, the standard alphabet) as malformed, without a 500', async () => {
+    const [header, payload, signature] = valid().split('.');
+    const standard = Buffer.from(signature!, 'base64url').toString('base64');
+    for (const token of [`${header}.${payload}.${standard}`, `${header}.${payload}.${signature}==`]) {
+      const result = await orders(token);
+      expect(result.status).toBe(401);
+    }
+  });
+
+  it('refuses a huge token quickly and serves the next request', async () => {
+    const huge = sign(claims({ filler: 'x'.repeat(10_000) }));
+    const started = performance.now();
+    expect((await orders(huge)).status).toBe(200);
+    expect((await orders(huge.slice(0, -3) + 'AAA')).status).toBe(401);
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect((await orders(valid())).status).toBe(200);
+  });
+});
