@@ -7,6 +7,7 @@ import bodyParser from 'koa-bodyparser';
 import { Authenticator } from '../runtime/auth.js';
 import { HttpError } from '../runtime/errors.js';
 import { JwtKey } from '../runtime/jwt.js';
+import { LoginLimiter } from '../runtime/limiter.js';
 import { revokeUserTokens } from '../runtime/revocations.js';
 import type { BackendModule, Database, ResourceModule } from '../runtime/index.js';
 import { isRoleName, setAuthAttribute } from './xml-auth.js';
@@ -46,6 +47,8 @@ export function consoleMiddleware(options: ConsoleOptions): Koa.Middleware {
   const prefix = `${options.basePath}/_console`;
   const store = new UserStore(options.database);
   let key: JwtKey | null = null;
+  // Console sign-ins have their own counts: a locked-out API user must not lock the operators out.
+  const limiter = new LoginLimiter();
   const json = bodyParser({ enableTypes: ['json'], jsonLimit: '64kb', strict: true });
   const router = new Router<State>({ prefix: `${prefix}/api` });
 
@@ -59,8 +62,8 @@ export function consoleMiddleware(options: ConsoleOptions): Koa.Middleware {
     const backend = options.backends().find((candidate) => candidate.name === ctx.params.backend);
     if (!backend || backend.authScheme === null) throw new HttpError(404, 'No such backend, or it has no authentication');
     if (backend.authScheme === 'Bearer') key ??= new JwtKey(options.jwtSecret ?? '');
-    const auth = new Authenticator(backend, options.database, key);
-    await auth.authenticate(ctx.headers.authorization, backend.consoleRole);
+    const auth = new Authenticator(backend, options.database, { key, limiter });
+    await auth.authenticate(ctx.headers.authorization, backend.consoleRole, ctx.ip);
     ctx.state.backend = backend;
     ctx.set('Cache-Control', 'no-store');
     await next();

@@ -2,11 +2,20 @@ import { parseAuthorization } from './auth-header.js';
 import type { Queryable, SqlValue } from './db.js';
 import { forbidden, HttpError } from './errors.js';
 import { signToken, TokenRejected, verifyToken, type JwtKey, type TokenSettings, type VerifiedToken } from './jwt.js';
+import { LoginLimiter } from './limiter.js';
+import type { Revocations } from './revocations.js';
+import type { BackendModule } from './types.js';
 
 /** How many verified tokens an authenticator remembers. */
 const VERIFIED_TOKENS = 10_000;
-import type { Revocations } from './revocations.js';
-import type { BackendModule } from './types.js';
+
+export interface AuthenticatorOptions {
+  /** Signs and verifies tokens; required for a Bearer backend. */
+  key: JwtKey | null;
+  revocations?: Revocations | undefined;
+  /** Failed-login limits; shared by the backends of one server. */
+  limiter?: LoginLimiter | undefined;
+}
 
 /**
  * Authentication and the role check for one backend (contract §4). Generated
@@ -18,12 +27,19 @@ export class Authenticator {
   private readonly tokenSettings: TokenSettings;
   private readonly verified = new Map<string, VerifiedToken>();
 
+  private readonly key: JwtKey | null;
+  private readonly revocations: Revocations | undefined;
+  private readonly limiter: LoginLimiter;
+
   constructor(
     readonly backend: BackendModule,
     private readonly db: Queryable,
-    private readonly key: JwtKey | null,
-    private readonly revocations?: Revocations,
+    options: AuthenticatorOptions,
   ) {
+    const { key } = options;
+    this.key = key;
+    this.revocations = options.revocations;
+    this.limiter = options.limiter ?? new LoginLimiter();
     this.basicChallenge = `Basic realm="${backend.name}", charset="UTF-8"`;
     this.bearerChallenge = `Bearer realm="${backend.name}"`;
     this.tokenSettings = { issuer: backend.issuer, lifetime: backend.tokenLifetime, iatUnit: backend.iatUnit };
@@ -32,8 +48,8 @@ export class Authenticator {
     }
   }
 
-  /** Returns `$uid`, or throws the 401/403 the contract asks for. */
-  async authenticate(header: string | undefined, role: string): Promise<string> {
+  /** Returns `$uid`, or throws the 401/403 the contract asks for (429 after too many failed passwords). */
+  async authenticate(header: string | undefined, role: string, address: string): Promise<string> {
     if (header === undefined) {
       if (this.backend.absentCredentialsStatus === 401) {
         throw new HttpError(401, 'Credentials required', { 'WWW-Authenticate': this.challengeFor() });
@@ -43,7 +59,7 @@ export class Authenticator {
     const credentials = parseAuthorization(header);
     if (this.backend.authScheme === 'Basic') {
       if (credentials?.scheme !== 'basic') throw this.unauthorized('Malformed or wrong-scheme credentials: use Basic');
-      const rows = await this.runAuthQuery(credentials.user, credentials.pass);
+      const rows = await this.checkCredentials(credentials.user, credentials.pass, address);
       if (rows.length === 0) throw this.unauthorized('Invalid credentials');
       const granted = rows.find((row) => String(row.role_name) === role);
       if (!granted) throw forbidden();
@@ -92,8 +108,27 @@ export class Authenticator {
     return token;
   }
 
+  /**
+   * Checks a user name and password: the backend's auth query returns a row
+   * per role the user holds, none for wrong credentials. Failures count
+   * towards the login limits, which are checked first.
+   */
+  async checkCredentials(user: string, pass: string, address: string): Promise<Record<string, unknown>[]> {
+    const key = `${this.backend.name}\0${user}`;
+    this.limiter.check(key, address);
+    const rows = await this.runAuthQuery(user, pass);
+    if (rows.length === 0) this.limiter.failed(key, address);
+    else this.limiter.succeeded(key);
+    return rows;
+  }
+
+  /** For plug-ins that check credentials themselves (the token generator): the limits by client address. */
+  loginGuard(address: string): { check(): void; failed(): void } {
+    return { check: () => this.limiter.check(undefined, address), failed: () => this.limiter.failed(undefined, address) };
+  }
+
   /** Runs the backend's auth query with `$user` and `$pass` bound. */
-  async runAuthQuery(user: string, pass: string): Promise<Record<string, unknown>[]> {
+  private async runAuthQuery(user: string, pass: string): Promise<Record<string, unknown>[]> {
     const query = this.backend.authQuery;
     if (query === null) return [];
     const values: SqlValue[] = query.binds.map((name) => (name === 'user' ? user : pass));
@@ -101,9 +136,9 @@ export class Authenticator {
   }
 
   /** Token shape A (contract §5): one token whose `aud` holds every role the user holds. */
-  async issueForCredentials(user: string, pass: string): Promise<string> {
+  async issueForCredentials(user: string, pass: string, address: string): Promise<string> {
     if (this.key === null) throw new Error('no JWT key');
-    const rows = await this.runAuthQuery(user, pass);
+    const rows = await this.checkCredentials(user, pass, address);
     const first = rows[0];
     if (first === undefined || first.sub === null || first.sub === undefined) {
       throw new HttpError(401, 'Invalid credentials');

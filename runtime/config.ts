@@ -14,6 +14,7 @@ export interface ServerConfig {
   maxParams: number;
   maxHeaderBytes: number;
   statementTimeoutMs: number;
+  loginLimits: { perUser: number; perAddress: number; windowSeconds: number };
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, envFile = '.env'): ServerConfig {
@@ -34,6 +35,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, envFile = '.env
     maxParams: whole(env.MAX_PARAMS, 100, 'MAX_PARAMS'),
     maxHeaderBytes: whole(env.MAX_HEADER_BYTES, 16 * 1024, 'MAX_HEADER_BYTES'),
     statementTimeoutMs: whole(env.QUERY_TIMEOUT_MS, 10_000, 'QUERY_TIMEOUT_MS'),
+    loginLimits: {
+      perUser: whole(env.LOGIN_MAX_FAILURES, 10, 'LOGIN_MAX_FAILURES'),
+      perAddress: whole(env.LOGIN_MAX_FAILURES_PER_ADDRESS, 50, 'LOGIN_MAX_FAILURES_PER_ADDRESS'),
+      windowSeconds: whole(env.LOGIN_WINDOW_SECONDS, 300, 'LOGIN_WINDOW_SECONDS'),
+    },
   };
 }
 

@@ -11,6 +11,7 @@ import type { Database } from './db.js';
 import { badRequest, httpErrorFromDatabase, HttpError, type ErrorBody } from './errors.js';
 import { mountDocs } from './docs.js';
 import { JwtKey } from './jwt.js';
+import { LoginLimiter, type LoginLimits } from './limiter.js';
 import { Revocations } from './revocations.js';
 import { createLogger, type Logger } from './log.js';
 import { readParams } from './params.js';
@@ -34,6 +35,8 @@ export interface ServerOptions {
   maxParams?: number;
   /** How often to read token revocations from the database; default 5 s, 0 never. */
   revocationPollMs?: number;
+  /** Failed-login limits; default 10 per user name and 50 per address in 5 minutes. */
+  loginLimits?: LoginLimits;
 }
 
 interface State {
@@ -73,6 +76,8 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   let key: JwtKey | null = null;
   const keyFor = (backend: BackendModule) => (backend.authScheme === 'Bearer' ? (key ??= new JwtKey(options.jwtSecret ?? '')) : key);
   const revocations = new Revocations(options.database, logger);
+  // One limiter for the server's life: reloading routes must not reset the count of failed logins.
+  const limiter = new LoginLimiter(options.loginLimits);
   if ((options.revocationPollMs ?? 5000) > 0) void revocations.start(options.revocationPollMs ?? 5000);
 
   const app = new Koa<State>();
@@ -96,7 +101,7 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
     const router = new Router<State>();
     const allowed = new Map<string, string>();
     for (const backend of backends) {
-      const auth = new Authenticator(backend, options.database, keyFor(backend), revocations);
+      const auth = new Authenticator(backend, options.database, { key: keyFor(backend), revocations, limiter });
       for (const resource of backend.resources) {
         mountResource(maxParams, router, allowed, resourcePath(basePath, backend.name, resource), resource, auth, options.database, parseBody);
       }
@@ -134,7 +139,7 @@ class Scope implements RequestScope {
   ) {}
 
   authenticate(role: string): Promise<string> {
-    return this.auth.authenticate(this.ctx.headers.authorization, role);
+    return this.auth.authenticate(this.ctx.headers.authorization, role, this.ctx.ip);
   }
 
   async params<Params>(specs: ParamSpecs): Promise<Params> {
@@ -146,7 +151,7 @@ class Scope implements RequestScope {
   }
 
   get plugin(): PluginContext {
-    return pluginContext(this.auth, this.ctx.state.requestId);
+    return pluginContext(this.auth, this.ctx.state.requestId, this.ctx.ip);
   }
 }
 
@@ -190,7 +195,7 @@ function mountTokenShapeA(router: Router<State>, allowed: Map<string, string>, b
         if (typeof fields[name] !== 'string') throw badRequest(`Parameter '${name}' must be a string`);
       }
       if (String(fields.auth).toLowerCase() !== 'bearer') throw badRequest("Parameter 'auth' must be 'bearer'");
-      const token = await auth.issueForCredentials(fields.userid as string, fields.password as string);
+      const token = await auth.issueForCredentials(fields.userid as string, fields.password as string, ctx.ip);
       ctx.status = 200;
       ctx.body = { token, type: 'Bearer' };
     });
@@ -240,8 +245,8 @@ async function requestBody(ctx: Context, parseBody: BodyParser, maxParams: numbe
   return request.body;
 }
 
-function pluginContext(auth: Authenticator, requestId: string): PluginContext {
-  return { backend: auth.backend, requestId, signToken: (claims) => auth.sign(claims) };
+function pluginContext(auth: Authenticator, requestId: string, address: string): PluginContext {
+  return { backend: auth.backend, requestId, signToken: (claims) => auth.sign(claims), login: auth.loginGuard(address) };
 }
 
 /** Request id, access log, and the one place where failures become JSON bodies. */

@@ -92,6 +92,11 @@ export interface PluginContext {
   readonly requestId: string;
   /** Signs a token with the server's key and this backend's settings. */
   signToken(claims: { sub: string; aud: string | string[] }): string;
+  /**
+   * For a plug-in that checks credentials: `check()` throws 429 when the
+   * client has failed too often, `failed()` counts one more failure.
+   */
+  readonly login: { check(): void; failed(): void };
 }
 
 /**

@@ -30,6 +30,7 @@ try {
       logger,
       corsOrigins: config.corsOrigins,
       maxParams: config.maxParams,
+      loginLimits: config.loginLimits,
     });
     adminConsole?.attach(server);
     started = { config, database, server, logger };

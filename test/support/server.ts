@@ -19,6 +19,7 @@ export interface TestServerOptions {
   maxParams?: number;
   statementTimeoutMs?: number;
   maxHeaderBytes?: number;
+  loginLimits?: { perUser: number; perAddress: number; windowSeconds: number };
 }
 
 export async function startServer(backends: readonly BackendModule[], options: TestServerOptions = {}): Promise<TestServer> {
@@ -31,6 +32,7 @@ export async function startServer(backends: readonly BackendModule[], options: T
     openapi: options.openapi,
     corsOrigins: options.corsOrigins,
     maxParams: options.maxParams,
+    loginLimits: options.loginLimits,
     logger: createLogger('silent'),
   });
   const running: RunningServer = await listen(app, 0, '127.0.0.1', { maxHeaderBytes: options.maxHeaderBytes });

@@ -1,0 +1,42 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backends } from '../generated/index.js';
+import { basic, form, startServer, type TestServer } from './support/server.js';
+
+/** Issue 5: failed logins are limited per user name and per client address, with Retry-After on 429. */
+let server: TestServer;
+
+beforeAll(async () => {
+  server = await startServer(backends, { loginLimits: { perUser: 3, perAddress: 8, windowSeconds: 60 } });
+});
+afterAll(() => server.close());
+
+const me = (user: string, pass: string) => fetch(`${server.url}/staff/v1.0/me`, { headers: { authorization: basic(user, pass) } });
+
+describe('failed-login limits', () => {
+  it('blocks a user name after its failures, even with the right password, and says when to retry', async () => {
+    expect((await me('carol', 'carol-pass')).status).toBe(200);
+    for (let i = 0; i < 3; i++) expect((await me('carol', `guess-${i}`)).status).toBe(401);
+    const blocked = await me('carol', 'carol-pass');
+    expect(blocked.status).toBe(429);
+    expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(50);
+    expect(await blocked.json()).toEqual({ message: 'Too many failed logins: try again later', status: 429 });
+  });
+
+  it('counts the token requests too, shape A by user name', async () => {
+    const shapeA = (password: string) => fetch(`${server.url}/shop/`, { method: 'POST', ...form({ auth: 'bearer', userid: 'alice', password }) });
+    for (let i = 0; i < 3; i++) expect((await shapeA('wrong')).status).toBe(401);
+    expect((await shapeA('alice-pass')).status).toBe(429);
+  });
+
+  it('blocks the client address once it has failed for many user names', async () => {
+    // carol 3 + alice 3 so far; two more failures for other names reach the address limit of 8.
+    expect((await me('nobody-1', 'x')).status).toBe(401);
+    expect((await fetch(`${server.url}/shop/v1.0/token`, { method: 'POST', ...form({ user: 'nobody-2', pass: 'x' }) })).status).toBe(401);
+    const blocked = await me('dave', 'dave-pass');
+    expect(blocked.status).toBe(429);
+    const shapeB = await fetch(`${server.url}/shop/v1.0/token`, { method: 'POST', ...form({ user: 'bob', pass: 'bob-pass' }) });
+    expect(shapeB.status).toBe(429);
+    // Public resources and tokens already issued are not logins: they go on.
+    expect((await fetch(`${server.url}/shop/v1.0/products`)).status).toBe(200);
+  });
+});
