@@ -4,7 +4,7 @@ import path from 'node:path';
 import Router from '@koa/router';
 import type Koa from 'koa';
 import bodyParser from 'koa-bodyparser';
-import { Authenticator } from '../runtime/auth.js';
+import { Authenticator, forgetCredentials } from '../runtime/auth.js';
 import { HttpError } from '../runtime/errors.js';
 import { JwtKey } from '../runtime/jwt.js';
 import { LoginLimiter } from '../runtime/limiter.js';
@@ -153,14 +153,19 @@ export function consoleMiddleware(options: ConsoleOptions): Koa.Middleware {
     const role = ctx.params.role ?? '';
     if (!isRoleName(role)) throw new HttpError(400, 'Not a role name');
     await store.grant(user, role);
-    ctx.body = await store.user(user);
+    const changed = await store.user(user);
+    // Remembered Basic logins carry the roles: a grant must show at once.
+    forgetCredentials(changed?.user_name);
+    ctx.body = changed;
   });
 
   router.delete('/b/:backend/users/:id/roles/:role', async (ctx) => {
     requireManageable(ctx.state.backend);
     const user = await existingUser(ctx.params.id ?? '');
     await store.revoke(user, ctx.params.role ?? '');
-    ctx.body = await store.user(user);
+    const changed = await store.user(user);
+    forgetCredentials(changed?.user_name);
+    ctx.body = changed;
   });
 
   router.post('/b/:backend/users/:id/revoke-tokens', async (ctx) => {

@@ -1,4 +1,5 @@
 import type { Queryable } from '../runtime/index.js';
+import { hashPassword } from '../runtime/passwords.js';
 
 /**
  * The console's reads and writes of the default user tables (seed §2.2),
@@ -54,7 +55,7 @@ export class UserStore {
   }
 
   async addUser(name: string, password: string): Promise<number> {
-    const result = (await this.db.write('insert into usr (user_name, pass_word) values (?, ?)', [name, password])) as { insertId: number };
+    const result = (await this.db.write('insert into usr (user_name, pass_word) values (?, ?)', [name, await hashPassword(password)])) as { insertId: number };
     return result.insertId;
   }
 

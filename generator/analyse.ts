@@ -28,15 +28,17 @@ export interface AnalyseOptions {
 
 /** The seed's §5.3 queries, for the default `usr` and `usr_role` tables. */
 export const DEFAULT_AUTH_QUERIES = {
+  // The seed's §5.3 queries compare $pass in SQL; these return the stored password instead, for the
+  // server to verify its argon2id hash (or a plain-text row from before, in constant time).
   Basic: [
-    'select r.user_id, r.role_name',
+    'select r.user_id, r.role_name, u.pass_word',
     'from usr_role r inner join usr u on r.user_id = u.user_id',
-    'where u.user_name = $user and u.pass_word = $pass',
+    'where u.user_name = $user',
   ].join('\n'),
   Bearer: [
-    'select cast(r.user_id as char) as sub, r.role_name as aud',
+    'select cast(r.user_id as char) as sub, r.role_name as aud, u.pass_word',
     'from usr_role r inner join usr u on r.user_id = u.user_id',
-    'where u.user_name = $user and u.pass_word = $pass',
+    'where u.user_name = $user',
   ].join('\n'),
 } as const;
 const AUTH_QUERY_COLUMNS = { Basic: ['user_id', 'role_name'], Bearer: ['sub', 'aud'] } as const;
@@ -115,6 +117,8 @@ function analyseBackend(name: string, file: SourceFile | undefined, diagnostics:
     defaultTables: true,
     tokenLifetime: 3600,
     clockSkew: 0,
+    rehashPlaintext: false,
+    credentialCacheSeconds: 60,
     issuer: name,
     iatUnit: 's',
     consoleRole: 'admin',
@@ -147,6 +151,16 @@ function analyseBackend(name: string, file: SourceFile | undefined, diagnostics:
   if (skew !== undefined) {
     if (/^[0-9]{1,3}$/.test(skew.value) && Number(skew.value) <= 300) backend.clockSkew = Number(skew.value);
     else diagnostics.error(skew.at, `clock_skew is 0 to 300 seconds, not "${skew.value}"`);
+  }
+  const rehash = attrs.optional('rehash_plaintext');
+  if (rehash !== undefined) {
+    if (rehash.value === 'true' || rehash.value === 'false') backend.rehashPlaintext = rehash.value === 'true';
+    else diagnostics.error(rehash.at, `rehash_plaintext is true or false, not "${rehash.value}"`);
+  }
+  const credentialCache = attrs.optional('credential_cache');
+  if (credentialCache !== undefined) {
+    if (/^[0-9]{1,4}$/.test(credentialCache.value)) backend.credentialCacheSeconds = Number(credentialCache.value);
+    else diagnostics.error(credentialCache.at, `credential_cache is a number of seconds (0 turns it off), not "${credentialCache.value}"`);
   }
   const issuer = attrs.optional('issuer');
   if (issuer !== undefined) {
@@ -212,7 +226,15 @@ function analyseAuthQuery(scheme: 'Basic' | 'Bearer', element: RawElement | unde
       diagnostics.error(element?.at ?? root.at, `a ${scheme} AuthQuery returns the columns ${required.join(' and ')}; missing: ${missing.join(', ')}`);
     }
   }
-  return { sql: scanned.sql, binds };
+  // Either the query compares $pass itself (as the seed's do), or it returns pass_word for the server to verify.
+  let passwordColumn: string | null = null;
+  if (!binds.includes('pass')) {
+    if (scanned.columns !== null && !scanned.columns.includes('pass_word')) {
+      diagnostics.error(element?.at ?? root.at, 'an AuthQuery compares $pass in SQL, or returns a pass_word column for the server to verify');
+    }
+    passwordColumn = 'pass_word';
+  }
+  return { sql: scanned.sql, binds, passwordColumn };
 }
 
 function analysePluginDeclaration(element: RawElement, backend: BackendWithPlugins, diagnostics: Diagnostics): void {

@@ -264,10 +264,12 @@ function emitBackendIndex(backend: Backend, file: string, options: EmitOptions):
     objectConstant(`The ${backend.name} backend: its settings and resources.`, 'export const backend: BackendModule', [
       `name: ${quote(backend.name)},`,
       `authScheme: ${backend.authScheme === null ? 'null' : quote(backend.authScheme)},`,
-      `authQuery: ${backend.authQuery ? `{ sql: AUTH_QUERY_SQL, binds: [${backend.authQuery.binds.map(quote).join(', ')}] }` : 'null'},`,
+      `authQuery: ${backend.authQuery ? `{ sql: AUTH_QUERY_SQL, binds: [${backend.authQuery.binds.map(quote).join(', ')}], passwordColumn: ${backend.authQuery.passwordColumn === null ? 'null' : quote(backend.authQuery.passwordColumn)} }` : 'null'},`,
       `defaultTables: ${backend.defaultTables},`,
       `tokenLifetime: ${backend.tokenLifetime},`,
       `clockSkew: ${backend.clockSkew},`,
+      `rehashPlaintext: ${backend.rehashPlaintext},`,
+      `credentialCacheSeconds: ${backend.credentialCacheSeconds},`,
       `issuer: ${quote(backend.issuer)},`,
       `iatUnit: ${quote(backend.iatUnit)},`,
       `consoleRole: ${quote(backend.consoleRole)},`,

@@ -105,6 +105,8 @@ export interface Resource {
 export interface AuthQuery {
   sql: string;
   binds: ('user' | 'pass')[];
+  /** The column holding the stored password when the server verifies it; null when the SQL compares $pass. */
+  passwordColumn: string | null;
 }
 
 export interface Backend {
@@ -117,6 +119,10 @@ export interface Backend {
   defaultTables: boolean;
   tokenLifetime: number;
   clockSkew: number;
+  /** Replace a plain-text password with its hash on the next successful login. */
+  rehashPlaintext: boolean;
+  /** How long a successful password check is remembered; 0 never. */
+  credentialCacheSeconds: number;
   issuer: string;
   iatUnit: 's' | 'ms';
   consoleRole: string;

@@ -1,13 +1,69 @@
+import { createHmac, randomBytes } from 'node:crypto';
 import { parseAuthorization } from './auth-header.js';
 import type { Queryable, SqlValue } from './db.js';
 import { forbidden, HttpError } from './errors.js';
 import { signToken, TokenRejected, verifyToken, type JwtKey, type TokenSettings, type VerifiedToken } from './jwt.js';
 import { LoginLimiter } from './limiter.js';
+import { checkPassword, hashPassword } from './passwords.js';
 import type { Revocations } from './revocations.js';
 import type { BackendModule } from './types.js';
 
 /** How many verified tokens an authenticator remembers. */
 const VERIFIED_TOKENS = 10_000;
+
+/**
+ * Successful password checks, remembered for a short time so that HTTP
+ * Basic, which sends the password on every request, does not pay for an
+ * argon2id check (tens of milliseconds) and a query each time. Entries are
+ * keyed by an HMAC of user and password under a key made at start-up, so
+ * the cache holds no password; a wrong password never matches an entry.
+ * One cache per backend name, kept across route reloads.
+ */
+class CredentialCache {
+  private static readonly key = randomBytes(32);
+  private readonly entries = new Map<string, { user: string; rows: Record<string, unknown>[]; expiresAt: number }>();
+
+  get(user: string, pass: string): Record<string, unknown>[] | undefined {
+    const key = CredentialCache.keyOf(user, pass);
+    const entry = this.entries.get(key);
+    if (entry === undefined) return undefined;
+    if (entry.expiresAt > Date.now()) return entry.rows;
+    this.entries.delete(key);
+    return undefined;
+  }
+
+  set(user: string, pass: string, rows: Record<string, unknown>[], seconds: number): void {
+    if (seconds <= 0) return;
+    if (this.entries.size >= VERIFIED_TOKENS) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(CredentialCache.keyOf(user, pass), { user, rows, expiresAt: Date.now() + seconds * 1000 });
+  }
+
+  /** Drops what is remembered of one user, or of everyone. */
+  forget(user?: string): void {
+    for (const [key, entry] of this.entries) if (user === undefined || entry.user === user) this.entries.delete(key);
+  }
+
+  private static keyOf(user: string, pass: string): string {
+    return createHmac('sha256', CredentialCache.key).update(user).update('\0').update(pass).digest('base64');
+  }
+}
+
+const credentialCaches = new Map<string, CredentialCache>();
+
+function credentialCacheOf(backend: string): CredentialCache {
+  let cache = credentialCaches.get(backend);
+  if (!cache) credentialCaches.set(backend, (cache = new CredentialCache()));
+  return cache;
+}
+
+/**
+ * Forgets remembered password checks of a user (or of everyone): call it when
+ * xmlrest changes a password or a role. Changes made elsewhere (SQL by hand,
+ * another process) take effect when the entries expire (credential_cache).
+ */
+export function forgetCredentials(user?: string): void {
+  for (const cache of credentialCaches.values()) cache.forget(user);
+}
 
 export interface AuthenticatorOptions {
   /** Signs and verifies tokens; required for a Bearer backend. */
@@ -30,16 +86,18 @@ export class Authenticator {
   private readonly key: JwtKey | null;
   private readonly revocations: Revocations | undefined;
   private readonly limiter: LoginLimiter;
+  private readonly credentials: CredentialCache;
 
   constructor(
     readonly backend: BackendModule,
-    private readonly db: Queryable,
+    private readonly db: Queryable & { write(sql: string, values: readonly unknown[]): Promise<unknown> },
     options: AuthenticatorOptions,
   ) {
     const { key } = options;
     this.key = key;
     this.revocations = options.revocations;
     this.limiter = options.limiter ?? new LoginLimiter();
+    this.credentials = credentialCacheOf(backend.name);
     this.basicChallenge = `Basic realm="${backend.name}", charset="UTF-8"`;
     this.bearerChallenge = `Bearer realm="${backend.name}"`;
     this.tokenSettings = { issuer: backend.issuer, lifetime: backend.tokenLifetime, iatUnit: backend.iatUnit };
@@ -116,9 +174,15 @@ export class Authenticator {
   async checkCredentials(user: string, pass: string, address: string): Promise<Record<string, unknown>[]> {
     const key = `${this.backend.name}\0${user}`;
     this.limiter.check(key, address);
+    const remembered = this.credentials.get(user, pass);
+    if (remembered) return remembered;
     const rows = await this.runAuthQuery(user, pass);
-    if (rows.length === 0) this.limiter.failed(key, address);
-    else this.limiter.succeeded(key);
+    if (rows.length === 0) {
+      this.limiter.failed(key, address);
+      return rows;
+    }
+    this.limiter.succeeded(key);
+    this.credentials.set(user, pass, rows, this.backend.credentialCacheSeconds);
     return rows;
   }
 
@@ -127,12 +191,26 @@ export class Authenticator {
     return { check: () => this.limiter.check(undefined, address), failed: () => this.limiter.failed(undefined, address) };
   }
 
-  /** Runs the backend's auth query with `$user` and `$pass` bound. */
+  /**
+   * Runs the backend's auth query with `$user` and `$pass` bound. When it
+   * returns the stored password rather than comparing it, the password is
+   * verified here (argon2id, or a plain-text row from before in constant
+   * time, upgraded to a hash when the backend asks), and dropped from the rows.
+   */
   private async runAuthQuery(user: string, pass: string): Promise<Record<string, unknown>[]> {
     const query = this.backend.authQuery;
     if (query === null) return [];
     const values: SqlValue[] = query.binds.map((name) => (name === 'user' ? user : pass));
-    return this.db.select<Record<string, unknown>>(query.sql, values);
+    const rows = await this.db.select<Record<string, unknown>>(query.sql, values);
+    const column = query.passwordColumn;
+    if (column === null) return rows;
+    const stored = rows[0]?.[column];
+    const check = await checkPassword(stored, pass);
+    if (!check.ok) return [];
+    if (check.plain && this.backend.rehashPlaintext && this.backend.defaultTables) {
+      await this.db.write('update usr set pass_word = ? where user_name = ? and pass_word = ?', [await hashPassword(pass), user, stored]);
+    }
+    return rows.map(({ [column]: _password, ...rest }) => rest);
   }
 
   /** Token shape A (contract §5): one token whose `aud` holds every role the user holds. */

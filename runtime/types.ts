@@ -66,6 +66,8 @@ export interface AuthQuery {
   sql: string;
   /** What binds to each `?`, in order. */
   binds: readonly ('user' | 'pass')[];
+  /** The column of the stored password, which the server verifies; null when the SQL compares $pass itself. */
+  passwordColumn: string | null;
 }
 
 export interface BackendModule {
@@ -78,6 +80,10 @@ export interface BackendModule {
   tokenLifetime: number;
   /** Seconds of clock difference allowed when checking exp and nbf. */
   clockSkew: number;
+  /** Replace a plain-text password with its hash on the next successful login (default tables only). */
+  rehashPlaintext: boolean;
+  /** How long a successful password check is remembered, in seconds; 0 never. */
+  credentialCacheSeconds: number;
   issuer: string;
   iatUnit: 's' | 'ms';
   consoleRole: string;

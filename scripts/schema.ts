@@ -1,5 +1,6 @@
 import type { Connection } from 'mysql2/promise';
 import { ROLE_CATALOG } from '../console/store.js';
+import { hashPassword } from '../runtime/passwords.js';
 import { REVOCATION_TABLES } from '../runtime/revocations.js';
 
 /**
@@ -37,7 +38,8 @@ export async function createDefaultTables(connection: Connection): Promise<void>
 export async function addUser(connection: Connection, name: string, password: string, roles: readonly string[]): Promise<number> {
   await connection.beginTransaction();
   try {
-    const [result] = await connection.execute('insert into usr (user_name, pass_word) values (?, ?)', [name, password]);
+    // Never plain text: an argon2id hash, which the server verifies (runtime/passwords.ts).
+    const [result] = await connection.execute('insert into usr (user_name, pass_word) values (?, ?)', [name, await hashPassword(password)]);
     const userId = (result as { insertId: number }).insertId;
     for (const role of roles) await grantRole(connection, userId, role);
     await connection.commit();
@@ -46,6 +48,18 @@ export async function addUser(connection: Connection, name: string, password: st
     await connection.rollback();
     throw error;
   }
+}
+
+/**
+ * A user row as systems before xmlrest left them: the password in plain
+ * text. For tests of the legacy path and of queries that compare $pass in
+ * SQL; xmlrest itself never writes one.
+ */
+export async function addPlainTextUser(connection: Connection, name: string, password: string, roles: readonly string[]): Promise<number> {
+  const [result] = await connection.execute('insert into usr (user_name, pass_word) values (?, ?)', [name, password]);
+  const userId = (result as { insertId: number }).insertId;
+  for (const role of roles) await grantRole(connection, userId, role);
+  return userId;
 }
 
 /** Granting a role the user holds already changes nothing (the unique key keeps one row). */

@@ -8,7 +8,7 @@ import { consoleMiddleware } from '../console/server.js';
 import { createLogger, createReloadableApp, listen, openDatabase, type Database, type RunningServer } from '../runtime/index.js';
 import { CHROMIUM_ARGS, ensureChromium } from '../scripts/chromium.js';
 import { ProjectHost } from '../scripts/project-host.js';
-import { addUser } from '../scripts/schema.js';
+import { addPlainTextUser, addUser } from '../scripts/schema.js';
 import { basic, decodeJwt, TEST_SECRET } from './support/server.js';
 
 /**
@@ -34,7 +34,8 @@ beforeAll(async () => {
   execFileSync(process.execPath, ['node_modules/vite/bin/vite.js', 'build', '--config', 'console/vite.config.ts'], { stdio: 'ignore' });
 
   const connection = await mysql.createConnection(inject('databaseUrl'));
-  await addUser(connection, 'olga-operator', 'olga-pass-1', ['operator']);
+  // The lab backend's own AuthQuery compares $pass in SQL: its users' rows hold plain text.
+  await addPlainTextUser(connection, 'olga-operator', 'olga-pass-1', ['operator']);
   await addUser(connection, 'nina-nobody', 'nina-pass-1', []);
   await connection.end();
 

@@ -2,7 +2,7 @@ import jwt from 'jsonwebtoken';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { backends as demoBackends } from '../generated/index.js';
-import { addUser } from '../scripts/schema.js';
+import { addPlainTextUser } from '../scripts/schema.js';
 import { backends as labBackends } from './golden/lab/expected/index.js';
 import { basic, decodeJwt, form, startServer, TEST_SECRET, type TestServer } from './support/server.js';
 
@@ -19,8 +19,10 @@ const COLON_PASSWORD = 'pa:ss wörd:';
 
 beforeAll(async () => {
   const connection = await mysql.createConnection(inject('databaseUrl'));
-  await addUser(connection, UTF8_USER, COLON_PASSWORD, ['staff', 'member']);
-  await addUser(connection, 'multi', 'multi-pass', ['customer', 'admin', 'member']);
+  // Plain-text rows, as systems before xmlrest stored them: the lab backend's own AuthQuery compares
+  // $pass in SQL the way the seed shows, and the staff backend verifies them in constant time.
+  await addPlainTextUser(connection, UTF8_USER, COLON_PASSWORD, ['staff', 'member']);
+  await addPlainTextUser(connection, 'multi', 'multi-pass', ['customer', 'admin', 'member']);
   await connection.end();
   server = await startServer([...demoBackends, ...labBackends]);
   url = server.url;

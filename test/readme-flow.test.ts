@@ -23,13 +23,15 @@ const files: Record<string, string> = {
   <Desc>Token request</Desc>
   <Request method="POST" status="201">
     <Sql id="authQuery" output="false">
-      select cast(u.user_id as char) as sub, r.role_name as aud
+      select cast(u.user_id as char) as sub, r.role_name as aud, u.pass_word
       from usr_role r inner join usr u on r.user_id = u.user_id
-      where u.user_name = $user and u.pass_word = $pass
+      where u.user_name = $user
     </Sql>
     <Execute id="token" output="true" classname="xmlrest.auth.TokenGenerator">
       <Arg name="aud" value="$[authQuery][0].aud"/>
       <Arg name="sub" value="$[authQuery][0].sub"/>
+      <Arg name="password" value="$pass"/>
+      <Arg name="hash" value="$[authQuery][0].pass_word"/>
     </Execute>
   </Request>
 </Resource>

@@ -8,18 +8,20 @@ import { resource as report } from './report.js';
 import { resource as token } from './token.js';
 
 /** Checks the credentials of a token request: returns sub (the user id) and aud (a role) per role. */
-const AUTH_QUERY_SQL = `select cast(r.user_id as char) as sub, r.role_name as aud
+const AUTH_QUERY_SQL = `select cast(r.user_id as char) as sub, r.role_name as aud, u.pass_word
 from usr_role r inner join usr u on r.user_id = u.user_id
-where u.user_name = ? and u.pass_word = ?`;
+where u.user_name = ?`;
 
 /** The shop backend: its settings and resources. */
 export const backend: BackendModule = {
   name: 'shop',
   authScheme: 'Bearer',
-  authQuery: { sql: AUTH_QUERY_SQL, binds: ['user', 'pass'] },
+  authQuery: { sql: AUTH_QUERY_SQL, binds: ['user'], passwordColumn: 'pass_word' },
   defaultTables: true,
   tokenLifetime: 3600,
   clockSkew: 0,
+  rehashPlaintext: false,
+  credentialCacheSeconds: 60,
   issuer: 'shop',
   iatUnit: 's',
   consoleRole: 'admin',

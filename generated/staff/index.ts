@@ -5,18 +5,20 @@ import { resource as me } from './me.js';
 import { resource as notes } from './notes.js';
 
 /** Checks Basic credentials: returns user_id and role_name of every role the user holds. */
-const AUTH_QUERY_SQL = `select r.user_id, r.role_name
+const AUTH_QUERY_SQL = `select r.user_id, r.role_name, u.pass_word
 from usr_role r inner join usr u on r.user_id = u.user_id
-where u.user_name = ? and u.pass_word = ?`;
+where u.user_name = ?`;
 
 /** The staff backend: its settings and resources. */
 export const backend: BackendModule = {
   name: 'staff',
   authScheme: 'Basic',
-  authQuery: { sql: AUTH_QUERY_SQL, binds: ['user', 'pass'] },
+  authQuery: { sql: AUTH_QUERY_SQL, binds: ['user'], passwordColumn: 'pass_word' },
   defaultTables: true,
   tokenLifetime: 3600,
   clockSkew: 0,
+  rehashPlaintext: false,
+  credentialCacheSeconds: 60,
   issuer: 'staff',
   iatUnit: 's',
   consoleRole: 'admin',

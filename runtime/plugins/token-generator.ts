@@ -1,4 +1,5 @@
 import { HttpError } from '../errors.js';
+import { checkPassword } from '../passwords.js';
 import type { Plugin } from '../types.js';
 
 export interface TokenGeneratorArgs {
@@ -6,16 +7,25 @@ export interface TokenGeneratorArgs {
   aud: unknown;
   /** The user id, from the auth query's `sub` column. */
   sub: unknown;
+  /**
+   * With stored password hashes, the query cannot compare the password: it
+   * returns the stored value (`hash`, from `$[authQuery][0].pass_word`) and
+   * the request's password (`password`, from `$pass`) is verified here.
+   */
+  password?: unknown;
+  hash?: unknown;
 }
 
 /**
  * `xmlrest.auth.TokenGenerator` (seed §4.2 shape B): turns the auth query's
- * first row into a signed token. No row means the credentials were wrong.
+ * first row into a signed token. No row, or a password that does not verify,
+ * means the credentials were wrong.
  */
-export const tokenGenerator: Plugin<TokenGeneratorArgs, string> = (args, context) => {
+export const tokenGenerator: Plugin<TokenGeneratorArgs, string> = async (args, context) => {
   // The query has run already; a client over the limit is refused all the same, and learns nothing.
   context.login.check();
-  if (args.sub === null || args.sub === undefined || args.aud === null || args.aud === undefined) {
+  const verified = 'hash' in args ? (await checkPassword(args.hash, String(args.password ?? ''))).ok : true;
+  if (!verified || args.sub === null || args.sub === undefined || args.aud === null || args.aud === undefined) {
     context.login.failed();
     throw new HttpError(401, 'Invalid credentials');
   }

@@ -20,10 +20,12 @@ order by r.role_name`;
 export const backend: BackendModule = {
   name: 'lab',
   authScheme: 'Bearer',
-  authQuery: { sql: AUTH_QUERY_SQL, binds: ['user', 'pass'] },
+  authQuery: { sql: AUTH_QUERY_SQL, binds: ['user', 'pass'], passwordColumn: null },
   defaultTables: false,
   tokenLifetime: 60,
   clockSkew: 0,
+  rehashPlaintext: false,
+  credentialCacheSeconds: 60,
   issuer: 'lab-issuer',
   iatUnit: 'ms',
   consoleRole: 'operator',

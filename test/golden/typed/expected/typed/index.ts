@@ -11,6 +11,8 @@ export const backend: BackendModule = {
   defaultTables: true,
   tokenLifetime: 3600,
   clockSkew: 0,
+  rehashPlaintext: false,
+  credentialCacheSeconds: 60,
   issuer: 'typed',
   iatUnit: 's',
   consoleRole: 'admin',
