@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { parseLogLevel, type LogLevel } from './log.js';
 
 /** Server settings from the environment (contract §1); a `.env` file may supply them. */
@@ -15,6 +15,10 @@ export interface ServerConfig {
   maxHeaderBytes: number;
   statementTimeoutMs: number;
   loginLimits: { perUser: number; perAddress: number; windowSeconds: number };
+  /** PEM files: the server speaks HTTPS itself. */
+  tls: { cert: Buffer; key: Buffer } | undefined;
+  trustProxy: boolean;
+  requireTlsForCredentials: boolean;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, envFile = '.env'): ServerConfig {
@@ -40,6 +44,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, envFile = '.env
       perAddress: whole(env.LOGIN_MAX_FAILURES_PER_ADDRESS, 50, 'LOGIN_MAX_FAILURES_PER_ADDRESS'),
       windowSeconds: whole(env.LOGIN_WINDOW_SECONDS, 300, 'LOGIN_WINDOW_SECONDS'),
     },
+    tls: tlsFiles(env.TLS_CERT_FILE, env.TLS_KEY_FILE),
+    trustProxy: flag(env.TRUST_PROXY, 'TRUST_PROXY'),
+    requireTlsForCredentials: flag(env.REQUIRE_TLS_FOR_CREDENTIALS, 'REQUIRE_TLS_FOR_CREDENTIALS'),
   };
 }
 
@@ -47,4 +54,16 @@ function whole(value: string | undefined, fallback: number, name: string): numbe
   if (value === undefined || value === '') return fallback;
   if (!/^[0-9]+$/.test(value)) throw new Error(`${name} is a whole number, not ${value}`);
   return Number(value);
+}
+
+function flag(value: string | undefined, name: string): boolean {
+  if (value === undefined || value === '' || value === 'false' || value === '0') return false;
+  if (value === 'true' || value === '1') return true;
+  throw new Error(`${name} is true or false, not ${value}`);
+}
+
+function tlsFiles(cert: string | undefined, key: string | undefined): { cert: Buffer; key: Buffer } | undefined {
+  if (!cert && !key) return undefined;
+  if (!cert || !key) throw new Error('HTTPS needs both TLS_CERT_FILE and TLS_KEY_FILE');
+  return { cert: readFileSync(cert), key: readFileSync(key) };
 }

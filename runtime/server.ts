@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import Router from '@koa/router';
 import Koa from 'koa';
@@ -37,6 +38,10 @@ export interface ServerOptions {
   revocationPollMs?: number;
   /** Failed-login limits; default 10 per user name and 50 per address in 5 minutes. */
   loginLimits?: LoginLimits;
+  /** Trust X-Forwarded-For and X-Forwarded-Proto: only behind a proxy that sets them. */
+  trustProxy?: boolean;
+  /** Refuse credentials sent over plain HTTP from anywhere but loopback. */
+  requireTlsForCredentials?: boolean;
 }
 
 interface State {
@@ -83,6 +88,8 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   const app = new Koa<State>();
   // Errors are logged by errorMiddleware, with their request id; Koa's own printer would log them again.
   app.silent = true;
+  // Client address and scheme come from X-Forwarded-* only when told to trust a proxy.
+  app.proxy = options.trustProxy ?? false;
   app.use(errorMiddleware(logger));
   // Security headers on every response (helmet's defaults: no sniffing, no framing, HSTS, a strict CSP
   // for anything a browser renders); the docs and console pages set their own CSP.
@@ -90,6 +97,12 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   if (options.corsOrigins && options.corsOrigins.length > 0) {
     const allowed = new Set(options.corsOrigins);
     app.use(cors({ origin: (ctx) => (allowed.has(ctx.get('Origin')) ? ctx.get('Origin') : ''), allowHeaders: ['Authorization', 'Content-Type'], exposeHeaders: ['X-Request-Id', 'WWW-Authenticate'] }) as Koa.Middleware<State>);
+  }
+  if (options.requireTlsForCredentials) {
+    app.use((ctx, next) => {
+      if (ctx.headers.authorization !== undefined) refuseInsecureCredentials(ctx);
+      return next();
+    });
   }
   const maxParams = options.maxParams ?? 100;
   for (const middleware of options.middleware ?? []) app.use(middleware as Koa.Middleware<State>);
@@ -103,9 +116,9 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
     for (const backend of backends) {
       const auth = new Authenticator(backend, options.database, { key: keyFor(backend), revocations, limiter });
       for (const resource of backend.resources) {
-        mountResource(maxParams, router, allowed, resourcePath(basePath, backend.name, resource), resource, auth, options.database, parseBody);
+        mountResource(maxParams, options.requireTlsForCredentials ?? false, router, allowed, resourcePath(basePath, backend.name, resource), resource, auth, options.database, parseBody);
       }
-      if (backend.authScheme === 'Bearer') mountTokenShapeA(router, allowed, `${basePath}/${backend.name}`, auth, parseBody);
+      if (backend.authScheme === 'Bearer') mountTokenShapeA(router, allowed, `${basePath}/${backend.name}`, auth, parseBody, options.requireTlsForCredentials ?? false);
     }
     if (openapi) mountDocs(router, basePath, openapi);
     return { routes: router.routes(), unmatched: unmatched(allowed) };
@@ -136,6 +149,7 @@ class Scope implements RequestScope {
     readonly db: Database,
     private readonly parseBody: BodyParser,
     private readonly maxParams: number,
+    private readonly requireTls: boolean,
   ) {}
 
   authenticate(role: string): Promise<string> {
@@ -151,12 +165,13 @@ class Scope implements RequestScope {
   }
 
   get plugin(): PluginContext {
-    return pluginContext(this.auth, this.ctx.state.requestId, this.ctx.ip);
+    return pluginContext(this.auth, this.ctx.state.requestId, this.ctx.ip, () => this.requireTls && refuseInsecureCredentials(this.ctx));
   }
 }
 
 function mountResource(
   maxParams: number,
+  requireTls: boolean,
   router: Router<State>,
   allowed: Map<string, string>,
   path: string,
@@ -169,7 +184,7 @@ function mountResource(
   for (const method of methods) {
     const operation = resource.operations[method] as Operation;
     router.register(path, [method], async (ctx) => {
-      const result = await operation.handler(new Scope(ctx, auth, database, parseBody, maxParams));
+      const result = await operation.handler(new Scope(ctx, auth, database, parseBody, maxParams, requireTls));
       ctx.status = operation.status;
       ctx.body = result;
     });
@@ -184,12 +199,13 @@ const SHAPE_A_FIELDS = {
 } as const satisfies ParamSpecs;
 
 /** Token shape A (contract §5): `POST {base}/<backend>/` with `auth=bearer&userid=..&password=..`. */
-function mountTokenShapeA(router: Router<State>, allowed: Map<string, string>, backendPath: string, auth: Authenticator, parseBody: BodyParser): void {
+function mountTokenShapeA(router: Router<State>, allowed: Map<string, string>, backendPath: string, auth: Authenticator, parseBody: BodyParser, requireTls: boolean): void {
   allowed.set(`${backendPath}/`, allowHeader(['POST']));
   // One route answers with and without the trailing slash: the router is not strict about it.
   {
     router.post(backendPath, async (ctx) => {
       // Body only: a password in the query string would end up in access logs and browser history.
+      if (requireTls) refuseInsecureCredentials(ctx);
       const fields = readParams<Record<keyof typeof SHAPE_A_FIELDS, ParamValue>>({}, await requestBody(ctx, parseBody, 10), SHAPE_A_FIELDS);
       for (const name of ['userid', 'password'] as const) {
         if (typeof fields[name] !== 'string') throw badRequest(`Parameter '${name}' must be a string`);
@@ -245,8 +261,22 @@ async function requestBody(ctx: Context, parseBody: BodyParser, maxParams: numbe
   return request.body;
 }
 
-function pluginContext(auth: Authenticator, requestId: string, address: string): PluginContext {
-  return { backend: auth.backend, requestId, signToken: (claims) => auth.sign(claims), login: auth.loginGuard(address) };
+function pluginContext(auth: Authenticator, requestId: string, address: string, insecure: () => void): PluginContext {
+  const guard = auth.loginGuard(address);
+  return {
+    backend: auth.backend,
+    requestId,
+    signToken: (claims) => auth.sign(claims),
+    // A plug-in that checks credentials (the token generator) is a login: the transport rule applies too.
+    login: { check: () => (insecure(), guard.check()), failed: guard.failed },
+  };
+}
+
+const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/;
+
+/** Credentials over plain HTTP from another host could be read on the way: refused when configured. */
+function refuseInsecureCredentials(ctx: Koa.Context | Context): void {
+  if (!ctx.secure && !LOOPBACK.test(ctx.ip)) throw new HttpError(403, 'Credentials must be sent over HTTPS');
 }
 
 /** Request id, access log, and the one place where failures become JSON bodies. */
@@ -315,9 +345,16 @@ export interface RunningServer {
 }
 
 /** Listens on `port` (0 for a free one) and resolves once accepting connections. */
-export async function listen(app: Koa<State>, port: number, host = '127.0.0.1', options: { maxHeaderBytes?: number } = {}): Promise<RunningServer> {
+export interface ListenOptions {
+  maxHeaderBytes?: number | undefined;
+  /** PEM certificate chain and key: serve HTTPS. */
+  tls?: { cert: string | Buffer; key: string | Buffer } | undefined;
+}
+
+export async function listen(app: Koa<State>, port: number, host = '127.0.0.1', options: ListenOptions = {}): Promise<RunningServer> {
   // Larger header blocks are answered 431 by Node itself, before any of this code runs.
-  const server = createServer({ maxHeaderSize: options.maxHeaderBytes ?? 16 * 1024 }, app.callback());
+  const limits = { maxHeaderSize: options.maxHeaderBytes ?? 16 * 1024 };
+  const server = options.tls ? createHttpsServer({ ...limits, cert: options.tls.cert, key: options.tls.key }, app.callback()) : createServer(limits, app.callback());
   server.listen(port, host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
@@ -327,7 +364,7 @@ export async function listen(app: Koa<State>, port: number, host = '127.0.0.1', 
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {
     server,
-    url: `http://${shownHost}:${address.port}`,
+    url: `${options.tls ? 'https' : 'http'}://${shownHost}:${address.port}`,
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));

@@ -31,6 +31,8 @@ try {
       corsOrigins: config.corsOrigins,
       maxParams: config.maxParams,
       loginLimits: config.loginLimits,
+      trustProxy: config.trustProxy,
+      requireTlsForCredentials: config.requireTlsForCredentials,
     });
     adminConsole?.attach(server);
     started = { config, database, server, logger };
@@ -44,7 +46,7 @@ try {
   process.exit(1);
 }
 const { config, database, server, logger } = started;
-const running = await listen(server.app, config.port, config.host, { maxHeaderBytes: config.maxHeaderBytes });
+const running = await listen(server.app, config.port, config.host, { maxHeaderBytes: config.maxHeaderBytes, tls: config.tls });
 const routes = backends.flatMap((backend) =>
   backend.resources.map((resource) => `${Object.keys(resource.operations).join(',')} ${resourcePath(config.basePath, backend.name, resource)}`),
 );

@@ -20,6 +20,9 @@ export interface TestServerOptions {
   statementTimeoutMs?: number;
   maxHeaderBytes?: number;
   loginLimits?: { perUser: number; perAddress: number; windowSeconds: number };
+  trustProxy?: boolean;
+  requireTlsForCredentials?: boolean;
+  tls?: { cert: string; key: string };
 }
 
 export async function startServer(backends: readonly BackendModule[], options: TestServerOptions = {}): Promise<TestServer> {
@@ -33,9 +36,11 @@ export async function startServer(backends: readonly BackendModule[], options: T
     corsOrigins: options.corsOrigins,
     maxParams: options.maxParams,
     loginLimits: options.loginLimits,
+    trustProxy: options.trustProxy,
+    requireTlsForCredentials: options.requireTlsForCredentials,
     logger: createLogger('silent'),
   });
-  const running: RunningServer = await listen(app, 0, '127.0.0.1', { maxHeaderBytes: options.maxHeaderBytes });
+  const running: RunningServer = await listen(app, 0, '127.0.0.1', { maxHeaderBytes: options.maxHeaderBytes, tls: options.tls });
   return {
     url: running.url,
     database,
