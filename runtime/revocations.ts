@@ -21,6 +21,12 @@ export const REVOCATION_TABLES = [
     revoked_before timestamp not null,
     primary key (backend, sub)
   ) engine = InnoDB`,
+  // Users whose password or roles xmlrest changed: every server forgets its remembered password checks of them.
+  `create table if not exists xmlrest_credential_change (
+    id bigint unsigned not null auto_increment primary key,
+    user_name varchar(190) character set utf8mb4 collate utf8mb4_nopad_bin not null,
+    changed_on timestamp not null default current_timestamp
+  ) engine = InnoDB`,
 ];
 
 const NO_TABLE = 1146; // ER_NO_SUCH_TABLE: `xmlrest db init` has not run, so nothing is revoked.
@@ -33,8 +39,15 @@ export class Revocations {
   private users = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private warned = false;
+  /** The last credential change seen; undefined until the first read, which only learns where the list ends. */
+  private lastChange: number | undefined;
 
-  constructor(private readonly db: Queryable, private readonly logger: Logger) {}
+  constructor(
+    private readonly db: Queryable,
+    private readonly logger: Logger,
+    /** Called with each user whose password or roles changed since the last read. */
+    private readonly onCredentialChange: (user: string) => void = () => {},
+  ) {}
 
   /** Reads the lists now and then every `intervalMs`. */
   start(intervalMs: number): Promise<void> {
@@ -56,6 +69,12 @@ export class Revocations {
       );
       this.tokens = new Set(tokens.map((row) => `${row.backend}\0${row.jti}`));
       this.users = new Map(users.map((row) => [`${row.backend}\0${row.sub}`, Number(row.before)]));
+      const changes = await this.db.select<{ id: number | string; user_name: string }>(
+        this.lastChange === undefined ? 'select coalesce(max(id), 0) as id, null as user_name from xmlrest_credential_change' : 'select id, user_name from xmlrest_credential_change where id > ? order by id',
+        this.lastChange === undefined ? [] : [this.lastChange],
+      );
+      if (this.lastChange !== undefined) for (const change of changes) this.onCredentialChange(change.user_name);
+      this.lastChange = Number(changes.at(-1)?.id ?? this.lastChange ?? 0);
     } catch (error) {
       if ((error as { errno?: number }).errno === NO_TABLE) return;
       if (!this.warned) this.logger.warn('cannot read token revocations; keeping the last lists', { error: (error as Error).message });
@@ -78,4 +97,10 @@ export async function revokeToken(db: Writer, backend: string, jti: string, expi
 /** Revokes every token issued to `sub` up to now. */
 export async function revokeUserTokens(db: Writer, backend: string, sub: string): Promise<void> {
   await db.write('replace into xmlrest_revoked_user (backend, sub, revoked_before) values (?, ?, now())', [backend, sub]);
+}
+
+/** Tells every server to forget its remembered password checks of `user` (their password or roles changed). */
+export async function recordCredentialChange(db: Writer, user: string): Promise<void> {
+  await db.write('insert into xmlrest_credential_change (user_name) values (?)', [user]);
+  await db.write('delete from xmlrest_credential_change where changed_on < now() - interval 1 day', []);
 }

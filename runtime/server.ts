@@ -7,7 +7,7 @@ import Koa from 'koa';
 import bodyParser from 'koa-bodyparser';
 import cors from '@koa/cors';
 import helmet from 'koa-helmet';
-import { Authenticator } from './auth.js';
+import { Authenticator, forgetCredentials } from './auth.js';
 import type { Database } from './db.js';
 import { badRequest, httpErrorFromDatabase, HttpError, type ErrorBody } from './errors.js';
 import { mountDocs } from './docs.js';
@@ -80,7 +80,7 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   // (or to reload) rather than serve forgeable tokens.
   let key: JwtKey | null = null;
   const keyFor = (backend: BackendModule) => (backend.authScheme === 'Bearer' ? (key ??= new JwtKey(options.jwtSecret ?? '')) : key);
-  const revocations = new Revocations(options.database, logger);
+  const revocations = new Revocations(options.database, logger, (user) => forgetCredentials(user));
   // One limiter for the server's life: reloading routes must not reset the count of failed logins.
   const limiter = new LoginLimiter(options.loginLimits);
   if ((options.revocationPollMs ?? 5000) > 0) void revocations.start(options.revocationPollMs ?? 5000);

@@ -1,7 +1,7 @@
 import type { Connection } from 'mysql2/promise';
 import { ROLE_CATALOG } from '../console/store.js';
 import { hashPassword } from '../runtime/passwords.js';
-import { REVOCATION_TABLES } from '../runtime/revocations.js';
+import { recordCredentialChange, REVOCATION_TABLES } from '../runtime/revocations.js';
 
 /**
  * The default user and role tables (seed §2.2). Names and passwords compare
@@ -65,11 +65,26 @@ export async function addPlainTextUser(connection: Connection, name: string, pas
 /** Granting a role the user holds already changes nothing (the unique key keeps one row). */
 export async function grantRole(connection: Connection, userId: number, role: string): Promise<void> {
   await connection.execute('insert ignore into usr_role (role_name, user_id) values (?, ?)', [role, userId]);
+  await noteChange(connection, userId);
 }
 
 export async function revokeRole(connection: Connection, userId: number, role: string): Promise<number> {
   const [result] = await connection.execute('delete from usr_role where user_id = ? and role_name = ?', [userId, role]);
+  await noteChange(connection, userId);
   return (result as { affectedRows: number }).affectedRows;
+}
+
+/** Running servers forget remembered logins of a user whose roles changed (runtime/revocations.ts). */
+async function noteChange(connection: Connection, userId: number): Promise<void> {
+  const [rows] = await connection.execute('select user_name from usr where user_id = ?', [userId]);
+  const name = (rows as { user_name: string }[])[0]?.user_name;
+  if (name === undefined) return;
+  try {
+    await recordCredentialChange({ write: (sql, values) => connection.execute(sql, values as never[]) }, name);
+  } catch (error) {
+    // A database set up before this table existed: servers see the change when their cache expires.
+    if ((error as { errno?: number }).errno !== 1146) throw error;
+  }
 }
 
 export async function userIdOf(connection: Connection, name: string): Promise<number | undefined> {

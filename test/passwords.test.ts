@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { generate } from '../generator/index.js';
@@ -27,7 +29,8 @@ beforeAll(async () => {
   await addUser(connection, 'hana-hashed', 'hana-secret-1', ['staff', 'customer']);
   await addPlainTextUser(connection, 'pia-plain', 'pia-secret-1', ['staff']);
   await addUser(connection, 'cara-cached', 'cara-secret-1', ['staff']);
-  server = await startServer(upgrading);
+  await addUser(connection, 'dora-cli', 'dora-secret-1', ['staff', 'guest']);
+  server = await startServer(upgrading, { revocationPollMs: 200 });
 });
 afterAll(async () => {
   await server.close();
@@ -83,6 +86,14 @@ describe('the credential cache', () => {
     await grantRole(connection, (await connection.execute("select user_id from usr where user_name = 'cara-cached'").then(([rows]) => (rows as { user_id: number }[])[0]!.user_id)), 'guest');
     forgetCredentials('cara-cached');
     expect((await report()).status).toBe(403);
+  });
+});
+
+describe('the credential cache across processes', () => {
+  it('forgets a user whose roles another process changed through xmlrest, within a poll', async () => {
+    expect((await me('dora-cli', 'dora-secret-1')).status).toBe(200);
+    await promisify(execFile)(process.execPath, ['scripts/xmlrest.mjs', 'role', 'revoke', 'dora-cli', 'staff'], { env: { ...process.env, DATABASE_URL: inject('databaseUrl') } });
+    await expect.poll(async () => (await me('dora-cli', 'dora-secret-1')).status, { timeout: 5000, interval: 100 }).toBe(403);
   });
 });
 

@@ -23,6 +23,7 @@ export interface TestServerOptions {
   trustProxy?: boolean;
   requireTlsForCredentials?: boolean;
   tls?: { cert: string; key: string };
+  revocationPollMs?: number;
 }
 
 export async function startServer(backends: readonly BackendModule[], options: TestServerOptions = {}): Promise<TestServer> {
@@ -38,6 +39,7 @@ export async function startServer(backends: readonly BackendModule[], options: T
     loginLimits: options.loginLimits,
     trustProxy: options.trustProxy,
     requireTlsForCredentials: options.requireTlsForCredentials,
+    revocationPollMs: options.revocationPollMs,
     logger: createLogger('silent'),
   });
   const running: RunningServer = await listen(app, 0, '127.0.0.1', { maxHeaderBytes: options.maxHeaderBytes, tls: options.tls });
