@@ -172,22 +172,23 @@ export class Authenticator {
    * towards the login limits, which are checked first.
    */
   async checkCredentials(user: string, pass: string, address: string): Promise<Record<string, unknown>[]> {
-    const key = `${this.backend.name}\0${user}`;
-    this.limiter.check(key, address);
+    // The exact right credentials, remembered: no guess, so no limit to consult (nor a database round trip).
     const remembered = this.credentials.get(user, pass);
     if (remembered) return remembered;
+    const key = `${this.backend.name}\0${user}`;
+    await this.limiter.check(key, address);
     const rows = await this.runAuthQuery(user, pass);
     if (rows.length === 0) {
-      this.limiter.failed(key, address);
+      await this.limiter.failed(key, address);
       return rows;
     }
-    this.limiter.succeeded(key);
+    await this.limiter.succeeded(key);
     this.credentials.set(user, pass, rows, this.backend.credentialCacheSeconds);
     return rows;
   }
 
   /** For plug-ins that check credentials themselves (the token generator): the limits by client address. */
-  loginGuard(address: string): { check(): void; failed(): void } {
+  loginGuard(address: string): { check(): Promise<void>; failed(): Promise<void> } {
     return { check: () => this.limiter.check(undefined, address), failed: () => this.limiter.failed(undefined, address) };
   }
 

@@ -19,6 +19,7 @@ export interface ServerConfig {
   tls: { cert: Buffer; key: Buffer } | undefined;
   trustProxy: boolean;
   requireTlsForCredentials: boolean;
+  loginCounters: 'memory' | 'database';
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, envFile = '.env'): ServerConfig {
@@ -47,6 +48,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, envFile = '.env
     tls: tlsFiles(env.TLS_CERT_FILE, env.TLS_KEY_FILE),
     trustProxy: flag(env.TRUST_PROXY, 'TRUST_PROXY'),
     requireTlsForCredentials: flag(env.REQUIRE_TLS_FOR_CREDENTIALS, 'REQUIRE_TLS_FOR_CREDENTIALS'),
+    loginCounters: loginCounters(env.LOGIN_COUNTERS),
   };
 }
 
@@ -66,4 +68,10 @@ function tlsFiles(cert: string | undefined, key: string | undefined): { cert: Bu
   if (!cert && !key) return undefined;
   if (!cert || !key) throw new Error('HTTPS needs both TLS_CERT_FILE and TLS_KEY_FILE');
   return { cert: readFileSync(cert), key: readFileSync(key) };
+}
+
+function loginCounters(value: string | undefined): 'memory' | 'database' {
+  if (value === undefined || value === '' || value === 'memory') return 'memory';
+  if (value === 'database') return 'database';
+  throw new Error(`LOGIN_COUNTERS is memory or database, not ${value}`);
 }

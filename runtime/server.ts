@@ -12,7 +12,7 @@ import type { Database } from './db.js';
 import { badRequest, httpErrorFromDatabase, HttpError, type ErrorBody } from './errors.js';
 import { mountDocs } from './docs.js';
 import { JwtKey } from './jwt.js';
-import { LoginLimiter, type LoginLimits } from './limiter.js';
+import { DatabaseFailureStore, LoginLimiter, type LoginLimits } from './limiter.js';
 import { Revocations } from './revocations.js';
 import { createLogger, type Logger } from './log.js';
 import { readParams } from './params.js';
@@ -38,6 +38,8 @@ export interface ServerOptions {
   revocationPollMs?: number;
   /** Failed-login limits; default 10 per user name and 50 per address in 5 minutes. */
   loginLimits?: LoginLimits;
+  /** Where failure counts live: this process (default), or the database, shared by every server. */
+  loginCounters?: 'memory' | 'database';
   /** Trust X-Forwarded-For and X-Forwarded-Proto: only behind a proxy that sets them. */
   trustProxy?: boolean;
   /** Refuse credentials sent over plain HTTP from anywhere but loopback. */
@@ -82,7 +84,7 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   const keyFor = (backend: BackendModule) => (backend.authScheme === 'Bearer' ? (key ??= new JwtKey(options.jwtSecret ?? '')) : key);
   const revocations = new Revocations(options.database, logger, (user) => forgetCredentials(user));
   // One limiter for the server's life: reloading routes must not reset the count of failed logins.
-  const limiter = new LoginLimiter(options.loginLimits);
+  const limiter = new LoginLimiter(options.loginLimits, options.loginCounters === 'database' ? new DatabaseFailureStore(options.database) : undefined);
   if ((options.revocationPollMs ?? 5000) > 0) void revocations.start(options.revocationPollMs ?? 5000);
 
   const app = new Koa<State>();
@@ -268,7 +270,13 @@ function pluginContext(auth: Authenticator, requestId: string, address: string, 
     requestId,
     signToken: (claims) => auth.sign(claims),
     // A plug-in that checks credentials (the token generator) is a login: the transport rule applies too.
-    login: { check: () => (insecure(), guard.check()), failed: guard.failed },
+    login: {
+      check: () => {
+        insecure();
+        return guard.check();
+      },
+      failed: guard.failed,
+    },
   };
 }
 

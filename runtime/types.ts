@@ -102,7 +102,7 @@ export interface PluginContext {
    * For a plug-in that checks credentials: `check()` throws 429 when the
    * client has failed too often, `failed()` counts one more failure.
    */
-  readonly login: { check(): void; failed(): void };
+  readonly login: { check(): Promise<void>; failed(): Promise<void> };
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Connection } from 'mysql2/promise';
 import { ROLE_CATALOG } from '../console/store.js';
+import { LOGIN_FAILURE_TABLE } from '../runtime/limiter.js';
 import { hashPassword } from '../runtime/passwords.js';
 import { recordCredentialChange, REVOCATION_TABLES } from '../runtime/revocations.js';
 
@@ -32,6 +33,7 @@ export async function createDefaultTables(connection: Connection): Promise<void>
   // Roles created on the console before anyone holds them (console/store.ts).
   await connection.query(ROLE_CATALOG);
   for (const statement of REVOCATION_TABLES) await connection.query(statement);
+  await connection.query(LOGIN_FAILURE_TABLE);
 }
 
 /** Creates a user with roles; returns the new user id. */

@@ -31,6 +31,7 @@ try {
       corsOrigins: config.corsOrigins,
       maxParams: config.maxParams,
       loginLimits: config.loginLimits,
+      loginCounters: config.loginCounters,
       trustProxy: config.trustProxy,
       requireTlsForCredentials: config.requireTlsForCredentials,
     });

@@ -14,7 +14,6 @@ const me = (user: string, pass: string) => fetch(`${server.url}/staff/v1.0/me`, 
 
 describe('failed-login limits', () => {
   it('blocks a user name after its failures, even with the right password, and says when to retry', async () => {
-    expect((await me('carol', 'carol-pass')).status).toBe(200);
     for (let i = 0; i < 3; i++) expect((await me('carol', `guess-${i}`)).status).toBe(401);
     const blocked = await me('carol', 'carol-pass');
     expect(blocked.status).toBe(429);
@@ -38,5 +37,38 @@ describe('failed-login limits', () => {
     expect(shapeB.status).toBe(429);
     // Public resources and tokens already issued are not logins: they go on.
     expect((await fetch(`${server.url}/shop/v1.0/products`)).status).toBe(200);
+  });
+});
+
+describe('failed-login limits shared in the database (LOGIN_COUNTERS=database)', () => {
+  it('counts the failures every server sees, so spreading guesses over servers does not help', async () => {
+    const limits = { perUser: 4, perAddress: 0, windowSeconds: 60 };
+    const first = await startServer(backends, { loginLimits: limits, loginCounters: 'database' });
+    const second = await startServer(backends, { loginLimits: limits, loginCounters: 'database' });
+    try {
+      const guess = (at: TestServer, pass: string) => fetch(`${at.url}/staff/v1.0/me`, { headers: { authorization: basic('dave', pass) } });
+      for (const at of [first, second, first, second]) expect((await guess(at, 'wrong')).status).toBe(401);
+      const blocked = await guess(first, 'dave-pass');
+      expect(blocked.status).toBe(429);
+      expect((await guess(second, 'dave-pass')).status).toBe(429);
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
+});
+
+describe('a client already logged in', () => {
+  it('keeps working while its user name is blocked: its right password is remembered, an attacker cannot lock it out', async () => {
+    const own = await startServer(backends, { loginLimits: { perUser: 3, perAddress: 0, windowSeconds: 60 } });
+    try {
+      const guess = (pass: string) => fetch(`${own.url}/staff/v1.0/me`, { headers: { authorization: basic('carol', pass) } });
+      expect((await guess('carol-pass')).status).toBe(200);
+      for (let i = 0; i < 3; i++) expect((await guess(`guess-${i}`)).status).toBe(401);
+      expect((await guess('guess-4')).status).toBe(429);
+      expect((await guess('carol-pass')).status).toBe(200);
+    } finally {
+      await own.close();
+    }
   });
 });

@@ -23,10 +23,10 @@ export interface TokenGeneratorArgs {
  */
 export const tokenGenerator: Plugin<TokenGeneratorArgs, string> = async (args, context) => {
   // The query has run already; a client over the limit is refused all the same, and learns nothing.
-  context.login.check();
+  await context.login.check();
   const verified = 'hash' in args ? (await checkPassword(args.hash, String(args.password ?? ''))).ok : true;
   if (!verified || args.sub === null || args.sub === undefined || args.aud === null || args.aud === undefined) {
-    context.login.failed();
+    await context.login.failed();
     throw new HttpError(401, 'Invalid credentials');
   }
   return context.signToken({ sub: String(args.sub), aud: String(args.aud) });

@@ -24,6 +24,7 @@ export interface TestServerOptions {
   requireTlsForCredentials?: boolean;
   tls?: { cert: string; key: string };
   revocationPollMs?: number;
+  loginCounters?: 'memory' | 'database';
 }
 
 export async function startServer(backends: readonly BackendModule[], options: TestServerOptions = {}): Promise<TestServer> {
@@ -40,6 +41,7 @@ export async function startServer(backends: readonly BackendModule[], options: T
     trustProxy: options.trustProxy,
     requireTlsForCredentials: options.requireTlsForCredentials,
     revocationPollMs: options.revocationPollMs,
+    loginCounters: options.loginCounters,
     logger: createLogger('silent'),
   });
   const running: RunningServer = await listen(app, 0, '127.0.0.1', { maxHeaderBytes: options.maxHeaderBytes, tls: options.tls });
