@@ -1,7 +1,7 @@
 /**
  * BASELINE, NOT GENERATED: the benchmark's routes written by hand the way a
  * careful engineer would with the same stack (Koa, @koa/router,
- * koa-bodyparser, mysql2, jsonwebtoken with a KeyObject): the same checks
+ * koa-bodyparser, koa-helmet, mysql2, jsonwebtoken with a KeyObject): the same checks
  * (auth, role, parameter types, transaction) and the same answers as the
  * generated server, so that the two can be compared request for request.
  */
@@ -10,6 +10,7 @@ import Router from '@koa/router';
 import jwt from 'jsonwebtoken';
 import Koa from 'koa';
 import bodyParser from 'koa-bodyparser';
+import helmet from 'koa-helmet';
 import mysql from 'mysql2/promise';
 
 const url = new URL(process.env.DATABASE_URL ?? '');
@@ -56,6 +57,8 @@ app.use(async (ctx, next) => {
     }
   }
 });
+// Security headers, as any careful API sets them (the generated server does the same).
+app.use(helmet());
 app.use(bodyParser({ enableTypes: ['json', 'form'] }));
 
 function field(ctx: Koa.Context, name: string): string {
