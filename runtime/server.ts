@@ -42,6 +42,8 @@ export interface ServerOptions {
   loginCounters?: 'memory' | 'database';
   /** Trust X-Forwarded-For and X-Forwarded-Proto: only behind a proxy that sets them. */
   trustProxy?: boolean;
+  /** How many trusted proxies append to X-Forwarded-For; default 1. */
+  proxyHops?: number;
   /** Refuse credentials sent over plain HTTP from anywhere but loopback. */
   requireTlsForCredentials?: boolean;
 }
@@ -90,8 +92,10 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   const app = new Koa<State>();
   // Errors are logged by errorMiddleware, with their request id; Koa's own printer would log them again.
   app.silent = true;
-  // Client address and scheme come from X-Forwarded-* only when told to trust a proxy.
+  // Client address and scheme come from X-Forwarded-* only when told to trust a proxy, and then only
+  // from the entry that proxy added (the rightmost): the ones before it are whatever the client sent.
   app.proxy = options.trustProxy ?? false;
+  app.maxIpsCount = options.proxyHops ?? 1;
   app.use(errorMiddleware(logger));
   // Security headers on every response (helmet's defaults: no sniffing, no framing, HSTS, a strict CSP
   // for anything a browser renders); the docs and console pages set their own CSP.

@@ -55,6 +55,9 @@ describe('transport', () => {
       const token = await fetch(`${proxied.url}${path}`, { method: 'POST', ...form(fields), headers: { ...form(fields).headers, ...from, 'x-forwarded-proto': 'http' } });
       expect(token.status, path).toBe(403);
     }
+    // A client that writes its own X-Forwarded-For gains nothing: the proxy's entry (the last) is the address.
+    const spoofed = await fetch(`${proxied.url}/staff/v1.0/me`, { headers: { 'x-forwarded-for': '127.0.0.1, 203.0.113.7', 'x-forwarded-proto': 'http', authorization: basic('carol', 'carol-pass') } });
+    expect(spoofed.status).toBe(403);
     // Without credentials nothing is refused, and loopback clients are trusted on plain HTTP.
     expect((await fetch(`${proxied.url}/shop/v1.0/products`, { headers: { ...from, 'x-forwarded-proto': 'http' } })).status).toBe(200);
     expect((await fetch(`${proxied.url}/staff/v1.0/me`, { headers: { authorization: basic('carol', 'carol-pass') } })).status).toBe(200);
