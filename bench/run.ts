@@ -271,10 +271,23 @@ async function measureStartup(databaseUrl: string): Promise<{ ms: number; rssMb:
     env: { ...process.env, PORT: String(port), DATABASE_URL: databaseUrl, JWT_SECRET: SECRET },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  await new Promise<void>((resolve) => child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve()));
-  const ms = performance.now() - started;
-  const rssMb = rssOf(child);
-  child.kill('SIGTERM');
+  let ms = 0;
+  let rssMb = 0;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timeout = setTimeout(() => reject(new Error('the server with 1,000 routes did not start within 30 s')), 30_000);
+      child.once('exit', (code) => reject(new Error(`the server with 1,000 routes exited with code ${code}`)));
+      child.stdout!.on('data', (chunk: Buffer) => {
+        if (!chunk.toString().includes('ready')) return;
+        clearTimeout(timeout);
+        resolve();
+      });
+    });
+    ms = performance.now() - started;
+    rssMb = rssOf(child);
+  } finally {
+    child.kill('SIGTERM');
+  }
   rmSync(root, { recursive: true, force: true });
   return { ms, rssMb };
 }

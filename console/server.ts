@@ -8,6 +8,7 @@ import { Authenticator, forgetCredentials } from '../runtime/auth.js';
 import { HttpError } from '../runtime/errors.js';
 import { JwtKey } from '../runtime/jwt.js';
 import { LoginLimiter } from '../runtime/limiter.js';
+import type { Revocations } from '../runtime/revocations.js';
 import { revokeUserTokens } from '../runtime/revocations.js';
 import type { BackendModule, Database, ResourceModule } from '../runtime/index.js';
 import { isRoleName, setAuthAttribute } from './xml-auth.js';
@@ -33,6 +34,11 @@ export interface ConsoleOptions {
   regenerate: () => Promise<{ ok: boolean; ms: number }>;
   /** The built page (vite build of console/ui). */
   assetsDir: string;
+  /**
+   * The server's revocations and failed-login counts: a revoked token must not
+   * open the console, and guesses here count with guesses at the API.
+   */
+  security?: () => { revocations?: Revocations | undefined; limiter?: LoginLimiter | undefined };
 }
 
 interface State {
@@ -47,8 +53,7 @@ export function consoleMiddleware(options: ConsoleOptions): Koa.Middleware {
   const prefix = `${options.basePath}/_console`;
   const store = new UserStore(options.database);
   let key: JwtKey | null = null;
-  // Console sign-ins have their own counts: a locked-out API user must not lock the operators out.
-  const limiter = new LoginLimiter();
+  const ownLimiter = new LoginLimiter();
   const json = bodyParser({ enableTypes: ['json'], jsonLimit: '64kb', strict: true });
   const router = new Router<State>({ prefix: `${prefix}/api` });
 
@@ -62,8 +67,20 @@ export function consoleMiddleware(options: ConsoleOptions): Koa.Middleware {
     const backend = options.backends().find((candidate) => candidate.name === ctx.params.backend);
     if (!backend || backend.authScheme === null) throw new HttpError(404, 'No such backend, or it has no authentication');
     if (backend.authScheme === 'Bearer') key ??= new JwtKey(options.jwtSecret ?? '');
-    const auth = new Authenticator(backend, options.database, { key, limiter });
-    await auth.authenticate(ctx.headers.authorization, backend.consoleRole, ctx.ip);
+    const shared = options.security?.() ?? {};
+    const auth = new Authenticator(backend, options.database, { key, limiter: shared.limiter ?? ownLimiter, revocations: shared.revocations });
+    // Changes need a header no form and no other site can send: with Basic credentials a browser may
+    // remember and resend them by itself, which would otherwise let a cross-site form act as the operator.
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD' && ctx.get('X-XMLRest-Console') !== '1') {
+      throw new HttpError(403, 'Console changes need the X-XMLRest-Console header');
+    }
+    try {
+      await auth.authenticate(ctx.headers.authorization, backend.consoleRole, ctx.ip);
+    } catch (error) {
+      // No WWW-Authenticate: a browser would offer its own login box, then resend what it was told everywhere.
+      if (error instanceof HttpError) throw new HttpError(error.status, error.message);
+      throw error;
+    }
     ctx.state.backend = backend;
     ctx.set('Cache-Control', 'no-store');
     await next();
@@ -93,12 +110,14 @@ export function consoleMiddleware(options: ConsoleOptions): Koa.Middleware {
     const file = path.join(options.root, resource.source);
     const before = readFileSync(file, 'utf8');
     if (body.etag !== etag(before)) throw new HttpError(409, `${resource.source} changed since the page loaded it: reload and try again`);
-    writeAtomically(file, setAuthAttribute(before, role as string | null));
-    const result = await options.regenerate();
+    const edited = setAuthAttribute(before, role as string | null);
+    writeAtomically(file, edited);
+    const result = await options.regenerate().catch(() => ({ ok: false, ms: 0 }));
     if (!result.ok) {
-      // The edit cannot break a file the generator accepted, but a concurrent one might have: put it back.
-      writeAtomically(file, before);
-      await options.regenerate();
+      // The edit cannot break a file the generator accepted, but a concurrent one might have: put it back,
+      // unless someone changed the file again meanwhile.
+      if (readFileSync(file, 'utf8') === edited) writeAtomically(file, before);
+      await options.regenerate().catch(() => undefined);
       throw new HttpError(422, `The project does not generate after this change; ${resource.source} is as it was`);
     }
     ctx.body = { auth: role, etag: etagOf(file), enforcedAfterMs: Math.round(result.ms) };
@@ -165,6 +184,11 @@ export function consoleMiddleware(options: ConsoleOptions): Koa.Middleware {
     await store.revoke(user, ctx.params.role ?? '');
     const changed = await store.user(user);
     forgetCredentials(changed?.user_name);
+    // A token carries its roles in aud until it expires: revoking a role revokes the user's tokens.
+    if (ctx.state.backend.authScheme === 'Bearer') {
+      await revokeUserTokens(options.database, ctx.state.backend.name, String(user));
+      await options.security?.().revocations?.refresh();
+    }
     ctx.body = changed;
   });
 
@@ -172,6 +196,7 @@ export function consoleMiddleware(options: ConsoleOptions): Koa.Middleware {
     requireManageable(ctx.state.backend);
     const user = await existingUser(ctx.params.id ?? '');
     await revokeUserTokens(options.database, ctx.state.backend.name, String(user));
+    await options.security?.().revocations?.refresh();
     ctx.body = { revoked: true, user };
   });
 

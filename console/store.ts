@@ -25,7 +25,11 @@ export class UserStore {
   constructor(private readonly db: Queryable & { write(sql: string, values: readonly unknown[]): Promise<unknown> }) {}
 
   private catalog(): Promise<unknown> {
-    this.catalogReady ??= this.db.write(ROLE_CATALOG, []);
+    // A failure is not kept: the next call tries again.
+    this.catalogReady ??= this.db.write(ROLE_CATALOG, []).catch((error: unknown) => {
+      this.catalogReady = undefined;
+      throw error;
+    });
     return this.catalogReady;
   }
 

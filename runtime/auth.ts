@@ -22,6 +22,8 @@ const VERIFIED_TOKENS = 10_000;
 class CredentialCache {
   private static readonly key = randomBytes(32);
   private readonly entries = new Map<string, { user: string; rows: Record<string, unknown>[]; expiresAt: number }>();
+  private readonly generations = new Map<string, number>();
+  private epoch = 0;
 
   get(user: string, pass: string): Record<string, unknown>[] | undefined {
     const key = CredentialCache.keyOf(user, pass);
@@ -32,14 +34,21 @@ class CredentialCache {
     return undefined;
   }
 
-  set(user: string, pass: string, rows: Record<string, unknown>[], seconds: number): void {
-    if (seconds <= 0) return;
+  /** Changes whenever `forget` drops this user: a check that began before must not be remembered. */
+  generation(user: string): number {
+    return this.epoch * 1_000_003 + (this.generations.get(user) ?? 0);
+  }
+
+  set(user: string, pass: string, rows: Record<string, unknown>[], seconds: number, generation: number, owner = user): void {
+    if (seconds <= 0 || generation !== this.generation(owner)) return;
     if (this.entries.size >= VERIFIED_TOKENS) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(CredentialCache.keyOf(user, pass), { user, rows, expiresAt: Date.now() + seconds * 1000 });
+    this.entries.set(CredentialCache.keyOf(user, pass), { user: owner, rows, expiresAt: Date.now() + seconds * 1000 });
   }
 
   /** Drops what is remembered of one user, or of everyone. */
   forget(user?: string): void {
+    if (user === undefined) this.epoch++;
+    else this.generations.set(user, (this.generations.get(user) ?? 0) + 1);
     for (const [key, entry] of this.entries) if (user === undefined || entry.user === user) this.entries.delete(key);
   }
 
@@ -176,20 +185,33 @@ export class Authenticator {
     const remembered = this.credentials.get(user, pass);
     if (remembered) return remembered;
     const key = `${this.backend.name}\0${user}`;
-    await this.limiter.check(key, address);
+    // A role change during the check (forget) must not be undone by remembering what was read before it.
+    const generation = this.credentials.generation(user);
+    await this.limiter.begin(key, address);
     const rows = await this.runAuthQuery(user, pass);
-    if (rows.length === 0) {
-      await this.limiter.failed(key, address);
-      return rows;
-    }
-    await this.limiter.succeeded(key);
-    this.credentials.set(user, pass, rows, this.backend.credentialCacheSeconds);
+    if (rows.length === 0) return rows;
+    await this.limiter.succeeded(key, address);
+    this.credentials.set(user, pass, rows, this.backend.credentialCacheSeconds, generation);
     return rows;
   }
 
+  /** A password check for a plug-in (the token generator), remembered like Basic's under its own keys. */
+  async verifyPassword(user: string, supplied: string, stored: unknown): Promise<boolean> {
+    const key = `plugin\0${user}`;
+    if (this.credentials.get(key, supplied)) return true;
+    const generation = this.credentials.generation(user);
+    const ok = (await checkPassword(stored, supplied)).ok;
+    if (ok) this.credentials.set(key, supplied, [{ verified: true }], this.backend.credentialCacheSeconds, generation, user);
+    return ok;
+  }
+
   /** For plug-ins that check credentials themselves (the token generator): the limits by client address. */
-  loginGuard(address: string): { check(): Promise<void>; failed(): Promise<void> } {
-    return { check: () => this.limiter.check(undefined, address), failed: () => this.limiter.failed(undefined, address) };
+  loginGuard(address: string): { begin(user?: string): Promise<void>; succeeded(user?: string): Promise<void> } {
+    const key = (user: string | undefined) => (user === undefined ? undefined : `${this.backend.name}\0${user}`);
+    return {
+      begin: (user) => this.limiter.begin(key(user), address),
+      succeeded: (user) => this.limiter.succeeded(key(user), address),
+    };
   }
 
   /**

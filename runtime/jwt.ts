@@ -44,6 +44,8 @@ function parseKeys(text: string): [string, string][] {
     throw new Error('JWT_SECRET starts with { but is not a JSON object of key ids to secrets');
   }
   const entries = typeof parsed === 'object' && parsed !== null ? Object.entries(parsed) : [];
+  // JavaScript orders integer-like keys first, whatever the text says: the first entry would not be the newest.
+  if (entries.some(([kid]) => /^[0-9]+$/.test(kid))) throw new Error('JWT_SECRET key ids must not be plain numbers (write "k1", not "1")');
   if (entries.length === 0 || entries.some(([, value]) => typeof value !== 'string')) {
     throw new Error('JWT_SECRET as JSON maps key ids to secrets: {"2026-11": "...", "2026-10": "..."}');
   }

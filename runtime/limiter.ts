@@ -16,10 +16,11 @@ export interface LoginLimits {
 
 export const DEFAULT_LOGIN_LIMITS: LoginLimits = { perUser: 10, perAddress: 50, windowSeconds: 300 };
 
-/** Where failure counts live. `failures` answers 0 for a window that has ended. */
+/** Where attempt counts live: `add` counts one and answers the count and when its window ends, at once. */
 export interface FailureStore {
-  failures(key: string): Promise<{ failures: number; resetAt: number }>;
-  add(key: string, windowSeconds: number): Promise<void>;
+  add(key: string, windowSeconds: number): Promise<{ failures: number; resetAt: number }>;
+  /** Takes back one count (a check that turned out right). */
+  subtract(key: string): Promise<void>;
   clear(key: string): Promise<void>;
 }
 
@@ -29,21 +30,22 @@ const MAX_COUNTERS = 100_000;
 export class MemoryFailureStore implements FailureStore {
   private readonly counters = new Map<string, { failures: number; resetAt: number }>();
 
-  async failures(key: string): Promise<{ failures: number; resetAt: number }> {
-    const counter = this.counters.get(key);
-    if (!counter || counter.resetAt <= Date.now()) return { failures: 0, resetAt: 0 };
-    return counter;
+  async add(key: string, windowSeconds: number): Promise<{ failures: number; resetAt: number }> {
+    // No await before the count: two requests cannot both read the old one.
+    let counter = this.counters.get(key);
+    if (!counter || counter.resetAt <= Date.now()) {
+      this.counters.delete(key);
+      if (this.counters.size >= MAX_COUNTERS) this.counters.delete(this.counters.keys().next().value!);
+      counter = { failures: 0, resetAt: Date.now() + windowSeconds * 1000 };
+      this.counters.set(key, counter);
+    }
+    counter.failures++;
+    return { ...counter };
   }
 
-  async add(key: string, windowSeconds: number): Promise<void> {
+  async subtract(key: string): Promise<void> {
     const counter = this.counters.get(key);
-    if (counter && counter.resetAt > Date.now()) {
-      counter.failures++;
-      return;
-    }
-    this.counters.delete(key);
-    if (this.counters.size >= MAX_COUNTERS) this.counters.delete(this.counters.keys().next().value!);
-    this.counters.set(key, { failures: 1, resetAt: Date.now() + windowSeconds * 1000 });
+    if (counter && counter.failures > 0) counter.failures--;
   }
 
   async clear(key: string): Promise<void> {
@@ -61,16 +63,8 @@ export const LOGIN_FAILURE_TABLE = `create table if not exists xmlrest_login_fai
 export class DatabaseFailureStore implements FailureStore {
   constructor(private readonly db: { select<Row>(sql: string, values: readonly unknown[]): Promise<Row[]>; write(sql: string, values: readonly unknown[]): Promise<unknown> }) {}
 
-  async failures(key: string): Promise<{ failures: number; resetAt: number }> {
-    const [row] = await this.db.select<{ failures: number; resetAt: number | string }>(
-      'select failures, unix_timestamp(reset_at) * 1000 as resetAt from xmlrest_login_failure where counter = ? and reset_at > now(3)',
-      [key],
-    );
-    return row ? { failures: Number(row.failures), resetAt: Number(row.resetAt) } : { failures: 0, resetAt: 0 };
-  }
-
-  async add(key: string, windowSeconds: number): Promise<void> {
-    // One statement, so that two servers counting at once both count.
+  async add(key: string, windowSeconds: number): Promise<{ failures: number; resetAt: number }> {
+    // One statement counts, so that two servers counting at once both count; then read what it made.
     await this.db.write(
       `insert into xmlrest_login_failure (counter, failures, reset_at) values (?, 1, now(3) + interval ? second)
        on duplicate key update
@@ -78,6 +72,15 @@ export class DatabaseFailureStore implements FailureStore {
          reset_at = if(reset_at > now(3), reset_at, now(3) + interval ? second)`,
       [key, windowSeconds, windowSeconds],
     );
+    const [row] = await this.db.select<{ failures: number; resetAt: number | string }>(
+      'select failures, unix_timestamp(reset_at) * 1000 as resetAt from xmlrest_login_failure where counter = ?',
+      [key],
+    );
+    return row ? { failures: Number(row.failures), resetAt: Number(row.resetAt) } : { failures: 1, resetAt: Date.now() + windowSeconds * 1000 };
+  }
+
+  async subtract(key: string): Promise<void> {
+    await this.db.write('update xmlrest_login_failure set failures = greatest(cast(failures as signed) - 1, 0) where counter = ?', [key]);
   }
 
   async clear(key: string): Promise<void> {
@@ -85,37 +88,43 @@ export class DatabaseFailureStore implements FailureStore {
   }
 }
 
+/**
+ * Every password check is counted before it runs, in one step that also
+ * answers the count, and taken back when it was right: so concurrent guesses
+ * cannot all slip between a check and a count.
+ */
 export class LoginLimiter {
   constructor(
     private readonly limits: LoginLimits = DEFAULT_LOGIN_LIMITS,
     private readonly store: FailureStore = new MemoryFailureStore(),
   ) {}
 
-  /** Throws 429 when this user name or address has failed too often; a user name may be unknown (undefined). */
-  async check(user: string | undefined, address: string): Promise<void> {
+  /** Counts an attempt for this user name (when known) and address; throws 429 past a limit. */
+  async begin(user: string | undefined, address: string): Promise<void> {
     const [byUser, byAddress] = await Promise.all([
-      user === undefined || this.limits.perUser <= 0 ? { failures: 0, resetAt: 0 } : this.store.failures(`user\0${user}`),
-      this.limits.perAddress <= 0 ? { failures: 0, resetAt: 0 } : this.store.failures(`address\0${address}`),
+      user === undefined || this.limits.perUser <= 0 ? undefined : this.store.add(`user\0${user}`, this.limits.windowSeconds),
+      this.limits.perAddress <= 0 ? undefined : this.store.add(`address\0${address}`, this.limits.windowSeconds),
     ]);
     const blockedUntil = Math.max(
-      byUser.failures >= this.limits.perUser && this.limits.perUser > 0 ? byUser.resetAt : 0,
-      byAddress.failures >= this.limits.perAddress && this.limits.perAddress > 0 ? byAddress.resetAt : 0,
+      byUser && byUser.failures > this.limits.perUser ? byUser.resetAt : 0,
+      byAddress && byAddress.failures > this.limits.perAddress ? byAddress.resetAt : 0,
     );
     const now = Date.now();
     if (blockedUntil > now) {
+      // A refused attempt checked no password: it is not counted.
+      await Promise.all([
+        byUser ? this.store.subtract(`user\0${user}`) : undefined,
+        byAddress ? this.store.subtract(`address\0${address}`) : undefined,
+      ]);
       throw new HttpError(429, 'Too many failed logins: try again later', { 'Retry-After': String(Math.ceil((blockedUntil - now) / 1000)) });
     }
   }
 
-  async failed(user: string | undefined, address: string): Promise<void> {
+  /** The attempt was right: the user's count starts over, the address's attempt is taken back. */
+  async succeeded(user: string | undefined, address: string): Promise<void> {
     await Promise.all([
-      user === undefined || this.limits.perUser <= 0 ? undefined : this.store.add(`user\0${user}`, this.limits.windowSeconds),
-      this.limits.perAddress <= 0 ? undefined : this.store.add(`address\0${address}`, this.limits.windowSeconds),
+      user === undefined || this.limits.perUser <= 0 ? undefined : this.store.clear(`user\0${user}`),
+      this.limits.perAddress <= 0 ? undefined : this.store.subtract(`address\0${address}`),
     ]);
-  }
-
-  /** A right password clears that user's count (not the address's: one address may guess for many users). */
-  async succeeded(user: string): Promise<void> {
-    if (this.limits.perUser > 0) await this.store.clear(`user\0${user}`);
   }
 }

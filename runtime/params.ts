@@ -42,6 +42,8 @@ function convert(name: string, value: ParamValue, spec: ParamSpec): unknown {
       return value;
     case 'integer':
     case 'bigint': {
+      // A JSON number past 2^53 has already lost digits: the exact value must come as a string.
+      if (typeof value === 'number' && !Number.isSafeInteger(value)) throw fail('a whole number in range (send a larger one as a string)');
       if (text === undefined || !INTEGER.test(text)) throw fail(spec.unsigned ? 'a whole number, 0 or more' : 'a whole number');
       if (spec.unsigned && text.startsWith('-')) throw fail('a whole number, 0 or more');
       if (spec.kind === 'bigint') return text;
@@ -50,6 +52,7 @@ function convert(name: string, value: ParamValue, spec: ParamSpec): unknown {
       return number;
     }
     case 'decimal':
+      if (typeof value === 'number' && Math.abs(value) >= Number.MAX_SAFE_INTEGER) throw fail('a decimal number in range (send it as a string)');
       if (text === undefined || !DECIMAL.test(text)) throw fail('a decimal number');
       return text;
     case 'number':

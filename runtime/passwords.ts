@@ -27,13 +27,20 @@ export interface PasswordCheck {
   plain: boolean;
 }
 
+/** Spends what one argon2id check costs, so that no answer comes back faster than a real check. */
+async function decoyCheck(supplied: string): Promise<void> {
+  decoy ??= hashPassword(`decoy-${Math.random()}`);
+  await verify(await decoy, supplied).catch(() => false);
+}
+
 export async function checkPassword(stored: unknown, supplied: string): Promise<PasswordCheck> {
   if (typeof stored !== 'string' || stored === '') {
-    decoy ??= hashPassword(`decoy-${Math.random()}`);
-    await verify(await decoy, supplied).catch(() => false);
+    await decoyCheck(supplied);
     return { ok: false, plain: false };
   }
   if (isPasswordHash(stored)) return { ok: await verify(stored, supplied).catch(() => false), plain: false };
+  // A plain-text row compares in microseconds: without the decoy, timing would tell which users exist.
+  await decoyCheck(supplied);
   // Digests of equal length, so that neither the length nor the first differing byte shows in the time taken.
   const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
   return { ok: timingSafeEqual(digest(stored), digest(supplied)), plain: true };

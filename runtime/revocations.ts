@@ -41,6 +41,7 @@ export class Revocations {
   private warned = false;
   /** The last credential change seen; undefined until the first read, which only learns where the list ends. */
   private lastChange: number | undefined;
+  private reading: Promise<void> | undefined;
 
   constructor(
     private readonly db: Queryable,
@@ -61,6 +62,13 @@ export class Revocations {
   }
 
   async refresh(): Promise<void> {
+    // A slow database must not stack reads, nor let an older answer overwrite a newer one.
+    if (this.reading) return this.reading;
+    this.reading = this.read().finally(() => (this.reading = undefined));
+    return this.reading;
+  }
+
+  private async read(): Promise<void> {
     try {
       const tokens = await this.db.select<{ backend: string; jti: string }>('select backend, jti from xmlrest_revoked_token where expires_on > now()', []);
       const users = await this.db.select<{ backend: string; sub: string; before: number | string }>(
@@ -84,8 +92,9 @@ export class Revocations {
 
   isRevoked(backend: string, token: VerifiedToken): boolean {
     if (token.jti !== undefined && this.tokens.has(`${backend}\0${token.jti}`)) return true;
-    const before = this.users.get(`${backend}\0${token.sub}`);
-    return before !== undefined && (token.iat === undefined || token.iat <= before);
+    // `*`: every backend (a role revoked by `xmlrest role revoke`, which knows no backend).
+    const before = Math.max(this.users.get(`${backend}\0${token.sub}`) ?? -Infinity, this.users.get(`*\0${token.sub}`) ?? -Infinity);
+    return before !== -Infinity && (token.iat === undefined || token.iat <= before);
   }
 }
 

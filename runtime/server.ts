@@ -69,6 +69,10 @@ export interface ReloadableApp {
   app: Koa<State>;
   /** Read again now, rather than at the next poll (after a revocation made here). */
   revocations: Revocations;
+  /** The failed-login counts, for other doors to the same users (the console). */
+  limiter: LoginLimiter;
+  /** Stops the revocation poll (the HTTP server is closed by whoever listens). */
+  close(): void;
   /**
    * Swaps in new backends (and OpenAPI document) for the requests that start
    * from now on; requests already running finish on the routes they began with.
@@ -138,6 +142,8 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   return {
     app,
     revocations,
+    limiter,
+    close: () => revocations.stop(),
     reload: (backends, openapi) => {
       current = build(backends, openapi);
     },
@@ -273,13 +279,14 @@ function pluginContext(auth: Authenticator, requestId: string, address: string, 
     backend: auth.backend,
     requestId,
     signToken: (claims) => auth.sign(claims),
+    verifyPassword: (user, supplied, stored) => auth.verifyPassword(user, supplied, stored),
     // A plug-in that checks credentials (the token generator) is a login: the transport rule applies too.
     login: {
-      check: () => {
+      begin: (user) => {
         insecure();
-        return guard.check();
+        return guard.begin(user);
       },
-      failed: guard.failed,
+      succeeded: guard.succeeded,
     },
   };
 }

@@ -99,10 +99,16 @@ export interface PluginContext {
   /** Signs a token with the server's key and this backend's settings. */
   signToken(claims: { sub: string; aud: string | string[] }): string;
   /**
-   * For a plug-in that checks credentials: `check()` throws 429 when the
-   * client has failed too often, `failed()` counts one more failure.
+   * For a plug-in that checks credentials: `begin(user)` counts an attempt
+   * (by the user name when given, and the client address) and throws 429
+   * past the limits; `succeeded(user)` takes it back when it was right.
    */
-  readonly login: { check(): Promise<void>; failed(): Promise<void> };
+  readonly login: { begin(user?: string): Promise<void>; succeeded(user?: string): Promise<void> };
+  /**
+   * Verifies a password against a stored value (argon2id hash, or plain text from before), remembering a
+   * success for the backend's credential_cache seconds like HTTP Basic does.
+   */
+  verifyPassword(user: string, supplied: string, stored: unknown): Promise<boolean>;
 }
 
 /**

@@ -45,6 +45,7 @@ const adminConsole = consoleMiddleware({
   root,
   regenerate: () => host!.regenerate(),
   assetsDir: await buildConsole(),
+  security: () => ({ revocations: server.revocations, limiter: server.limiter }),
 });
 const server = createReloadableApp({
   backends: [],
@@ -86,20 +87,23 @@ function watchFolders(): void {
   const folders = [resources, ...readdirSync(resources, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => path.join(resources, entry.name))];
   for (const folder of folders) {
     if (watchers.has(folder)) continue;
-    watchers.set(
-      folder,
-      watch(folder, (_event, file) => {
-        if (folder === resources) watchFolders();
-        if (file && folder !== resources && !String(file).endsWith('.xml')) return;
-        clearTimeout(timer);
-        // Editors write a file in several steps; one run after they settle.
-        timer = setTimeout(() => void regenerate(), 30);
-      }),
-    );
+    const watcher = watch(folder, (_event, file) => {
+      if (folder === resources) watchFolders();
+      if (file && folder !== resources && !String(file).endsWith('.xml')) return;
+      clearTimeout(timer);
+      // Editors write a file in several steps; one run after they settle.
+      timer = setTimeout(() => void regenerate(), 30);
+    });
+    // A folder removed under a watch reports an error: forget that one watch, keep the others.
+    watcher.on('error', () => {
+      watcher.close();
+      watchers.delete(folder);
+    });
+    watchers.set(folder, watcher);
   }
-  for (const [folder, watcher] of watchers) {
+  for (const [folder, watcher] of [...watchers]) {
     if (!existsSync(folder)) {
-      for (const watcher of watchers.values()) watcher.close();
+      watcher.close();
       watchers.delete(folder);
     }
   }

@@ -2,7 +2,7 @@ import type { Connection } from 'mysql2/promise';
 import { ROLE_CATALOG } from '../console/store.js';
 import { LOGIN_FAILURE_TABLE } from '../runtime/limiter.js';
 import { hashPassword } from '../runtime/passwords.js';
-import { recordCredentialChange, REVOCATION_TABLES } from '../runtime/revocations.js';
+import { recordCredentialChange, REVOCATION_TABLES, revokeUserTokens } from '../runtime/revocations.js';
 
 /**
  * The default user and role tables (seed §2.2). Names and passwords compare
@@ -73,6 +73,12 @@ export async function grantRole(connection: Connection, userId: number, role: st
 export async function revokeRole(connection: Connection, userId: number, role: string): Promise<number> {
   const [result] = await connection.execute('delete from usr_role where user_id = ? and role_name = ?', [userId, role]);
   await noteChange(connection, userId);
+  // Tokens carry the role in aud until they expire: revoke the user's tokens on every backend.
+  try {
+    await revokeUserTokens({ write: (sql, values) => connection.execute(sql, values as never[]) }, '*', String(userId));
+  } catch (error) {
+    if ((error as { errno?: number }).errno !== 1146) throw error;
+  }
   return (result as { affectedRows: number }).affectedRows;
 }
 

@@ -75,6 +75,7 @@ async function loadConsole(config: ReturnType<typeof loadConfig>, database: Retu
     const here = fileURLToPath(new URL('.', import.meta.url));
     const root = path.resolve(here, path.basename(path.resolve(here, '..')) === 'dist' ? '../..' : '..');
     let host: InstanceType<typeof ProjectHost> | undefined;
+    let app: ReloadableApp | undefined;
     const middleware = consoleMiddleware({
       basePath: config.basePath,
       backends: () => host?.backends ?? backends,
@@ -83,10 +84,12 @@ async function loadConsole(config: ReturnType<typeof loadConfig>, database: Retu
       root,
       regenerate: () => (host ? host.regenerate() : Promise.resolve({ ok: false, ms: 0 })),
       assetsDir: path.join(root, 'dist/console-ui'),
+      security: () => ({ revocations: app?.revocations, limiter: app?.limiter }),
     });
     return {
       middleware,
       attach(server: ReloadableApp) {
+        app = server;
         host = new ProjectHost({ root, databaseUrl: config.databaseUrl, server, log: (line) => log.info('generate', { line }) });
         host.adopt(backends);
       },

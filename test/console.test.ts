@@ -22,6 +22,7 @@ let running: RunningServer;
 let database: Database;
 let browser: Browser | undefined;
 let url = '';
+let adamId = 0;
 
 beforeAll(async () => {
   rmSync(ROOT, { recursive: true, force: true });
@@ -36,6 +37,8 @@ beforeAll(async () => {
   const connection = await mysql.createConnection(inject('databaseUrl'));
   // The lab backend's own AuthQuery compares $pass in SQL: its users' rows hold plain text.
   await addPlainTextUser(connection, 'olga-operator', 'olga-pass-1', ['operator']);
+  // An admin of its own, whose tokens a test revokes (revocations live in the database all tests share).
+  adamId = await addUser(connection, 'adam-admin', 'adam-pass-1', ['admin']);
   await addUser(connection, 'nina-nobody', 'nina-pass-1', []);
   await connection.end();
 
@@ -49,6 +52,7 @@ beforeAll(async () => {
     root: ROOT,
     regenerate: () => host!.regenerate(),
     assetsDir: 'dist/console-ui',
+    security: () => ({ revocations: server.revocations, limiter: server.limiter }),
   });
   const server = createReloadableApp({ backends: [], middleware: [adminConsole], database, jwtSecret: TEST_SECRET, logger: createLogger('silent') });
   host = new ProjectHost({ root: ROOT, runtimeDir: '../../../runtime', databaseUrl: undefined, server, log: () => {} });
@@ -72,7 +76,7 @@ async function shapeA(backend: string, user: string, password: string): Promise<
 const ADMIN = () => shapeA('shop', 'bob', 'bob-pass');
 
 async function consoleCall(method: string, route: string, authorization?: string, body?: unknown) {
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { 'x-xmlrest-console': '1' };
   if (authorization) headers.authorization = authorization;
   if (body !== undefined) headers['content-type'] = 'application/json';
   const response = await fetch(`${url}/_console/api/${route}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -93,6 +97,7 @@ describe('console API', () => {
     ['DELETE', 'b/shop/users/2/roles/admin'],
     ['GET', 'b/shop/users/1/access'],
     ['GET', 'b/shop/resources/orders/1.0/access'],
+    ['POST', 'b/shop/users/1/revoke-tokens'],
     ['GET', 'b/staff/users'],
   ];
 
@@ -125,7 +130,29 @@ describe('console API', () => {
     expect(refused.status).toBe(409);
     expect(refused.body.message).toBe('resources/shop/report.xml changed since the page loaded it: reload and try again');
     expect(readFileSync(file, 'utf8')).toContain('auth="admin"');
-    expect(readdirSync(path.join(ROOT, 'resources/shop')).filter((name) => name.includes('.tmp'))).toEqual([]);
+  });
+
+  it('refuses changes without the console header (no cross-site form can send it), and never challenges the browser', async () => {
+    const admin = await ADMIN();
+    const forged = await fetch(`${url}/_console/api/b/shop/users/1/revoke-tokens`, { method: 'POST', headers: { authorization: admin } });
+    expect(forged.status).toBe(403);
+    expect(await forged.json()).toEqual({ message: 'Console changes need the X-XMLRest-Console header', status: 403 });
+    const wrong = await fetch(`${url}/_console/api/b/staff/me`, { headers: { authorization: basic('carol', 'wrong') } });
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers.get('www-authenticate')).toBeNull();
+  });
+
+  it('refuses a token that was revoked, as the API does', async () => {
+    const adam = await shapeA('shop', 'adam-admin', 'adam-pass-1');
+    expect((await consoleCall('GET', 'b/shop/me', adam)).status).toBe(200);
+    // adam revokes his own tokens: the one he used stops opening the console at once.
+    expect((await consoleCall('POST', `b/shop/users/${adamId}/revoke-tokens`, adam)).status).toBe(200);
+    const refused = await consoleCall('GET', 'b/shop/me', adam);
+    expect(refused.status).toBe(401);
+    expect(refused.body.message).toBe('Invalid token: token revoked');
+    // A new token, issued after the revocation second, works again.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect((await consoleCall('GET', 'b/shop/me', await shapeA('shop', 'adam-admin', 'adam-pass-1'))).status).toBe(200);
   });
 
   it('refuses a role name that is not one', async () => {
@@ -232,6 +259,8 @@ describe('console in headless Chromium', () => {
     const xml = readFileSync(path.join(ROOT, 'resources/shop/products.xml'), 'utf8');
     expect(xml).toBe(readFileSync('resources/shop/products.xml', 'utf8').replace('v="1.0"', 'v="1.0" auth="auditor"'));
     expect(readFileSync(path.join(ROOT, 'generated/shop/products.ts'), 'utf8')).toContain("await scope.authenticate('auditor');");
+    // Written by rename from a sibling file: none is left behind.
+    expect(readdirSync(path.join(ROOT, 'resources/shop')).filter((name) => name.includes('.tmp'))).toEqual([]);
     await shot('role-set');
   });
 

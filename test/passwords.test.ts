@@ -78,15 +78,6 @@ describe('the credential cache', () => {
     expect((await me('cara-cached', 'cara-secret-1')).status).toBe(401);
     expect((await me('cara-cached', 'changed-by-hand')).status).toBe(200);
   });
-
-  it('sees a role granted through xmlrest at once', async () => {
-    const report = () => fetch(`${server.url}/staff/v1.0/notes`, { headers: { authorization: basic('cara-cached', 'changed-by-hand') } });
-    expect((await report()).status).toBe(200);
-    await connection.execute("delete from usr_role where role_name = 'staff' and user_id = (select user_id from usr where user_name = 'cara-cached')");
-    await grantRole(connection, (await connection.execute("select user_id from usr where user_name = 'cara-cached'").then(([rows]) => (rows as { user_id: number }[])[0]!.user_id)), 'guest');
-    forgetCredentials('cara-cached');
-    expect((await report()).status).toBe(403);
-  });
 });
 
 describe('the credential cache across processes', () => {

@@ -32,6 +32,7 @@ const files: Record<string, string> = {
       <Arg name="sub" value="$[authQuery][0].sub"/>
       <Arg name="password" value="$pass"/>
       <Arg name="hash" value="$[authQuery][0].pass_word"/>
+      <Arg name="user" value="$user"/>
     </Execute>
   </Request>
 </Resource>

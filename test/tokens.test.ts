@@ -93,14 +93,31 @@ describe('revocation, kept in the database', () => {
   });
 
   it("refuses every token a user was issued before their tokens were revoked, and accepts a later one", async () => {
-    const before = sign(claims({ sub: '2', aud: ['customer', 'admin'], iat: now() - 5 }));
+    // A sub of its own: revocations live in the database every test file shares.
+    const before = sign(claims({ sub: '9002', aud: ['customer', 'admin'], iat: now() - 5 }));
     expect((await orders(before)).status).toBe(200);
-    await revokeUserTokens(database, 'shop', '2');
+    await revokeUserTokens(database, 'shop', '9002');
     await server.revocations.refresh();
     expect(await orders(before)).toEqual({ status: 401, description: 'token revoked' });
     expect((await orders(sign(claims({ sub: '1' })))).status).toBe(200);
-    const after = sign(claims({ sub: '2', iat: now() + 2 }));
+    const after = sign(claims({ sub: '9002', iat: now() + 2 }));
     expect((await orders(after)).status).toBe(200);
+  });
+});
+
+describe('revocation by xmlrest role revoke', () => {
+  it('refuses a user\'s tokens on every backend when the revocation names no backend (*)', async () => {
+    const token = sign(claims({ sub: '9003', aud: 'customer', iat: now() - 5 }));
+    expect((await orders(token)).status).toBe(200);
+    await revokeUserTokens(database, '*', '9003');
+    await server.revocations.refresh();
+    expect(await orders(token)).toEqual({ status: 401, description: 'token revoked' });
+  });
+});
+
+describe('key ids', () => {
+  it('refuses plain-number key ids, which JavaScript would reorder', () => {
+    expect(() => createReloadableApp({ backends: skewed, database, jwtSecret: JSON.stringify({ '2': NEW, '1': OLD }), logger: createLogger('silent'), revocationPollMs: 0 })).toThrow('must not be plain numbers');
   });
 });
 

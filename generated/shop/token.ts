@@ -40,7 +40,7 @@ export interface TokenPostResponse {
 async function post(scope: RequestScope): Promise<TokenPostResponse> {
   const params = await scope.params<TokenPostParams>(TOKEN_POST_PARAMS);
   const authQuery = await scope.db.select<AuthQueryRow>(AUTH_QUERY_SQL, [params.user]);
-  const token = await tokenGenerator({ aud: authQuery[0]?.aud ?? null, sub: authQuery[0]?.sub ?? null, password: params.pass, hash: authQuery[0]?.pass_word ?? null }, scope.plugin);
+  const token = await tokenGenerator({ aud: authQuery[0]?.aud ?? null, sub: authQuery[0]?.sub ?? null, password: params.pass, hash: authQuery[0]?.pass_word ?? null, user: params.user }, scope.plugin);
   return { token };
 }
 

@@ -1,5 +1,4 @@
 import { HttpError } from '../errors.js';
-import { checkPassword } from '../passwords.js';
 import type { Plugin } from '../types.js';
 
 export interface TokenGeneratorArgs {
@@ -14,6 +13,8 @@ export interface TokenGeneratorArgs {
    */
   password?: unknown;
   hash?: unknown;
+  /** The request's user name (`$user`): failed attempts then count per user name, not only per address. */
+  user?: unknown;
 }
 
 /**
@@ -23,11 +24,12 @@ export interface TokenGeneratorArgs {
  */
 export const tokenGenerator: Plugin<TokenGeneratorArgs, string> = async (args, context) => {
   // The query has run already; a client over the limit is refused all the same, and learns nothing.
-  await context.login.check();
-  const verified = 'hash' in args ? (await checkPassword(args.hash, String(args.password ?? ''))).ok : true;
+  const user = args.user === undefined || args.user === null ? undefined : String(args.user);
+  await context.login.begin(user);
+  const verified = 'hash' in args ? await context.verifyPassword(user ?? String(args.sub ?? ''), String(args.password ?? ''), args.hash) : true;
   if (!verified || args.sub === null || args.sub === undefined || args.aud === null || args.aud === undefined) {
-    await context.login.failed();
     throw new HttpError(401, 'Invalid credentials');
   }
+  await context.login.succeeded(user);
   return context.signToken({ sub: String(args.sub), aud: String(args.aud) });
 };
