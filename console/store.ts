@@ -22,7 +22,7 @@ export interface UserRow {
 export class UserStore {
   private catalogReady: Promise<unknown> | undefined;
 
-  constructor(private readonly db: Queryable & { write(sql: string, values: readonly unknown[]): Promise<unknown> }) {}
+  constructor(private readonly db: Queryable) {}
 
   private catalog(): Promise<unknown> {
     // A failure is not kept: the next call tries again.

@@ -1,3 +1,5 @@
+import { endOfStartTag } from '../generator/parse.js';
+
 /**
  * Sets or clears the `auth` attribute of a resource file's root element by
  * editing the text of its start tag alone: comments, order, quoting and
@@ -46,13 +48,7 @@ function rootStart(xml: string): number {
 }
 
 function startTagEnd(xml: string, start: number): number {
-  let quote = '';
-  for (let i = start; i < xml.length; i++) {
-    const c = xml[i];
-    if (quote) {
-      if (c === quote) quote = '';
-    } else if (c === '"' || c === "'") quote = c;
-    else if (c === '>') return i + 1;
-  }
-  throw new Error('unterminated start tag');
+  const end = endOfStartTag(xml, start);
+  if (xml[end - 1] !== '>') throw new Error('unterminated start tag');
+  return end;
 }

@@ -123,7 +123,7 @@ function startOf(node: OrderedNode): number {
 }
 
 /** Index just past the `>` of the start tag beginning at `start`, honouring quoted attribute values. */
-function endOfStartTag(source: string, start: number): number {
+export function endOfStartTag(source: string, start: number): number {
   let quote = '';
   for (let i = start; i < source.length; i++) {
     const c = source[i];

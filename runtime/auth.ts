@@ -99,7 +99,7 @@ export class Authenticator {
 
   constructor(
     readonly backend: BackendModule,
-    private readonly db: Queryable & { write(sql: string, values: readonly unknown[]): Promise<unknown> },
+    private readonly db: Queryable,
     options: AuthenticatorOptions,
   ) {
     const { key } = options;

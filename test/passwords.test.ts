@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { generate } from '../generator/index.js';
 import { backends } from '../generated/index.js';
 import { forgetCredentials } from '../runtime/auth.js';
-import { addPlainTextUser, addUser, grantRole } from '../scripts/schema.js';
+import { addPlainTextUser, addUser } from '../scripts/schema.js';
 import { basic, form, startServer, type TestServer } from './support/server.js';
 
 /**

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { backends as demo } from '../generated/index.js';
 import { createLogger, createReloadableApp, listen, openDatabase, revokeToken, revokeUserTokens, type Database, type ReloadableApp, type RunningServer } from '../runtime/index.js';
 import { createDefaultTables } from '../scripts/schema.js';
-import { decodeJwt, TEST_SECRET } from './support/server.js';
+import { decodeJwt } from './support/server.js';
 
 /**
  * Issue 5, token hygiene and the JWT attack suite: clock-skew leeway, nbf,

@@ -1,7 +1,7 @@
 import { html } from 'htm/preact';
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError, listBackends, signIn, signOut, type Backend } from './api.js';
+import { api, listBackends, signIn, signOut, type Backend } from './api.js';
 
 /** The xmlrest console: resources and their roles, roles, users, and who can call what. */
 
