@@ -256,6 +256,8 @@ function unmatched(allowed: ReadonlyMap<string, string>): Koa.Middleware<State> 
 async function requestBody(ctx: Context, parseBody: BodyParser, maxParams: number): Promise<unknown> {
   if (Object.keys(ctx.query).length > maxParams) throw badRequest(`Too many parameters: at most ${maxParams}`);
   const request = ctx.request as typeof ctx.request & { body?: unknown };
+  // No body at all (a GET, say): nothing to parse, and no parser round trip on the hot path.
+  if (ctx.req.headers['content-length'] === undefined && ctx.req.headers['transfer-encoding'] === undefined) return undefined;
   if (request.body === undefined) {
     try {
       await parseBody(ctx as never, async () => {});
