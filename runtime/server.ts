@@ -55,6 +55,8 @@ type Context = Koa.ParameterizedContext<State>;
 type BodyParser = ReturnType<typeof bodyParser>;
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+/** Emitted on the Koa app when the server `listen` started closes: its background work stops too. */
+const STOPPED = 'xmlrest:stopped';
 
 /** The path a resource is served at (seed §4): `{base}/<backend>/v<version>/<name>`. */
 export function resourcePath(basePath: string, backend: string, resource: ResourceModule): string {
@@ -94,6 +96,9 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   if ((options.revocationPollMs ?? 5000) > 0) void revocations.start(options.revocationPollMs ?? 5000);
 
   const app = new Koa<State>();
+  // Background work ends with the server that `listen` started (or with `close()` below).
+  app.once(STOPPED, () => revocations.stop());
+
   // Errors are logged by errorMiddleware, with their request id; Koa's own printer would log them again.
   app.silent = true;
   // Client address and scheme come from X-Forwarded-* only when told to trust a proxy, and then only
@@ -388,6 +393,7 @@ export async function listen(app: Koa<State>, port: number, host = '127.0.0.1', 
     url: `${options.tls ? 'https' : 'http'}://${shownHost}:${address.port}`,
     close: () =>
       new Promise<void>((resolve, reject) => {
+        app.emit(STOPPED);
         server.close((error) => (error ? reject(error) : resolve()));
         server.closeAllConnections();
       }),
