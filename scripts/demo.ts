@@ -1,10 +1,8 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import mysql from 'mysql2/promise';
 import { run as generate } from '../generator/cli.js';
 import { freePort, startPrivateMariadb, type PrivateMariadb } from './mariadb.js';
-import { createDefaultTables } from './schema.js';
+import { createDemoDatabase } from './schema.js';
 
 /**
  * `npm run demo`: a private MariaDB (unless DATABASE_URL is set), the default
@@ -24,10 +22,7 @@ if (!databaseUrl) {
   privateDb = await startPrivateMariadb({ dir: '.xmlrest/demo-db', log: say });
   databaseUrl = privateDb.url;
 }
-const connection = await mysql.createConnection({ uri: databaseUrl, multipleStatements: true });
-await createDefaultTables(connection);
-await connection.query(readFileSync(new URL('./demo.sql', import.meta.url), 'utf8'));
-await connection.end();
+await createDemoDatabase(databaseUrl);
 say('database ready: usr, usr_role and the demo tables');
 
 if ((await generate({ root: process.cwd(), check: false, databaseUrl, log: say })) !== 0) process.exit(1);

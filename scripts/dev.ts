@@ -1,14 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, watch, type FSWatcher } from 'node:fs';
+import { existsSync, readdirSync, watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import mysql from 'mysql2/promise';
 import { databaseUrlFromEnvironment } from '../generator/cli.js';
 import { createLogger, createReloadableApp, listen, openDatabase } from '../runtime/index.js';
 import { consoleMiddleware } from '../console/server.js';
 import { ProjectHost } from './project-host.js';
 import { startPrivateMariadb, type PrivateMariadb } from './mariadb.js';
-import { createDefaultTables } from './schema.js';
+import { createDemoDatabase } from './schema.js';
 
 /**
  * `npm run dev`: generates, serves, then watches resources/. A change
@@ -28,10 +27,7 @@ if (!databaseUrl) {
   say('starting a private MariaDB under .xmlrest/dev-db ...');
   privateDb = await startPrivateMariadb({ dir: path.join(repo, '.xmlrest/dev-db'), log: say });
   databaseUrl = privateDb.url;
-  const connection = await mysql.createConnection({ uri: databaseUrl, multipleStatements: true });
-  await createDefaultTables(connection);
-  await connection.query(readFileSync(path.join(repo, 'scripts/demo.sql'), 'utf8'));
-  await connection.end();
+  await createDemoDatabase(databaseUrl);
 }
 
 const database = openDatabase(databaseUrl);

@@ -1,4 +1,5 @@
-import type { Connection } from 'mysql2/promise';
+import { readFileSync } from 'node:fs';
+import mysql, { type Connection } from 'mysql2/promise';
 import { ROLE_CATALOG } from '../console/store.js';
 import { LOGIN_FAILURE_TABLE } from '../runtime/limiter.js';
 import { hashPassword } from '../runtime/passwords.js';
@@ -27,6 +28,17 @@ export const DEFAULT_TABLES = [
     constraint usr_role_user foreign key (user_id) references usr (user_id) on delete cascade
   ) engine = InnoDB default charset = utf8mb4`,
 ];
+
+/** The default tables, then the demo backends' tables and rows (scripts/demo.sql); safe to run again. */
+export async function createDemoDatabase(url: string): Promise<void> {
+  const connection = await mysql.createConnection({ uri: url, multipleStatements: true });
+  try {
+    await createDefaultTables(connection);
+    await connection.query(readFileSync(new URL('./demo.sql', import.meta.url), 'utf8'));
+  } finally {
+    await connection.end();
+  }
+}
 
 export async function createDefaultTables(connection: Connection): Promise<void> {
   for (const statement of DEFAULT_TABLES) await connection.query(statement);

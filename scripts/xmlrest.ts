@@ -1,9 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import mysql from 'mysql2/promise';
 import { databaseUrlFromEnvironment, run as generate } from '../generator/cli.js';
 import { revokeToken, revokeUserTokens } from '../runtime/revocations.js';
-import { addUser, createDefaultTables, grantRole, revokeRole, userIdOf } from './schema.js';
+import { addUser, createDefaultTables, createDemoDatabase, grantRole, revokeRole, userIdOf } from './schema.js';
 
 const USAGE = `usage:
   xmlrest generate [--check] [--refresh-types]
@@ -41,7 +40,7 @@ export async function main(argv: string[]): Promise<number> {
     const connection = await connect();
     try {
       await createDefaultTables(connection);
-      if (rest.includes('--demo')) await connection.query(readFileSync(new URL('./demo.sql', import.meta.url), 'utf8'));
+      if (rest.includes('--demo')) await createDemoDatabase(process.env.DATABASE_URL!);
       console.log(`created usr and usr_role${rest.includes('--demo') ? ' and the demo tables' : ''}`);
       return 0;
     } finally {

@@ -1,8 +1,6 @@
-import { readFileSync } from 'node:fs';
-import mysql from 'mysql2/promise';
 import type { TestProject } from 'vitest/node';
 import { startPrivateMariadb } from '../../scripts/mariadb.js';
-import { createDefaultTables } from '../../scripts/schema.js';
+import { createDemoDatabase } from '../../scripts/schema.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -15,10 +13,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const started = Date.now();
   const log = (line: string) => process.stdout.write(`${line}\n`);
   const database = await startPrivateMariadb({ dir: 'test/.tmp/mariadb', fresh: true, database: 'xmlrest_test', log });
-  const connection = await mysql.createConnection({ uri: database.url, multipleStatements: true });
-  await createDefaultTables(connection);
-  await connection.query(readFileSync('scripts/demo.sql', 'utf8'));
-  await connection.end();
+  await createDemoDatabase(database.url);
   process.stdout.write(`private MariaDB ready in ${Date.now() - started} ms on port ${database.port}\n`);
   project.provide('databaseUrl', database.url);
   return () => database.stop();
