@@ -219,20 +219,18 @@ const SHAPE_A_FIELDS = {
 function mountTokenShapeA(router: Router<State>, allowed: Map<string, string>, backendPath: string, auth: Authenticator, parseBody: BodyParser, requireTls: boolean): void {
   allowed.set(`${backendPath}/`, allowHeader(['POST']));
   // One route answers with and without the trailing slash: the router is not strict about it.
-  {
-    router.post(backendPath, async (ctx) => {
-      // Body only: a password in the query string would end up in access logs and browser history.
-      if (requireTls) refuseInsecureCredentials(ctx);
-      const fields = readParams<Record<keyof typeof SHAPE_A_FIELDS, ParamValue>>({}, await requestBody(ctx, parseBody, 10), SHAPE_A_FIELDS);
-      for (const name of ['userid', 'password'] as const) {
-        if (typeof fields[name] !== 'string') throw badRequest(`Parameter '${name}' must be a string`);
-      }
-      if (String(fields.auth).toLowerCase() !== 'bearer') throw badRequest("Parameter 'auth' must be 'bearer'");
-      const token = await auth.issueForCredentials(fields.userid as string, fields.password as string, ctx.ip);
-      ctx.status = 200;
-      ctx.body = { token, type: 'Bearer' };
-    });
-  }
+  router.post(backendPath, async (ctx) => {
+    if (requireTls) refuseInsecureCredentials(ctx);
+    // Body only: a password in the query string would end up in access logs and browser history.
+    const fields = readParams<Record<keyof typeof SHAPE_A_FIELDS, ParamValue>>({}, await requestBody(ctx, parseBody, 10), SHAPE_A_FIELDS);
+    for (const name of ['userid', 'password'] as const) {
+      if (typeof fields[name] !== 'string') throw badRequest(`Parameter '${name}' must be a string`);
+    }
+    if (String(fields.auth).toLowerCase() !== 'bearer') throw badRequest("Parameter 'auth' must be 'bearer'");
+    const token = await auth.issueForCredentials(fields.userid as string, fields.password as string, ctx.ip);
+    ctx.status = 200;
+    ctx.body = { token, type: 'Bearer' };
+  });
 }
 
 function allowHeader(methods: readonly HttpMethod[]): string {
