@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
 import path from 'node:path';
 import mysql from 'mysql2/promise';
+import { ensurePackages, installedBinary, MARIADB } from './system-packages.js';
 
 /**
  * A private MariaDB for the demo and the tests: its own data dir, socket and
@@ -28,26 +29,13 @@ export interface StartOptions {
   log?: (line: string) => void;
 }
 
-const SERVER_CANDIDATES = ['/usr/sbin/mariadbd', '/usr/bin/mariadbd', '/usr/sbin/mysqld'];
-
-export function findMariadbd(): string | undefined {
-  return SERVER_CANDIDATES.find((candidate) => existsSync(candidate));
-}
-
-/** Installs Debian's mariadb-server when no server binary is on the machine. */
+/** The server binary, installed with apt-get (Debian's mariadb-server) when missing. */
 export function ensureMariadbInstalled(log: (line: string) => void = () => {}): string {
-  const found = findMariadbd();
-  if (found) return found;
-  if (process.getuid?.() !== 0) {
+  if (installedBinary(MARIADB) === undefined && process.getuid?.() !== 0) {
     throw new Error('MariaDB is not installed: run `sudo apt-get install -y mariadb-server`, or set DATABASE_URL');
   }
-  log('installing mariadb-server with apt-get (once per machine)...');
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  execFileSync('apt-get', ['update', '-qq'], { stdio: ['ignore', 'ignore', 'inherit'], env });
-  execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'mariadb-server'], { stdio: ['ignore', 'ignore', 'inherit'], env });
-  const installed = findMariadbd();
-  if (!installed) throw new Error('apt-get installed mariadb-server but no mariadbd was found');
-  return installed;
+  ensurePackages([MARIADB], log);
+  return installedBinary(MARIADB)!;
 }
 
 export async function startPrivateMariadb(options: StartOptions): Promise<PrivateMariadb> {

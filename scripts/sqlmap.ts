@@ -1,6 +1,7 @@
-import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import { promisify } from 'node:util';
+import { ensurePackages, SQLMAP } from './system-packages.js';
 
 /**
  * Runs sqlmap (Debian's package, installed when missing) against a running
@@ -30,12 +31,8 @@ export interface ScanResult {
 const run = promisify(execFile);
 
 export function ensureSqlmap(): string {
-  if (existsSync('/usr/bin/sqlmap')) return '/usr/bin/sqlmap';
-  if (process.getuid?.() !== 0) throw new Error('sqlmap is not installed: run `sudo apt-get install -y sqlmap`');
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  execFileSync('apt-get', ['update', '-qq'], { stdio: 'ignore', env });
-  execFileSync('apt-get', ['install', '-y', '-qq', 'sqlmap'], { stdio: 'ignore', env });
-  return '/usr/bin/sqlmap';
+  ensurePackages([SQLMAP]);
+  return SQLMAP.binaries[0]!;
 }
 
 export async function scan(base: string, target: ScanTarget, seconds = 180): Promise<ScanResult> {

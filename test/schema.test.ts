@@ -1,15 +1,13 @@
-import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { ensurePackages, XMLLINT } from '../scripts/system-packages.js';
 
 /** schema/resource-1.0.xsd, checked with xmllint (Debian libxml2-utils) as an editor would use it. */
 const SCHEMA = 'schema/resource-1.0.xsd';
 
 beforeAll(() => {
-  if (existsSync('/usr/bin/xmllint')) return;
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  execFileSync('apt-get', ['update', '-qq'], { stdio: 'ignore', env });
-  execFileSync('apt-get', ['install', '-y', '-qq', 'libxml2-utils'], { stdio: 'ignore', env });
+  ensurePackages([XMLLINT]);
 }, 120_000);
 
 const xmllint = (...files: string[]) => spawnSync('xmllint', ['--noout', '--schema', SCHEMA, ...files], { encoding: 'utf8' });
