@@ -4,14 +4,13 @@ import path from 'node:path';
 import Router from '@koa/router';
 import type Koa from 'koa';
 import bodyParser from 'koa-bodyparser';
-import { Authenticator, forgetCredentials } from '../runtime/auth.js';
+import { credentialProblem, MAX_PASSWORD_BYTES } from '../runtime/auth/bounds.js';
 import { HttpError } from '../runtime/errors.js';
-import { JwtKey } from '../runtime/jwt.js';
-import { LoginLimiter } from '../runtime/limiter.js';
-import type { Revocations } from '../runtime/revocations.js';
+import type { Logger } from '../runtime/log.js';
 import { revokeUserTokens } from '../runtime/revocations.js';
-import type { BackendModule, Database, ResourceModule } from '../runtime/index.js';
-import { isRoleName, setAuthAttribute } from './xml-auth.js';
+import type { BackendModule, Database, ReloadableApp, ResourceModule } from '../runtime/index.js';
+import { checkRoleName, checkUserName } from './names.js';
+import { setAuthAttribute } from './xml-auth.js';
 import { UserStore } from './store.js';
 
 /**
@@ -27,18 +26,19 @@ export interface ConsoleOptions {
   /** The backends served now (they change when a role is set). */
   backends: () => readonly BackendModule[];
   database: Database;
-  jwtSecret: string | undefined;
   /** The project folder that resource sources are relative to. */
   root: string;
-  /** Regenerates the project and swaps the new routes into the running server. */
-  regenerate: () => Promise<{ ok: boolean; ms: number }>;
+  /** Regenerates the project and swaps the new routes into the running server; `errors` are the generator's. */
+  regenerate: () => Promise<{ ok: boolean; ms: number; errors?: readonly string[] }>;
   /** The built page (vite build of console/ui). */
   assetsDir: string;
   /**
-   * The server's revocations and failed-login counts: a revoked token must not
-   * open the console, and guesses here count with guesses at the API.
+   * The server the console is part of (late-bound: the console is among its middleware). Operators sign in
+   * through the very authenticator the API uses, so that a revoked token does not open the console, guesses
+   * here count with guesses at the API, and a role change here reaches the API's remembered logins.
    */
-  security?: () => { revocations?: Revocations | undefined; limiter?: LoginLimiter | undefined };
+  server: () => Pick<ReloadableApp, 'authenticatorFor' | 'revocations'> | undefined;
+  logger?: Logger;
 }
 
 interface State {
@@ -52,8 +52,6 @@ const CSP = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-
 export function consoleMiddleware(options: ConsoleOptions): Koa.Middleware {
   const prefix = `${options.basePath}/_console`;
   const store = new UserStore(options.database);
-  let key: JwtKey | null = null;
-  const ownLimiter = new LoginLimiter();
   const json = bodyParser({ enableTypes: ['json'], jsonLimit: '64kb', strict: true });
   const router = new Router<State>({ prefix: `${prefix}/api` });
 
@@ -66,9 +64,8 @@ export function consoleMiddleware(options: ConsoleOptions): Koa.Middleware {
   router.use('/b/:backend', async (ctx, next) => {
     const backend = options.backends().find((candidate) => candidate.name === ctx.params.backend);
     if (!backend || backend.authScheme === null) throw new HttpError(404, 'No such backend, or it has no authentication');
-    if (backend.authScheme === 'Bearer') key ??= new JwtKey(options.jwtSecret ?? '');
-    const shared = options.security?.() ?? {};
-    const auth = new Authenticator(backend, options.database, { key, limiter: shared.limiter ?? ownLimiter, revocations: shared.revocations });
+    const auth = options.server()?.authenticatorFor(backend.name);
+    if (!auth) throw new HttpError(503, 'The server is starting: try again in a moment', { 'Retry-After': '1' });
     // Changes need a header no form and no other site can send: with Basic credentials a browser may
     // remember and resend them by itself, which would otherwise let a cross-site form act as the operator.
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD' && ctx.get('X-XMLRest-Console') !== '1') {
@@ -105,20 +102,26 @@ export function consoleMiddleware(options: ConsoleOptions): Koa.Middleware {
     const resource = backend.resources.find((candidate) => candidate.name === ctx.params.name && candidate.version === ctx.params.version);
     if (!resource) throw new HttpError(404, 'No such resource');
     const body = (ctx.request as { body?: { auth?: unknown; etag?: unknown } }).body ?? {};
-    const role = body.auth === null || body.auth === '' ? null : body.auth;
-    if (role !== null && (typeof role !== 'string' || !isRoleName(role))) throw new HttpError(400, 'A role name is letters, digits and _ . : - (at most 64)');
+    let role: string | null = null;
+    if (body.auth !== null && body.auth !== '') {
+      const checked = checkRoleName(body.auth);
+      if (!checked.ok) throw new HttpError(400, checked.message);
+      role = checked.name;
+    }
     const file = path.join(options.root, resource.source);
     const before = readFileSync(file, 'utf8');
     if (body.etag !== etag(before)) throw new HttpError(409, `${resource.source} changed since the page loaded it: reload and try again`);
-    const edited = setAuthAttribute(before, role as string | null);
+    const edited = setAuthAttribute(before, role);
     writeAtomically(file, edited);
-    const result = await options.regenerate().catch(() => ({ ok: false, ms: 0 }));
+    const result = await options.regenerate().catch((error: unknown) => ({ ok: false, ms: 0, errors: [`xmlrest: ${(error as Error).message}`] }));
     if (!result.ok) {
-      // The edit cannot break a file the generator accepted, but a concurrent one might have: put it back,
-      // unless someone changed the file again meanwhile.
+      // Put the file back, unless someone changed it again meanwhile, and serve what was served before.
       if (readFileSync(file, 'utf8') === edited) writeAtomically(file, before);
       await options.regenerate().catch(() => undefined);
-      throw new HttpError(422, `The project does not generate after this change; ${resource.source} is as it was`);
+      // The generator's own words (file:line:col and why), to the operator and to the log.
+      const errors = result.errors?.length ? result.errors : ['the generator gave no reason'];
+      options.logger?.warn('console change refused by the generator', { requestId: ctx.state.requestId, source: resource.source, auth: role, errors });
+      throw new HttpError(422, `${resource.source} is as it was: the project does not generate with this change: ${errors.join('; ')}`);
     }
     ctx.body = { auth: role, etag: etagOf(file), enforcedAfterMs: Math.round(result.ms) };
   });
@@ -138,8 +141,9 @@ export function consoleMiddleware(options: ConsoleOptions): Koa.Middleware {
 
   router.post('/b/:backend/roles', json, async (ctx) => {
     requireManageable(ctx.state.backend);
-    const name = (ctx.request as { body?: { name?: unknown } }).body?.name;
-    if (typeof name !== 'string' || !isRoleName(name)) throw new HttpError(400, 'A role name is letters, digits and _ . : - (at most 64)');
+    const checked = checkRoleName((ctx.request as { body?: { name?: unknown } }).body?.name);
+    if (!checked.ok) throw new HttpError(400, checked.message);
+    const name = checked.name;
     await store.createRole(name);
     ctx.status = 201;
     ctx.body = { name };
@@ -159,9 +163,11 @@ export function consoleMiddleware(options: ConsoleOptions): Koa.Middleware {
   router.post('/b/:backend/users', json, async (ctx) => {
     requireManageable(ctx.state.backend);
     const body = (ctx.request as { body?: { name?: unknown; password?: unknown } }).body ?? {};
-    if (typeof body.name !== 'string' || body.name.trim() === '' || body.name.length > 190) throw new HttpError(400, 'A user needs a name (at most 190 characters)');
+    const checked = checkUserName(body.name);
+    if (!checked.ok) throw new HttpError(400, checked.message);
     if (typeof body.password !== 'string' || body.password.length < 8) throw new HttpError(400, 'A password needs at least 8 characters');
-    const id = await store.addUser(body.name, body.password);
+    if (credentialProblem('password', body.password)) throw new HttpError(400, `A password has at most ${MAX_PASSWORD_BYTES} bytes`);
+    const id = await store.addUser(checked.name, body.password);
     ctx.status = 201;
     ctx.body = await store.user(id);
   });
@@ -169,34 +175,29 @@ export function consoleMiddleware(options: ConsoleOptions): Koa.Middleware {
   router.put('/b/:backend/users/:id/roles/:role', async (ctx) => {
     requireManageable(ctx.state.backend);
     const user = await existingUser(ctx.params.id ?? '');
-    const role = ctx.params.role ?? '';
-    if (!isRoleName(role)) throw new HttpError(400, 'Not a role name');
-    await store.grant(user, role);
-    const changed = await store.user(user);
-    // Remembered Basic logins carry the roles: a grant must show at once.
-    forgetCredentials(changed?.user_name);
-    ctx.body = changed;
+    const checked = checkRoleName(ctx.params.role ?? '');
+    if (!checked.ok) throw new HttpError(400, checked.message);
+    await store.grant(user, checked.name);
+    // The user tables' triggers record the change; reading it now makes this server see it at once.
+    await options.server()?.revocations.refresh();
+    ctx.body = await store.user(user);
   });
 
   router.delete('/b/:backend/users/:id/roles/:role', async (ctx) => {
     requireManageable(ctx.state.backend);
     const user = await existingUser(ctx.params.id ?? '');
     await store.revoke(user, ctx.params.role ?? '');
-    const changed = await store.user(user);
-    forgetCredentials(changed?.user_name);
-    // A token carries its roles in aud until it expires: revoking a role revokes the user's tokens.
-    if (ctx.state.backend.authScheme === 'Bearer') {
-      await revokeUserTokens(options.database, ctx.state.backend.name, String(user));
-      await options.security?.().revocations?.refresh();
-    }
-    ctx.body = changed;
+    // The user tables' triggers revoke the user's tokens on every backend and tell every server to forget
+    // its remembered logins; reading that now makes this server refuse them at once, the others within a poll.
+    await options.server()?.revocations.refresh();
+    ctx.body = await store.user(user);
   });
 
   router.post('/b/:backend/users/:id/revoke-tokens', async (ctx) => {
     requireManageable(ctx.state.backend);
     const user = await existingUser(ctx.params.id ?? '');
     await revokeUserTokens(options.database, ctx.state.backend.name, String(user));
-    await options.security?.().revocations?.refresh();
+    await options.server()?.revocations.refresh();
     ctx.body = { revoked: true, user };
   });
 

@@ -1,6 +1,5 @@
 import type { Queryable } from '../runtime/index.js';
 import { hashPassword } from '../runtime/passwords.js';
-import { recordCredentialChange } from '../runtime/revocations.js';
 
 /**
  * The console's reads and writes of the default user tables (seed §2.2),
@@ -67,22 +66,12 @@ export class UserStore {
   /** Granting a role the user holds already changes nothing: the unique key keeps one row. */
   async grant(userId: number, role: string): Promise<void> {
     await this.db.write('insert ignore into usr_role (role_name, user_id) values (?, ?)', [role, userId]);
-    await this.changed(userId);
   }
 
+  /** Every server hears of it through the user tables' triggers (scripts/schema.ts). */
   async revoke(userId: number, role: string): Promise<boolean> {
     const result = (await this.db.write('delete from usr_role where user_id = ? and role_name = ?', [userId, role])) as { affectedRows: number };
-    await this.changed(userId);
     return result.affectedRows > 0;
-  }
-
-  /** Other server instances forget remembered logins of this user at their next poll. */
-  private async changed(userId: number): Promise<void> {
-    const user = await this.user(userId);
-    if (!user) return;
-    await recordCredentialChange(this.db, user.user_name).catch((error: { errno?: number }) => {
-      if (error.errno !== 1146) throw error;
-    });
   }
 
   /** Roles held by users, with how many hold each, and roles created on the console. */

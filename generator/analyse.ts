@@ -115,6 +115,7 @@ function analyseBackend(name: string, file: SourceFile | undefined, diagnostics:
     authScheme: null,
     authQuery: null,
     defaultTables: true,
+    uidType: 'integer',
     tokenLifetime: 3600,
     clockSkew: 0,
     rehashPlaintext: false,
@@ -181,6 +182,11 @@ function analyseBackend(name: string, file: SourceFile | undefined, diagnostics:
   if (absent !== undefined) {
     if (absent.value === '403' || absent.value === '401') backend.absentCredentialsStatus = absent.value === '401' ? 401 : 403;
     else diagnostics.error(absent.at, `absent_credentials is 403 (the seed's rule) or 401, not "${absent.value}"`);
+  }
+  const uidType = attrs.optional('uid_type');
+  if (uidType !== undefined) {
+    if (uidType.value === 'integer' || uidType.value === 'text') backend.uidType = uidType.value;
+    else diagnostics.error(uidType.at, `uid_type is integer or text, not "${uidType.value}"`);
   }
   attrs.rejectOthers();
   if (root.hasMixedText) diagnostics.error(root.at, 'Backend holds only elements, not text');

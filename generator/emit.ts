@@ -266,6 +266,7 @@ function emitBackendIndex(backend: Backend, file: string, options: EmitOptions):
       `authScheme: ${backend.authScheme === null ? 'null' : quote(backend.authScheme)},`,
       `authQuery: ${backend.authQuery ? `{ sql: AUTH_QUERY_SQL, binds: [${backend.authQuery.binds.map(quote).join(', ')}], passwordColumn: ${backend.authQuery.passwordColumn === null ? 'null' : quote(backend.authQuery.passwordColumn)} }` : 'null'},`,
       `defaultTables: ${backend.defaultTables},`,
+      `uidType: ${quote(backend.uidType)},`,
       `tokenLifetime: ${backend.tokenLifetime},`,
       `clockSkew: ${backend.clockSkew},`,
       `rehashPlaintext: ${backend.rehashPlaintext},`,
@@ -378,6 +379,7 @@ function paramSpecLiteral(type: ParamType | undefined): string {
   const fields = [`kind: ${quote(type.kind)}`, `nullable: ${type.nullable}`];
   if (type.unsigned) fields.push('unsigned: true');
   if (type.maxLength !== undefined) fields.push(`maxLength: ${type.maxLength}`);
+  if (type.maxBytes !== undefined) fields.push(`maxBytes: ${type.maxBytes}`);
   if (type.values) fields.push(`values: [${type.values.map(quote).join(', ')}]`);
   return `{ ${fields.join(', ')} }`;
 }

@@ -4,6 +4,7 @@ import { Diagnostics } from './diagnostics.js';
 import { emit, type EmitCache } from './emit.js';
 import { openApiDocument } from './openapi.js';
 import { checkPluginCalls, type PluginCheckCache } from './plugin-check.js';
+import { applyArgumentBounds } from './plugins.js';
 import type { Project } from './ir.js';
 import type { RawElement } from './parse.js';
 import { applyTypes, snapshotText, sqlSteps, type TypeSnapshot } from './types.js';
@@ -67,6 +68,7 @@ export function generate(sources: readonly SourceFile[], options: GenerateOption
 export function emitProject(project: Project, diagnostics: Diagnostics, options: GenerateOptions = {}): GenerateResult {
   const types = options.types ?? {};
   const untyped = applyTypes(project, types, diagnostics);
+  applyArgumentBounds(project);
   if (diagnostics.count === 0) checkPluginCalls(project, options.projectRoot ?? process.cwd(), diagnostics, options.cache?.plugins);
   if (diagnostics.count > 0) return { ok: false, errors: diagnostics.lines() };
   const outDir = options.outDir ?? 'generated';

@@ -33,6 +33,8 @@ export interface ParamType {
   nullable: boolean;
   unsigned?: boolean;
   maxLength?: number;
+  /** Most bytes of UTF-8 (credentials passed to the token generator). */
+  maxBytes?: number;
   values?: string[];
   /** `table.column`, for messages and documentation. */
   column?: string;
@@ -63,6 +65,8 @@ export interface PluginRef {
   module: string;
   exportName: string;
   builtin: boolean;
+  /** Arguments with a byte limit (credentials): a request parameter passed to one takes the limit. */
+  argBytes?: Readonly<Record<string, number>>;
 }
 
 export interface ExecuteStep {
@@ -117,6 +121,8 @@ export interface Backend {
   authQuery: AuthQuery | null;
   /** No custom AuthQuery: credentials live in the default usr and usr_role tables. */
   defaultTables: boolean;
+  /** What a user id is; a token's sub must be its canonical text. */
+  uidType: 'integer' | 'text';
   tokenLifetime: number;
   clockSkew: number;
   /** Replace a plain-text password with its hash on the next successful login. */

@@ -176,8 +176,13 @@ function paramSchema(type: ParamType | undefined, inQuery: boolean): Schema {
       return nullable({ type: 'string', pattern: type.kind === 'bigint' ? '^-?[0-9]+$' : '^-?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)$', ...described });
     case 'number':
       return nullable({ type: 'number', ...described });
-    case 'string':
-      return nullable({ type: 'string', ...(type.maxLength !== undefined ? { maxLength: type.maxLength } : {}), ...described });
+    case 'string': {
+      // JSON Schema counts characters; a byte limit bounds them too (a character is at least one byte).
+      const maxLength = Math.min(type.maxLength ?? Infinity, type.maxBytes ?? Infinity);
+      const bytes = type.maxBytes !== undefined ? `At most ${type.maxBytes} bytes of UTF-8.` : undefined;
+      const description = [described.description, bytes].filter(Boolean).join(' ');
+      return nullable({ type: 'string', ...(maxLength !== Infinity ? { maxLength } : {}), ...(description ? { description } : {}) });
+    }
     case 'enum':
       return nullable({ type: 'string', enum: type.values ?? [], ...described });
     case 'date':

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Project as MorphProject, type Type } from 'ts-morph';
@@ -44,10 +45,7 @@ export function checkPluginCalls(project: Project, projectRoot: string, diagnost
   };
 
   for (const { step, steps } of calls) {
-    const file = morph.addSourceFileAtPathIfExists(
-      // Built-in plug-ins ship with the generator's own runtime; a project's own are relative to the project.
-      step.plugin.builtin ? fileURLToPath(new URL(`../runtime/${step.plugin.module}`, import.meta.url)) : path.join(projectRoot, step.plugin.module),
-    );
+    const file = morph.addSourceFileAtPathIfExists(step.plugin.builtin ? builtinSource(step.plugin.module) : path.join(projectRoot, step.plugin.module));
     const declaration = file?.getExportedDeclarations().get(step.plugin.exportName)?.[0];
     if (!file || !declaration) {
       diagnostics.error(step.at, `plug-in ${step.plugin.classname}: ${step.plugin.module} exports no ${step.plugin.exportName}`);
@@ -82,6 +80,16 @@ export function checkPluginCalls(project: Project, projectRoot: string, diagnost
       }
     }
   }
+}
+
+/**
+ * Built-in plug-ins ship with the generator's own runtime: its TypeScript
+ * source beside the generator's source, or, in the build that `npm start`
+ * runs (the console regenerates there), the declarations the build emits.
+ */
+function builtinSource(module: string): string {
+  const source = fileURLToPath(new URL(`../runtime/${module}`, import.meta.url));
+  return existsSync(source) ? source : source.replace(/\.ts$/, '.d.ts');
 }
 
 /** The TypeScript type of a value bound to an Arg, or null when it cannot be known (no types yet). */

@@ -1,4 +1,5 @@
-import type { PluginRef } from './ir.js';
+import { MAX_PASSWORD_BYTES, MAX_USER_BYTES } from '../runtime/auth/bounds.js';
+import type { Project, PluginRef } from './ir.js';
 
 /**
  * Plug-ins that ship with xmlrest. A backend.xml `<Plugin>` adds its own, or an
@@ -7,6 +8,38 @@ import type { PluginRef } from './ir.js';
 export const BUILTIN_PLUGINS: ReadonlyMap<string, PluginRef> = new Map([
   [
     'xmlrest.auth.TokenGenerator',
-    { classname: 'xmlrest.auth.TokenGenerator', module: 'plugins/token-generator.ts', exportName: 'tokenGenerator', builtin: true },
+    {
+      classname: 'xmlrest.auth.TokenGenerator',
+      module: 'plugins/token-generator.ts',
+      exportName: 'tokenGenerator',
+      builtin: true,
+      // Credentials: a request parameter that reaches these arguments is bounded before any step runs.
+      argBytes: { user: MAX_USER_BYTES, password: MAX_PASSWORD_BYTES },
+    },
   ],
 ]);
+
+/**
+ * A request parameter passed straight to a plug-in argument with a byte limit
+ * (the token generator's user name and password) takes that limit: the
+ * runtime refuses a longer value with 400 before the first step runs, so an
+ * over-long credential costs neither a query nor a hash.
+ */
+export function applyArgumentBounds(project: Project): void {
+  for (const backend of project.backends) {
+    for (const resource of backend.resources) {
+      for (const operation of resource.operations) {
+        for (const step of operation.steps) {
+          if (step.kind !== 'execute' || !step.plugin.argBytes) continue;
+          for (const arg of step.args) {
+            const maxBytes = step.plugin.argBytes[arg.name];
+            if (maxBytes === undefined || arg.bind.kind !== 'param') continue;
+            const known = operation.paramTypes[arg.bind.name];
+            const bounded = known && known.kind === 'string' ? known : { kind: 'string' as const, nullable: false, ...(known?.column ? { column: known.column } : {}) };
+            operation.paramTypes[arg.bind.name] = { ...bounded, maxBytes: Math.min(maxBytes, known?.maxBytes ?? maxBytes) };
+          }
+        }
+      }
+    }
+  }
+}

@@ -13,6 +13,10 @@ export interface ServerConfig {
   corsOrigins: string[];
   maxParams: number;
   maxHeaderBytes: number;
+  /** Longest a client may take to send a whole request (headers and body); slower ones are cut off. */
+  requestTimeoutMs: number;
+  /** Longest a client may take to send its headers. */
+  headersTimeoutMs: number;
   statementTimeoutMs: number;
   loginLimits: { perUser: number; perAddress: number; windowSeconds: number };
   /** PEM files: the server speaks HTTPS itself. */
@@ -39,6 +43,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, envFile = '.env
     corsOrigins: (env.CORS_ORIGINS ?? '').split(',').map((origin) => origin.trim()).filter(Boolean),
     maxParams: whole(env.MAX_PARAMS, 100, 'MAX_PARAMS'),
     maxHeaderBytes: whole(env.MAX_HEADER_BYTES, 16 * 1024, 'MAX_HEADER_BYTES'),
+    requestTimeoutMs: whole(env.REQUEST_TIMEOUT_MS, 30_000, 'REQUEST_TIMEOUT_MS'),
+    headersTimeoutMs: whole(env.HEADERS_TIMEOUT_MS, 10_000, 'HEADERS_TIMEOUT_MS'),
     statementTimeoutMs: whole(env.QUERY_TIMEOUT_MS, 10_000, 'QUERY_TIMEOUT_MS'),
     loginLimits: {
       perUser: whole(env.LOGIN_MAX_FAILURES, 10, 'LOGIN_MAX_FAILURES'),

@@ -72,8 +72,9 @@ const REJECTED_VALUE_ERRNOS = new Set([
 
 /**
  * Maps a database driver error to the HttpError a client should see, or
- * undefined when it is a server fault (500). The driver's text is never
- * copied into the message: only a column name, which the client sent a value for.
+ * undefined when it is a server fault (500). Nothing of the driver's text
+ * reaches the client: no constraint, table or column name, which would map
+ * the schema for an attacker (the request id leads to the log, which has it).
  */
 export function httpErrorFromDatabase(error: unknown): HttpError | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
@@ -86,13 +87,6 @@ export function httpErrorFromDatabase(error: unknown): HttpError | undefined {
   }
   // ER_STATEMENT_TIMEOUT (MariaDB max_statement_time), ER_QUERY_TIMEOUT (MySQL max_execution_time).
   if (errno === 1969 || errno === 3024) return new HttpError(503, 'The database took too long to answer', { 'Retry-After': '1' });
-  if (REJECTED_VALUE_ERRNOS.has(errno)) {
-    const text = String((error as { sqlMessage?: unknown }).sqlMessage ?? '');
-    const column = /column [`']?([A-Za-z0-9_$]+)[`']?/i.exec(text)?.[1];
-    if (column) return new HttpError(400, `Value rejected by column '${column}'`);
-    const constraint = /constraint [`']?([A-Za-z0-9_$]+)[`']?/i.exec(text)?.[1];
-    if (constraint) return new HttpError(400, `Value rejected by constraint '${constraint}'`);
-    return new HttpError(400, 'Value rejected by the database');
-  }
+  if (REJECTED_VALUE_ERRNOS.has(errno)) return new HttpError(400, 'A value was rejected by the database: check the parameters');
   return undefined;
 }

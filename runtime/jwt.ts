@@ -106,38 +106,78 @@ export interface VerifiedToken {
   jti: string | undefined;
 }
 
+export interface VerifyOptions {
+  /** The backend's `iss`. */
+  issuer: string;
+  /** Seconds of clock difference allowed for exp, nbf and iat. */
+  clockSkew: number;
+  /** The backend's token lifetime in seconds: no token it accepts expires later than that from now. */
+  lifetime: number;
+  /** Whether `sub` is the canonical text of a user id (the backend's uid type). */
+  isUid: (sub: string) => boolean;
+}
+
+/** Seconds since the epoch that a time claim may hold: year 2000 to year 3000. */
+const EARLIEST = 946_684_800;
+const LATEST = 32_503_680_000;
+
 /**
- * Strict verification: HS256 only (no `none`, no algorithm confusion), the
- * signature, a required and unexpired `exp`, the backend's `iss`, a string
- * `sub`, and an `aud` that is a string or an array of strings. Whether `aud`
- * names the resource's role is the caller's question: that is a 403, not a 401.
+ * Strict verification (RFC 7515, RFC 8725): HS256 only (no `none`, no
+ * algorithm confusion), no `crit` extension (none is understood, so any is
+ * refused), the signature, a required and unexpired `exp`, `exp`, `iat` and
+ * `nbf` whole numbers in a sane range, an `iat` not in the future (it would
+ * escape a revocation of the user), `nbf` honoured, the backend's `iss`, a
+ * `sub` that is exactly a user id's canonical text (so that the database never
+ * converts "1abc" into user 1), and an `aud` that is a string or an array of
+ * strings. Whether `aud` names the resource's role is the caller's question:
+ * that is a 403, not a 401.
  */
-export function verifyToken(key: JwtKey, issuer: string, token: string, clockSkew = 0): VerifiedToken {
+export function verifyToken(key: JwtKey, token: string, options: VerifyOptions): VerifiedToken {
   let payload: string | jwt.JwtPayload;
   try {
-    const header = jwt.decode(token, { complete: true })?.header;
+    const header = jwt.decode(token, { complete: true })?.header as (jwt.JwtHeader & { crit?: unknown }) | undefined;
     if (!header) throw new TokenRejected('malformed', 'token is malformed');
+    if (header.crit !== undefined) throw new TokenRejected('malformed', 'token names critical extensions (crit)');
     if (header.typ !== undefined && String(header.typ).toUpperCase() !== 'JWT') throw new TokenRejected('malformed', 'token type (typ) is not JWT');
     const verifying = key.verifying(header.kid);
     if (!verifying) throw new TokenRejected('key', 'token key (kid) is not known');
-    // nbf is honoured, and exp and nbf allow the backend's clock skew (RFC 8725 §3.x leaves it to the verifier).
-    payload = jwt.verify(token, verifying, { algorithms: ['HS256'], issuer, clockTolerance: clockSkew });
+    // nbf is honoured, and exp and nbf allow the backend's clock skew (RFC 8725 leaves it to the verifier).
+    payload = jwt.verify(token, verifying, { algorithms: ['HS256'], issuer: options.issuer, clockTolerance: options.clockSkew });
   } catch (error) {
     throw error instanceof TokenRejected ? error : rejectionOf(error);
   }
   if (typeof payload !== 'object' || payload === null) {
     throw new TokenRejected('malformed', 'token payload is not a JSON object');
   }
-  if (typeof payload.exp !== 'number') throw new TokenRejected('malformed', 'token has no expiry (exp)');
-  if (typeof payload.sub !== 'string' || payload.sub === '') {
-    throw new TokenRejected('malformed', 'token has no subject (sub)');
+  const now = Date.now() / 1000;
+  const exp = payload.exp;
+  if (exp === undefined) throw new TokenRejected('malformed', 'token has no expiry (exp)');
+  if (!isTime(exp)) throw new TokenRejected('malformed', 'token expiry (exp) is not a whole number of seconds');
+  if (exp > now + options.lifetime + options.clockSkew) throw new TokenRejected('malformed', 'token expiry (exp) is further away than the token lifetime');
+  if (payload.nbf !== undefined && !isTime(payload.nbf)) throw new TokenRejected('malformed', 'token start (nbf) is not a whole number of seconds');
+  let iat: number | undefined;
+  if (payload.iat !== undefined) {
+    // Tokens issued with iat_unit="ms" carry milliseconds.
+    const raw: unknown = payload.iat;
+    const seconds = typeof raw === 'number' && raw > 1e11 ? raw / 1000 : raw;
+    if (typeof seconds !== 'number' || !Number.isSafeInteger(raw) || seconds < EARLIEST || seconds > LATEST) {
+      throw new TokenRejected('malformed', 'token issue time (iat) is not a whole number');
+    }
+    if (seconds > now + options.clockSkew) throw new TokenRejected('malformed', 'token issue time (iat) is in the future');
+    iat = Math.floor(seconds);
   }
-  const iat = typeof payload.iat === 'number' ? (payload.iat > 1e11 ? Math.floor(payload.iat / 1000) : payload.iat) : undefined;
+  if (typeof payload.sub !== 'string' || payload.sub === '') throw new TokenRejected('malformed', 'token has no subject (sub)');
+  if (!options.isUid(payload.sub)) throw new TokenRejected('malformed', 'token subject (sub) is not a user id');
   const jti = typeof payload.jti === 'string' ? payload.jti : undefined;
   const aud = payload.aud;
-  if (typeof aud === 'string') return { sub: payload.sub, aud: [aud], exp: payload.exp, iat, jti };
-  if (Array.isArray(aud) && aud.every((a) => typeof a === 'string')) return { sub: payload.sub, aud, exp: payload.exp, iat, jti };
+  if (typeof aud === 'string') return { sub: payload.sub, aud: [aud], exp, iat, jti };
+  if (Array.isArray(aud) && aud.every((a) => typeof a === 'string')) return { sub: payload.sub, aud, exp, iat, jti };
   throw new TokenRejected('audience', 'token audience (aud) is missing or not a string');
+}
+
+/** A time claim: whole seconds since the epoch, between the years 2000 and 3000. */
+function isTime(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= EARLIEST && value <= LATEST;
 }
 
 function rejectionOf(error: unknown): TokenRejected {

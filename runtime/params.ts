@@ -18,12 +18,16 @@ export function readParams<Params>(query: Record<string, string | string[] | und
     if (!(value === null || typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value)))) {
       throw badRequest(`Parameter '${name}' must be a single string, number, boolean or null`);
     }
+    // A lone surrogate (possible in JSON's \u escapes) has no UTF-8 form: the database would store U+FFFD instead.
+    if (typeof value === 'string' && LONE_SURROGATE.test(value)) throw badRequest(`Parameter '${name}' is not well-formed Unicode`);
     values[name] = convert(name, value, spec);
   }
   return values as Params;
 }
 
 const INTEGER = /^-?[0-9]+$/;
+/** In a `u` pattern a surrogate pair is one code point: only a lone one is of category Cs. */
+const LONE_SURROGATE = /\p{Cs}/u;
 const DECIMAL = /^-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)$/;
 const FLOAT = /^-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$/;
 const DATE = /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/;
@@ -60,7 +64,10 @@ function convert(name: string, value: ParamValue, spec: ParamSpec): unknown {
       return Number(text);
     case 'string': {
       const string = typeof value === 'boolean' ? String(value) : (text as string);
-      if (spec.maxLength !== undefined && [...string].length > spec.maxLength) throw fail(`at most ${spec.maxLength} characters`);
+      if (spec.maxBytes !== undefined && string.length * 3 > spec.maxBytes && Buffer.byteLength(string, 'utf8') > spec.maxBytes) {
+        throw fail(`at most ${spec.maxBytes} bytes`);
+      }
+      if (spec.maxLength !== undefined && string.length > spec.maxLength && [...string].length > spec.maxLength) throw fail(`at most ${spec.maxLength} characters`);
       return string;
     }
     case 'enum':

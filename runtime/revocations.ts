@@ -21,12 +21,16 @@ export const REVOCATION_TABLES = [
     revoked_before timestamp not null,
     primary key (backend, sub)
   ) engine = InnoDB`,
-  // Users whose password or roles xmlrest changed: every server forgets its remembered password checks of them.
-  `create table if not exists xmlrest_credential_change (
+  // Users whose password or roles changed, by id (written by triggers on the user tables, whoever changed
+  // them): every server forgets its remembered password checks of them.
+  `create table if not exists xmlrest_user_change (
     id bigint unsigned not null auto_increment primary key,
-    user_name varchar(190) character set utf8mb4 collate utf8mb4_nopad_bin not null,
-    changed_on timestamp not null default current_timestamp
+    user_id varchar(190) character set utf8mb4 collate utf8mb4_nopad_bin not null,
+    changed_on timestamp not null default current_timestamp,
+    key xmlrest_user_change_on (changed_on)
   ) engine = InnoDB`,
+  // Replaced by xmlrest_user_change, which names users by id rather than by a name a lookup may fold.
+  'drop table if exists xmlrest_credential_change',
 ];
 
 const NO_TABLE = 1146; // ER_NO_SUCH_TABLE: `xmlrest db init` has not run, so nothing is revoked.
@@ -35,8 +39,10 @@ const NO_TABLE = 1146; // ER_NO_SUCH_TABLE: `xmlrest db init` has not run, so no
 type Writer = { write(sql: string, values: readonly unknown[]): Promise<unknown> };
 
 export class Revocations {
-  private tokens = new Set<string>();
-  private users = new Map<string, number>();
+  /** Revoked jti by backend. */
+  private tokens = new Map<string, Set<string>>();
+  /** By backend (`*` for every backend), then user id: tokens issued up to this second are revoked. */
+  private users = new Map<string, Map<string, number>>();
   private timer: NodeJS.Timeout | undefined;
   private warned = false;
   /** The last credential change seen; undefined until the first read, which only learns where the list ends. */
@@ -46,8 +52,8 @@ export class Revocations {
   constructor(
     private readonly db: Queryable,
     private readonly logger: Logger,
-    /** Called with each user whose password or roles changed since the last read. */
-    private readonly onCredentialChange: (user: string) => void = () => {},
+    /** Called with the id of each user whose password or roles changed since the last read. */
+    private readonly onUserChange: (userId: string) => void = () => {},
   ) {}
 
   /** Reads the lists now and then every `intervalMs`. */
@@ -75,13 +81,23 @@ export class Revocations {
         'select backend, sub, unix_timestamp(revoked_before) as `before` from xmlrest_revoked_user',
         [],
       );
-      this.tokens = new Set(tokens.map((row) => `${row.backend}\0${row.jti}`));
-      this.users = new Map(users.map((row) => [`${row.backend}\0${row.sub}`, Number(row.before)]));
-      const changes = await this.db.select<{ id: number | string; user_name: string }>(
-        this.lastChange === undefined ? 'select coalesce(max(id), 0) as id, null as user_name from xmlrest_credential_change' : 'select id, user_name from xmlrest_credential_change where id > ? order by id',
+      this.tokens = new Map();
+      for (const row of tokens) {
+        let set = this.tokens.get(row.backend);
+        if (!set) this.tokens.set(row.backend, (set = new Set()));
+        set.add(row.jti);
+      }
+      this.users = new Map();
+      for (const row of users) {
+        let byUser = this.users.get(row.backend);
+        if (!byUser) this.users.set(row.backend, (byUser = new Map()));
+        byUser.set(row.sub, Number(row.before));
+      }
+      const changes = await this.db.select<{ id: number | string; user_id: string }>(
+        this.lastChange === undefined ? 'select coalesce(max(id), 0) as id, null as user_id from xmlrest_user_change' : 'select id, user_id from xmlrest_user_change where id > ? order by id',
         this.lastChange === undefined ? [] : [this.lastChange],
       );
-      if (this.lastChange !== undefined) for (const change of changes) this.onCredentialChange(change.user_name);
+      if (this.lastChange !== undefined) for (const change of changes) this.onUserChange(String(change.user_id));
       this.lastChange = Number(changes.at(-1)?.id ?? this.lastChange ?? 0);
     } catch (error) {
       if ((error as { errno?: number }).errno === NO_TABLE) return;
@@ -91,9 +107,9 @@ export class Revocations {
   }
 
   isRevoked(backend: string, token: VerifiedToken): boolean {
-    if (token.jti !== undefined && this.tokens.has(`${backend}\0${token.jti}`)) return true;
-    // `*`: every backend (a role revoked by `xmlrest role revoke`, which knows no backend).
-    const before = Math.max(this.users.get(`${backend}\0${token.sub}`) ?? -Infinity, this.users.get(`*\0${token.sub}`) ?? -Infinity);
+    if (token.jti !== undefined && this.tokens.get(backend)?.has(token.jti)) return true;
+    // `*`: every backend (a role revoked in the default user tables, which every backend may read).
+    const before = Math.max(this.users.get(backend)?.get(token.sub) ?? -Infinity, this.users.get('*')?.get(token.sub) ?? -Infinity);
     return before !== -Infinity && (token.iat === undefined || token.iat <= before);
   }
 }
@@ -106,10 +122,4 @@ export async function revokeToken(db: Writer, backend: string, jti: string, expi
 /** Revokes every token issued to `sub` up to now. */
 export async function revokeUserTokens(db: Writer, backend: string, sub: string): Promise<void> {
   await db.write('replace into xmlrest_revoked_user (backend, sub, revoked_before) values (?, ?, now())', [backend, sub]);
-}
-
-/** Tells every server to forget its remembered password checks of `user` (their password or roles changed). */
-export async function recordCredentialChange(db: Writer, user: string): Promise<void> {
-  await db.write('insert into xmlrest_credential_change (user_name) values (?)', [user]);
-  await db.write('delete from xmlrest_credential_change where changed_on < now() - interval 1 day', []);
 }

@@ -7,12 +7,14 @@ import Koa from 'koa';
 import bodyParser from 'koa-bodyparser';
 import cors from '@koa/cors';
 import helmet from 'koa-helmet';
-import { Authenticator, forgetCredentials } from './auth.js';
+import { Authenticator } from './auth/authenticator.js';
+import { MAX_PASSWORD_BYTES, MAX_USER_BYTES } from './auth/bounds.js';
+import { CredentialCache } from './auth/credential-cache.js';
+import { DatabaseFailureStore, LoginLimiter, type LoginLimits } from './auth/limiter.js';
 import type { Database } from './db.js';
 import { badRequest, httpErrorFromDatabase, HttpError, type ErrorBody } from './errors.js';
 import { mountDocs } from './docs.js';
 import { JwtKey } from './jwt.js';
-import { DatabaseFailureStore, LoginLimiter, type LoginLimits } from './limiter.js';
 import { Revocations } from './revocations.js';
 import { createLogger, type Logger } from './log.js';
 import { readParams } from './params.js';
@@ -71,8 +73,8 @@ export interface ReloadableApp {
   app: Koa<State>;
   /** Read again now, rather than at the next poll (after a revocation made here). */
   revocations: Revocations;
-  /** The failed-login counts, for other doors to the same users (the console). */
-  limiter: LoginLimiter;
+  /** The authenticator of a backend served now, shared with other doors to the same users (the console). */
+  authenticatorFor(backend: string): Authenticator | undefined;
   /** Stops the revocation poll (the HTTP server is closed by whoever listens). */
   close(): void;
   /**
@@ -90,8 +92,10 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   // (or to reload) rather than serve forgeable tokens.
   let key: JwtKey | null = null;
   const keyFor = (backend: BackendModule) => (backend.authScheme === 'Bearer' ? (key ??= new JwtKey(options.jwtSecret ?? '')) : key);
-  const revocations = new Revocations(options.database, logger, (user) => forgetCredentials(user));
-  // One limiter for the server's life: reloading routes must not reset the count of failed logins.
+  // One cache and one limiter for the server's life, shared by every backend: reloading routes must not
+  // reset the count of failed logins, and a change of a user's roles must reach every backend's cache.
+  const credentials = new CredentialCache();
+  const revocations = new Revocations(options.database, logger, (userId) => credentials.forget(userId));
   const limiter = new LoginLimiter(options.loginLimits, options.loginCounters === 'database' ? new DatabaseFailureStore(options.database) : undefined);
   if ((options.revocationPollMs ?? 5000) > 0) void revocations.start(options.revocationPollMs ?? 5000);
 
@@ -128,15 +132,17 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   const build = (backends: readonly BackendModule[], openapi: object | undefined) => {
     const router = new Router<State>();
     const allowed = new Map<string, string>();
+    const authenticators = new Map<string, Authenticator>();
     for (const backend of backends) {
-      const auth = new Authenticator(backend, options.database, { key: keyFor(backend), revocations, limiter });
+      const auth = new Authenticator(backend, options.database, { key: keyFor(backend), revocations, limiter, credentials });
+      authenticators.set(backend.name, auth);
       for (const resource of backend.resources) {
         mountResource(maxParams, options.requireTlsForCredentials ?? false, router, allowed, resourcePath(basePath, backend.name, resource), resource, auth, options.database, parseBody);
       }
       if (backend.authScheme === 'Bearer') mountTokenShapeA(router, allowed, `${basePath}/${backend.name}`, auth, parseBody, options.requireTlsForCredentials ?? false);
     }
     if (openapi) mountDocs(router, basePath, openapi);
-    return { routes: router.routes(), unmatched: unmatched(allowed) };
+    return { routes: router.routes(), unmatched: unmatched(allowed), authenticators };
   };
   let current = build(options.backends, options.openapi);
   // Each request takes the routes current when it starts, so a reload never cuts one off.
@@ -147,7 +153,7 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   return {
     app,
     revocations,
-    limiter,
+    authenticatorFor: (backend) => current.authenticators.get(backend),
     close: () => revocations.stop(),
     reload: (backends, openapi) => {
       current = build(backends, openapi);
@@ -210,9 +216,9 @@ function mountResource(
 }
 
 const SHAPE_A_FIELDS = {
-  auth: { kind: 'any', nullable: false },
-  userid: { kind: 'any', nullable: false },
-  password: { kind: 'any', nullable: false },
+  auth: { kind: 'string', nullable: false, maxBytes: 16 },
+  userid: { kind: 'string', nullable: false, maxBytes: MAX_USER_BYTES },
+  password: { kind: 'string', nullable: false, maxBytes: MAX_PASSWORD_BYTES },
 } as const satisfies ParamSpecs;
 
 /** Token shape A (contract §5): `POST {base}/<backend>/` with `auth=bearer&userid=..&password=..`. */
@@ -222,12 +228,10 @@ function mountTokenShapeA(router: Router<State>, allowed: Map<string, string>, b
   router.post(backendPath, async (ctx) => {
     if (requireTls) refuseInsecureCredentials(ctx);
     // Body only: a password in the query string would end up in access logs and browser history.
-    const fields = readParams<Record<keyof typeof SHAPE_A_FIELDS, ParamValue>>({}, await requestBody(ctx, parseBody, 10), SHAPE_A_FIELDS);
-    for (const name of ['userid', 'password'] as const) {
-      if (typeof fields[name] !== 'string') throw badRequest(`Parameter '${name}' must be a string`);
-    }
-    if (String(fields.auth).toLowerCase() !== 'bearer') throw badRequest("Parameter 'auth' must be 'bearer'");
-    const token = await auth.issueForCredentials(fields.userid as string, fields.password as string, ctx.ip);
+    // Bounded before anything else happens: no query and no hash for an over-long name or password.
+    const fields = readParams<Record<keyof typeof SHAPE_A_FIELDS, string>>({}, await requestBody(ctx, parseBody, 10), SHAPE_A_FIELDS);
+    if (fields.auth.toLowerCase() !== 'bearer') throw badRequest("Parameter 'auth' must be 'bearer'");
+    const token = await auth.issueForCredentials(fields.userid, fields.password, ctx.ip);
     ctx.status = 200;
     ctx.body = { token, type: 'Bearer' };
   });
@@ -371,13 +375,26 @@ export interface RunningServer {
 /** Listens on `port` (0 for a free one) and resolves once accepting connections. */
 export interface ListenOptions {
   maxHeaderBytes?: number | undefined;
+  /** Longest a client may take to send a whole request; default 30 s. Slow clients are cut off (408). */
+  requestTimeoutMs?: number | undefined;
+  /** Longest a client may take to send its headers; default 10 s (never more than the request's). */
+  headersTimeoutMs?: number | undefined;
   /** PEM certificate chain and key: serve HTTPS. */
   tls?: { cert: string | Buffer; key: string | Buffer } | undefined;
 }
 
 export async function listen(app: Koa<State>, port: number, host = '127.0.0.1', options: ListenOptions = {}): Promise<RunningServer> {
-  // Larger header blocks are answered 431 by Node itself, before any of this code runs.
-  const limits = { maxHeaderSize: options.maxHeaderBytes ?? 16 * 1024 };
+  // Larger header blocks are answered 431 by Node itself, before any of this code runs. A client that
+  // trickles its headers or body is cut off by Node too, checked every second, so that a few slow
+  // connections cannot hold the server's sockets and memory (slowloris); 0 turns a limit off.
+  const requestTimeout = options.requestTimeoutMs ?? 30_000;
+  const headersTimeout = Math.min(options.headersTimeoutMs ?? 10_000, requestTimeout || Infinity);
+  const limits = {
+    maxHeaderSize: options.maxHeaderBytes ?? 16 * 1024,
+    requestTimeout,
+    headersTimeout: headersTimeout === Infinity ? 0 : headersTimeout,
+    connectionsCheckingInterval: 1000,
+  };
   const server = options.tls ? createHttpsServer({ ...limits, cert: options.tls.cert, key: options.tls.key }, app.callback()) : createServer(limits, app.callback());
   server.listen(port, host);
   await new Promise<void>((resolve, reject) => {

@@ -16,7 +16,10 @@ export interface ParamSpec {
   kind: 'integer' | 'bigint' | 'decimal' | 'number' | 'string' | 'date' | 'datetime' | 'time' | 'enum' | 'any';
   nullable: boolean;
   unsigned?: boolean;
+  /** Most characters (code points), from the column. */
   maxLength?: number;
+  /** Most bytes of UTF-8: credentials (user name 255, password 1,024) are bounded in bytes. */
+  maxBytes?: number;
   values?: readonly string[];
 }
 export type ParamSpecs = Readonly<Record<string, ParamSpec>>;
@@ -77,6 +80,11 @@ export interface BackendModule {
   authQuery: AuthQuery | null;
   /** Whether credentials are checked against the default usr and usr_role tables (no custom AuthQuery). */
   defaultTables: boolean;
+  /**
+   * What a user id is: `integer` (the default tables') or `text`. A token's `sub` must be exactly the
+   * canonical text of one, so that the database never converts `"1abc"` into user 1.
+   */
+  uidType: 'integer' | 'text';
   tokenLifetime: number;
   /** Seconds of clock difference allowed when checking exp and nbf. */
   clockSkew: number;

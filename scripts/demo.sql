@@ -34,16 +34,4 @@ insert ignore into products (product_id, name, price, stock) values
   (2, 'Cup', 6.00, 100),
   (3, 'Kettle', 39.90, 5);
 
--- Demo users; their passwords are the demo's, printed by `npm run demo`.
-insert ignore into usr (user_id, user_name, pass_word) values
-  (1, 'alice', 'alice-pass'),
-  (2, 'bob', 'bob-pass'),
-  (3, 'carol', 'carol-pass'),
-  (4, 'dave', 'dave-pass');
-
-insert ignore into usr_role (role_name, user_id) values
-  ('customer', 1),
-  ('customer', 2),
-  ('admin', 2),
-  ('staff', 3),
-  ('guest', 4);
+-- The demo users and their roles are added by scripts/schema.ts, with argon2id password hashes.

@@ -37,11 +37,10 @@ const adminConsole = consoleMiddleware({
   basePath: process.env.BASE_PATH ?? '',
   backends: () => host?.backends ?? [],
   database,
-  jwtSecret,
   root,
   regenerate: () => host!.regenerate(),
   assetsDir: await buildConsole(),
-  security: () => ({ revocations: server.revocations, limiter: server.limiter }),
+  server: () => server,
 });
 const server = createReloadableApp({
   backends: [],

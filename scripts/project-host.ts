@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { tsImport } from 'tsx/esm/api';
 import { run } from '../generator/cli.js';
 import { newGeneratorCache } from '../generator/index.js';
 import type { BackendModule, ReloadableApp } from '../runtime/index.js';
@@ -11,6 +10,14 @@ import type { BackendModule, ReloadableApp } from '../runtime/index.js';
  * A project served by a running server that can regenerate itself: `npm run
  * dev` on every change, the console when it sets a resource's role. One
  * regeneration at a time; each ends by swapping the new routes in.
+ *
+ * How a regenerated module is loaded depends on how the server runs:
+ * - from its build (`npm start`, `npm run demo`, a production install), the
+ *   module is compiled to JavaScript beside the build's own copy in
+ *   `dist/generated/` (so a restart serves it too) and imported as such: it
+ *   imports the very runtime modules the server runs, and no TypeScript
+ *   loader is needed;
+ * - from source under tsx (`npm run dev`, tests), through tsx.
  */
 export interface ProjectHostOptions {
   /** The project folder holding resources/ and generated/. */
@@ -21,7 +28,19 @@ export interface ProjectHostOptions {
   server: ReloadableApp;
   /** Generator output: file changes and errors. */
   log: (line: string) => void;
+  /** The build the server runs from (holding generated/ compiled); absent when it runs from source. */
+  buildDir?: string | undefined;
 }
+
+export interface Regeneration {
+  ok: boolean;
+  ms: number;
+  /** The generator's errors (`file:line:col: why`) when it refused. */
+  errors: string[];
+}
+
+/** A generator line that is an error at a place, as opposed to a summary. */
+const LOCATED = /^[^\s:]+:\d+:\d+: /;
 
 export class ProjectHost {
   private readonly cache = newGeneratorCache();
@@ -45,20 +64,28 @@ export class ProjectHost {
   }
 
   /** Regenerates, and on success swaps the new routes in. Calls queue up and run one at a time. */
-  regenerate(): Promise<{ ok: boolean; ms: number }> {
+  regenerate(): Promise<Regeneration> {
     const next = this.queue.then(() => this.regenerateNow());
     this.queue = next.catch(() => undefined);
     return next;
   }
 
-  private async regenerateNow(): Promise<{ ok: boolean; ms: number }> {
+  private async regenerateNow(): Promise<Regeneration> {
     const started = performance.now();
-    const code = await run({ root: this.options.root, check: false, databaseUrl: this.options.databaseUrl, runtimeDir: this.runtimeDir, cache: this.cache, log: this.options.log });
-    if (code !== 0) return { ok: false, ms: performance.now() - started };
+    const lines: string[] = [];
+    const log = (line: string) => {
+      lines.push(line);
+      this.options.log(line);
+    };
+    const code = await run({ root: this.options.root, check: false, databaseUrl: this.options.databaseUrl, runtimeDir: this.runtimeDir, cache: this.cache, log });
+    if (code !== 0) {
+      const located = lines.filter((line) => LOCATED.test(line));
+      return { ok: false, ms: performance.now() - started, errors: located.length > 0 ? located : lines };
+    }
     const { backends, openapi } = await this.load();
     this.options.server.reload(backends, openapi);
     this.current = backends;
-    return { ok: true, ms: performance.now() - started };
+    return { ok: true, ms: performance.now() - started, errors: [] };
   }
 
   /** Imports generated/: a module whose text changed afresh, the others from the module cache. */
@@ -78,27 +105,55 @@ export class ProjectHost {
       loaded.push({ ...settings, resources });
     }
     const openapiFile = path.join(generated, 'openapi.json');
-    return { backends: loaded, openapi: existsSync(openapiFile) ? (JSON.parse(readFileSync(openapiFile, 'utf8')) as object) : undefined };
+    const openapi = existsSync(openapiFile) ? readFileSync(openapiFile, 'utf8') : undefined;
+    if (openapi !== undefined && this.options.buildDir) writeIfChanged(path.join(this.options.buildDir, 'generated/openapi.json'), openapi);
+    return { backends: loaded, openapi: openapi === undefined ? undefined : (JSON.parse(openapi) as object) };
+  }
+
+  /** A module by its current text: imported once per version of that text. */
+  private async fresh<T>(file: string): Promise<T> {
+    const text = readFileSync(file, 'utf8');
+    const version = createHash('sha1').update(text).digest('hex').slice(0, 12);
+    const key = `${file}#${version}`;
+    if (!this.imported.has(key)) this.imported.set(key, await (this.options.buildDir ? this.importCompiled(file, text, version) : importThroughTsx(file, text, version)));
+    return this.imported.get(key) as T;
   }
 
   /**
-   * tsx caches a module's compiled text by its path, query string or not, so
-   * a changed module is imported through a copy beside it (same folder, same
-   * relative imports) named by its content; the copy is removed at once.
+   * Compiles the module to JavaScript at its place in the build, then imports
+   * that file; the query string makes each version a module of its own.
    */
-  private async fresh<T>(file: string): Promise<T> {
-    const text = readFileSync(file);
-    const version = createHash('sha1').update(text).digest('hex').slice(0, 12);
-    const key = `${file}#${version}`;
-    if (!this.imported.has(key)) {
-      const copy = path.join(path.dirname(file), `.host-${version}-${path.basename(file)}`);
-      writeFileSync(copy, text);
-      try {
-        this.imported.set(key, await tsImport(pathToFileURL(path.resolve(copy)).href, import.meta.url));
-      } finally {
-        rmSync(copy, { force: true });
-      }
-    }
-    return this.imported.get(key) as T;
+  private async importCompiled(file: string, text: string, version: string): Promise<unknown> {
+    const { ts } = await import('ts-morph');
+    const relative = path.relative(this.options.root, file);
+    const target = path.join(this.options.buildDir!, relative.replace(/\.ts$/, '.js'));
+    const { outputText } = ts.transpileModule(text, {
+      fileName: relative,
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true },
+    });
+    writeIfChanged(target, outputText);
+    return import(`${pathToFileURL(target).href}?v=${version}`);
   }
+}
+
+/**
+ * tsx caches a module's compiled text by its path, query string or not, so
+ * a changed module is imported through a copy beside it (same folder, same
+ * relative imports) named by its content; the copy is removed at once.
+ */
+async function importThroughTsx(file: string, text: string, version: string): Promise<unknown> {
+  const { tsImport } = await import('tsx/esm/api');
+  const copy = path.join(path.dirname(file), `.host-${version}-${path.basename(file)}`);
+  writeFileSync(copy, text);
+  try {
+    return await tsImport(pathToFileURL(path.resolve(copy)).href, import.meta.url);
+  } finally {
+    rmSync(copy, { force: true });
+  }
+}
+
+function writeIfChanged(file: string, text: string): void {
+  if (existsSync(file) && readFileSync(file, 'utf8') === text) return;
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, text);
 }

@@ -47,7 +47,7 @@ try {
   process.exit(1);
 }
 const { config, database, server, logger } = started;
-const running = await listen(server.app, config.port, config.host, { maxHeaderBytes: config.maxHeaderBytes, tls: config.tls });
+const running = await listen(server.app, config.port, config.host, { maxHeaderBytes: config.maxHeaderBytes, requestTimeoutMs: config.requestTimeoutMs, headersTimeoutMs: config.headersTimeoutMs, tls: config.tls });
 const routes = backends.flatMap((backend) =>
   backend.resources.map((resource) => `${Object.keys(resource.operations).join(',')} ${resourcePath(config.basePath, backend.name, resource)}`),
 );
@@ -65,32 +65,40 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 
 /**
  * The console rewrites resource files and regenerates, so it needs the
- * generator and tsx; a production install without dev dependencies runs
- * without it.
+ * generator (its packages are dependencies, not build tools). From the build
+ * (dist/), regenerated modules are compiled into the build and loaded from
+ * there; from source (tsx), through tsx.
  */
 async function loadConsole(config: ReturnType<typeof loadConfig>, database: ReturnType<typeof openDatabase>, log: Logger) {
   try {
     const [{ consoleMiddleware }, { ProjectHost }] = await Promise.all([import('../console/server.js'), import('./project-host.js')]);
     // scripts/serve.ts runs from the project, dist/scripts/serve.js from its build.
     const here = fileURLToPath(new URL('.', import.meta.url));
-    const root = path.resolve(here, path.basename(path.resolve(here, '..')) === 'dist' ? '../..' : '..');
+    const fromBuild = path.basename(path.resolve(here, '..')) === 'dist';
+    const root = path.resolve(here, fromBuild ? '../..' : '..');
     let host: InstanceType<typeof ProjectHost> | undefined;
     let app: ReloadableApp | undefined;
     const middleware = consoleMiddleware({
       basePath: config.basePath,
       backends: () => host?.backends ?? backends,
       database,
-      jwtSecret: config.jwtSecret,
       root,
-      regenerate: () => (host ? host.regenerate() : Promise.resolve({ ok: false, ms: 0 })),
+      regenerate: () => (host ? host.regenerate() : Promise.resolve({ ok: false, ms: 0, errors: ['the server is starting'] })),
       assetsDir: path.join(root, 'dist/console-ui'),
-      security: () => ({ revocations: app?.revocations, limiter: app?.limiter }),
+      server: () => app,
+      logger: log,
     });
     return {
       middleware,
       attach(server: ReloadableApp) {
         app = server;
-        host = new ProjectHost({ root, databaseUrl: config.databaseUrl, server, log: (line) => log.info('generate', { line }) });
+        host = new ProjectHost({
+          root,
+          databaseUrl: config.databaseUrl,
+          server,
+          buildDir: fromBuild ? path.resolve(here, '..') : undefined,
+          log: (line) => (/^[^\s:]+:\d+:\d+: /.test(line) ? log.warn('generate', { line }) : log.info('generate', { line })),
+        });
         host.adopt(backends);
       },
     };

@@ -1,6 +1,8 @@
 import { parseArgs } from 'node:util';
 import mysql from 'mysql2/promise';
 import { databaseUrlFromEnvironment, run as generate } from '../generator/cli.js';
+import { checkRoleName, checkUserName } from '../console/names.js';
+import { credentialProblem, MAX_PASSWORD_BYTES } from '../runtime/auth/bounds.js';
 import { revokeToken, revokeUserTokens } from '../runtime/revocations.js';
 import { addUser, createDefaultTables, createDemoDatabase, grantRole, revokeRole, userIdOf } from './schema.js';
 
@@ -53,12 +55,20 @@ export async function main(argv: string[]): Promise<number> {
       allowPositionals: true,
       options: { password: { type: 'string' }, role: { type: 'string', multiple: true } },
     });
-    const name = positionals[0];
-    if (!name || positionals.length !== 1 || !values.password) throw new UsageError('user add NAME --password P [--role R]...');
+    if (!positionals[0] || positionals.length !== 1 || !values.password) throw new UsageError('user add NAME --password P [--role R]...');
+    const checked = checkUserName(positionals[0]);
+    if (!checked.ok) throw new UsageError(checked.message);
+    if (credentialProblem('password', values.password)) throw new UsageError(`a password has at most ${MAX_PASSWORD_BYTES} bytes`);
+    const roles = (values.role ?? []).map((role) => {
+      const checkedRole = checkRoleName(role);
+      if (!checkedRole.ok) throw new UsageError(checkedRole.message);
+      return checkedRole.name;
+    });
+    const name = checked.name;
     const connection = await connect();
     try {
-      const id = await addUser(connection, name, values.password, values.role ?? []);
-      console.log(`created user ${name} (user_id ${id})${values.role?.length ? ` with ${values.role.join(', ')}` : ''}`);
+      const id = await addUser(connection, name, values.password, roles);
+      console.log(`created user ${name} (user_id ${id})${roles.length ? ` with ${roles.join(', ')}` : ''}`);
       return 0;
     } finally {
       await connection.end();
@@ -72,7 +82,9 @@ export async function main(argv: string[]): Promise<number> {
       const id = await userIdOf(connection, user);
       if (id === undefined) throw new UsageError(`no such user: ${user}`);
       if (sub === 'grant') {
-        await grantRole(connection, id, role);
+        const checked = checkRoleName(role);
+        if (!checked.ok) throw new UsageError(checked.message);
+        await grantRole(connection, id, checked.name);
         console.log(`${user} holds ${role}`);
       } else {
         const removed = await revokeRole(connection, id, role);

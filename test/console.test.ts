@@ -48,11 +48,10 @@ beforeAll(async () => {
     basePath: '',
     backends: () => host?.backends ?? [],
     database,
-    jwtSecret: TEST_SECRET,
     root: ROOT,
     regenerate: () => host!.regenerate(),
     assetsDir: 'dist/console-ui',
-    security: () => ({ revocations: server.revocations, limiter: server.limiter }),
+    server: () => server,
   });
   const server = createReloadableApp({ backends: [], middleware: [adminConsole], database, jwtSecret: TEST_SECRET, logger: createLogger('silent') });
   host = new ProjectHost({ root: ROOT, runtimeDir: '../../../runtime', databaseUrl: undefined, server, log: () => {} });

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { generate, newGeneratorCache } from '../generator/index.js';
-import { parseAuthorization } from '../runtime/auth-header.js';
+import { parseAuthorization } from '../runtime/auth/header.js';
 import { scanSql } from '../generator/sql.js';
 
 /**

@@ -13,7 +13,7 @@ afterAll(() => server.close());
 const me = (user: string, pass: string) => fetch(`${server.url}/staff/v1.0/me`, { headers: { authorization: basic(user, pass) } });
 
 describe('failed-login limits', () => {
-  it('blocks a user name after its failures, even with the right password, and says when to retry', async () => {
+  it('blocks a user name at the address that failed, even with the right password, and says when to retry', async () => {
     for (let i = 0; i < 3; i++) expect((await me('carol', `guess-${i}`)).status).toBe(401);
     const blocked = await me('carol', 'carol-pass');
     expect(blocked.status).toBe(429);

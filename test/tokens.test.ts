@@ -153,12 +153,12 @@ describe('JWT attack suite', () => {
     }
   });
 
-  it('refuses a huge token quickly and serves the next request', async () => {
+  it('takes a large token up to the 8 KB header limit, refuses a longer one unread, and serves the next request', async () => {
+    const large = sign(claims({ filler: 'x'.repeat(5_000) }));
+    expect((await orders(large)).status).toBe(200);
+    expect((await orders(large.slice(0, -3) + 'AAA')).status).toBe(401);
     const huge = sign(claims({ filler: 'x'.repeat(10_000) }));
-    const started = performance.now();
-    expect((await orders(huge)).status).toBe(200);
-    expect((await orders(huge.slice(0, -3) + 'AAA')).status).toBe(401);
-    expect(performance.now() - started).toBeLessThan(1000);
+    expect(await orders(huge)).toEqual({ status: 401, description: 'token is malformed or not a Bearer token' });
     expect((await orders(valid())).status).toBe(200);
   });
 });

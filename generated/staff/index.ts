@@ -15,6 +15,7 @@ export const backend: BackendModule = {
   authScheme: 'Basic',
   authQuery: { sql: AUTH_QUERY_SQL, binds: ['user'], passwordColumn: 'pass_word' },
   defaultTables: true,
+  uidType: 'integer',
   tokenLifetime: 3600,
   clockSkew: 0,
   rehashPlaintext: false,

@@ -1,78 +1,17 @@
-import { createHmac, randomBytes } from 'node:crypto';
-import { parseAuthorization } from './auth-header.js';
-import type { Queryable, SqlValue } from './db.js';
-import { forbidden, HttpError } from './errors.js';
-import { signToken, TokenRejected, verifyToken, type JwtKey, type TokenSettings, type VerifiedToken } from './jwt.js';
+import type { Queryable, SqlValue } from '../db.js';
+import { forbidden, HttpError } from '../errors.js';
+import { signToken, TokenRejected, verifyToken, type JwtKey, type TokenSettings, type VerifiedToken } from '../jwt.js';
+import { checkPassword, hashPassword } from '../passwords.js';
+import type { Revocations } from '../revocations.js';
+import type { BackendModule } from '../types.js';
+import { credentialProblem } from './bounds.js';
+import { CredentialCache } from './credential-cache.js';
+import { parseAuthorization } from './header.js';
+import { digestKey } from './keys.js';
 import { LoginLimiter } from './limiter.js';
-import { checkPassword, hashPassword } from './passwords.js';
-import type { Revocations } from './revocations.js';
-import type { BackendModule } from './types.js';
 
 /** How many verified tokens an authenticator remembers. */
 const VERIFIED_TOKENS = 10_000;
-
-/**
- * Successful password checks, remembered for a short time so that HTTP
- * Basic, which sends the password on every request, does not pay for an
- * argon2id check (tens of milliseconds) and a query each time. Entries are
- * keyed by an HMAC of user and password under a key made at start-up, so
- * the cache holds no password; a wrong password never matches an entry.
- * One cache per backend name, kept across route reloads.
- */
-class CredentialCache {
-  private static readonly key = randomBytes(32);
-  private readonly entries = new Map<string, { user: string; rows: Record<string, unknown>[]; expiresAt: number }>();
-  private readonly generations = new Map<string, number>();
-  private epoch = 0;
-
-  get(user: string, pass: string): Record<string, unknown>[] | undefined {
-    const key = CredentialCache.keyOf(user, pass);
-    const entry = this.entries.get(key);
-    if (entry === undefined) return undefined;
-    if (entry.expiresAt > Date.now()) return entry.rows;
-    this.entries.delete(key);
-    return undefined;
-  }
-
-  /** Changes whenever `forget` drops this user: a check that began before must not be remembered. */
-  generation(user: string): number {
-    return this.epoch * 1_000_003 + (this.generations.get(user) ?? 0);
-  }
-
-  set(user: string, pass: string, rows: Record<string, unknown>[], seconds: number, generation: number, owner = user): void {
-    if (seconds <= 0 || generation !== this.generation(owner)) return;
-    if (this.entries.size >= VERIFIED_TOKENS) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(CredentialCache.keyOf(user, pass), { user: owner, rows, expiresAt: Date.now() + seconds * 1000 });
-  }
-
-  /** Drops what is remembered of one user, or of everyone. */
-  forget(user?: string): void {
-    if (user === undefined) this.epoch++;
-    else this.generations.set(user, (this.generations.get(user) ?? 0) + 1);
-    for (const [key, entry] of this.entries) if (user === undefined || entry.user === user) this.entries.delete(key);
-  }
-
-  private static keyOf(user: string, pass: string): string {
-    return createHmac('sha256', CredentialCache.key).update(user).update('\0').update(pass).digest('base64');
-  }
-}
-
-const credentialCaches = new Map<string, CredentialCache>();
-
-function credentialCacheOf(backend: string): CredentialCache {
-  let cache = credentialCaches.get(backend);
-  if (!cache) credentialCaches.set(backend, (cache = new CredentialCache()));
-  return cache;
-}
-
-/**
- * Forgets remembered password checks of a user (or of everyone): call it when
- * xmlrest changes a password or a role. Changes made elsewhere (SQL by hand,
- * another process) take effect when the entries expire (credential_cache).
- */
-export function forgetCredentials(user?: string): void {
-  for (const cache of credentialCaches.values()) cache.forget(user);
-}
 
 export interface AuthenticatorOptions {
   /** Signs and verifies tokens; required for a Bearer backend. */
@@ -80,6 +19,24 @@ export interface AuthenticatorOptions {
   revocations?: Revocations | undefined;
   /** Failed-login limits; shared by the backends of one server. */
   limiter?: LoginLimiter | undefined;
+  /** Remembered password checks; shared by the backends of one server. */
+  credentials?: CredentialCache | undefined;
+}
+
+/**
+ * The user tables a backend checks credentials against: the default usr
+ * tables are one directory whichever backend reads them; a backend with its
+ * own AuthQuery is a directory of its own.
+ */
+export function directoryOf(backend: BackendModule): string {
+  return backend.defaultTables ? 'usr' : `backend:${backend.name}`;
+}
+
+/** The canonical text of a user id: what `$uid` binds, and the only `sub` a token may carry. */
+export function isCanonicalUid(backend: BackendModule, uid: string): boolean {
+  if (backend.uidType === 'integer') return /^(?:0|[1-9][0-9]{0,19})$/.test(uid);
+  // Text ids: nothing a comparison could trim, fold or ignore (spaces at either end, controls, format characters).
+  return uid !== '' && Buffer.byteLength(uid, 'utf8') <= 255 && !/^\s|\s$|[\p{Cc}\p{Cf}\p{Cs}]/u.test(uid);
 }
 
 /**
@@ -91,6 +48,7 @@ export class Authenticator {
   private readonly bearerChallenge: string;
   private readonly tokenSettings: TokenSettings;
   private readonly verified = new Map<string, VerifiedToken>();
+  private readonly directory: string;
 
   private readonly key: JwtKey | null;
   private readonly revocations: Revocations | undefined;
@@ -106,7 +64,8 @@ export class Authenticator {
     this.key = key;
     this.revocations = options.revocations;
     this.limiter = options.limiter ?? new LoginLimiter();
-    this.credentials = credentialCacheOf(backend.name);
+    this.credentials = options.credentials ?? new CredentialCache();
+    this.directory = directoryOf(backend);
     this.basicChallenge = `Basic realm="${backend.name}", charset="UTF-8"`;
     this.bearerChallenge = `Bearer realm="${backend.name}"`;
     this.tokenSettings = { issuer: backend.issuer, lifetime: backend.tokenLifetime, iatUnit: backend.iatUnit };
@@ -126,6 +85,9 @@ export class Authenticator {
     const credentials = parseAuthorization(header);
     if (this.backend.authScheme === 'Basic') {
       if (credentials?.scheme !== 'basic') throw this.unauthorized('Malformed or wrong-scheme credentials: use Basic');
+      if (credentialProblem('user', credentials.user) || credentialProblem('password', credentials.pass)) {
+        throw this.unauthorized('Invalid credentials');
+      }
       const rows = await this.checkCredentials(credentials.user, credentials.pass, address);
       if (rows.length === 0) throw this.unauthorized('Invalid credentials');
       const granted = rows.find((row) => String(row.role_name) === role);
@@ -146,18 +108,25 @@ export class Authenticator {
    * Verifies a token, remembering the claims of tokens already verified:
    * clients send the same token on every call, and checking its signature and
    * parsing it again is most of a protected GET's cost. A remembered token is
-   * still refused once its `exp` has passed; the key is the whole token text,
-   * so a token differing in any byte is verified afresh.
+   * still refused once its `exp` has passed, and when revoked. The key is a
+   * digest of the whole token, so a token differing in any byte is verified
+   * afresh, and a long token costs no more to remember than a short one.
    */
   private verifiedToken(token: string): VerifiedToken {
-    const known = this.verified.get(token);
+    const key = digestKey(token);
+    const known = this.verified.get(key);
     if (known !== undefined) {
       if ((known.exp + this.backend.clockSkew) * 1000 > Date.now()) return this.unlessRevoked(known);
-      this.verified.delete(token);
+      this.verified.delete(key);
     }
     let verified: VerifiedToken;
     try {
-      verified = verifyToken(this.key!, this.backend.issuer, token, this.backend.clockSkew);
+      verified = verifyToken(this.key!, token, {
+        issuer: this.backend.issuer,
+        clockSkew: this.backend.clockSkew,
+        lifetime: this.backend.tokenLifetime,
+        isUid: (sub) => isCanonicalUid(this.backend, sub),
+      });
     } catch (error) {
       if (error instanceof TokenRejected) throw this.invalidToken(error.description);
       throw error;
@@ -165,7 +134,7 @@ export class Authenticator {
     this.unlessRevoked(verified);
     // Bounded: the oldest entry goes first (a Map keeps insertion order).
     if (this.verified.size >= VERIFIED_TOKENS) this.verified.delete(this.verified.keys().next().value!);
-    this.verified.set(token, verified);
+    this.verified.set(key, verified);
     return verified;
   }
 
@@ -177,40 +146,54 @@ export class Authenticator {
 
   /**
    * Checks a user name and password: the backend's auth query returns a row
-   * per role the user holds, none for wrong credentials. Failures count
-   * towards the login limits, which are checked first.
+   * per role the user holds, none for wrong credentials. The caller has
+   * bounded both (bounds.ts). A failure counts towards the login limits.
    */
   async checkCredentials(user: string, pass: string, address: string): Promise<Record<string, unknown>[]> {
     // The exact right credentials, remembered: no guess, so no limit to consult (nor a database round trip).
-    const remembered = this.credentials.get(user, pass);
+    const parts = ['rows', this.backend.name, user, pass];
+    const remembered = this.credentials.get<Record<string, unknown>[]>(parts);
     if (remembered) return remembered;
-    const key = `${this.backend.name}\0${user}`;
+    const attempt = { directory: this.directory, user, address };
     // A role change during the check (forget) must not be undone by remembering what was read before it.
-    const generation = this.credentials.generation(user);
-    await this.limiter.begin(key, address);
+    const mark = this.credentials.mark();
+    await this.limiter.begin(attempt);
     const rows = await this.runAuthQuery(user, pass);
     if (rows.length === 0) return rows;
-    await this.limiter.succeeded(key, address);
-    this.credentials.set(user, pass, rows, this.backend.credentialCacheSeconds, generation);
+    await this.limiter.succeeded(attempt);
+    const owner = rows[0]!.user_id ?? rows[0]!.sub;
+    if (owner !== undefined && owner !== null) {
+      this.credentials.set(parts, rows, { owner: String(owner), seconds: this.backend.credentialCacheSeconds, mark });
+    }
     return rows;
   }
 
-  /** A password check for a plug-in (the token generator), remembered like Basic's under its own keys. */
+  /**
+   * A password check for a plug-in (the token generator), remembered like
+   * Basic's. The stored value is part of the key: a success proves this
+   * password against this stored hash only, never against another user's row.
+   */
   async verifyPassword(user: string, supplied: string, stored: unknown): Promise<boolean> {
-    const key = `plugin\0${user}`;
-    if (this.credentials.get(key, supplied)) return true;
-    const generation = this.credentials.generation(user);
+    if (credentialProblem('user', user) || credentialProblem('password', supplied)) return false;
+    if (typeof stored !== 'string') {
+      await checkPassword(stored, supplied);
+      return false;
+    }
+    const parts = ['verified', this.directory, user, supplied, stored];
+    if (this.credentials.get<boolean>(parts)) return true;
+    const mark = this.credentials.mark();
     const ok = (await checkPassword(stored, supplied)).ok;
-    if (ok) this.credentials.set(key, supplied, [{ verified: true }], this.backend.credentialCacheSeconds, generation, user);
+    // Owned by no user id: a changed password is a changed stored value, which no longer meets this key.
+    if (ok) this.credentials.set(parts, true, { owner: '', seconds: this.backend.credentialCacheSeconds, mark });
     return ok;
   }
 
-  /** For plug-ins that check credentials themselves (the token generator): the limits by client address. */
+  /** For plug-ins that check credentials themselves (the token generator): the login limits. */
   loginGuard(address: string): { begin(user?: string): Promise<void>; succeeded(user?: string): Promise<void> } {
-    const key = (user: string | undefined) => (user === undefined ? undefined : `${this.backend.name}\0${user}`);
+    const attempt = (user: string | undefined) => ({ directory: this.directory, user, address });
     return {
-      begin: (user) => this.limiter.begin(key(user), address),
-      succeeded: (user) => this.limiter.succeeded(key(user), address),
+      begin: (user) => this.limiter.begin(attempt(user)),
+      succeeded: (user) => this.limiter.succeeded(attempt(user)),
     };
   }
 
@@ -251,6 +234,10 @@ export class Authenticator {
 
   sign(claims: { sub: string; aud: string | string[] }): string {
     if (this.key === null) throw new Error(`backend "${this.backend.name}" has no JWT key: set JWT_SECRET`);
+    // A token this server would refuse is never issued: the auth query must return the id as its canonical text.
+    if (!isCanonicalUid(this.backend, claims.sub)) {
+      throw new Error(`backend "${this.backend.name}": the auth query's sub is not the canonical text of a ${this.backend.uidType} user id`);
+    }
     return signToken(this.key, this.tokenSettings, claims);
   }
 

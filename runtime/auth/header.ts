@@ -1,3 +1,5 @@
+import { MAX_AUTHORIZATION_BYTES } from './bounds.js';
+
 /**
  * Parses an Authorization header value (contract §4). Pure: no I/O, no
  * knowledge of backends. Returns undefined for anything malformed, so that the
@@ -14,6 +16,8 @@ const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 export function parseAuthorization(header: string): Credentials | undefined {
+  // Refused before any decoding: a header is latin-1 text, one byte per character.
+  if (header.length > MAX_AUTHORIZATION_BYTES) return undefined;
   const value = header.trim();
   const space = value.indexOf(' ');
   if (space === -1) {

@@ -1,12 +1,15 @@
-import { HttpError } from './errors.js';
+import { HttpError } from '../errors.js';
+import { digestKey } from './keys.js';
 
 /**
  * Failed-login limits (OWASP API2): after `perUser` failed password checks
- * for one user name, or `perAddress` from one client address, within
- * `windowSeconds`, further attempts answer 429 with Retry-After until the
- * window ends, even with the right password. The counters live in this
- * process by default; servers behind one load balancer can share them in the
- * database (LOGIN_COUNTERS=database), so that each does not count alone.
+ * for one user name from one client address, or `perAddress` from one client
+ * address whatever the names, within `windowSeconds`, further attempts from
+ * that address answer 429 with Retry-After until the window ends, even with
+ * the right password. The user signing in from anywhere else is never
+ * stopped: an attacker's failures cannot lock the real user out. The counters
+ * live in this process by default; servers behind one load balancer can
+ * share them in the database (LOGIN_COUNTERS=database).
  */
 export interface LoginLimits {
   perUser: number;
@@ -24,7 +27,7 @@ export interface FailureStore {
   clear(key: string): Promise<void>;
 }
 
-/** Most counters kept in memory; the oldest go first, so a flood of names cannot exhaust it. */
+/** Most counters kept in memory; the oldest go first, so a flood of names cannot exhaust it (about 15 MB). */
 const MAX_COUNTERS = 100_000;
 
 export class MemoryFailureStore implements FailureStore {
@@ -53,17 +56,26 @@ export class MemoryFailureStore implements FailureStore {
   }
 }
 
+/** Counters are keyed by a digest (keys.ts): 43 characters whatever the user name. */
 export const LOGIN_FAILURE_TABLE = `create table if not exists xmlrest_login_failure (
-  counter varchar(255) character set utf8mb4 collate utf8mb4_nopad_bin not null primary key,
+  counter varchar(64) character set ascii collate ascii_bin not null primary key,
   failures int unsigned not null,
   reset_at timestamp(3) not null
 ) engine = InnoDB`;
 
 /** Counters every server of a setup shares, in xmlrest_login_failure (created by `xmlrest db init`). */
 export class DatabaseFailureStore implements FailureStore {
+  private prunedAt = 0;
+
   constructor(private readonly db: { select<Row>(sql: string, values: readonly unknown[]): Promise<Row[]>; write(sql: string, values: readonly unknown[]): Promise<unknown> }) {}
 
   async add(key: string, windowSeconds: number): Promise<{ failures: number; resetAt: number }> {
+    // Counters whose window ended are dead rows: each server clears some, at most once a minute, so that
+    // a flood of names or addresses does not grow the table without end.
+    if (Date.now() - this.prunedAt > 60_000) {
+      this.prunedAt = Date.now();
+      await this.db.write('delete from xmlrest_login_failure where reset_at < now(3) limit 10000', []);
+    }
     // One statement counts, so that two servers counting at once both count; then read what it made.
     await this.db.write(
       `insert into xmlrest_login_failure (counter, failures, reset_at) values (?, 1, now(3) + interval ? second)
@@ -88,10 +100,19 @@ export class DatabaseFailureStore implements FailureStore {
   }
 }
 
+/** One password check: against which user tables, for which user name (when the request named one), from where. */
+export interface LoginAttempt {
+  /** The user tables the name is looked up in (backends reading the same tables count together). */
+  directory: string;
+  user: string | undefined;
+  address: string;
+}
+
 /**
- * Every password check is counted before it runs, in one step that also
- * answers the count, and taken back when it was right: so concurrent guesses
- * cannot all slip between a check and a count.
+ * A password check is counted as a failure only once it failed. To keep
+ * concurrent guesses from all slipping past the limit before any of them has
+ * failed, each check holds its place in the count while it runs (`begin`) and
+ * gives it back when its password was right (`succeeded`).
  */
 export class LoginLimiter {
   constructor(
@@ -99,32 +120,37 @@ export class LoginLimiter {
     private readonly store: FailureStore = new MemoryFailureStore(),
   ) {}
 
-  /** Counts an attempt for this user name (when known) and address; throws 429 past a limit. */
-  async begin(user: string | undefined, address: string): Promise<void> {
-    const [byUser, byAddress] = await Promise.all([
-      user === undefined || this.limits.perUser <= 0 ? undefined : this.store.add(`user\0${user}`, this.limits.windowSeconds),
-      this.limits.perAddress <= 0 ? undefined : this.store.add(`address\0${address}`, this.limits.windowSeconds),
-    ]);
-    const blockedUntil = Math.max(
-      byUser && byUser.failures > this.limits.perUser ? byUser.resetAt : 0,
-      byAddress && byAddress.failures > this.limits.perAddress ? byAddress.resetAt : 0,
-    );
-    const now = Date.now();
-    if (blockedUntil > now) {
-      // A refused attempt checked no password: it is not counted.
-      await Promise.all([
-        byUser ? this.store.subtract(`user\0${user}`) : undefined,
-        byAddress ? this.store.subtract(`address\0${address}`) : undefined,
-      ]);
-      throw new HttpError(429, 'Too many failed logins: try again later', { 'Retry-After': String(Math.ceil((blockedUntil - now) / 1000)) });
+  /** Holds a place for this attempt; throws 429 when its address, or its user name from that address, is over the limit. */
+  async begin(attempt: LoginAttempt): Promise<void> {
+    const { account, address } = this.keys(attempt);
+    // The address first: an address over its limit leaves nothing behind for the names it sends.
+    const byAddress = address === undefined ? undefined : await this.store.add(address, this.limits.windowSeconds);
+    if (byAddress && byAddress.failures > this.limits.perAddress) {
+      await this.store.subtract(address!);
+      throw tooMany(byAddress.resetAt);
+    }
+    const byAccount = account === undefined ? undefined : await this.store.add(account, this.limits.windowSeconds);
+    if (byAccount && byAccount.failures > this.limits.perUser) {
+      // A refused attempt checked no password: its places are given back.
+      await Promise.all([this.store.subtract(account!), address === undefined ? undefined : this.store.subtract(address)]);
+      throw tooMany(byAccount.resetAt);
     }
   }
 
-  /** The attempt was right: the user's count starts over, the address's attempt is taken back. */
-  async succeeded(user: string | undefined, address: string): Promise<void> {
-    await Promise.all([
-      user === undefined || this.limits.perUser <= 0 ? undefined : this.store.clear(`user\0${user}`),
-      this.limits.perAddress <= 0 ? undefined : this.store.subtract(`address\0${address}`),
-    ]);
+  /** The password was right: the user name's count at this address starts over, the address's place is given back. */
+  async succeeded(attempt: LoginAttempt): Promise<void> {
+    const { account, address } = this.keys(attempt);
+    await Promise.all([account === undefined ? undefined : this.store.clear(account), address === undefined ? undefined : this.store.subtract(address)]);
   }
+
+  private keys(attempt: LoginAttempt): { account: string | undefined; address: string | undefined } {
+    return {
+      account: attempt.user === undefined || this.limits.perUser <= 0 ? undefined : digestKey('account', attempt.directory, attempt.user, attempt.address),
+      address: this.limits.perAddress <= 0 ? undefined : digestKey('address', attempt.address),
+    };
+  }
+}
+
+function tooMany(resetAt: number): HttpError {
+  return new HttpError(429, 'Too many failed logins: try again later', { 'Retry-After': String(Math.max(1, Math.ceil((resetAt - Date.now()) / 1000))) });
 }

@@ -1,5 +1,5 @@
 import { inject } from 'vitest';
-import { createApp, createLogger, listen, openDatabase, type Database, type RunningServer } from '../../runtime/index.js';
+import { createLogger, createReloadableApp, listen, openDatabase, type Database, type Revocations, type RunningServer } from '../../runtime/index.js';
 import type { BackendModule } from '../../runtime/types.js';
 
 /** A 32-byte secret made for this test run. */
@@ -8,6 +8,8 @@ export const TEST_SECRET = 'test-secret-0123456789-abcdefghijklmnop';
 export interface TestServer {
   url: string;
   database: Database;
+  /** Reads revocations and user changes now rather than at the next poll. */
+  revocations: Revocations;
   close(): Promise<void>;
 }
 
@@ -29,7 +31,7 @@ export interface TestServerOptions {
 
 export async function startServer(backends: readonly BackendModule[], options: TestServerOptions = {}): Promise<TestServer> {
   const database = openDatabase(inject('databaseUrl'), { statementTimeoutMs: options.statementTimeoutMs });
-  const app = createApp({
+  const { app, revocations } = createReloadableApp({
     backends,
     database,
     jwtSecret: TEST_SECRET,
@@ -48,6 +50,7 @@ export async function startServer(backends: readonly BackendModule[], options: T
   return {
     url: running.url,
     database,
+    revocations,
     close: async () => {
       await running.close();
       await database.end();

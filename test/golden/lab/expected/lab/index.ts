@@ -22,6 +22,7 @@ export const backend: BackendModule = {
   authScheme: 'Bearer',
   authQuery: { sql: AUTH_QUERY_SQL, binds: ['user', 'pass'], passwordColumn: null },
   defaultTables: false,
+  uidType: 'integer',
   tokenLifetime: 60,
   clockSkew: 0,
   rehashPlaintext: false,

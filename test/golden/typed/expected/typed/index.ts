@@ -9,6 +9,7 @@ export const backend: BackendModule = {
   authScheme: null,
   authQuery: null,
   defaultTables: true,
+  uidType: 'integer',
   tokenLifetime: 3600,
   clockSkew: 0,
   rehashPlaintext: false,

@@ -1,0 +1,111 @@
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import mysql from 'mysql2/promise';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { CHROMIUM_ARGS, ensureChromium } from '../scripts/chromium.js';
+import { addUser } from '../scripts/schema.js';
+import { startBuiltServer, type BuiltServer } from './support/built-server.js';
+import { formBody, send } from './support/http.js';
+
+/**
+ * Issue 10, class 7: the console in production. A production install (the
+ * project's files, `npm ci --omit=dev`: no tsx, no TypeScript compiler, no
+ * vite) with the build made beforehand, started exactly as `npm start` does,
+ * driven in headless Chromium: setting and clearing a resource's role works
+ * as under `npm run dev`, a change the generator refuses shows the
+ * generator's own words, and what was set survives a restart.
+ */
+const ROOT = path.resolve('test/.tmp/production');
+let server: BuiltServer;
+let browser: Browser;
+let page: Page;
+
+beforeAll(async () => {
+  rmSync(ROOT, { recursive: true, force: true });
+  mkdirSync(ROOT, { recursive: true });
+  // The project's own files (tracked, or new and not ignored), as a clone would have them; not the tests.
+  const files = execFileSync('git', ['ls-files', '-co', '--exclude-standard'], { encoding: 'utf8' })
+    .split('\n')
+    .filter((file) => file !== '' && !file.startsWith('test/') && existsSync(file));
+  for (const file of files) cpSync(file, path.join(ROOT, file), { recursive: true });
+  execFileSync('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: ROOT, stdio: 'ignore' });
+  for (const tool of ['tsx', 'typescript', 'vite', 'vitest']) expect(existsSync(path.join(ROOT, 'node_modules', tool)), tool).toBe(false);
+  // The build, made where the build tools are (global-setup.ts), copied last so it is newer than its sources.
+  cpSync('dist', path.join(ROOT, 'dist'), { recursive: true });
+
+  const connection = await mysql.createConnection(inject('databaseUrl'));
+  await addUser(connection, 'prod-viewer-1', 'prod-viewer-pw', ['prod-viewer']);
+  await addUser(connection, 'prod-customer-1', 'prod-customer-pw', ['customer']);
+  await connection.end();
+  server = await startBuiltServer({ root: ROOT, entry: 'scripts/start.mjs' });
+  browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+  page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+async function token(user: string, password: string): Promise<string> {
+  const response = await send(`${server.url}/shop/`, { method: 'POST', ...formBody({ auth: 'bearer', userid: user, password }) });
+  expect(response.status).toBe(200);
+  return `Bearer ${(response.json() as { token: string }).token}`;
+}
+const products = async (authorization?: string) => (await send(`${server.url}/shop/v1.0/products`, authorization ? { headers: { authorization } } : {})).status;
+
+describe('the console under npm start, in a production install', () => {
+  it('sets a role on a resource from the browser, and the server enforces it at once', async () => {
+    const viewer = await token('prod-viewer-1', 'prod-viewer-pw');
+    const customer = await token('prod-customer-1', 'prod-customer-pw');
+    expect(await products(customer)).toBe(200);
+    await page.goto(`${server.url}/_console/`);
+    await page.selectOption('#backend', 'shop');
+    await page.fill('#user', 'bob');
+    await page.fill('#password', 'bob-pass');
+    await page.click('button[type=submit]');
+    await page.waitForSelector('[data-testid="resource-products@1.0"]');
+    await page.selectOption('[aria-label="Role for products@1.0"]', 'prod-viewer');
+    await page.click('[data-testid="resource-products@1.0"] button:has-text("Set")');
+    await expect.poll(() => products(customer), { timeout: 15_000, interval: 50 }).toBe(403);
+    expect(await products(viewer)).toBe(200);
+    expect(await products()).toBe(403);
+    await expect.poll(() => page.textContent('[data-testid="resource-products@1.0"] [data-testid=auth-badge]')).toBe('prod-viewer');
+    expect(readFileSync(path.join(ROOT, 'resources/shop/products.xml'), 'utf8')).toContain('auth="prod-viewer"');
+    expect(readFileSync(path.join(ROOT, 'generated/shop/products.ts'), 'utf8')).toContain("await scope.authenticate('prod-viewer');");
+  });
+
+  it("shows the generator's own message when it refuses a change, and logs it at warn", async () => {
+    const before = readFileSync(path.join(ROOT, 'resources/shop/orders.xml'), 'utf8');
+    // orders reads $uid: without auth there is no user, which the generator refuses.
+    await page.click('[data-testid="resource-orders@1.0"] button:has-text("Clear")');
+    await expect.poll(() => page.textContent('[data-testid=message]')).toMatch(/resources\/shop\/orders\.xml:\d+:\d+: step "orders" uses \$uid/);
+    await page.screenshot({ path: 'test/.artifacts/console-production-refused.png', fullPage: true });
+    expect(readFileSync(path.join(ROOT, 'resources/shop/orders.xml'), 'utf8')).toBe(before);
+    const warned = server.logs.find((line) => line.level === 'warn' && line.message === 'console change refused by the generator');
+    expect(warned).toMatchObject({ source: 'resources/shop/orders.xml', errors: [expect.stringMatching(/^resources\/shop\/orders\.xml:\d+:\d+: /), expect.any(String)] });
+    expect(await send(`${server.url}/shop/v1.0/orders`, { headers: { authorization: await token('prod-customer-1', 'prod-customer-pw') } }).then((r) => r.status)).toBe(200);
+  });
+
+  it('keeps the change across a restart: the build holds the regenerated module, and npm start finds it current', async () => {
+    await server.stop();
+    server = await startBuiltServer({ root: ROOT, entry: 'scripts/start.mjs' });
+    expect(await products(await token('prod-customer-1', 'prod-customer-pw'))).toBe(403);
+    expect(await products(await token('prod-viewer-1', 'prod-viewer-pw'))).toBe(200);
+  });
+
+  it('clears the role again', async () => {
+    await page.goto(`${server.url}/_console/`);
+    await page.selectOption('#backend', 'shop');
+    await page.fill('#user', 'bob');
+    await page.fill('#password', 'bob-pass');
+    await page.click('button[type=submit]');
+    await page.waitForSelector('[data-testid="resource-products@1.0"]');
+    await page.click('[data-testid="resource-products@1.0"] button:has-text("Clear")');
+    await expect.poll(() => products(), { timeout: 15_000, interval: 50 }).toBe(200);
+    mkdirSync('test/.artifacts', { recursive: true });
+    await page.screenshot({ path: 'test/.artifacts/console-production.png', fullPage: true });
+  });
+});
