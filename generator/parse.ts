@@ -61,7 +61,7 @@ export function parseXml(file: string, original: string, diagnostics: Diagnostic
   try {
     nodes = parser.parse(text) as OrderedNode[];
   } catch (error) {
-    // The validator passes a few shapes the parser then refuses (found by test/hostile.test.ts).
+    // The validator passes a few shapes the parser then refuses (found by test/unit/hostile.test.ts).
     const where = /line:?\s*(\d+)/i.exec((error as Error).message);
     diagnostics.error(where ? { file, line: Number(where[1]), col: 1 } : lines.at(0), `malformed XML: ${lowerFirst((error as Error).message)}`);
     return undefined;

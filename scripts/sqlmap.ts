@@ -7,7 +7,7 @@ import { ensurePackages, SQLMAP } from './system-packages.js';
  * Runs sqlmap (Debian's package, installed when missing) against a running
  * server's resources on loopback, with valid credentials, one bounded run per
  * target, and reports every parameter it finds injectable. `npm run sqlmap`
- * scans the demo at BASE_URL; test/sqlmap.test.ts scans a server of its own.
+ * scans the demo at BASE_URL; test/integration/sqlmap.test.ts scans a server of its own.
  */
 export interface ScanTarget {
   name: string;

@@ -2,8 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backends } from '../generated/index.js';
-import { basic, form, startServer, type TestServer } from './support/server.js';
+import { backends } from '../../generated/index.js';
+import { basic, form, startServer, type TestServer } from '../support/server.js';
 
 /** Issue 5, transport: HTTPS served by the server itself, a trusted proxy, and credentials refused over plain HTTP. */
 const DIR = 'test/.tmp/tls';

@@ -1,8 +1,8 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backends as demo } from '../generated/index.js';
-import { backends as lab } from './golden/lab/expected/index.js';
-import { startServer, type TestServer } from './support/server.js';
+import { backends as demo } from '../../generated/index.js';
+import { backends as lab } from '../golden/lab/expected/index.js';
+import { startServer, type TestServer } from '../support/server.js';
 
 /** Issue 5: limits that answer 4xx or 503, never a hang or a crash; security headers; CORS off unless configured. */
 let strict: TestServer;

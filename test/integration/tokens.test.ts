@@ -2,10 +2,10 @@ import { createHmac } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { backends as demo } from '../generated/index.js';
-import { createLogger, createReloadableApp, listen, openDatabase, revokeToken, revokeUserTokens, type Database, type ReloadableApp, type RunningServer } from '../runtime/index.js';
-import { createDefaultTables } from '../scripts/schema.js';
-import { decodeJwt } from './support/server.js';
+import { backends as demo } from '../../generated/index.js';
+import { createLogger, createReloadableApp, listen, openDatabase, revokeToken, revokeUserTokens, type Database, type ReloadableApp, type RunningServer } from '../../runtime/index.js';
+import { createDefaultTables } from '../../scripts/schema.js';
+import { decodeJwt } from '../support/server.js';
 
 /**
  * Issue 5, token hygiene and the JWT attack suite: clock-skew leeway, nbf,

@@ -2,10 +2,10 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { generate } from '../generator/index.js';
-import { backends } from '../generated/index.js';
-import { addPlainTextUser, addUser } from '../scripts/schema.js';
-import { basic, form, startServer, type TestServer } from './support/server.js';
+import { generate } from '../../generator/index.js';
+import { backends } from '../../generated/index.js';
+import { addPlainTextUser, addUser } from '../../scripts/schema.js';
+import { basic, form, startServer, type TestServer } from '../support/server.js';
 
 /**
  * Issue 5: xmlrest stores argon2id hashes and the server verifies them;

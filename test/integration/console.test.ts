@@ -4,12 +4,12 @@ import path from 'node:path';
 import mysql from 'mysql2/promise';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { consoleMiddleware } from '../console/server.js';
-import { createLogger, createReloadableApp, listen, openDatabase, type Database, type RunningServer } from '../runtime/index.js';
-import { CHROMIUM_ARGS, ensureChromium } from '../scripts/chromium.js';
-import { ProjectHost } from '../scripts/project-host.js';
-import { addPlainTextUser, addUser } from '../scripts/schema.js';
-import { basic, decodeJwt, TEST_SECRET } from './support/server.js';
+import { consoleMiddleware } from '../../console/server.js';
+import { createLogger, createReloadableApp, listen, openDatabase, type Database, type RunningServer } from '../../runtime/index.js';
+import { CHROMIUM_ARGS, ensureChromium } from '../../scripts/chromium.js';
+import { ProjectHost } from '../../scripts/project-host.js';
+import { addPlainTextUser, addUser } from '../../scripts/schema.js';
+import { basic, decodeJwt, TEST_SECRET } from '../support/server.js';
 
 /**
  * The admin console (issue 4) over a copy of the demo resources (it rewrites

@@ -4,10 +4,10 @@ import path from 'node:path';
 import mysql from 'mysql2/promise';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { CHROMIUM_ARGS, ensureChromium } from '../scripts/chromium.js';
-import { addUser } from '../scripts/schema.js';
-import { startBuiltServer, type BuiltServer } from './support/built-server.js';
-import { formBody, send } from './support/http.js';
+import { CHROMIUM_ARGS, ensureChromium } from '../../scripts/chromium.js';
+import { addUser } from '../../scripts/schema.js';
+import { startBuiltServer, type BuiltServer } from '../support/built-server.js';
+import { formBody, send } from '../support/http.js';
 
 /**
  * Issue 10, class 7: the console in production. A production install (the

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseAuthorization } from '../runtime/auth/header.js';
+import { parseAuthorization } from '../../runtime/auth/header.js';
 
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
 

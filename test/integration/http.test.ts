@@ -1,10 +1,10 @@
 import jwt from 'jsonwebtoken';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { backends as demoBackends } from '../generated/index.js';
-import { addPlainTextUser } from '../scripts/schema.js';
-import { backends as labBackends } from './golden/lab/expected/index.js';
-import { basic, decodeJwt, form, startServer, TEST_SECRET, type TestServer } from './support/server.js';
+import { backends as demoBackends } from '../../generated/index.js';
+import { addPlainTextUser } from '../../scripts/schema.js';
+import { backends as labBackends } from '../golden/lab/expected/index.js';
+import { basic, decodeJwt, form, startServer, TEST_SECRET, type TestServer } from '../support/server.js';
 
 /**
  * Contract §3, §4 and §5 over real HTTP against the real server and MariaDB:

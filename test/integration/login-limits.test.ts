@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backends } from '../generated/index.js';
-import { basic, form, startServer, type TestServer } from './support/server.js';
+import { backends } from '../../generated/index.js';
+import { basic, form, startServer, type TestServer } from '../support/server.js';
 
 /** Issue 5: failed logins are limited per user name and per client address, with Retry-After on 429. */
 let server: TestServer;

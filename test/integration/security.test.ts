@@ -5,11 +5,11 @@ import { connect } from 'node:net';
 import { promisify } from 'node:util';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { loadConfig } from '../runtime/config.js';
-import { addUser } from '../scripts/schema.js';
-import { startBuiltServer, type BuiltServer } from './support/built-server.js';
-import { basicHeader, formBody, send } from './support/http.js';
-import { decodeJwt, TEST_SECRET } from './support/server.js';
+import { loadConfig } from '../../runtime/config.js';
+import { addUser } from '../../scripts/schema.js';
+import { startBuiltServer, type BuiltServer } from '../support/built-server.js';
+import { basicHeader, formBody, send } from '../support/http.js';
+import { decodeJwt, TEST_SECRET } from '../support/server.js';
 
 /**
  * Issue 10: the classes of hole an outside attack found, each tried in its

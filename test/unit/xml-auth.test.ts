@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { setAuthAttribute } from '../console/xml-auth.js';
+import { setAuthAttribute } from '../../console/xml-auth.js';
 
 const FILE = `<?xml version="1.0" encoding="UTF-8"?>
 <!-- A comment with <Resource auth="not-this"> inside -->

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ensurePackages, XMLLINT } from '../scripts/system-packages.js';
+import { ensurePackages, XMLLINT } from '../../scripts/system-packages.js';
 
 /** schema/resource-1.0.xsd, checked with xmllint (Debian libxml2-utils) as an editor would use it. */
 const SCHEMA = 'schema/resource-1.0.xsd';

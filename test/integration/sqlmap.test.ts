@@ -2,10 +2,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { backends as demo } from '../generated/index.js';
-import { demoTargets, scan, type ScanTarget } from '../scripts/sqlmap.js';
-import { backends as lab } from './golden/lab/expected/index.js';
-import { startServer, type TestServer } from './support/server.js';
+import { backends as demo } from '../../generated/index.js';
+import { demoTargets, scan, type ScanTarget } from '../../scripts/sqlmap.js';
+import { backends as lab } from '../golden/lab/expected/index.js';
+import { startServer, type TestServer } from '../support/server.js';
 
 /**
  * Issue 5: sqlmap against every demo resource parameter (and the lab echo),

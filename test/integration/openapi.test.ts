@@ -2,9 +2,9 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { compileErrors, validate } from '@readme/openapi-parser';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backends } from '../generated/index.js';
-import { CHROMIUM_ARGS, ensureChromium } from '../scripts/chromium.js';
-import { startServer, type TestServer } from './support/server.js';
+import { backends } from '../../generated/index.js';
+import { CHROMIUM_ARGS, ensureChromium } from '../../scripts/chromium.js';
+import { startServer, type TestServer } from '../support/server.js';
 
 /** The generated OpenAPI 3.1 document: valid, served, and rendered for a person in a real browser. */
 const document = JSON.parse(readFileSync('generated/openapi.json', 'utf8')) as Record<string, any>;

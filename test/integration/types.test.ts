@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { run } from '../generator/cli.js';
+import { run } from '../../generator/cli.js';
 
 /** Types from the live schema (issue 3): inference, the snapshot, --refresh-types, and the database's errors. */
 const ROOT = 'test/.tmp/types';

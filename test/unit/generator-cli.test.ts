@@ -1,7 +1,7 @@
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { run } from '../generator/cli.js';
+import { run } from '../../generator/cli.js';
 
 /** `npm run generate` on a scratch project: writes only changes, removes stale modules, --check, atomic failure. */
 const ROOT = 'test/.tmp/cli';

@@ -4,10 +4,10 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { run } from '../generator/cli.js';
-import type { BackendModule } from '../runtime/index.js';
-import { addUser } from '../scripts/schema.js';
-import { decodeJwt, startServer, type TestServer } from './support/server.js';
+import { run } from '../../generator/cli.js';
+import type { BackendModule } from '../../runtime/index.js';
+import { addUser } from '../../scripts/schema.js';
+import { decodeJwt, startServer, type TestServer } from '../support/server.js';
 
 /**
  * What README.md tells a new user to write: a backend folder with its

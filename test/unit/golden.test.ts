@@ -2,8 +2,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import path from 'node:path';
 import { Project } from 'ts-morph';
 import { describe, expect, it } from 'vitest';
-import { readSources } from '../generator/cli.js';
-import { generate, type TypeSnapshot } from '../generator/index.js';
+import { readSources } from '../../generator/cli.js';
+import { generate, type TypeSnapshot } from '../../generator/index.js';
 
 /**
  * sqlc-style golden cases: test/golden/<case>/resources/<backend>/*.xml in,
