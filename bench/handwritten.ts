@@ -12,6 +12,7 @@ import Koa from 'koa';
 import bodyParser from 'koa-bodyparser';
 import helmet from 'koa-helmet';
 import mysql from 'mysql2/promise';
+import type { ErrorBody } from '../runtime/contract.js';
 
 const url = new URL(process.env.DATABASE_URL ?? '');
 const pool = mysql.createPool({
@@ -44,17 +45,17 @@ app.use(async (ctx, next) => {
     await next();
     if (ctx.status === 404 && ctx.body === undefined) throw new Failure(404, 'Not found');
   } catch (error) {
+    let body: ErrorBody;
     if (error instanceof Failure) {
-      ctx.status = error.status;
       ctx.set(error.headers);
-      ctx.body = { message: error.message, status: error.status };
+      body = { message: error.message, status: error.status };
     } else if ((error as { status?: number }).status === 400) {
-      ctx.status = 400;
-      ctx.body = { message: 'Malformed request body', status: 400 };
+      body = { message: 'Malformed request body', status: 400 };
     } else {
-      ctx.status = 500;
-      ctx.body = { message: 'Internal error', status: 500 };
+      body = { message: 'Internal error', status: 500 };
     }
+    ctx.status = body.status;
+    ctx.body = body;
   }
 });
 // Security headers, as any careful API sets them (the generated server does the same).

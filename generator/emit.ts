@@ -84,8 +84,12 @@ function emitResource(resource: Resource, file: string, options: EmitOptions): s
     for (const step of operation.steps) {
       if (step.kind === 'sql' && step.statement === 'write' && step.output) runtimeTypes.add('WriteResult');
       if (step.kind === 'execute') {
-        const module = importPath(options, file, step.plugin.builtin ? path.join(options.runtimeDir, step.plugin.module) : step.plugin.module);
-        plugins.set(module, (plugins.get(module) ?? new Set()).add(step.plugin.exportName));
+        // Built-in plug-ins come through the runtime's public entry, like everything else of the runtime.
+        if (step.plugin.builtin) runtimeValues.add(step.plugin.exportName);
+        else {
+          const module = importPath(options, file, step.plugin.module);
+          plugins.set(module, (plugins.get(module) ?? new Set()).add(step.plugin.exportName));
+        }
         for (const arg of step.args) if (arg.bind.kind === 'ref' && arg.bind.target === 'plugin') runtimeValues.add('cell');
       }
       if (step.kind === 'sql') for (const bind of step.binds) if (bind.kind === 'ref' && bind.target === 'plugin') runtimeValues.add('cell');

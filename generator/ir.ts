@@ -3,9 +3,10 @@
  * Params}). emit.ts sees only this, never XML. Paths are project-relative POSIX.
  */
 
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-
+import type { AuthQuery, BackendSettings, HttpMethod, ParamSpec } from '../runtime/contract.js';
 import type { SourceLocation } from './diagnostics.js';
+
+export type { AuthQuery, HttpMethod };
 
 /** What fills one `?` of a statement, or one `Arg` of a plug-in call. */
 export type Bind =
@@ -27,15 +28,8 @@ export interface ResultColumn {
 /** The column a request parameter meets in a statement (sql.ts); `table` null when the text does not say. */
 export type ParamTarget = { kind: 'column'; table: string | null; column: string } | { kind: 'limit' };
 
-/** What a request parameter must be, from the column it meets (types.ts); `any` when not known. */
-export interface ParamType {
-  kind: 'integer' | 'bigint' | 'decimal' | 'number' | 'string' | 'date' | 'datetime' | 'time' | 'enum' | 'any';
-  nullable: boolean;
-  unsigned?: boolean;
-  maxLength?: number;
-  /** Most bytes of UTF-8 (credentials passed to the token generator). */
-  maxBytes?: number;
-  values?: string[];
+/** What a request parameter must be (the runtime's spec), and the column it was read from, for documentation. */
+export interface ParamType extends ParamSpec {
   /** `table.column`, for messages and documentation. */
   column?: string;
 }
@@ -61,7 +55,7 @@ export interface SqlStep {
 
 export interface PluginRef {
   classname: string;
-  /** Path of the TypeScript module: relative to the runtime folder for a built-in, else to the project. */
+  /** Path of the TypeScript module: relative to the runtime folder for a built-in (imported through the runtime's entry), else to the project. */
   module: string;
   exportName: string;
   builtin: boolean;
@@ -106,33 +100,10 @@ export interface Resource {
   operations: Operation[];
 }
 
-export interface AuthQuery {
-  sql: string;
-  binds: ('user' | 'pass')[];
-  /** The column holding the stored password when the server verifies it; null when the SQL compares $pass. */
-  passwordColumn: string | null;
-}
-
-export interface Backend {
-  name: string;
+/** A backend: its settings as the runtime will serve them, where they came from, and its resources. */
+export interface Backend extends BackendSettings {
   /** backend.xml, or null when the folder has none. */
   source: string | null;
-  authScheme: 'Basic' | 'Bearer' | null;
-  authQuery: AuthQuery | null;
-  /** No custom AuthQuery: credentials live in the default usr and usr_role tables. */
-  defaultTables: boolean;
-  /** What a user id is; a token's sub must be its canonical text. */
-  uidType: 'integer' | 'text';
-  tokenLifetime: number;
-  clockSkew: number;
-  /** Replace a plain-text password with its hash on the next successful login. */
-  rehashPlaintext: boolean;
-  /** How long a successful password check is remembered; 0 never. */
-  credentialCacheSeconds: number;
-  issuer: string;
-  iatUnit: 's' | 'ms';
-  consoleRole: string;
-  absentCredentialsStatus: 403 | 401;
   resources: Resource[];
 }
 

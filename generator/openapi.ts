@@ -1,3 +1,4 @@
+import { ERROR_BODY_SCHEMA } from '../runtime/contract.js';
 import type { Backend, Operation, ParamType, Project, Resource, ResultColumn, Step } from './ir.js';
 import { camel } from './names.js';
 
@@ -43,11 +44,7 @@ export function openApiDocument(project: Project): Schema {
     components: {
       securitySchemes,
       schemas: {
-        Error: {
-          type: 'object',
-          required: ['message', 'status'],
-          properties: { message: { type: 'string' }, status: { type: 'integer' }, requestId: { type: 'string', description: 'Only on 500: quote it when reporting the failure.' } },
-        },
+        Error: ERROR_BODY_SCHEMA,
         WriteResult: {
           type: 'object',
           required: ['affectedRows', 'insertId'],

@@ -40,13 +40,6 @@ export function badRequest(message: string): HttpError {
   return new HttpError(400, message);
 }
 
-/** Body of every error response (contract §3, §4). */
-export interface ErrorBody {
-  message: string;
-  status: number;
-  requestId?: string;
-}
-
 /**
  * MariaDB error numbers that are the client's fault, not the server's.
  * https://mariadb.com/kb/en/mariadb-error-code-reference/

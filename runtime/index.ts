@@ -13,11 +13,12 @@ export type {
   RequestScope,
   ResourceModule,
   SqlValue,
-} from './types.js';
+} from './contract.js';
 export type { WriteResult } from './db.js';
 export { Database, openDatabase } from './db.js';
 export { HttpError } from './errors.js';
-export { cell } from './types.js';
+export { cell } from './contract.js';
+export { tokenGenerator, type TokenGeneratorArgs } from './auth/token-b.js';
 export { createApp, createReloadableApp, listen, resourcePath, type ReloadableApp, type RunningServer, type ServerOptions } from './server.js';
 export { createLogger, parseLogLevel, type Logger } from './log.js';
 export { Revocations, revokeToken, revokeUserTokens } from './revocations.js';

@@ -1,5 +1,5 @@
 import { badRequest } from './errors.js';
-import type { ParamSpec, ParamSpecs, ParamValue } from './types.js';
+import type { ParamSpec, ParamSpecs, ParamValue } from './contract.js';
 
 /**
  * Request parameters come from the query string and the body (form-encoded or

@@ -12,13 +12,13 @@ import { MAX_PASSWORD_BYTES, MAX_USER_BYTES } from './auth/bounds.js';
 import { CredentialCache } from './auth/credential-cache.js';
 import { DatabaseFailureStore, LoginLimiter, type LoginLimits } from './auth/limiter.js';
 import type { Database } from './db.js';
-import { badRequest, httpErrorFromDatabase, HttpError, type ErrorBody } from './errors.js';
+import { badRequest, httpErrorFromDatabase, HttpError } from './errors.js';
 import { mountDocs } from './docs.js';
 import { JwtKey } from './jwt.js';
 import { Revocations } from './revocations.js';
 import { createLogger, type Logger } from './log.js';
 import { readParams } from './params.js';
-import type { BackendModule, HttpMethod, Operation, ParamSpecs, ParamValue, PluginContext, Queryable, RequestScope, ResourceModule } from './types.js';
+import type { BackendModule, ErrorBody, HttpMethod, Operation, ParamSpecs, PluginContext, Queryable, RequestScope, ResourceModule } from './contract.js';
 
 export interface ServerOptions {
   backends: readonly BackendModule[];

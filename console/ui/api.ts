@@ -3,6 +3,8 @@
  * memory only (never localStorage or a cookie) and go out as the
  * Authorization header, which no other site can make a browser send.
  */
+import type { ErrorBody } from '../../runtime/contract.js';
+
 export const base = location.pathname.replace(/\/_console\/?.*$/, '');
 
 let authorization = '';
@@ -68,7 +70,7 @@ async function call<T>(method: string, url: string, body?: unknown): Promise<T> 
   if (authorization) headers.authorization = authorization;
   if (body !== undefined) headers['content-type'] = 'application/json';
   const response = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const data = (await response.json().catch(() => ({}))) as { message?: string };
+  const data = (await response.json().catch(() => ({}))) as Partial<ErrorBody>;
   if (!response.ok) throw new ApiError(response.status, data.message ?? `${response.status} ${response.statusText}`);
   return data as T;
 }

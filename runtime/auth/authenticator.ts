@@ -3,7 +3,7 @@ import { forbidden, HttpError } from '../errors.js';
 import { signToken, TokenRejected, verifyToken, type JwtKey, type TokenSettings, type VerifiedToken } from '../jwt.js';
 import { checkPassword, hashPassword } from '../passwords.js';
 import type { Revocations } from '../revocations.js';
-import type { BackendModule } from '../types.js';
+import type { BackendModule } from '../contract.js';
 import { credentialProblem } from './bounds.js';
 import { CredentialCache } from './credential-cache.js';
 import { parseAuthorization } from './header.js';

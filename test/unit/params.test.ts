@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { HttpError } from '../../runtime/errors.js';
 import { readParams } from '../../runtime/params.js';
-import type { ParamSpec } from '../../runtime/types.js';
+import type { ParamSpec } from '../../runtime/contract.js';
 
 const read = (value: unknown, spec: ParamSpec) => readParams<{ p: unknown }>({}, { p: value }, { p: spec }).p;
 const message = (value: unknown, spec: ParamSpec) => {

@@ -1,8 +1,11 @@
 import type { Queryable, SqlValue } from './db.js';
 
 /**
- * The shapes that generated modules export and the server mounts. This file is
- * the whole contract between generated/ and runtime/.
+ * The contract between the generator and the runtime, written once: the
+ * shapes that generated modules export and the server mounts, and the
+ * settings, parameter specs and error body both sides speak of. The
+ * generator's IR (generator/ir.ts) builds on these types; nothing here
+ * knows XML.
  */
 
 /** A request parameter as the client sent it (query string, form or JSON body). */
@@ -25,6 +28,7 @@ export interface ParamSpec {
 export type ParamSpecs = Readonly<Record<string, ParamSpec>>;
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+export const HTTP_METHODS: readonly HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
 /** What a generated handler is handed for one request. */
 export interface RequestScope {
@@ -73,12 +77,15 @@ export interface AuthQuery {
   passwordColumn: string | null;
 }
 
-export interface BackendModule {
+export type AuthSchemeName = 'Basic' | 'Bearer';
+
+/** A backend's settings (backend.xml), as the generator reads them and the runtime serves them. */
+export interface BackendSettings {
   name: string;
-  authScheme: 'Basic' | 'Bearer' | null;
+  authScheme: AuthSchemeName | null;
   /** Basic: returns user_id, role_name. Bearer: returns sub, aud. */
   authQuery: AuthQuery | null;
-  /** Whether credentials are checked against the default usr and usr_role tables (no custom AuthQuery). */
+  /** Whether credentials are checked against the default user tables (no custom AuthQuery). */
   defaultTables: boolean;
   /**
    * What a user id is: `integer` (the default tables') or `text`. A token's `sub` must be exactly the
@@ -97,8 +104,32 @@ export interface BackendModule {
   consoleRole: string;
   /** Status for a protected call with no Authorization header: the seed's 403, or 401 with a challenge. */
   absentCredentialsStatus: 403 | 401;
+}
+
+export interface BackendModule extends BackendSettings {
   resources: readonly ResourceModule[];
 }
+
+/**
+ * Body of every error response (docs/contract.md §3, §4); `requestId` only
+ * on a 500, to quote when reporting it.
+ */
+export interface ErrorBody {
+  message: string;
+  status: number;
+  requestId?: string;
+}
+
+/** The same body as JSON Schema, for the OpenAPI document. */
+export const ERROR_BODY_SCHEMA = {
+  type: 'object',
+  required: ['message', 'status'],
+  properties: {
+    message: { type: 'string' },
+    status: { type: 'integer' },
+    requestId: { type: 'string', description: 'Only on 500: quote it when reporting the failure.' },
+  },
+} as const;
 
 /** What a plug-in (an `Execute` step) may use. */
 export interface PluginContext {
