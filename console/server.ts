@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import Router from '@koa/router';
 import type Koa from 'koa';
@@ -7,14 +7,15 @@ import bodyParser from 'koa-bodyparser';
 import { credentialProblem, MAX_PASSWORD_BYTES } from '../runtime/auth/bounds.js';
 import { HttpError } from '../runtime/errors.js';
 import type { Logger } from '../runtime/log.js';
-import { revokeUserTokens } from '../runtime/revocations.js';
+import { revokeUserTokens } from '../runtime/auth/revocations.js';
 import type { BackendModule, Database, ReloadableApp, ResourceModule } from '../runtime/index.js';
 import { checkRoleName, checkUserName } from './names.js';
+import { consolePage } from './page.js';
 import { setAuthAttribute } from './xml-auth.js';
 import { UserStore } from './store.js';
 
 /**
- * The admin console (contract §6, issue 4) at `{base}/_console/`: the page,
+ * The admin console (docs/contract.md §6) at `{base}/_console/`: the page,
  * and its JSON API under `{base}/_console/api/`. Every API call but the list
  * of backends authenticates with the backend's own scheme and needs the
  * backend's console role, checked here on the server. Credentials travel
@@ -37,7 +38,7 @@ export interface ConsoleOptions {
    * through the very authenticator the API uses, so that a revoked token does not open the console, guesses
    * here count with guesses at the API, and a role change here reaches the API's remembered logins.
    */
-  server: () => Pick<ReloadableApp, 'authenticatorFor' | 'revocations'> | undefined;
+  server: () => Pick<ReloadableApp, 'guardFor' | 'revocations'> | undefined;
   logger?: Logger;
 }
 
@@ -47,7 +48,6 @@ interface State {
 }
 
 const PAGE_SIZE = 50;
-const CSP = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
 
 export function consoleMiddleware(options: ConsoleOptions): Koa.Middleware {
   const prefix = `${options.basePath}/_console`;
@@ -64,7 +64,7 @@ export function consoleMiddleware(options: ConsoleOptions): Koa.Middleware {
   router.use('/b/:backend', async (ctx, next) => {
     const backend = options.backends().find((candidate) => candidate.name === ctx.params.backend);
     if (!backend || backend.authScheme === null) throw new HttpError(404, 'No such backend, or it has no authentication');
-    const auth = options.server()?.authenticatorFor(backend.name);
+    const auth = options.server()?.guardFor(backend.name);
     if (!auth) throw new HttpError(503, 'The server is starting: try again in a moment', { 'Retry-After': '1' });
     // Changes need a header no form and no other site can send: with Basic credentials a browser may
     // remember and resend them by itself, which would otherwise let a cross-site form act as the operator.
@@ -228,21 +228,12 @@ export function consoleMiddleware(options: ConsoleOptions): Koa.Middleware {
     throw new HttpError(404, 'Not found');
   });
 
-  const assets = loadAssets(options.assetsDir);
+  const page = consolePage(prefix, options.assetsDir);
   const routes = router.routes();
   return async (ctx, next) => {
     if (ctx.path !== prefix && !ctx.path.startsWith(`${prefix}/`)) return next();
     if (ctx.path.startsWith(`${prefix}/api/`)) return routes(ctx as never, next);
-    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') throw new HttpError(405, `Method ${ctx.method} not allowed`, { Allow: 'GET, HEAD' });
-    if (ctx.path === prefix) return ctx.redirect(`${prefix}/`);
-    const file = ctx.path === `${prefix}/` ? 'index.html' : ctx.path.slice(prefix.length + 1);
-    const asset = assets.get(file);
-    if (!asset) throw new HttpError(404, 'Not found');
-    ctx.set('Content-Security-Policy', CSP);
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.set('Referrer-Policy', 'no-referrer');
-    ctx.type = asset.type;
-    ctx.body = asset.body;
+    return page(ctx, next);
   };
 
   async function existingUser(id: string): Promise<number> {
@@ -253,9 +244,9 @@ export function consoleMiddleware(options: ConsoleOptions): Koa.Middleware {
 }
 
 /**
- * The console manages the default usr and usr_role tables only. A backend
- * whose AuthQuery reads other tables keeps its users there: writing to
- * usr_role would change nothing it checks.
+ * The console manages the default user tables only. A backend whose
+ * AuthQuery reads other tables keeps its users there: writing to the default
+ * ones would change nothing it checks.
  */
 function manageable(backend: BackendModule): boolean {
   return backend.defaultTables;
@@ -299,23 +290,4 @@ function writeAtomically(file: string, text: string): void {
   const temporary = `${file}.${process.pid}.tmp`;
   writeFileSync(temporary, text);
   renameSync(temporary, file);
-}
-
-const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.svg': 'image/svg+xml' };
-
-function loadAssets(dir: string): Map<string, { type: string; body: Buffer }> {
-  const assets = new Map<string, { type: string; body: Buffer }>();
-  if (!existsSync(path.join(dir, 'index.html'))) {
-    assets.set('index.html', { type: TYPES['.html']!, body: Buffer.from('<!doctype html><title>xmlrest console</title><p>The console is not built: run <code>npm run build</code>.</p>') });
-    return assets;
-  }
-  const walk = (folder: string, prefix: string) => {
-    for (const entry of readdirSync(folder, { withFileTypes: true })) {
-      const full = path.join(folder, entry.name);
-      if (entry.isDirectory()) walk(full, `${prefix}${entry.name}/`);
-      else assets.set(`${prefix}${entry.name}`, { type: TYPES[path.extname(entry.name)] ?? 'application/octet-stream', body: readFileSync(full) });
-    }
-  };
-  walk(dir, '');
-  return assets;
 }

@@ -1,11 +1,16 @@
 import type { Queryable } from '../runtime/index.js';
-import { hashPassword } from '../runtime/passwords.js';
+import { hashPassword } from '../runtime/auth/passwords.js';
+import { DEFAULT_USER_TABLES } from '../runtime/auth/user-tables.js';
 
 /**
- * The console's reads and writes of the default user tables (seed §2.2),
- * and of xmlrest_role, where roles created on the console live until a user
- * holds one or a resource names it.
+ * The console's reads and writes of the default user tables (docs/seed.md
+ * §2.2, named in runtime/auth/user-tables.ts), and of xmlrest_role, where
+ * roles created on the console live until a user holds one or a resource
+ * names it. Rows come back under the default column names, which the
+ * console's API uses whatever the tables call them.
  */
+const { users: USERS, roles: ROLES, userId: ID, userName: NAME, password: PASSWORD, roleName: ROLE } = DEFAULT_USER_TABLES;
+const USER_COLUMNS = `${ID} as user_id, ${NAME} as user_name, created_on`;
 export const ROLE_CATALOG = `create table if not exists xmlrest_role (
   role_name varchar(64) character set utf8mb4 collate utf8mb4_nopad_bin not null primary key,
   created_on timestamp not null default current_timestamp
@@ -36,13 +41,13 @@ export class UserStore {
   async users(after: number, limit: number, prefix: string): Promise<{ users: UserRow[]; next: number | null }> {
     // LIMIT takes a literal: `limit` is a whole number the caller has bounded, never request text.
     const rows = await this.db.select<Omit<UserRow, 'roles'>>(
-      `select user_id, user_name, created_on from usr
-        where user_id > ? and user_name like ? order by user_id limit ${wholeNumber(limit) + 1}`,
+      `select ${USER_COLUMNS} from ${USERS}
+        where ${ID} > ? and ${NAME} like ? order by ${ID} limit ${wholeNumber(limit) + 1}`,
       [after, `${prefix.replace(/[\\%_]/g, '\\$&')}%`],
     );
     const page = rows.slice(0, limit);
     const roles = page.length === 0 ? [] : await this.db.select<{ user_id: number; role_name: string }>(
-      `select user_id, role_name from usr_role where user_id in (${page.map(() => '?').join(', ')}) order by role_name`,
+      `select ${ID} as user_id, ${ROLE} as role_name from ${ROLES} where ${ID} in (${page.map(() => '?').join(', ')}) order by ${ROLE}`,
       page.map((row) => row.user_id),
     );
     return {
@@ -52,32 +57,37 @@ export class UserStore {
   }
 
   async user(id: number): Promise<UserRow | undefined> {
-    const [row] = await this.db.select<Omit<UserRow, 'roles'>>('select user_id, user_name, created_on from usr where user_id = ?', [id]);
+    const [row] = await this.db.select<Omit<UserRow, 'roles'>>(`select ${USER_COLUMNS} from ${USERS} where ${ID} = ?`, [id]);
     if (!row) return undefined;
-    const roles = await this.db.select<{ role_name: string }>('select role_name from usr_role where user_id = ? order by role_name', [id]);
+    const roles = await this.db.select<{ role_name: string }>(`select ${ROLE} as role_name from ${ROLES} where ${ID} = ? order by ${ROLE}`, [id]);
     return { ...row, roles: roles.map((role) => role.role_name) };
   }
 
+  async idOf(name: string): Promise<number | undefined> {
+    const [row] = await this.db.select<{ user_id: number }>(`select ${ID} as user_id from ${USERS} where ${NAME} = ?`, [name]);
+    return row?.user_id;
+  }
+
   async addUser(name: string, password: string): Promise<number> {
-    const result = (await this.db.write('insert into usr (user_name, pass_word) values (?, ?)', [name, await hashPassword(password)])) as { insertId: number };
+    const result = (await this.db.write(`insert into ${USERS} (${NAME}, ${PASSWORD}) values (?, ?)`, [name, await hashPassword(password)])) as { insertId: number };
     return result.insertId;
   }
 
   /** Granting a role the user holds already changes nothing: the unique key keeps one row. */
   async grant(userId: number, role: string): Promise<void> {
-    await this.db.write('insert ignore into usr_role (role_name, user_id) values (?, ?)', [role, userId]);
+    await this.db.write(`insert ignore into ${ROLES} (${ROLE}, ${ID}) values (?, ?)`, [role, userId]);
   }
 
   /** Every server hears of it through the user tables' triggers (scripts/schema.ts). */
   async revoke(userId: number, role: string): Promise<boolean> {
-    const result = (await this.db.write('delete from usr_role where user_id = ? and role_name = ?', [userId, role])) as { affectedRows: number };
+    const result = (await this.db.write(`delete from ${ROLES} where ${ID} = ? and ${ROLE} = ?`, [userId, role])) as { affectedRows: number };
     return result.affectedRows > 0;
   }
 
   /** Roles held by users, with how many hold each, and roles created on the console. */
   async roles(): Promise<Map<string, number>> {
     await this.catalog();
-    const held = await this.db.select<{ role_name: string; holders: number | string }>('select role_name, count(*) as holders from usr_role group by role_name', []);
+    const held = await this.db.select<{ role_name: string; holders: number | string }>(`select ${ROLE} as role_name, count(*) as holders from ${ROLES} group by ${ROLE}`, []);
     const created = await this.db.select<{ role_name: string }>('select role_name from xmlrest_role', []);
     const roles = new Map<string, number>(created.map((row) => [row.role_name, 0]));
     for (const row of held) roles.set(row.role_name, Number(row.holders));
@@ -91,8 +101,8 @@ export class UserStore {
 
   async holders(role: string, after: number, limit: number): Promise<{ users: { user_id: number; user_name: string }[]; next: number | null }> {
     const rows = await this.db.select<{ user_id: number; user_name: string }>(
-      `select u.user_id, u.user_name from usr_role r inner join usr u on u.user_id = r.user_id
-        where r.role_name = ? and u.user_id > ? order by u.user_id limit ${wholeNumber(limit) + 1}`,
+      `select u.${ID} as user_id, u.${NAME} as user_name from ${ROLES} r inner join ${USERS} u on u.${ID} = r.${ID}
+        where r.${ROLE} = ? and u.${ID} > ? order by u.${ID} limit ${wholeNumber(limit) + 1}`,
       [role, after],
     );
     return { users: rows.slice(0, limit), next: rows.length > limit ? rows[limit - 1]!.user_id : null };

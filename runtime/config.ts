@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseLogLevel, type LogLevel } from './log.js';
 
-/** Server settings from the environment (contract §1); a `.env` file may supply them. */
+/** Server settings from the environment (docs/contract.md §1); a `.env` file may supply them. */
 export interface ServerConfig {
   databaseUrl: string;
   jwtSecret: string | undefined;

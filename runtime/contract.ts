@@ -35,7 +35,7 @@ export interface RequestScope {
   /**
    * The role guard: authenticates the Authorization header against the
    * backend and checks that the user holds `role`. Returns `$uid`.
-   * Throws 403 or 401 per contract §4.
+   * Throws 403 or 401 per docs/contract.md §4.
    */
   authenticate(role: string): Promise<string>;
   /**
@@ -77,7 +77,9 @@ export interface AuthQuery {
   passwordColumn: string | null;
 }
 
-export type AuthSchemeName = 'Basic' | 'Bearer';
+/** The authentication schemes a backend may name in `auth_scheme` (each one a module under runtime/auth/). */
+export const AUTH_SCHEMES = ['Basic', 'Bearer'] as const;
+export type AuthSchemeName = (typeof AUTH_SCHEMES)[number];
 
 /** A backend's settings (backend.xml), as the generator reads them and the runtime serves them. */
 export interface BackendSettings {
@@ -163,7 +165,7 @@ export type { Queryable, SqlValue };
 
 /**
  * `$[step][row].column` on a plug-in step's result: reads it as rows of
- * objects; anything else, or a missing row, reads as null (contract §2).
+ * objects; anything else, or a missing row, reads as null (docs/contract.md §2).
  */
 export function cell(result: unknown, row: number, column: string): unknown {
   if (!Array.isArray(result)) return null;

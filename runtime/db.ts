@@ -7,7 +7,7 @@ import mysql from 'mysql2/promise';
  */
 export type SqlValue = unknown;
 
-/** What a write statement reports (contract §3). */
+/** What a write statement reports (docs/contract.md §3). */
 export interface WriteResult {
   affectedRows: number;
   /** null when the statement generated no id. */

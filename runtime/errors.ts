@@ -1,7 +1,11 @@
+import type Koa from 'koa';
+import type { ErrorBody } from './contract.js';
+import type { Logger } from './log.js';
+
 /**
- * Every failure a client may see is an HttpError; the server turns it into
- * `{"message", "status"}` JSON in one place (server.ts). Anything else that
- * escapes a handler is a 500 whose details go to the log only.
+ * Every failure a client may see is an HttpError; `errorResponses` turns it
+ * into `{"message", "status"}` JSON in one place. Anything else that escapes
+ * a handler is a 500 whose details go to the log only.
  */
 const BRAND = Symbol.for('xmlrest.HttpError');
 
@@ -82,4 +86,38 @@ export function httpErrorFromDatabase(error: unknown): HttpError | undefined {
   if (errno === 1969 || errno === 3024) return new HttpError(503, 'The database took too long to answer', { 'Retry-After': '1' });
   if (REJECTED_VALUE_ERRNOS.has(errno)) return new HttpError(400, 'A value was rejected by the database: check the parameters');
   return undefined;
+}
+
+/** Errors raised by koa-bodyparser and Koa itself carry a 4xx status. */
+function clientErrorFromKoa(error: unknown): HttpError | undefined {
+  const status = (error as { status?: unknown; statusCode?: unknown } | null)?.status;
+  if (typeof status !== 'number' || status < 400 || status >= 500) return undefined;
+  if (status === 413) return new HttpError(413, 'Request body too large');
+  if (status === 415) return new HttpError(415, 'Unsupported body type: send JSON or form-encoded');
+  if (status === 400) return new HttpError(400, 'Malformed request body');
+  return new HttpError(status, (error as Error).message);
+}
+
+/** The one place where failures become JSON bodies (docs/contract.md §3). */
+export function errorResponses(logger: Logger): Koa.Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } catch (error) {
+      const known = error instanceof HttpError ? error : (httpErrorFromDatabase(error) ?? clientErrorFromKoa(error));
+      let body: ErrorBody;
+      if (known) {
+        ctx.set(known.headers);
+        body = { message: known.message, status: known.status };
+      } else {
+        const requestId = String(ctx.state.requestId);
+        // The SQL and the driver's text go to the log only, never to the client.
+        const detail = error as { message?: unknown; code?: unknown; sql?: unknown; stack?: unknown };
+        logger.error('request failed', { requestId, method: ctx.method, path: ctx.path, error: String(detail.message ?? error), code: detail.code, sql: detail.sql, stack: detail.stack });
+        body = { message: 'Internal error', status: 500, requestId };
+      }
+      ctx.status = body.status;
+      ctx.body = body;
+    }
+  };
 }

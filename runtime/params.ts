@@ -3,7 +3,7 @@ import type { ParamSpec, ParamSpecs, ParamValue } from './contract.js';
 
 /**
  * Request parameters come from the query string and the body (form-encoded or
- * JSON); the body wins (contract §2). Only scalars are parameters: an object,
+ * JSON); the body wins (docs/contract.md §2). Only scalars are parameters: an object,
  * an array or a repeated query key is a 400, never silently flattened. Each is
  * then checked against its spec and converted to what the column takes.
  */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { run } from '../generator/cli.js';
@@ -11,13 +11,14 @@ import type { BackendModule, ReloadableApp } from '../runtime/index.js';
  * dev` on every change, the console when it sets a resource's role. One
  * regeneration at a time; each ends by swapping the new routes in.
  *
- * How a regenerated module is loaded depends on how the server runs:
- * - from its build (`npm start`, `npm run demo`, a production install), the
- *   module is compiled to JavaScript beside the build's own copy in
- *   `dist/generated/` (so a restart serves it too) and imported as such: it
- *   imports the very runtime modules the server runs, and no TypeScript
- *   loader is needed;
- * - from source under tsx (`npm run dev`, tests), through tsx.
+ * A regenerated module is compiled to JavaScript (TypeScript's transpiler,
+ * which the generator brings) and imported as a module of its own, each
+ * version under its own URL, importing the very runtime modules the server
+ * runs. From the build (`npm start`, `npm run demo`, a production install)
+ * the compiled module replaces the build's own copy in `dist/generated/`, so
+ * that a restart serves it too; from source (`npm run dev`, tests) it is
+ * imported from memory through tsx, with its relative imports made absolute.
+ * Nothing is written into generated/ but what the generator writes.
  */
 export interface ProjectHostOptions {
   /** The project folder holding resources/ and generated/. */
@@ -115,42 +116,32 @@ export class ProjectHost {
     const text = readFileSync(file, 'utf8');
     const version = createHash('sha1').update(text).digest('hex').slice(0, 12);
     const key = `${file}#${version}`;
-    if (!this.imported.has(key)) this.imported.set(key, await (this.options.buildDir ? this.importCompiled(file, text, version) : importThroughTsx(file, text, version)));
+    if (!this.imported.has(key)) this.imported.set(key, await this.importCompiled(file, text, version));
     return this.imported.get(key) as T;
   }
 
-  /**
-   * Compiles the module to JavaScript at its place in the build, then imports
-   * that file; the query string makes each version a module of its own.
-   */
   private async importCompiled(file: string, text: string, version: string): Promise<unknown> {
     const { ts } = await import('ts-morph');
     const relative = path.relative(this.options.root, file);
-    const target = path.join(this.options.buildDir!, relative.replace(/\.ts$/, '.js'));
     const { outputText } = ts.transpileModule(text, {
       fileName: relative,
       compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true },
     });
-    writeIfChanged(target, outputText);
-    return import(`${pathToFileURL(target).href}?v=${version}`);
+    if (this.options.buildDir) {
+      const target = path.join(this.options.buildDir, relative.replace(/\.ts$/, '.js'));
+      writeIfChanged(target, outputText);
+      return import(`${pathToFileURL(target).href}?v=${version}`);
+    }
+    // From memory: a data: URL resolves no relative import, so each becomes the absolute URL it names; tsx
+    // (a dev dependency, as running from source is) resolves those to the TypeScript sources.
+    const absolute = outputText.replace(RELATIVE_IMPORT, (_match, head: string, quote: string, specifier: string) => `${head}${quote}${pathToFileURL(path.resolve(path.dirname(file), specifier)).href}${quote}`);
+    const { tsImport } = await import('tsx/esm/api');
+    return tsImport(`data:text/javascript;base64,${Buffer.from(absolute).toString('base64')}`, import.meta.url);
   }
 }
 
-/**
- * tsx caches a module's compiled text by its path, query string or not, so
- * a changed module is imported through a copy beside it (same folder, same
- * relative imports) named by its content; the copy is removed at once.
- */
-async function importThroughTsx(file: string, text: string, version: string): Promise<unknown> {
-  const { tsImport } = await import('tsx/esm/api');
-  const copy = path.join(path.dirname(file), `.host-${version}-${path.basename(file)}`);
-  writeFileSync(copy, text);
-  try {
-    return await tsImport(pathToFileURL(path.resolve(copy)).href, import.meta.url);
-  } finally {
-    rmSync(copy, { force: true });
-  }
-}
+/** `from './x.js'` and `import('./x.js')`: the relative specifiers of compiled JavaScript. */
+const RELATIVE_IMPORT = /(from\s+|import\s*\(\s*)(['"])(\.{1,2}\/[^'"]+)\2/g;
 
 function writeIfChanged(file: string, text: string): void {
   if (existsSync(file) && readFileSync(file, 'utf8') === text) return;

@@ -1,31 +1,35 @@
 import { readFileSync } from 'node:fs';
 import mysql, { type Connection } from 'mysql2/promise';
-import { ROLE_CATALOG } from '../console/store.js';
+import { ROLE_CATALOG, UserStore } from '../console/store.js';
 import { LOGIN_FAILURE_TABLE } from '../runtime/auth/limiter.js';
-import { hashPassword } from '../runtime/passwords.js';
-import { REVOCATION_TABLES } from '../runtime/revocations.js';
+import { hashPassword } from '../runtime/auth/passwords.js';
+import { REVOCATION_TABLES } from '../runtime/auth/revocations.js';
+import { DEFAULT_USER_TABLES } from '../runtime/auth/user-tables.js';
+
+const { users: USERS, roles: ROLES, userId: ID, userName: NAME, password: PASSWORD, roleName: ROLE } = DEFAULT_USER_TABLES;
 
 /**
- * The default user and role tables (seed §2.2). Names and passwords compare
- * byte for byte (utf8mb4_nopad_bin): a case-insensitive or PAD SPACE collation
- * would let `Secret` or `secret ` match the password `secret`.
+ * The default user and role tables (docs/seed.md §2.2, named in
+ * runtime/auth/user-tables.ts). Names and passwords compare byte for byte
+ * (utf8mb4_nopad_bin): a case-insensitive or PAD SPACE collation would let
+ * `Secret` or `secret ` match the password `secret`.
  */
 export const DEFAULT_TABLES = [
-  `create table if not exists usr (
-    user_id int unsigned not null auto_increment primary key,
-    user_name varchar(190) character set utf8mb4 collate utf8mb4_nopad_bin not null,
-    pass_word varchar(255) character set utf8mb4 collate utf8mb4_nopad_bin not null,
+  `create table if not exists ${USERS} (
+    ${ID} int unsigned not null auto_increment primary key,
+    ${NAME} varchar(190) character set utf8mb4 collate utf8mb4_nopad_bin not null,
+    ${PASSWORD} varchar(255) character set utf8mb4 collate utf8mb4_nopad_bin not null,
     created_on timestamp not null default current_timestamp,
-    unique key usr_user_name (user_name)
+    unique key ${USERS}_${NAME} (${NAME})
   ) engine = InnoDB default charset = utf8mb4`,
-  `create table if not exists usr_role (
+  `create table if not exists ${ROLES} (
     id int unsigned not null auto_increment primary key,
-    role_name varchar(64) character set utf8mb4 collate utf8mb4_nopad_bin not null,
-    user_id int unsigned not null,
+    ${ROLE} varchar(64) character set utf8mb4 collate utf8mb4_nopad_bin not null,
+    ${ID} int unsigned not null,
     created_on timestamp not null default current_timestamp,
-    unique key usr_role_user_role (user_id, role_name),
-    key usr_role_role (role_name),
-    constraint usr_role_user foreign key (user_id) references usr (user_id) on delete cascade
+    unique key ${ROLES}_user_role (${ID}, ${ROLE}),
+    key ${ROLES}_role (${ROLE}),
+    constraint ${ROLES}_user foreign key (${ID}) references ${USERS} (${ID}) on delete cascade
   ) engine = InnoDB default charset = utf8mb4`,
 ];
 
@@ -43,28 +47,28 @@ const CHANGED = (user: string) => `insert into xmlrest_user_change (user_id) val
 const REVOKED = (user: string) => `insert into xmlrest_revoked_user (backend, sub, revoked_before) values ('*', cast(${user} as char), now())
       on duplicate key update revoked_before = now();`;
 export const DEFAULT_TABLE_TRIGGERS: Record<string, string> = {
-  xmlrest_usr_role_insert: `after insert on usr_role for each row begin
-    ${CHANGED('new.user_id')}
+  [`xmlrest_${ROLES}_insert`]: `after insert on ${ROLES} for each row begin
+    ${CHANGED(`new.${ID}`)}
   end`,
-  xmlrest_usr_role_update: `after update on usr_role for each row begin
-    ${REVOKED('old.user_id')}
-    ${CHANGED('old.user_id')}
-    if new.user_id <> old.user_id then
-      ${CHANGED('new.user_id')}
+  [`xmlrest_${ROLES}_update`]: `after update on ${ROLES} for each row begin
+    ${REVOKED(`old.${ID}`)}
+    ${CHANGED(`old.${ID}`)}
+    if new.${ID} <> old.${ID} then
+      ${CHANGED(`new.${ID}`)}
     end if;
   end`,
-  xmlrest_usr_role_delete: `after delete on usr_role for each row begin
-    ${REVOKED('old.user_id')}
-    ${CHANGED('old.user_id')}
+  [`xmlrest_${ROLES}_delete`]: `after delete on ${ROLES} for each row begin
+    ${REVOKED(`old.${ID}`)}
+    ${CHANGED(`old.${ID}`)}
   end`,
-  xmlrest_usr_update: `after update on usr for each row begin
-    if new.pass_word <> old.pass_word or new.user_name <> old.user_name or new.user_id <> old.user_id then
-      ${CHANGED('old.user_id')}
+  [`xmlrest_${USERS}_update`]: `after update on ${USERS} for each row begin
+    if new.${PASSWORD} <> old.${PASSWORD} or new.${NAME} <> old.${NAME} or new.${ID} <> old.${ID} then
+      ${CHANGED(`old.${ID}`)}
     end if;
   end`,
-  xmlrest_usr_delete: `after delete on usr for each row begin
-    ${REVOKED('old.user_id')}
-    ${CHANGED('old.user_id')}
+  [`xmlrest_${USERS}_delete`]: `after delete on ${USERS} for each row begin
+    ${REVOKED(`old.${ID}`)}
+    ${CHANGED(`old.${ID}`)}
   end`,
 };
 
@@ -85,15 +89,15 @@ export async function createDemoDatabase(url: string): Promise<void> {
     for (const user of DEMO_USERS) {
       // Hashed like everyone else's (argon2id). A user already there keeps its row; a demo database made
       // before the demo hashed its passwords gets the hash in place of the plain text.
-      const [found] = await connection.execute('select pass_word from usr where user_id = ?', [user.id]);
-      const existing = (found as { pass_word: string }[])[0];
+      const [found] = await connection.execute(`select ${PASSWORD} as stored from ${USERS} where ${ID} = ?`, [user.id]);
+      const existing = (found as { stored: string }[])[0];
       if (existing !== undefined) {
-        if (existing.pass_word === `${user.name}-pass`) {
-          await connection.execute('update usr set pass_word = ? where user_id = ?', [await hashPassword(existing.pass_word), user.id]);
+        if (existing.stored === `${user.name}-pass`) {
+          await connection.execute(`update ${USERS} set ${PASSWORD} = ? where ${ID} = ?`, [await hashPassword(existing.stored), user.id]);
         }
         continue;
       }
-      await connection.execute('insert into usr (user_id, user_name, pass_word) values (?, ?, ?)', [user.id, user.name, await hashPassword(`${user.name}-pass`)]);
+      await connection.execute(`insert into ${USERS} (${ID}, ${NAME}, ${PASSWORD}) values (?, ?, ?)`, [user.id, user.name, await hashPassword(`${user.name}-pass`)]);
       for (const role of user.roles) await grantRole(connection, user.id, role);
     }
   } finally {
@@ -114,14 +118,26 @@ export async function createDefaultTables(connection: Connection): Promise<void>
   }
 }
 
-/** Creates a user with roles; returns the new user id. */
+/** The default user tables through a mysql2 connection: the same store the console uses. */
+function storeOn(connection: Connection): UserStore {
+  return new UserStore({
+    select: async <Row>(sql: string, values: readonly unknown[]) => (await connection.execute(sql, values as never[]))[0] as Row[],
+    write: async (sql: string, values: readonly unknown[]) => {
+      const [header] = await connection.execute(sql, values as never[]);
+      const { affectedRows, insertId } = header as { affectedRows: number; insertId: number };
+      return { affectedRows, insertId: insertId === 0 ? null : insertId };
+    },
+  });
+}
+
+/** Creates a user with roles, in one transaction; returns the new user id. */
 export async function addUser(connection: Connection, name: string, password: string, roles: readonly string[]): Promise<number> {
   await connection.beginTransaction();
   try {
-    // Never plain text: an argon2id hash, which the server verifies (runtime/passwords.ts).
-    const [result] = await connection.execute('insert into usr (user_name, pass_word) values (?, ?)', [name, await hashPassword(password)]);
-    const userId = (result as { insertId: number }).insertId;
-    for (const role of roles) await grantRole(connection, userId, role);
+    const store = storeOn(connection);
+    // Never plain text: an argon2id hash, which the server verifies (runtime/auth/passwords.ts).
+    const userId = await store.addUser(name, password);
+    for (const role of roles) await store.grant(userId, role);
     await connection.commit();
     return userId;
   } catch (error) {
@@ -136,24 +152,22 @@ export async function addUser(connection: Connection, name: string, password: st
  * SQL; xmlrest itself never writes one.
  */
 export async function addPlainTextUser(connection: Connection, name: string, password: string, roles: readonly string[]): Promise<number> {
-  const [result] = await connection.execute('insert into usr (user_name, pass_word) values (?, ?)', [name, password]);
+  const [result] = await connection.execute(`insert into ${USERS} (${NAME}, ${PASSWORD}) values (?, ?)`, [name, password]);
   const userId = (result as { insertId: number }).insertId;
   for (const role of roles) await grantRole(connection, userId, role);
   return userId;
 }
 
 /** Granting a role the user holds already changes nothing (the unique key keeps one row). */
-export async function grantRole(connection: Connection, userId: number, role: string): Promise<void> {
-  await connection.execute('insert ignore into usr_role (role_name, user_id) values (?, ?)', [role, userId]);
+export function grantRole(connection: Connection, userId: number, role: string): Promise<void> {
+  return storeOn(connection).grant(userId, role);
 }
 
 /** Running servers end the user's tokens and remembered logins within their poll (the triggers above). */
 export async function revokeRole(connection: Connection, userId: number, role: string): Promise<number> {
-  const [result] = await connection.execute('delete from usr_role where user_id = ? and role_name = ?', [userId, role]);
-  return (result as { affectedRows: number }).affectedRows;
+  return (await storeOn(connection).revoke(userId, role)) ? 1 : 0;
 }
 
-export async function userIdOf(connection: Connection, name: string): Promise<number | undefined> {
-  const [rows] = await connection.execute('select user_id from usr where user_name = ?', [name]);
-  return (rows as { user_id: number }[])[0]?.user_id;
+export function userIdOf(connection: Connection, name: string): Promise<number | undefined> {
+  return storeOn(connection).idOf(name);
 }

@@ -3,7 +3,7 @@ import mysql from 'mysql2/promise';
 import { databaseUrlFromEnvironment, run as generate } from '../generator/cli.js';
 import { checkRoleName, checkUserName } from '../console/names.js';
 import { credentialProblem, MAX_PASSWORD_BYTES } from '../runtime/auth/bounds.js';
-import { revokeToken, revokeUserTokens } from '../runtime/revocations.js';
+import { revokeToken, revokeUserTokens } from '../runtime/auth/revocations.js';
 import { addUser, createDefaultTables, createDemoDatabase, grantRole, revokeRole, userIdOf } from './schema.js';
 
 const USAGE = `usage:

@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
 
 /**
- * The benchmark's smoke run (issue 6): every server of `npm run bench` (the
+ * The benchmark's smoke run: every server of `npm run bench` (the
  * generated one, the hand-written baseline, the raw node:http ceiling, Koa
  * hello-world) answers every scenario correctly. It asserts no speed.
  */

@@ -10,7 +10,7 @@ import { startBuiltServer, type BuiltServer } from '../support/built-server.js';
 import { formBody, send } from '../support/http.js';
 
 /**
- * Issue 10, class 7: the console in production. A production install (the
+ * The console in production. A production install (the
  * project's files, `npm ci --omit=dev`: no tsx, no TypeScript compiler, no
  * vite) with the build made beforehand, started exactly as `npm start` does,
  * driven in headless Chromium: setting and clearing a resource's role works

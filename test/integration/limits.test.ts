@@ -4,7 +4,7 @@ import { backends as demo } from '../../generated/index.js';
 import { backends as lab } from '../golden/lab/expected/index.js';
 import { startServer, type TestServer } from '../support/server.js';
 
-/** Issue 5: limits that answer 4xx or 503, never a hang or a crash; security headers; CORS off unless configured. */
+/** Limits that answer 4xx or 503, never a hang or a crash; security headers; CORS off unless configured. */
 let strict: TestServer;
 let plain: TestServer;
 

@@ -8,7 +8,7 @@ import { addPlainTextUser, addUser } from '../../scripts/schema.js';
 import { basic, form, startServer, type TestServer } from '../support/server.js';
 
 /**
- * Issue 5: xmlrest stores argon2id hashes and the server verifies them;
+ * xmlrest stores argon2id hashes and the server verifies them;
  * plain-text rows from before still log in (in constant time) and can be
  * upgraded; successful checks are remembered briefly, keyed by an HMAC.
  */

@@ -12,7 +12,7 @@ import { basicHeader, formBody, send } from '../support/http.js';
 import { decodeJwt, TEST_SECRET } from '../support/server.js';
 
 /**
- * Issue 10: the classes of hole an outside attack found, each tried in its
+ * The classes of hole an outside attack found, each tried in its
  * variants over real HTTP against the built server (`npm start`'s entry).
  */
 let connection: mysql.Connection;
@@ -191,7 +191,7 @@ describe('3. role changes reach every token and cache', () => {
   /**
    * Signs `name` in everywhere: a shape A token on shop, and a remembered Basic login on staff. The users
    * keep a role they do not lose (guest): with none at all, the default auth query finds no row, and the
-   * right password answers as a wrong one (contract §8).
+   * right password answers as a wrong one (docs/contract.md §8).
    */
   async function signedIn(name: string): Promise<{ bearer: string; basic: string }> {
     const token = (await shapeA(first.url, name, `${name}-pw`)).json() as { token: string };

@@ -8,7 +8,7 @@ import { backends as lab } from '../golden/lab/expected/index.js';
 import { startServer, type TestServer } from '../support/server.js';
 
 /**
- * Issue 5: sqlmap against every demo resource parameter (and the lab echo),
+ * sqlmap against every demo resource parameter (and the lab echo),
  * with valid credentials, on loopback; any injectable parameter fails the
  * test. The login limits are off for this server: sqlmap's wrong guesses at
  * the token endpoints would otherwise be answered 429 and prove nothing.

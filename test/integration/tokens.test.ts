@@ -8,7 +8,7 @@ import { createDefaultTables } from '../../scripts/schema.js';
 import { decodeJwt } from '../support/server.js';
 
 /**
- * Issue 5, token hygiene and the JWT attack suite: clock-skew leeway, nbf,
+ * Token hygiene and the JWT attack suite: clock-skew leeway, nbf,
  * key rotation by kid, revocation by jti and by user (kept in the database),
  * and the tokens an attacker would try.
  */

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../../generated/index.js';
 import { basic, form, startServer, type TestServer } from '../support/server.js';
 
-/** Issue 5, transport: HTTPS served by the server itself, a trusted proxy, and credentials refused over plain HTTP. */
+/** Transport: HTTPS served by the server itself, a trusted proxy, and credentials refused over plain HTTP. */
 const DIR = 'test/.tmp/tls';
 let tls: { cert: string; key: string };
 let secure: TestServer;

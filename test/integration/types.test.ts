@@ -4,7 +4,7 @@ import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { run } from '../../generator/cli.js';
 
-/** Types from the live schema (issue 3): inference, the snapshot, --refresh-types, and the database's errors. */
+/** Types from the live schema: inference, the snapshot, --refresh-types, and the database's errors. */
 const ROOT = 'test/.tmp/types';
 const RESOURCE = path.join(ROOT, 'resources/probe/gadgets.xml');
 let lines: string[] = [];

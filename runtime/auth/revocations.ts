@@ -1,6 +1,6 @@
-import type { Queryable } from './db.js';
+import type { Queryable } from '../db.js';
 import type { VerifiedToken } from './jwt.js';
-import type { Logger } from './log.js';
+import type { Logger } from '../log.js';
 
 /**
  * Revoked tokens, kept in the database so that every server instance sees

@@ -2,7 +2,7 @@ import { createSecretKey, randomUUID, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 
 /**
- * HS256 tokens per contract §5. The secret is turned into a KeyObject once:
+ * HS256 tokens per docs/contract.md §5. The secret is turned into a KeyObject once:
  * jsonwebtoken verifies about 40x faster with a KeyObject than with a string,
  * which it would otherwise re-import on every call.
  */

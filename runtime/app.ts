@@ -1,0 +1,140 @@
+import cors from '@koa/cors';
+import Koa from 'koa';
+import helmet from 'koa-helmet';
+import { CredentialCache } from './auth/credential-cache.js';
+import { Guard } from './auth/guard.js';
+import { JwtKey } from './auth/jwt.js';
+import { DatabaseFailureStore, LoginLimiter, type LoginLimits } from './auth/limiter.js';
+import { Revocations } from './auth/revocations.js';
+import { refuseInsecureCredentials } from './auth/transport.js';
+import { bodyReader } from './body.js';
+import type { BackendModule } from './contract.js';
+import type { Database } from './db.js';
+import { errorResponses } from './errors.js';
+import { STOPPED } from './listen.js';
+import { createLogger, type Logger } from './log.js';
+import { requestLog } from './request-log.js';
+import { buildRoutes, type Routes } from './routes.js';
+
+export interface ServerOptions {
+  backends: readonly BackendModule[];
+  database: Database;
+  /** Required when any backend uses Bearer tokens; at least 32 bytes. */
+  jwtSecret?: string | undefined;
+  /** Prefix of every path, such as `/api`. */
+  basePath?: string | undefined;
+  /** The generated OpenAPI document; when given, served with an API reference page. */
+  openapi?: object | undefined;
+  /** More middleware, run before the generated routes and kept across reloads (the admin console). */
+  middleware?: readonly Koa.Middleware[];
+  logger?: Logger;
+  /** Origins allowed to call from a browser (CORS); none by default, which leaves CORS off. */
+  corsOrigins?: readonly string[];
+  /** Most query-string and body fields one request may carry; default 100. */
+  maxParams?: number;
+  /** How often to read token revocations from the database; default 5 s, 0 never. */
+  revocationPollMs?: number;
+  /** Failed-login limits; default 10 per user name from one address and 50 per address in 5 minutes. */
+  loginLimits?: LoginLimits;
+  /** Where failure counts live: this process (default), or the database, shared by every server. */
+  loginCounters?: 'memory' | 'database';
+  /** Trust X-Forwarded-For and X-Forwarded-Proto: only behind a proxy that sets them. */
+  trustProxy?: boolean;
+  /** How many trusted proxies append to X-Forwarded-For; default 1. */
+  proxyHops?: number;
+  /** Refuse credentials sent over plain HTTP from anywhere but loopback. */
+  requireTlsForCredentials?: boolean;
+}
+
+export interface ReloadableApp {
+  app: Koa;
+  /** Read again now, rather than at the next poll (after a revocation made here). */
+  revocations: Revocations;
+  /** The guard of a backend served now, shared with other doors to the same users (the console). */
+  guardFor(backend: string): Guard | undefined;
+  /** Stops the revocation poll (the HTTP server is closed by whoever listens). */
+  close(): void;
+  /**
+   * Swaps in new backends (and OpenAPI document) for the requests that start
+   * from now on; requests already running finish on the routes they began with.
+   */
+  reload(backends: readonly BackendModule[], openapi?: object): void;
+}
+
+export function createApp(options: ServerOptions): Koa {
+  return createReloadableApp(options).app;
+}
+
+/**
+ * The server: security headers, CORS, the transport rule, then the console
+ * (or other middleware), then the generated routes, which can be replaced
+ * while it runs (`npm run dev`, the console).
+ */
+export function createReloadableApp(options: ServerOptions): ReloadableApp {
+  const logger = options.logger ?? createLogger();
+  const basePath = normaliseBasePath(options.basePath);
+  // Made when a Bearer backend first needs it: a short or missing secret refuses to start
+  // (or to reload) rather than serve forgeable tokens.
+  let key: JwtKey | null = null;
+  const keyFor = (backend: BackendModule) => (backend.authScheme === 'Bearer' ? (key ??= new JwtKey(options.jwtSecret ?? '')) : key);
+  // One cache and one limiter for the server's life, shared by every backend: reloading routes must not
+  // reset the count of failed logins, and a change of a user's roles must reach every backend's cache.
+  const cache = new CredentialCache();
+  const revocations = new Revocations(options.database, logger, (userId) => cache.forget(userId));
+  const limiter = new LoginLimiter(options.loginLimits, options.loginCounters === 'database' ? new DatabaseFailureStore(options.database) : undefined);
+  if ((options.revocationPollMs ?? 5000) > 0) void revocations.start(options.revocationPollMs ?? 5000);
+
+  const app = new Koa();
+  // Background work ends with the server that `listen` started (or with `close()` below).
+  app.once(STOPPED, () => revocations.stop());
+  // Errors are logged by errorResponses, with their request id; Koa's own printer would log them again.
+  app.silent = true;
+  // Client address and scheme come from X-Forwarded-* only when told to trust a proxy, and then only
+  // from the entry that proxy added (the rightmost): the ones before it are whatever the client sent.
+  app.proxy = options.trustProxy ?? false;
+  app.maxIpsCount = options.proxyHops ?? 1;
+  app.use(requestLog(logger));
+  app.use(errorResponses(logger));
+  // Security headers on every response (helmet's defaults: no sniffing, no framing, HSTS, a strict CSP
+  // for anything a browser renders); the docs and console pages set their own CSP.
+  app.use(helmet() as Koa.Middleware);
+  if (options.corsOrigins && options.corsOrigins.length > 0) {
+    const allowed = new Set(options.corsOrigins);
+    app.use(cors({ origin: (ctx) => (allowed.has(ctx.get('Origin')) ? ctx.get('Origin') : ''), allowHeaders: ['Authorization', 'Content-Type'], exposeHeaders: ['X-Request-Id', 'WWW-Authenticate'] }) as Koa.Middleware);
+  }
+  const requireTls = options.requireTlsForCredentials ?? false;
+  if (requireTls) {
+    app.use((ctx, next) => {
+      if (ctx.headers.authorization !== undefined) refuseInsecureCredentials(ctx);
+      return next();
+    });
+  }
+  for (const middleware of options.middleware ?? []) app.use(middleware);
+
+  const readBody = bodyReader();
+  const build = (backends: readonly BackendModule[], openapi: object | undefined): Routes & { guards: Map<string, Guard> } => {
+    const guards = new Map(backends.map((backend) => [backend.name, new Guard(backend, options.database, { key: keyFor(backend), revocations, limiter, cache })]));
+    const routes = buildRoutes({ backends, guards, db: options.database, readBody, basePath, maxParams: options.maxParams ?? 100, requireTls, openapi });
+    return { ...routes, guards };
+  };
+  let current = build(options.backends, options.openapi);
+  // Each request takes the routes current when it starts, so a reload never cuts one off.
+  app.use((ctx, next) => {
+    const { routes, unmatched } = current;
+    return routes(ctx, () => unmatched(ctx, next) as Promise<void>);
+  });
+  return {
+    app,
+    revocations,
+    guardFor: (backend) => current.guards.get(backend),
+    close: () => revocations.stop(),
+    reload: (backends, openapi) => {
+      current = build(backends, openapi);
+    },
+  };
+}
+
+function normaliseBasePath(basePath: string | undefined): string {
+  if (!basePath || basePath === '/') return '';
+  return '/' + basePath.replace(/^\/+|\/+$/g, '');
+}

@@ -1,0 +1,27 @@
+import { HttpError } from '../errors.js';
+import { credentialProblem } from './bounds.js';
+import { parseAuthorization } from './header.js';
+import type { AuthScheme, Principal, SchemeFactory } from './scheme.js';
+
+/**
+ * HTTP Basic (RFC 7617, docs/contract.md §4): the user name and password on
+ * every request, checked with the backend's auth query, which returns a row
+ * per role the user holds (`user_id`, `role_name`) and none for wrong
+ * credentials.
+ */
+export const basicScheme: SchemeFactory = ({ backend, credentials }): AuthScheme => {
+  const challenge = `Basic realm="${backend.name}", charset="UTF-8"`;
+  const refuse = (message: string) => new HttpError(401, message, { 'WWW-Authenticate': challenge });
+  return {
+    challenge,
+    async authenticate(header: string, address: string): Promise<Principal> {
+      const parsed = parseAuthorization(header);
+      if (parsed?.scheme !== 'basic') throw refuse('Malformed or wrong-scheme credentials: use Basic');
+      // Over-long credentials cost no query and no hash (bounds.ts).
+      if (credentialProblem('user', parsed.user) || credentialProblem('password', parsed.pass)) throw refuse('Invalid credentials');
+      const rows = await credentials.rows(parsed.user, parsed.pass, address);
+      if (rows.length === 0) throw refuse('Invalid credentials');
+      return { userId: String(rows[0]!.user_id), roles: rows.map((row) => String(row.role_name)) };
+    },
+  };
+};

@@ -1,0 +1,65 @@
+import { HttpError } from '../errors.js';
+import { parseAuthorization } from './header.js';
+import { TokenRejected, verifyToken, type VerifiedToken } from './jwt.js';
+import { digestKey } from './keys.js';
+import { isCanonicalUid, type AuthScheme, type Principal, type SchemeFactory } from './scheme.js';
+
+/** How many verified tokens a backend remembers. */
+const VERIFIED_TOKENS = 10_000;
+
+/**
+ * Bearer tokens (RFC 6750; HS256 JWTs, docs/contract.md §4, §5): `Bearer
+ * <jwt>`, or the bare token the seed's examples send. The principal is the
+ * token's `sub` and every role in its `aud`.
+ */
+export const bearerScheme: SchemeFactory = ({ backend, key, revocations }): AuthScheme => {
+  if (key === null) throw new Error(`backend "${backend.name}" uses Bearer tokens: set JWT_SECRET`);
+  const challenge = `Bearer realm="${backend.name}"`;
+  const invalid = (description: string) =>
+    // The description is one of jwt.ts's fixed phrases: it never echoes the token.
+    new HttpError(401, `Invalid token: ${description}`, { 'WWW-Authenticate': `${challenge}, error="invalid_token", error_description="${description}"` });
+  const options = { issuer: backend.issuer, clockSkew: backend.clockSkew, lifetime: backend.tokenLifetime, isUid: (sub: string) => isCanonicalUid(backend.uidType, sub) };
+
+  /**
+   * Clients send the same token on every call, and checking its signature and
+   * parsing it again is most of a protected GET's cost: verified tokens are
+   * remembered (bounded, the oldest first), keyed by a digest of the whole
+   * token, so that a token differing in any byte is verified afresh and a long
+   * one costs no more to remember. A remembered token is still refused once
+   * its `exp` has passed, and when revoked: revocations are checked on every use.
+   */
+  const verified = new Map<string, VerifiedToken>();
+  const unlessRevoked = (token: VerifiedToken) => {
+    if (revocations?.isRevoked(backend.name, token)) throw invalid('token revoked');
+    return token;
+  };
+  const verify = (token: string): VerifiedToken => {
+    const cacheKey = digestKey(token);
+    const known = verified.get(cacheKey);
+    if (known !== undefined) {
+      if ((known.exp + backend.clockSkew) * 1000 > Date.now()) return unlessRevoked(known);
+      verified.delete(cacheKey);
+    }
+    let fresh: VerifiedToken;
+    try {
+      fresh = verifyToken(key, token, options);
+    } catch (error) {
+      if (error instanceof TokenRejected) throw invalid(error.description);
+      throw error;
+    }
+    unlessRevoked(fresh);
+    if (verified.size >= VERIFIED_TOKENS) verified.delete(verified.keys().next().value!);
+    verified.set(cacheKey, fresh);
+    return fresh;
+  };
+
+  return {
+    challenge,
+    async authenticate(header: string): Promise<Principal> {
+      const parsed = parseAuthorization(header);
+      if (parsed?.scheme !== 'bearer') throw invalid('token is malformed or not a Bearer token');
+      const token = verify(parsed.token);
+      return { userId: token.sub, roles: token.aud };
+    },
+  };
+};

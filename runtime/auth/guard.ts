@@ -1,0 +1,57 @@
+import type { BackendModule } from '../contract.js';
+import type { Queryable } from '../db.js';
+import { forbidden, HttpError } from '../errors.js';
+import { CredentialChecker } from './credentials.js';
+import type { CredentialCache } from './credential-cache.js';
+import type { JwtKey } from './jwt.js';
+import type { LoginLimiter } from './limiter.js';
+import type { Revocations } from './revocations.js';
+import type { AuthScheme } from './scheme.js';
+import { SCHEMES } from './schemes.js';
+import { TokenIssuer } from './tokens.js';
+
+/** What every backend of one server shares: the token key, revocations, the login limits and the credential cache. */
+export interface SecurityServices {
+  key: JwtKey | null;
+  revocations: Revocations | undefined;
+  limiter: LoginLimiter;
+  cache: CredentialCache;
+}
+
+/**
+ * Authentication and the role check for one backend (docs/contract.md §4):
+ * generated handlers call `authenticate(header, role)` with their role
+ * hard-wired. The scheme (schemes.ts) says who the caller is; the guard
+ * applies the rules every scheme shares: no header is 403 (or 401 with a
+ * challenge, `absent_credentials`), a role not held is 403.
+ */
+export class Guard {
+  readonly scheme: AuthScheme | null;
+  readonly credentials: CredentialChecker;
+  /** Issues this backend's tokens; null when the backend has no token key. */
+  readonly tokens: TokenIssuer | null;
+
+  constructor(
+    readonly backend: BackendModule,
+    db: Queryable,
+    services: SecurityServices,
+  ) {
+    this.credentials = new CredentialChecker(backend, db, services.limiter, services.cache);
+    this.tokens = services.key === null ? null : new TokenIssuer(backend, services.key);
+    const factory = backend.authScheme === null ? undefined : SCHEMES[backend.authScheme];
+    this.scheme = factory ? factory({ backend, db, credentials: this.credentials, key: services.key, revocations: services.revocations }) : null;
+  }
+
+  /** Returns `$uid`, or throws the 401/403 the contract asks for (429 after too many failed passwords). */
+  async authenticate(header: string | undefined, role: string, address: string): Promise<string> {
+    // The generator refuses a protected resource on a backend with no scheme; this is a guard.
+    if (this.scheme === null) throw forbidden();
+    if (header === undefined) {
+      if (this.backend.absentCredentialsStatus === 401) throw new HttpError(401, 'Credentials required', { 'WWW-Authenticate': this.scheme.challenge });
+      throw forbidden();
+    }
+    const principal = await this.scheme.authenticate(header, address);
+    if (!principal.roles.includes(role)) throw forbidden();
+    return principal.userId;
+  }
+}

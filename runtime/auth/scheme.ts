@@ -1,0 +1,46 @@
+import type { BackendModule } from '../contract.js';
+import type { Queryable } from '../db.js';
+import type { CredentialChecker } from './credentials.js';
+import type { JwtKey } from './jwt.js';
+import type { Revocations } from './revocations.js';
+
+/**
+ * The seam every authentication scheme sits behind. A scheme reads an
+ * `Authorization` header value and says who sent it (the principal), or
+ * refuses with a 401 naming its own challenge. What a backend does with the
+ * principal (the role check, `$uid`) is the guard's (guard.ts), the same for
+ * every scheme. Adding a scheme (an API key, a JWKS issuer) is one module
+ * exporting a `SchemeFactory`, named in schemes.ts.
+ */
+export interface Principal {
+  /** The canonical text of the user's id: what `$uid` binds. */
+  userId: string;
+  /** Every role the user holds. */
+  roles: readonly string[];
+}
+
+export interface AuthScheme {
+  /** The `WWW-Authenticate` value of a plain 401 on this backend. */
+  readonly challenge: string;
+  /** Returns who sent `header`, or throws an HttpError: 401 (with a challenge), 429 past the login limits. */
+  authenticate(header: string, address: string): Promise<Principal>;
+}
+
+/** What a scheme may use: the backend, its database, and the server's shared security services. */
+export interface SchemeServices {
+  backend: BackendModule;
+  db: Queryable;
+  credentials: CredentialChecker;
+  /** The token key, when the server has one (JWT_SECRET). */
+  key: JwtKey | null;
+  revocations: Revocations | undefined;
+}
+
+export type SchemeFactory = (services: SchemeServices) => AuthScheme;
+
+/** The canonical text of a user id: what `$uid` binds, and the only `sub` a token may carry. */
+export function isCanonicalUid(uidType: BackendModule['uidType'], uid: string): boolean {
+  if (uidType === 'integer') return /^(?:0|[1-9][0-9]{0,19})$/.test(uid);
+  // Text ids: nothing a comparison could trim, fold or ignore (spaces at either end, controls, format characters).
+  return uid !== '' && Buffer.byteLength(uid, 'utf8') <= 255 && !/^\s|\s$|[\p{Cc}\p{Cf}\p{Cs}]/u.test(uid);
+}

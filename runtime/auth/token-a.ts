@@ -1,0 +1,41 @@
+import type Koa from 'koa';
+import type { ParamSpecs } from '../contract.js';
+import type { BodyReader } from '../body.js';
+import { badRequest, HttpError } from '../errors.js';
+import { readParams } from '../params.js';
+import { MAX_PASSWORD_BYTES, MAX_USER_BYTES } from './bounds.js';
+import type { Guard } from './guard.js';
+import { refuseInsecureCredentials } from './transport.js';
+
+const FIELDS = {
+  auth: { kind: 'string', nullable: false, maxBytes: 16 },
+  userid: { kind: 'string', nullable: false, maxBytes: MAX_USER_BYTES },
+  password: { kind: 'string', nullable: false, maxBytes: MAX_PASSWORD_BYTES },
+} as const satisfies ParamSpecs;
+
+/**
+ * Token shape A (docs/contract.md §5): `POST {base}/<backend>/` with
+ * `auth=bearer&userid=..&password=..` answers `{"token", "type": "Bearer"}`,
+ * one token whose `aud` holds every role the user holds.
+ */
+export function tokenShapeA(guard: Guard, readBody: BodyReader, options: { requireTls: boolean }): Koa.Middleware {
+  return async (ctx) => {
+    if (options.requireTls) refuseInsecureCredentials(ctx);
+    // Body only: a password in the query string would end up in access logs and browser history.
+    // Bounded before anything else happens: no query and no hash for an over-long name or password.
+    const fields = readParams<Record<keyof typeof FIELDS, string>>({}, await readBody(ctx, 10), FIELDS);
+    if (fields.auth.toLowerCase() !== 'bearer') throw badRequest("Parameter 'auth' must be 'bearer'");
+    ctx.status = 200;
+    ctx.body = { token: await issueForCredentials(guard, fields.userid, fields.password, ctx.ip), type: 'Bearer' };
+  };
+}
+
+async function issueForCredentials(guard: Guard, user: string, pass: string, address: string): Promise<string> {
+  if (guard.tokens === null) throw new Error(`backend "${guard.backend.name}" has no JWT key: set JWT_SECRET`);
+  const rows = await guard.credentials.rows(user, pass, address);
+  const first = rows[0];
+  if (first === undefined || first.sub === null || first.sub === undefined) throw new HttpError(401, 'Invalid credentials');
+  const roles = [...new Set(rows.map((row) => row.aud).filter((aud) => aud !== null && aud !== undefined).map(String))];
+  if (roles.length === 0) throw new HttpError(401, 'Invalid credentials');
+  return guard.tokens.sign({ sub: String(first.sub), aud: roles.length === 1 ? roles[0]! : roles });
+}

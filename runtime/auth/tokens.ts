@@ -1,0 +1,23 @@
+import type { BackendModule } from '../contract.js';
+import { signToken, type IssuedClaims, type JwtKey, type TokenSettings } from './jwt.js';
+import { isCanonicalUid } from './scheme.js';
+
+/** Issues a backend's tokens (both token shapes): its issuer, lifetime and `iat` unit, the server's key. */
+export class TokenIssuer {
+  private readonly settings: TokenSettings;
+
+  constructor(
+    private readonly backend: BackendModule,
+    private readonly key: JwtKey,
+  ) {
+    this.settings = { issuer: backend.issuer, lifetime: backend.tokenLifetime, iatUnit: backend.iatUnit };
+  }
+
+  sign(claims: IssuedClaims): string {
+    // A token this server would refuse is never issued: the auth query must return the id as its canonical text.
+    if (!isCanonicalUid(this.backend.uidType, claims.sub)) {
+      throw new Error(`backend "${this.backend.name}": the auth query's sub is not the canonical text of a ${this.backend.uidType} user id`);
+    }
+    return signToken(this.key, this.settings, claims);
+  }
+}

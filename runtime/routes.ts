@@ -1,0 +1,89 @@
+import Router from '@koa/router';
+import type Koa from 'koa';
+import type { Guard } from './auth/guard.js';
+import { tokenShapeA } from './auth/token-a.js';
+import type { BodyReader } from './body.js';
+import type { BackendModule, HttpMethod, Operation, ResourceModule } from './contract.js';
+import type { Database } from './db.js';
+import { mountDocs } from './docs.js';
+import { HttpError } from './errors.js';
+import { Scope, type ScopeOptions } from './scope.js';
+
+/** The path a resource is served at (docs/seed.md §4): `{base}/<backend>/v<version>/<name>`. */
+export function resourcePath(basePath: string, backend: string, resource: ResourceModule): string {
+  return `${basePath}/${backend}/v${resource.version}/${resource.name}`;
+}
+
+export interface RoutesOptions {
+  backends: readonly BackendModule[];
+  /** Each backend's guard, by name. */
+  guards: ReadonlyMap<string, Guard>;
+  db: Database;
+  readBody: BodyReader;
+  basePath: string;
+  maxParams: number;
+  requireTls: boolean;
+  /** The generated OpenAPI document; when given, served with an API reference page. */
+  openapi?: object | undefined;
+}
+
+export interface Routes {
+  /** The router's middleware: every resource, token shape A on Bearer backends, the docs. */
+  routes: Koa.Middleware;
+  /** After the router: 405 with Allow for a known path, 404 for anything else. */
+  unmatched: Koa.Middleware;
+}
+
+/** Every route of a set of backends. Built afresh on each reload; requests keep the set they started with. */
+export function buildRoutes(options: RoutesOptions): Routes {
+  const router = new Router();
+  const allowed = new Map<string, string>();
+  for (const backend of options.backends) {
+    const guard = options.guards.get(backend.name)!;
+    const scope: ScopeOptions = { guard, db: options.db, readBody: options.readBody, maxParams: options.maxParams, requireTls: options.requireTls };
+    for (const resource of backend.resources) {
+      const path = resourcePath(options.basePath, backend.name, resource);
+      const methods = Object.keys(resource.operations) as HttpMethod[];
+      for (const method of methods) {
+        const operation = resource.operations[method] as Operation;
+        router.register(path, [method], async (ctx) => {
+          const result = await operation.handler(new Scope(ctx as unknown as Koa.Context, scope));
+          ctx.status = operation.status;
+          ctx.body = result;
+        });
+      }
+      allowed.set(path, allowHeader(methods));
+    }
+    if (backend.authScheme === 'Bearer') {
+      // One route answers with and without the trailing slash: the router is not strict about it.
+      const path = `${options.basePath}/${backend.name}`;
+      router.post(path, tokenShapeA(guard, options.readBody, { requireTls: options.requireTls }) as never);
+      allowed.set(`${path}/`, allowHeader(['POST']));
+    }
+  }
+  if (options.openapi) mountDocs(router, options.basePath, options.openapi);
+  return { routes: router.routes() as unknown as Koa.Middleware, unmatched: unmatched(allowed) };
+}
+
+function allowHeader(methods: readonly HttpMethod[]): string {
+  return [...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS'].join(', ');
+}
+
+/**
+ * A known path with another method is 405 with Allow (OPTIONS answers 204
+ * with the same list); anything else is 404. One map lookup, so that matched
+ * requests pay nothing for it.
+ */
+function unmatched(allowed: ReadonlyMap<string, string>): Koa.Middleware {
+  return (ctx) => {
+    // The router is not strict about one trailing slash; neither is this.
+    const allow = allowed.get(ctx.path) ?? allowed.get(ctx.path.replace(/\/$/, '')) ?? allowed.get(`${ctx.path}/`);
+    if (allow === undefined) throw new HttpError(404, 'Not found');
+    if (ctx.method === 'OPTIONS') {
+      ctx.status = 204;
+      ctx.set('Allow', allow);
+      return;
+    }
+    throw new HttpError(405, `Method ${ctx.method} not allowed`, { Allow: allow });
+  };
+}
