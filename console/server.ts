@@ -120,7 +120,7 @@ export function consoleMiddleware(options: ConsoleOptions): Koa.Middleware {
       await options.regenerate().catch(() => undefined);
       // The generator's own words (file:line:col and why), to the operator and to the log.
       const errors = result.errors?.length ? result.errors : ['the generator gave no reason'];
-      options.logger?.warn('console change refused by the generator', { requestId: ctx.state.requestId, source: resource.source, auth: role, errors });
+      options.logger?.warn({ requestId: ctx.state.requestId, source: resource.source, auth: role, errors }, 'console change refused by the generator');
       throw new HttpError(422, `${resource.source} is as it was: the project does not generate with this change: ${errors.join('; ')}`);
     }
     ctx.body = { auth: role, etag: etagOf(file), enforcedAfterMs: Math.round(result.ms) };

@@ -11,8 +11,10 @@ import { bodyReader } from './body.js';
 import type { BackendModule } from './contract.js';
 import type { Database } from './db.js';
 import { errorResponses } from './errors.js';
+import { healthRoutes, Readiness } from './health.js';
 import { STOPPED } from './listen.js';
 import { createLogger, type Logger } from './log.js';
+import { Metrics } from './metrics.js';
 import { requestLog } from './request-log.js';
 import { buildRoutes, type Routes } from './routes.js';
 
@@ -48,6 +50,11 @@ export interface ServerOptions {
 
 export interface ReloadableApp {
   app: Koa;
+  metrics: Metrics;
+  /** Whether the server should get traffic (`/readyz`); `stop()` it when shutdown begins. */
+  readiness: Readiness;
+  /** Resolves once no request is in flight, or after `timeoutMs`; false when requests were still running. */
+  drain(timeoutMs: number): Promise<boolean>;
   /** Read again now, rather than at the next poll (after a revocation made here). */
   revocations: Revocations;
   /** The guard of a backend served now, shared with other doors to the same users (the console). */
@@ -84,6 +91,14 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   const limiter = new LoginLimiter(options.loginLimits, options.loginCounters === 'database' ? new DatabaseFailureStore(options.database) : undefined);
   if ((options.revocationPollMs ?? 5000) > 0) void revocations.start(options.revocationPollMs ?? 5000);
 
+  const metrics = new Metrics(options.database);
+  options.database.on('retry', ({ reason, attempt }) => {
+    metrics.retried(reason);
+    logger.warn({ reason, attempt }, 'database operation run again');
+  });
+  const readiness = new Readiness({ check: () => options.database.ping(1000) });
+  const inFlight = new InFlight();
+
   const app = new Koa();
   // Background work ends with the server that `listen` started (or with `close()` below).
   app.once(STOPPED, () => revocations.stop());
@@ -93,8 +108,10 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   // from the entry that proxy added (the rightmost): the ones before it are whatever the client sent.
   app.proxy = options.trustProxy ?? false;
   app.maxIpsCount = options.proxyHops ?? 1;
-  app.use(requestLog(logger));
+  app.use(requestLog(logger, metrics));
+  app.use(inFlight.middleware(readiness));
   app.use(errorResponses(logger));
+  app.use(healthRoutes(readiness));
   // Security headers on every response (helmet's defaults: no sniffing, no framing, HSTS, a strict CSP
   // for anything a browser renders); the docs and console pages set their own CSP.
   app.use(helmet() as Koa.Middleware);
@@ -125,6 +142,9 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   });
   return {
     app,
+    metrics,
+    readiness,
+    drain: (timeoutMs) => inFlight.drained(timeoutMs),
     revocations,
     guardFor: (backend) => current.guards.get(backend),
     close: () => revocations.stop(),
@@ -137,4 +157,35 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
 function normaliseBasePath(basePath: string | undefined): string {
   if (!basePath || basePath === '/') return '';
   return '/' + basePath.replace(/^\/+|\/+$/g, '');
+}
+
+/** Requests being served now: shutdown waits for them to finish. */
+class InFlight {
+  private count = 0;
+  private waiters: (() => void)[] = [];
+
+  middleware(readiness: Readiness): Koa.Middleware {
+    return async (ctx, next) => {
+      this.count++;
+      // Done when the answer has left (or the connection is gone), not when the handler returns: Koa writes
+      // the body after the middleware, and a shutdown must not cut it off.
+      ctx.res.once('close', () => {
+        if (--this.count === 0) for (const wake of this.waiters.splice(0)) wake();
+      });
+      await next();
+      // Once shutdown began, no connection is kept alive for another request.
+      if (readiness.stopped) ctx.set('Connection', 'close');
+    };
+  }
+
+  drained(timeoutMs: number): Promise<boolean> {
+    if (this.count === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(this.count === 0), timeoutMs);
+      this.waiters.push(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+  }
 }

@@ -6,6 +6,8 @@ export interface ServerConfig {
   databaseUrl: string;
   jwtSecret: string | undefined;
   port: number;
+  /** A second listener for /healthz, /readyz and /metrics; undefined for none. */
+  adminPort: number | undefined;
   host: string;
   basePath: string;
   logLevel: LogLevel;
@@ -18,6 +20,12 @@ export interface ServerConfig {
   /** Longest a client may take to send its headers. */
   headersTimeoutMs: number;
   statementTimeoutMs: number;
+  /** Longest a request waits for a pooled database connection. */
+  acquireTimeoutMs: number;
+  /** Most requests waiting for a database connection at once. */
+  queueLimit: number;
+  /** Longest a shutdown waits for requests in flight. */
+  shutdownTimeoutMs: number;
   loginLimits: { perUser: number; perAddress: number; windowSeconds: number };
   /** PEM files: the server speaks HTTPS itself. */
   tls: { cert: Buffer; key: Buffer } | undefined;
@@ -31,12 +39,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, envFile = '.env
   if (env === process.env && existsSync(envFile)) process.loadEnvFile(envFile);
   const databaseUrl = env.DATABASE_URL;
   if (!databaseUrl) throw new Error('DATABASE_URL is not set (mysql://user:pass@host:port/db)');
-  const port = Number(env.PORT ?? 3000);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT is not a port number: ${env.PORT}`);
+  const port = portOf(env.PORT, 3000, 'PORT')!;
+  const adminPort = portOf(env.ADMIN_PORT, undefined, 'ADMIN_PORT');
   return {
     databaseUrl,
     jwtSecret: env.JWT_SECRET || undefined,
     port,
+    adminPort,
     host: env.HOST || '127.0.0.1',
     basePath: env.BASE_PATH ?? '',
     logLevel: parseLogLevel(env.LOG_LEVEL),
@@ -46,6 +55,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, envFile = '.env
     requestTimeoutMs: whole(env.REQUEST_TIMEOUT_MS, 30_000, 'REQUEST_TIMEOUT_MS'),
     headersTimeoutMs: whole(env.HEADERS_TIMEOUT_MS, 10_000, 'HEADERS_TIMEOUT_MS'),
     statementTimeoutMs: whole(env.QUERY_TIMEOUT_MS, 10_000, 'QUERY_TIMEOUT_MS'),
+    acquireTimeoutMs: whole(env.DB_ACQUIRE_TIMEOUT_MS, 1000, 'DB_ACQUIRE_TIMEOUT_MS'),
+    queueLimit: whole(env.DB_QUEUE_LIMIT, 200, 'DB_QUEUE_LIMIT'),
+    shutdownTimeoutMs: whole(env.SHUTDOWN_TIMEOUT_MS, 10_000, 'SHUTDOWN_TIMEOUT_MS'),
     loginLimits: {
       perUser: whole(env.LOGIN_MAX_FAILURES, 10, 'LOGIN_MAX_FAILURES'),
       perAddress: whole(env.LOGIN_MAX_FAILURES_PER_ADDRESS, 50, 'LOGIN_MAX_FAILURES_PER_ADDRESS'),
@@ -56,6 +68,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, envFile = '.env
     requireTlsForCredentials: flag(env.REQUIRE_TLS_FOR_CREDENTIALS, 'REQUIRE_TLS_FOR_CREDENTIALS'),
     loginCounters: loginCounters(env.LOGIN_COUNTERS),
   };
+}
+
+function portOf<T extends number | undefined>(value: string | undefined, fallback: T, name: string): number | T {
+  if (value === undefined || value === '') return fallback;
+  const port = Number(value);
+  if (!/^[0-9]{1,5}$/.test(value) || port > 65535) throw new Error(`${name} is not a port number: ${value}`);
+  return port;
 }
 
 function whole(value: string | undefined, fallback: number, name: string): number {

@@ -1,4 +1,6 @@
-import mysql from 'mysql2/promise';
+import { EventEmitter } from 'node:events';
+import type mysql from 'mysql2/promise';
+import { DatabaseFault, faultOf } from './db-faults.js';
 
 /**
  * A value bound to a `?` placeholder; nothing is ever spliced into SQL text.
@@ -20,113 +22,193 @@ export interface Queryable {
   write(sql: string, values: readonly SqlValue[]): Promise<WriteResult>;
 }
 
-/**
- * The few mysql2 methods the runtime needs (kysely's mysql dialect does the
- * same), so that a test or another driver can stand in.
- */
-interface Executor {
-  execute(sql: string, values: mysql.ExecuteValues[]): Promise<[unknown, unknown]>;
+/** Where connections come from: one pool, or a pool per host in order (db-url.ts). Narrow, so a cluster can stand in. */
+export interface ConnectionSource {
+  getConnection(): Promise<mysql.PoolConnection>;
+  /** Connections in use, idle, and requests waiting for one. */
+  stats(): { inUse: number; idle: number; queued: number };
+  end(): Promise<void>;
 }
 
+export interface DatabaseTimings {
+  /** Longest a statement may run (QUERY_TIMEOUT_MS): the database aborts it, and the client stops waiting soon after. */
+  queryTimeoutMs: number;
+  /** Longest to wait for a pooled connection (DB_ACQUIRE_TIMEOUT_MS). */
+  acquireTimeoutMs: number;
+  /** How many times a transaction runs when the database rolls it back whole (a deadlock): 3 by default. */
+  attempts: number;
+}
+
+export const DEFAULT_TIMINGS: DatabaseTimings = { queryTimeoutMs: 10_000, acquireTimeoutMs: 1000, attempts: 3 };
+
+/**
+ * An operation's whole time (acquiring a connection, its statements, its
+ * retries) stays within the statement limit and a margin, so that a hung
+ * database (a stopped process) still gets every request answered within
+ * QUERY_TIMEOUT_MS + 1 s.
+ */
+const MARGIN_MS = 750;
+
+/** A connection and the time its operation must end by. */
 class StatementRunner implements Queryable {
-  constructor(private readonly executor: Executor) {}
+  constructor(
+    private readonly connection: mysql.PoolConnection,
+    private readonly deadline: number,
+  ) {}
 
   async select<Row>(sql: string, values: readonly SqlValue[]): Promise<Row[]> {
-    const [rows] = await this.executor.execute(sql, values as mysql.ExecuteValues[]);
+    const [rows] = await this.connection.execute({ sql, timeout: remaining(this.deadline) }, values as mysql.ExecuteValues[]);
     return rows as Row[];
   }
 
   async write(sql: string, values: readonly SqlValue[]): Promise<WriteResult> {
-    const [header] = await this.executor.execute(sql, values as mysql.ExecuteValues[]);
+    const [header] = await this.connection.execute({ sql, timeout: remaining(this.deadline) }, values as mysql.ExecuteValues[]);
     const { affectedRows, insertId } = header as mysql.ResultSetHeader;
     return { affectedRows, insertId: insertId === 0 ? null : insertId };
   }
 }
 
-export class Database implements Queryable {
-  private readonly runner: StatementRunner;
-
-  constructor(readonly pool: mysql.Pool) {
-    this.runner = new StatementRunner(pool);
+/**
+ * The database as the server uses it: every operation bounded in time,
+ * every fault a `DatabaseFault` (503, never 500, never a hang), reads and
+ * whole transactions run again when that is safe:
+ * - a transaction the database rolled back (deadlock, Galera conflict, lock
+ *   wait) runs again, up to `attempts` times with jittered backoff;
+ * - a connection that failed before COMMIT was sent committed nothing: the
+ *   operation runs again on another connection (another host, in a cluster);
+ * - a failure during COMMIT leaves the outcome unknown: 503, never again.
+ */
+export class Database extends EventEmitter<{ retry: [{ reason: string; attempt: number }] }> implements Queryable {
+  constructor(
+    readonly source: ConnectionSource,
+    readonly timings: DatabaseTimings = DEFAULT_TIMINGS,
+  ) {
+    super();
   }
 
+  /** Autocommit statement: a read, or a write whose retry is safe only when it never reached the server. */
   select<Row>(sql: string, values: readonly SqlValue[]): Promise<Row[]> {
-    return this.runner.select<Row>(sql, values);
+    return this.run((runner) => runner.select<Row>(sql, values), { reads: true });
   }
 
   write(sql: string, values: readonly SqlValue[]): Promise<WriteResult> {
-    return this.runner.write(sql, values);
+    return this.run((runner) => runner.write(sql, values), { reads: false });
   }
 
   /** Runs `work` on one connection inside one transaction; any failure rolls every step back. */
-  async transaction<T>(work: (db: Queryable) => Promise<T>): Promise<T> {
-    const connection = await this.pool.getConnection();
-    let broken = false;
-    try {
-      await connection.beginTransaction();
-      const result = await work(new StatementRunner(connection));
-      await connection.commit();
+  transaction<T>(work: (db: Queryable) => Promise<T>): Promise<T> {
+    return this.attempt({ transaction: true, retryConnectionFaults: true }, async (connection, deadline) => {
+      const runner = new StatementRunner(connection, deadline);
+      await connection.query({ sql: 'start transaction', timeout: remaining(deadline) });
+      const result = await work(runner);
+      try {
+        await connection.query({ sql: 'commit', timeout: remaining(deadline) });
+      } catch (error) {
+        const fault = faultOf(error);
+        // The COMMIT may or may not have been applied: running the work again could apply it twice.
+        if (fault && fault.kind !== 'conflict') throw new DatabaseFault(fault.kind, 'db_commit_unknown', { cause: error });
+        throw error;
+      }
       return result;
+    });
+  }
+
+  /** One round trip within `withinMs`: what readiness asks. */
+  async ping(withinMs: number): Promise<void> {
+    const deadline = Date.now() + withinMs;
+    const connection = await this.acquire(deadline);
+    let broken = true;
+    try {
+      await connection.query({ sql: 'select 1', timeout: remaining(deadline) });
+      broken = false;
     } catch (error) {
-      // A connection that cannot roll back is discarded, which ends its transaction too.
-      await connection.rollback().catch(() => (broken = true));
-      throw error;
+      throw faultOf(error) ?? error;
     } finally {
       if (broken) connection.destroy();
       else connection.release();
     }
   }
 
+  stats(): { inUse: number; idle: number; queued: number } {
+    return this.source.stats();
+  }
+
   end(): Promise<void> {
-    return this.pool.end();
+    return this.source.end();
   }
-}
 
-export interface DatabaseOptions {
+  private run<T>(step: (runner: StatementRunner) => Promise<T>, options: { reads: boolean }): Promise<T> {
+    // A read runs again after a connection fault; an autocommit write might have been applied, so it does not.
+    return this.attempt({ transaction: false, retryConnectionFaults: options.reads }, (connection, deadline) => step(new StatementRunner(connection, deadline)));
+  }
+
   /**
-   * Longest a statement may run, in milliseconds: the server aborts it
-   * (MariaDB max_statement_time) and the client stops waiting shortly after.
+   * Acquires a connection and runs `operation` on it, again on a fresh one when
+   * the fault allows, within one deadline. A connection that failed, or whose
+   * statement timed out (it may still be running), is destroyed, not pooled.
    */
-  statementTimeoutMs?: number;
+  private async attempt<T>(
+    options: { transaction: boolean; retryConnectionFaults: boolean },
+    operation: (connection: mysql.PoolConnection, deadline: number) => Promise<T>,
+  ): Promise<T> {
+    const deadline = Date.now() + this.timings.queryTimeoutMs + MARGIN_MS;
+    for (let attempt = 1; ; attempt++) {
+      const connection = await this.acquire(deadline);
+      let broken = false;
+      try {
+        return await operation(connection, deadline);
+      } catch (error) {
+        const fault = faultOf(error);
+        broken = fault !== undefined && fault.kind !== 'conflict';
+        if (options.transaction && !broken) {
+          // A statement failed (a constraint, a deadlock): end the transaction before the connection goes back.
+          await connection.query({ sql: 'rollback', timeout: Math.max(remaining(deadline), 1) }).catch(() => (broken = true));
+        }
+        if (!fault) throw error;
+        const again =
+          attempt < this.timings.attempts &&
+          fault.reason !== 'db_commit_unknown' &&
+          (fault.kind === 'conflict' || (fault.kind === 'connection' && options.retryConnectionFaults)) &&
+          remaining(deadline) > 50;
+        if (!again) throw fault;
+        this.emit('retry', { reason: fault.reason, attempt });
+        // Jittered backoff: two requests that collided should not collide again in step.
+        await sleep(Math.min(remaining(deadline) / 2, 20 * 2 ** attempt * (0.5 + Math.random())));
+      } finally {
+        if (broken) connection.destroy();
+        else connection.release();
+      }
+    }
+  }
+
+  /** A pooled connection within the acquire limit (and the operation's deadline), or a fault. */
+  private async acquire(deadline: number): Promise<mysql.PoolConnection> {
+    const limit = Math.min(this.timings.acquireTimeoutMs, remaining(deadline));
+    const pending = this.source.getConnection();
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), limit)));
+    try {
+      const winner = await Promise.race([pending, timedOut]);
+      if (winner === 'timeout') {
+        // Whenever the connection comes after all, it goes straight back.
+        pending.then((late) => late.release(), () => undefined);
+        throw new DatabaseFault('timeout', 'db_pool_exhausted');
+      }
+      return winner;
+    } catch (error) {
+      if (error instanceof DatabaseFault) throw error;
+      if (error instanceof Error && /Queue limit reached|No connections available/.test(error.message)) throw new DatabaseFault('timeout', 'db_pool_exhausted', { cause: error });
+      throw faultOf(error) ?? error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
 }
 
-/** `mysql://user:pass@host:port/db`; query options such as `?connectionLimit=20` pass to mysql2. */
-export function openDatabase(url: string, options: DatabaseOptions = {}): Database {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    // Node's own error would print the input, password included.
-    throw new Error('DATABASE_URL is not a valid URL: percent-encode special characters in the user and password');
-  }
-  if (parsed.protocol !== 'mysql:' && parsed.protocol !== 'mariadb:') {
-    throw new Error('DATABASE_URL must start with mysql://');
-  }
-  const extra: Record<string, string> = Object.fromEntries(parsed.searchParams);
-  const pool = mysql.createPool({
-    host: parsed.hostname || 'localhost',
-    port: parsed.port ? Number(parsed.port) : 3306,
-    user: decodeURIComponent(parsed.username),
-    password: decodeURIComponent(parsed.password),
-    database: decodeURIComponent(parsed.pathname.replace(/^\//, '')) || undefined,
-    socketPath: extra.socketPath,
-    connectionLimit: extra.connectionLimit ? Number(extra.connectionLimit) : 10,
-    // Two statements in one string are never what a resource meant.
-    multipleStatements: false,
-    // DATETIME values come back as they are stored, never shifted by the server's zone.
-    dateStrings: false,
-    timezone: 'Z',
-    // BIGINT and DECIMAL come back as exact strings, as the generated row types say (generator/types.ts).
-    supportBigNumbers: true,
-    bigNumberStrings: true,
-    enableKeepAlive: true,
-  });
-  const timeout = options.statementTimeoutMs ?? 10_000;
-  if (timeout > 0) {
-    // Every new connection gets the limit before its first statement. MariaDB only; MySQL ignores the error.
-    pool.pool.on('connection', (connection) => {
-      connection.query(`set session max_statement_time = ${Number(timeout) / 1000}`, () => {});
-    });
-  }
-  return new Database(pool);
+function remaining(deadline: number): number {
+  return Math.max(1, deadline - Date.now());
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }

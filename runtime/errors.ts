@@ -1,5 +1,6 @@
 import type Koa from 'koa';
 import type { ErrorBody } from './contract.js';
+import { faultOf } from './db-faults.js';
 import type { Logger } from './log.js';
 
 /**
@@ -15,6 +16,8 @@ export class HttpError extends Error {
     message: string,
     /** Extra response headers, such as WWW-Authenticate or Allow. */
     readonly headers: Record<string, string> = {},
+    /** Why, for the log and the metrics (`no_credentials`, `bad_password`, `role_not_held`, ...); never sent. */
+    readonly reason?: string,
   ) {
     super(message);
     this.name = 'HttpError';
@@ -36,8 +39,8 @@ export class HttpError extends Error {
 
 export const FORBIDDEN_MESSAGE = 'Forbidden access to resource';
 
-export function forbidden(): HttpError {
-  return new HttpError(403, FORBIDDEN_MESSAGE);
+export function forbidden(reason = 'role_not_held'): HttpError {
+  return new HttpError(403, FORBIDDEN_MESSAGE, {}, reason);
 }
 
 export function badRequest(message: string): HttpError {
@@ -82,8 +85,6 @@ export function httpErrorFromDatabase(error: unknown): HttpError | undefined {
       ? 'Conflict: a row with this key already exists'
       : 'Conflict: the row refers to, or is referred to by, another row');
   }
-  // ER_STATEMENT_TIMEOUT (MariaDB max_statement_time), ER_QUERY_TIMEOUT (MySQL max_execution_time).
-  if (errno === 1969 || errno === 3024) return new HttpError(503, 'The database took too long to answer', { 'Retry-After': '1' });
   if (REJECTED_VALUE_ERRNOS.has(errno)) return new HttpError(400, 'A value was rejected by the database: check the parameters');
   return undefined;
 }
@@ -98,22 +99,37 @@ function clientErrorFromKoa(error: unknown): HttpError | undefined {
   return new HttpError(status, (error as Error).message);
 }
 
-/** The one place where failures become JSON bodies (docs/contract.md §3). */
+/** Seconds a client should wait before trying again after a database fault. */
+const RETRY_AFTER = '1';
+
+/**
+ * The one place where failures become JSON bodies (docs/contract.md §3, §7).
+ * A database fault is 503 with Retry-After, never 500; the SQL and the
+ * driver's text go to the log only, never to the client. The reason of a
+ * refusal (`ctx.state.reason`) is left for the access log and the metrics.
+ */
 export function errorResponses(logger: Logger): Koa.Middleware {
   return async (ctx, next) => {
     try {
       await next();
     } catch (error) {
-      const known = error instanceof HttpError ? error : (httpErrorFromDatabase(error) ?? clientErrorFromKoa(error));
+      const requestId = String(ctx.state.requestId);
+      const fault = error instanceof HttpError ? undefined : faultOf(error);
+      const known = error instanceof HttpError ? error : fault ? undefined : (httpErrorFromDatabase(error) ?? clientErrorFromKoa(error));
       let body: ErrorBody;
       if (known) {
         ctx.set(known.headers);
+        if (known.reason !== undefined) ctx.state.reason = known.reason;
         body = { message: known.message, status: known.status };
+      } else if (fault) {
+        ctx.set('Retry-After', RETRY_AFTER);
+        ctx.state.reason = fault.reason;
+        const cause = fault.cause as { message?: unknown; code?: unknown; errno?: unknown } | undefined;
+        logger.warn({ requestId, reason: fault.reason, error: cause?.message, code: cause?.code, errno: cause?.errno }, 'database fault');
+        body = { message: 'Service unavailable', status: 503, requestId };
       } else {
-        const requestId = String(ctx.state.requestId);
-        // The SQL and the driver's text go to the log only, never to the client.
         const detail = error as { message?: unknown; code?: unknown; sql?: unknown; stack?: unknown };
-        logger.error('request failed', { requestId, method: ctx.method, path: ctx.path, error: String(detail.message ?? error), code: detail.code, sql: detail.sql, stack: detail.stack });
+        logger.error({ requestId, method: ctx.method, path: ctx.path, error: String(detail.message ?? error), code: detail.code, sql: detail.sql, stack: detail.stack }, 'request failed');
         body = { message: 'Internal error', status: 500, requestId };
       }
       ctx.status = body.status;

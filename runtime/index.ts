@@ -17,10 +17,15 @@ export type {
 } from './contract.js';
 export { cell } from './contract.js';
 export type { WriteResult } from './db.js';
-export { Database, openDatabase } from './db.js';
+export { Database } from './db.js';
+export { openDatabase } from './db-url.js';
 export { HttpError } from './errors.js';
 export { createApp, createReloadableApp, type ReloadableApp, type ServerOptions } from './app.js';
 export { listen, type ListenOptions, type RunningServer } from './listen.js';
+export { adminApp, Readiness } from './health.js';
+export { Metrics } from './metrics.js';
+export { shutDown } from './shutdown.js';
+export { DatabaseFault } from './db-faults.js';
 export { resourcePath } from './routes.js';
 export { createLogger, parseLogLevel, type Logger } from './log.js';
 export { Revocations, revokeToken, revokeUserTokens } from './auth/revocations.js';

@@ -46,10 +46,11 @@ export async function listen(app: Koa, port: number, host = '127.0.0.1', options
   return {
     server,
     url: `${options.tls ? 'https' : 'http'}://${shownHost}:${address.port}`,
+    // Stops accepting (if it still does) and cuts every connection; a graceful stop drains first (shutdown.ts).
     close: () =>
-      new Promise<void>((resolve, reject) => {
+      new Promise<void>((resolve) => {
         app.emit(STOPPED);
-        server.close((error) => (error ? reject(error) : resolve()));
+        server.close(() => resolve());
         server.closeAllConnections();
       }),
   };

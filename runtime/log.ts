@@ -1,33 +1,31 @@
-/**
- * One JSON object per line on stdout (errors on stderr), each carrying the
- * request id. Callers never pass credentials, tokens or secrets.
- */
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
-const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
+import pino from 'pino';
 
-export interface Logger {
-  /** Whether lines of this level are written: lets a hot path skip building them. */
-  enabled(level: LogLevel): boolean;
-  info(message: string, fields?: Record<string, unknown>): void;
-  warn(message: string, fields?: Record<string, unknown>): void;
-  error(message: string, fields?: Record<string, unknown>): void;
+/**
+ * The server's log: pino, one JSON object per line on stdout, each carrying
+ * the request id where there is one (`npm run dev` pretty-prints it). Callers
+ * never pass credentials, tokens or secrets, and the fields that could hold
+ * them are redacted all the same.
+ */
+export type Logger = pino.Logger;
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
+const LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
+
+export interface LoggerOptions {
+  /** Human-readable lines (pino-pretty, a dev dependency) instead of JSON. */
+  pretty?: boolean;
 }
 
-export function createLogger(level: LogLevel = 'info'): Logger {
-  const threshold = RANK[level];
-  const write = (at: LogLevel, message: string, fields?: Record<string, unknown>) => {
-    if (RANK[at] < threshold) return;
-    const line = JSON.stringify({ time: new Date().toISOString(), level: at, message, ...fields });
-    (at === 'error' || at === 'warn' ? process.stderr : process.stdout).write(line + '\n');
-  };
-  return {
-    enabled: (at) => RANK[at] >= threshold,
-    info: (message, fields) => write('info', message, fields),
-    warn: (message, fields) => write('warn', message, fields),
-    error: (message, fields) => write('error', message, fields),
-  };
+export function createLogger(level: LogLevel = 'info', options: LoggerOptions = {}): Logger {
+  return pino({
+    level,
+    base: { pid: process.pid },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+    redact: { paths: ['authorization', 'password', 'pass', 'token', 'secret', '*.authorization', '*.password', '*.token'], censor: '[redacted]' },
+    ...(options.pretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss.l', ignore: 'pid' } } } : {}),
+  });
 }
 
 export function parseLogLevel(value: string | undefined): LogLevel {
-  return value !== undefined && value in RANK ? (value as LogLevel) : 'info';
+  return value !== undefined && (LEVELS as readonly string[]).includes(value) ? (value as LogLevel) : 'info';
 }

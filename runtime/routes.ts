@@ -44,9 +44,13 @@ export function buildRoutes(options: RoutesOptions): Routes {
     for (const resource of backend.resources) {
       const path = resourcePath(options.basePath, backend.name, resource);
       const methods = Object.keys(resource.operations) as HttpMethod[];
+      // For the access log and the metrics: the route's own names, never the request's text.
+      const label = `${resource.name}@${resource.version}`;
       for (const method of methods) {
         const operation = resource.operations[method] as Operation;
         router.register(path, [method], async (ctx) => {
+          ctx.state.backend = backend.name;
+          ctx.state.resource = label;
           const result = await operation.handler(new Scope(ctx as unknown as Koa.Context, scope));
           ctx.status = operation.status;
           ctx.body = result;
@@ -57,7 +61,12 @@ export function buildRoutes(options: RoutesOptions): Routes {
     if (backend.authScheme === 'Bearer') {
       // One route answers with and without the trailing slash: the router is not strict about it.
       const path = `${options.basePath}/${backend.name}`;
-      router.post(path, tokenShapeA(guard, options.readBody, { requireTls: options.requireTls }) as never);
+      const issue = tokenShapeA(guard, options.readBody, { requireTls: options.requireTls });
+      router.post(path, ((ctx: Koa.Context, next: Koa.Next) => {
+        ctx.state.backend = backend.name;
+        ctx.state.resource = 'token-shape-a';
+        return issue(ctx, next);
+      }) as never);
       allowed.set(`${path}/`, allowHeader(['POST']));
     }
   }

@@ -33,8 +33,10 @@ export class Scope implements RequestScope {
     return this.options.db;
   }
 
-  authenticate(role: string): Promise<string> {
-    return this.options.guard.authenticate(this.ctx.headers.authorization, role, this.ctx.ip);
+  async authenticate(role: string): Promise<string> {
+    const userId = await this.options.guard.authenticate(this.ctx.headers.authorization, role, this.ctx.ip);
+    this.ctx.state.userId = userId;
+    return userId;
   }
 
   async params<Params>(specs: ParamSpecs): Promise<Params> {

@@ -3,7 +3,7 @@ import { existsSync, readdirSync, watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { databaseUrlFromEnvironment } from '../generator/cli.js';
-import { createLogger, createReloadableApp, listen, openDatabase } from '../runtime/index.js';
+import { createLogger, createReloadableApp, listen, openDatabase, parseLogLevel } from '../runtime/index.js';
 import { consoleMiddleware } from '../console/server.js';
 import { ProjectHost } from './project-host.js';
 import { startPrivateMariadb, type PrivateMariadb } from './mariadb.js';
@@ -48,7 +48,8 @@ const server = createReloadableApp({
   database,
   jwtSecret,
   basePath: process.env.BASE_PATH,
-  logger: createLogger(process.env.LOG_LEVEL === undefined ? 'warn' : (process.env.LOG_LEVEL as 'info')),
+  // Pretty lines for a person at a terminal (pino-pretty); npm start writes JSON.
+  logger: createLogger(process.env.LOG_LEVEL === undefined ? 'warn' : parseLogLevel(process.env.LOG_LEVEL), { pretty: true }),
 });
 const runtimeDir = path.relative(root, path.join(repo, 'runtime')).split(path.sep).join('/');
 host = new ProjectHost({ root, runtimeDir, databaseUrl, server, log: complain });

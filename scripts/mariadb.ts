@@ -17,7 +17,11 @@ export interface PrivateMariadb {
   url: string;
   port: number;
   socket: string;
+  password: string;
+  pid: number;
   stop(): Promise<void>;
+  /** Sends a signal (SIGKILL, SIGSTOP, SIGCONT, ...); SIGKILL and SIGTERM wait for the process to end. */
+  kill(signal: NodeJS.Signals): Promise<void>;
 }
 
 export interface StartOptions {
@@ -27,6 +31,12 @@ export interface StartOptions {
   /** Start from an empty data dir. */
   fresh?: boolean;
   log?: (line: string) => void;
+  /** Listen on this port (a restart keeps its URL); a free one by default. */
+  port?: number;
+  /** The xmlrest user's password (a restart keeps its URL); a new one by default. */
+  password?: string;
+  /** More mariadbd options, such as `--innodb-lock-wait-timeout=1`. */
+  serverArgs?: string[];
 }
 
 /** The server binary, installed with apt-get (Debian's mariadb-server) when missing. */
@@ -58,7 +68,7 @@ export async function startPrivateMariadb(options: StartOptions): Promise<Privat
       { stdio: ['ignore', openSync(path.join(dir, 'install.log'), 'w'), openSync(path.join(dir, 'install.log'), 'a')] },
     );
   }
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const child = spawn(
     mariadbd,
     [
@@ -75,6 +85,7 @@ export async function startPrivateMariadb(options: StartOptions): Promise<Privat
       // Durability is not what a throwaway dev and test instance is for.
       '--innodb-flush-log-at-trx-commit=2',
       '--max-connections=500',
+      ...(options.serverArgs ?? []),
       ...asRoot,
     ],
     { stdio: 'ignore', detached: false },
@@ -83,7 +94,7 @@ export async function startPrivateMariadb(options: StartOptions): Promise<Privat
   await waitForSocket(socket, child, dir);
 
   const database = options.database ?? 'xmlrest';
-  const password = randomBytes(18).toString('base64url');
+  const password = options.password ?? randomBytes(18).toString('base64url');
   const admin = await mysql.createConnection({ socketPath: socket, user: socketUser() });
   try {
     await admin.query(`create database if not exists \`${database}\` character set utf8mb4 collate utf8mb4_unicode_ci`);
@@ -97,7 +108,13 @@ export async function startPrivateMariadb(options: StartOptions): Promise<Privat
     url: `mysql://xmlrest:${password}@127.0.0.1:${port}/${database}`,
     port,
     socket,
+    password,
+    pid: child.pid!,
     stop: () => stopChild(child, exited),
+    kill: async (signal: NodeJS.Signals) => {
+      child.kill(signal);
+      if (signal === 'SIGKILL' || signal === 'SIGTERM') await exited;
+    },
   };
 }
 

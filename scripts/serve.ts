@@ -3,17 +3,18 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { backends } from '../generated/index.js';
 import { loadConfig } from '../runtime/config.js';
-import { createLogger, createReloadableApp, listen, openDatabase, resourcePath, type Logger, type ReloadableApp } from '../runtime/index.js';
+import { adminApp, createLogger, createReloadableApp, listen, openDatabase, resourcePath, shutDown, type Logger, type ReloadableApp } from '../runtime/index.js';
 
 /**
  * `npm start`: serves every backend generated from resources/, configured by
- * DATABASE_URL, JWT_SECRET, PORT, HOST and BASE_PATH, with the admin console
- * at {base}/_console/ when the build tools it regenerates with are installed.
+ * the environment (runtime/config.ts), with the admin console at
+ * {base}/_console/, health and readiness at /healthz and /readyz, and on
+ * ADMIN_PORT those and /metrics. SIGTERM and SIGINT stop it gracefully.
  */
-let started;
-try {
+/** Configuration, pool, logger, console and app; throws when the configuration is wrong. */
+async function prepare() {
   const config = loadConfig();
-  const database = openDatabase(config.databaseUrl, { statementTimeoutMs: config.statementTimeoutMs });
+  const database = openDatabase(config.databaseUrl, { statementTimeoutMs: config.statementTimeoutMs, acquireTimeoutMs: config.acquireTimeoutMs, queueLimit: config.queueLimit });
   try {
     const logger = createLogger(config.logLevel);
     const openapi = JSON.parse(readFileSync(new URL('../generated/openapi.json', import.meta.url), 'utf8')) as object;
@@ -36,30 +37,42 @@ try {
       requireTlsForCredentials: config.requireTlsForCredentials,
     });
     adminConsole?.attach(server);
-    started = { config, database, server, logger };
+    return { config, database, server, logger };
   } catch (error) {
     await database.end();
     throw error;
   }
+}
+
+let started: Awaited<ReturnType<typeof prepare>>;
+try {
+  started = await prepare();
 } catch (error) {
   // Only the message: the configuration's values (secrets among them) stay out of the log.
-  createLogger().error('refusing to start', { error: (error as Error).message });
+  createLogger().error({ error: (error as Error).message }, 'refusing to start');
   process.exit(1);
 }
 const { config, database, server, logger } = started;
-const running = await listen(server.app, config.port, config.host, { maxHeaderBytes: config.maxHeaderBytes, requestTimeoutMs: config.requestTimeoutMs, headersTimeoutMs: config.headersTimeoutMs, tls: config.tls });
+const listenOptions = { maxHeaderBytes: config.maxHeaderBytes, requestTimeoutMs: config.requestTimeoutMs, headersTimeoutMs: config.headersTimeoutMs, tls: config.tls };
+const running = await listen(server.app, config.port, config.host, listenOptions);
+// Health, readiness and metrics on a port of their own (PostgREST's admin server), on the same host.
+const admin = config.adminPort === undefined ? undefined : await listen(adminApp(server.readiness, server.metrics), config.adminPort, config.host, listenOptions);
 const routes = backends.flatMap((backend) =>
   backend.resources.map((resource) => `${Object.keys(resource.operations).join(',')} ${resourcePath(config.basePath, backend.name, resource)}`),
 );
-logger.info('listening', { url: running.url + config.basePath, routes });
+logger.info({ url: running.url + config.basePath, admin: admin?.url, routes }, 'listening');
 
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     if (stopping) return;
     stopping = true;
-    logger.info('stopping', { signal });
-    void running.close().then(() => database.end()).then(() => process.exit(0));
+    logger.info({ signal, timeoutMs: config.shutdownTimeoutMs }, 'stopping');
+    void shutDown({ app: server, server: running, admin, database, logger, timeoutMs: config.shutdownTimeoutMs }).then((clean) => {
+      logger.info({ clean }, 'stopped');
+      logger.flush();
+      process.exit(0);
+    });
   });
 }
 
@@ -97,13 +110,13 @@ async function loadConsole(config: ReturnType<typeof loadConfig>, database: Retu
           databaseUrl: config.databaseUrl,
           server,
           buildDir: fromBuild ? path.resolve(here, '..') : undefined,
-          log: (line) => (/^[^\s:]+:\d+:\d+: /.test(line) ? log.warn('generate', { line }) : log.info('generate', { line })),
+          log: (line) => (/^[^\s:]+:\d+:\d+: /.test(line) ? log.warn({ line }, 'generate') : log.info({ line }, 'generate')),
         });
         host.adopt(backends);
       },
     };
   } catch (error) {
-    log.warn('console disabled: the generator is not installed', { error: (error as Error).message });
+    log.warn({ error: (error as Error).message }, 'console disabled: the generator is not installed');
     return undefined;
   }
 }

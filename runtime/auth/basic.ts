@@ -11,16 +11,16 @@ import type { AuthScheme, Principal, SchemeFactory } from './scheme.js';
  */
 export const basicScheme: SchemeFactory = ({ backend, credentials }): AuthScheme => {
   const challenge = `Basic realm="${backend.name}", charset="UTF-8"`;
-  const refuse = (message: string) => new HttpError(401, message, { 'WWW-Authenticate': challenge });
+  const refuse = (message: string, reason: string) => new HttpError(401, message, { 'WWW-Authenticate': challenge }, reason);
   return {
     challenge,
     async authenticate(header: string, address: string): Promise<Principal> {
       const parsed = parseAuthorization(header);
-      if (parsed?.scheme !== 'basic') throw refuse('Malformed or wrong-scheme credentials: use Basic');
+      if (parsed?.scheme !== 'basic') throw refuse('Malformed or wrong-scheme credentials: use Basic', parsed ? 'wrong_scheme' : 'malformed');
       // Over-long credentials cost no query and no hash (bounds.ts).
-      if (credentialProblem('user', parsed.user) || credentialProblem('password', parsed.pass)) throw refuse('Invalid credentials');
-      const rows = await credentials.rows(parsed.user, parsed.pass, address);
-      if (rows.length === 0) throw refuse('Invalid credentials');
+      if (credentialProblem('user', parsed.user) || credentialProblem('password', parsed.pass)) throw refuse('Invalid credentials', 'malformed');
+      const { rows, reason } = await credentials.check(parsed.user, parsed.pass, address);
+      if (rows.length === 0) throw refuse('Invalid credentials', reason ?? 'bad_credentials');
       return { userId: String(rows[0]!.user_id), roles: rows.map((row) => String(row.role_name)) };
     },
   };

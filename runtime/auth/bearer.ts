@@ -1,8 +1,20 @@
 import { HttpError } from '../errors.js';
 import { parseAuthorization } from './header.js';
-import { TokenRejected, verifyToken, type VerifiedToken } from './jwt.js';
+import { TokenRejected, verifyToken, type TokenFailure, type VerifiedToken } from './jwt.js';
 import { digestKey } from './keys.js';
 import { isCanonicalUid, type AuthScheme, type Principal, type SchemeFactory } from './scheme.js';
+
+/** The log's reason code for each way a token fails (docs/contract.md §7). */
+const REASONS: Record<TokenFailure, string> = {
+  expired: 'expired',
+  signature: 'bad_signature',
+  issuer: 'wrong_issuer',
+  audience: 'wrong_audience',
+  malformed: 'malformed',
+  algorithm: 'bad_algorithm',
+  key: 'unknown_key',
+  revoked: 'revoked',
+};
 
 /** How many verified tokens a backend remembers. */
 const VERIFIED_TOKENS = 10_000;
@@ -15,9 +27,9 @@ const VERIFIED_TOKENS = 10_000;
 export const bearerScheme: SchemeFactory = ({ backend, key, revocations }): AuthScheme => {
   if (key === null) throw new Error(`backend "${backend.name}" uses Bearer tokens: set JWT_SECRET`);
   const challenge = `Bearer realm="${backend.name}"`;
-  const invalid = (description: string) =>
+  const invalid = (description: string, reason: string) =>
     // The description is one of jwt.ts's fixed phrases: it never echoes the token.
-    new HttpError(401, `Invalid token: ${description}`, { 'WWW-Authenticate': `${challenge}, error="invalid_token", error_description="${description}"` });
+    new HttpError(401, `Invalid token: ${description}`, { 'WWW-Authenticate': `${challenge}, error="invalid_token", error_description="${description}"` }, reason);
   const options = { issuer: backend.issuer, clockSkew: backend.clockSkew, lifetime: backend.tokenLifetime, isUid: (sub: string) => isCanonicalUid(backend.uidType, sub) };
 
   /**
@@ -30,7 +42,7 @@ export const bearerScheme: SchemeFactory = ({ backend, key, revocations }): Auth
    */
   const verified = new Map<string, VerifiedToken>();
   const unlessRevoked = (token: VerifiedToken) => {
-    if (revocations?.isRevoked(backend.name, token)) throw invalid('token revoked');
+    if (revocations?.isRevoked(backend.name, token)) throw invalid('token revoked', 'revoked');
     return token;
   };
   const verify = (token: string): VerifiedToken => {
@@ -44,7 +56,7 @@ export const bearerScheme: SchemeFactory = ({ backend, key, revocations }): Auth
     try {
       fresh = verifyToken(key, token, options);
     } catch (error) {
-      if (error instanceof TokenRejected) throw invalid(error.description);
+      if (error instanceof TokenRejected) throw invalid(error.description, REASONS[error.reason]);
       throw error;
     }
     unlessRevoked(fresh);
@@ -57,7 +69,7 @@ export const bearerScheme: SchemeFactory = ({ backend, key, revocations }): Auth
     challenge,
     async authenticate(header: string): Promise<Principal> {
       const parsed = parseAuthorization(header);
-      if (parsed?.scheme !== 'bearer') throw invalid('token is malformed or not a Bearer token');
+      if (parsed?.scheme !== 'bearer') throw invalid('token is malformed or not a Bearer token', parsed ? 'wrong_scheme' : 'malformed');
       const token = verify(parsed.token);
       return { userId: token.sub, roles: token.aud };
     },

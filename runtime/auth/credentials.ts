@@ -26,22 +26,33 @@ export class CredentialChecker {
     this.directory = backend.defaultTables ? 'default' : `backend:${backend.name}`;
   }
 
-  /** The auth query's rows for these credentials (a row per role held), none when they are wrong. */
-  async rows(user: string, pass: string, address: string): Promise<Record<string, unknown>[]> {
+  /**
+   * The auth query's rows for these credentials (a row per role held), or
+   * none and why (for the log only: the client hears "Invalid credentials"
+   * either way, and takes as long to hear it).
+   */
+  async check(user: string, pass: string, address: string): Promise<CredentialCheck> {
     // The exact right credentials, remembered: no guess, so no limit to consult (nor a database round trip).
     const parts = ['rows', this.backend.name, user, pass];
-    const remembered = this.cache.get<Record<string, unknown>[]>(parts);
-    if (remembered) return remembered;
+    const remembered = this.cache.get<Row[]>(parts);
+    if (remembered) return { rows: remembered };
     const attempt: LoginAttempt = { directory: this.directory, user, address };
     // A role change during the check (forget) must not be undone by remembering what was read before it.
     const mark = this.cache.mark();
     await this.limiter.begin(attempt);
-    const rows = await this.runAuthQuery(user, pass);
-    if (rows.length === 0) return rows;
+    let checked: CredentialCheck;
+    try {
+      checked = await this.runAuthQuery(user, pass);
+    } catch (error) {
+      // No password was checked (the database failed): this attempt is no failure of the user's.
+      await this.limiter.cancelled(attempt);
+      throw error;
+    }
+    if (checked.rows.length === 0) return checked;
     await this.limiter.succeeded(attempt);
-    const owner = rows[0]!.user_id ?? rows[0]!.sub;
-    if (owner !== undefined && owner !== null) this.cache.set(parts, rows, { owner: String(owner), seconds: this.backend.credentialCacheSeconds, mark });
-    return rows;
+    const owner = checked.rows[0]!.user_id ?? checked.rows[0]!.sub;
+    if (owner !== undefined && owner !== null) this.cache.set(parts, checked.rows, { owner: String(owner), seconds: this.backend.credentialCacheSeconds, mark });
+    return checked;
   }
 
   /**
@@ -72,6 +83,7 @@ export class CredentialChecker {
       begin: (user) => this.limiter.begin(attempt(user)),
       succeeded: (user) => this.limiter.succeeded(attempt(user)),
     };
+    // The token generator checks the password after its query; a fault there never reaches `begin`.
   }
 
   /**
@@ -80,20 +92,30 @@ export class CredentialChecker {
    * verified here (argon2id, or a plain-text row from before in constant
    * time, upgraded to a hash when the backend asks), and dropped from the rows.
    */
-  private async runAuthQuery(user: string, pass: string): Promise<Record<string, unknown>[]> {
+  private async runAuthQuery(user: string, pass: string): Promise<CredentialCheck> {
     const query = this.backend.authQuery;
-    if (query === null) return [];
+    if (query === null) return { rows: [], reason: 'unknown_user' };
     const values: SqlValue[] = query.binds.map((name) => (name === 'user' ? user : pass));
-    const rows = await this.db.select<Record<string, unknown>>(query.sql, values);
+    const rows = await this.db.select<Row>(query.sql, values);
     const column = query.passwordColumn;
-    if (column === null) return rows;
+    // The SQL compared the password itself: no row says only that something was wrong.
+    if (column === null) return rows.length > 0 ? { rows } : { rows, reason: 'bad_credentials' };
     const stored = rows[0]?.[column];
     const check = await checkPassword(stored, pass);
-    if (!check.ok) return [];
+    if (!check.ok) return { rows: [], reason: rows.length === 0 ? 'unknown_user' : 'bad_password' };
     if (check.plain && this.backend.rehashPlaintext && this.backend.defaultTables) {
       const { users, password, userName } = DEFAULT_USER_TABLES;
       await this.db.write(`update ${users} set ${password} = ? where ${userName} = ? and ${password} = ?`, [await hashPassword(pass), user, stored]);
     }
-    return rows.map(({ [column]: _password, ...rest }) => rest);
+    return { rows: rows.map(({ [column]: _password, ...rest }) => rest) };
   }
+}
+
+type Row = Record<string, unknown>;
+
+/** The rows of a check, or none and why. */
+export interface CredentialCheck {
+  rows: Row[];
+  /** `unknown_user` (no such user, or one who holds no role), `bad_password`, or `bad_credentials` when the SQL compared. */
+  reason?: 'unknown_user' | 'bad_password' | 'bad_credentials';
 }

@@ -45,13 +45,13 @@ export class Guard {
   /** Returns `$uid`, or throws the 401/403 the contract asks for (429 after too many failed passwords). */
   async authenticate(header: string | undefined, role: string, address: string): Promise<string> {
     // The generator refuses a protected resource on a backend with no scheme; this is a guard.
-    if (this.scheme === null) throw forbidden();
+    if (this.scheme === null) throw forbidden('no_scheme');
     if (header === undefined) {
-      if (this.backend.absentCredentialsStatus === 401) throw new HttpError(401, 'Credentials required', { 'WWW-Authenticate': this.scheme.challenge });
-      throw forbidden();
+      if (this.backend.absentCredentialsStatus === 401) throw new HttpError(401, 'Credentials required', { 'WWW-Authenticate': this.scheme.challenge }, 'no_credentials');
+      throw forbidden('no_credentials');
     }
     const principal = await this.scheme.authenticate(header, address);
-    if (!principal.roles.includes(role)) throw forbidden();
+    if (!principal.roles.includes(role)) throw forbidden('role_not_held');
     return principal.userId;
   }
 }

@@ -143,6 +143,12 @@ export class LoginLimiter {
     await Promise.all([account === undefined ? undefined : this.store.clear(account), address === undefined ? undefined : this.store.subtract(address)]);
   }
 
+  /** No password was checked after all (the database failed): the attempt's places are given back. */
+  async cancelled(attempt: LoginAttempt): Promise<void> {
+    const { account, address } = this.keys(attempt);
+    await Promise.all([account === undefined ? undefined : this.store.subtract(account), address === undefined ? undefined : this.store.subtract(address)]);
+  }
+
   private keys(attempt: LoginAttempt): { account: string | undefined; address: string | undefined } {
     return {
       account: attempt.user === undefined || this.limits.perUser <= 0 ? undefined : digestKey('account', attempt.directory, attempt.user, attempt.address),
@@ -152,5 +158,5 @@ export class LoginLimiter {
 }
 
 function tooMany(resetAt: number): HttpError {
-  return new HttpError(429, 'Too many failed logins: try again later', { 'Retry-After': String(Math.max(1, Math.ceil((resetAt - Date.now()) / 1000))) });
+  return new HttpError(429, 'Too many failed logins: try again later', { 'Retry-After': String(Math.max(1, Math.ceil((resetAt - Date.now()) / 1000))) }, 'rate_limited');
 }

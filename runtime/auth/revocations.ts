@@ -101,7 +101,7 @@ export class Revocations {
       this.lastChange = Number(changes.at(-1)?.id ?? this.lastChange ?? 0);
     } catch (error) {
       if ((error as { errno?: number }).errno === NO_TABLE) return;
-      if (!this.warned) this.logger.warn('cannot read token revocations; keeping the last lists', { error: (error as Error).message });
+      if (!this.warned) this.logger.warn({ error: (error as Error).message }, 'cannot read token revocations; keeping the last lists');
       this.warned = true;
     }
   }

@@ -32,10 +32,10 @@ export function tokenShapeA(guard: Guard, readBody: BodyReader, options: { requi
 
 async function issueForCredentials(guard: Guard, user: string, pass: string, address: string): Promise<string> {
   if (guard.tokens === null) throw new Error(`backend "${guard.backend.name}" has no JWT key: set JWT_SECRET`);
-  const rows = await guard.credentials.rows(user, pass, address);
+  const { rows, reason } = await guard.credentials.check(user, pass, address);
   const first = rows[0];
-  if (first === undefined || first.sub === null || first.sub === undefined) throw new HttpError(401, 'Invalid credentials');
+  if (first === undefined || first.sub === null || first.sub === undefined) throw new HttpError(401, 'Invalid credentials', {}, reason ?? 'unknown_user');
   const roles = [...new Set(rows.map((row) => row.aud).filter((aud) => aud !== null && aud !== undefined).map(String))];
-  if (roles.length === 0) throw new HttpError(401, 'Invalid credentials');
+  if (roles.length === 0) throw new HttpError(401, 'Invalid credentials', {}, 'unknown_user');
   return guard.tokens.sign({ sub: String(first.sub), aud: roles.length === 1 ? roles[0]! : roles });
 }

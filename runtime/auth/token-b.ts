@@ -18,7 +18,7 @@ export interface TokenGeneratorArgs {
 }
 
 /**
- * `xmlrest.auth.TokenGenerator` (docs/seed.md §4.2 shape B): turns the auth query's
+ * `xmlrest.auth.TokenGenerator` (docs/seed.md §4.2, token shape B): turns the auth query's
  * first row into a signed token. No row, or a password that does not verify,
  * means the credentials were wrong.
  */
@@ -28,7 +28,7 @@ export const tokenGenerator: Plugin<TokenGeneratorArgs, string> = async (args, c
   await context.login.begin(user);
   const verified = 'hash' in args ? await context.verifyPassword(user ?? String(args.sub ?? ''), String(args.password ?? ''), args.hash) : true;
   if (!verified || args.sub === null || args.sub === undefined || args.aud === null || args.aud === undefined) {
-    throw new HttpError(401, 'Invalid credentials');
+    throw new HttpError(401, 'Invalid credentials', {}, args.sub === null || args.sub === undefined ? 'unknown_user' : 'bad_password');
   }
   await context.login.succeeded(user);
   return context.signToken({ sub: String(args.sub), aud: String(args.aud) });

@@ -9,5 +9,5 @@ const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/;
  * come in (an Authorization header, a token request).
  */
 export function refuseInsecureCredentials(ctx: Koa.Context): void {
-  if (!ctx.secure && !LOOPBACK.test(ctx.ip)) throw new HttpError(403, 'Credentials must be sent over HTTPS');
+  if (!ctx.secure && !LOOPBACK.test(ctx.ip)) throw new HttpError(403, 'Credentials must be sent over HTTPS', {}, 'insecure_transport');
 }

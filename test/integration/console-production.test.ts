@@ -84,7 +84,7 @@ describe('the console under npm start, in a production install', () => {
     await expect.poll(() => page.textContent('[data-testid=message]')).toMatch(/resources\/shop\/orders\.xml:\d+:\d+: step "orders" uses \$uid/);
     await page.screenshot({ path: 'test/.artifacts/console-production-refused.png', fullPage: true });
     expect(readFileSync(path.join(ROOT, 'resources/shop/orders.xml'), 'utf8')).toBe(before);
-    const warned = server.logs.find((line) => line.level === 'warn' && line.message === 'console change refused by the generator');
+    const warned = server.logs.find((line) => line.level === 'warn' && line.msg === 'console change refused by the generator');
     expect(warned).toMatchObject({ source: 'resources/shop/orders.xml', errors: [expect.stringMatching(/^resources\/shop\/orders\.xml:\d+:\d+: /), expect.any(String)] });
     expect(await send(`${server.url}/shop/v1.0/orders`, { headers: { authorization: await token('prod-customer-1', 'prod-customer-pw') } }).then((r) => r.status)).toBe(200);
   });

@@ -57,6 +57,9 @@ describe('npm run dev', () => {
     writeFileSync(`${ROOT}/resources/devb/hello.xml`, hello('two'));
     await until(async () => ((await word()) === 'two' ? true : undefined), 'the change');
     const elapsed = Date.now() - changed;
+    // The load goes on across the swap and past it, however quick the swap was.
+    const seen = statuses.length;
+    await until(async () => (statuses.length >= seen + 10 ? true : undefined), 'requests after the change');
     stop = true;
     await load;
     expect(elapsed).toBeLessThan(5_000);

@@ -23,7 +23,7 @@ describe('limits', () => {
     const response = await fetch(`${strict.url}/lab/v1.0/slow?seconds=3`);
     expect(response.status).toBe(503);
     expect(response.headers.get('retry-after')).toBe('1');
-    expect(await response.json()).toEqual({ message: 'The database took too long to answer', status: 503 });
+    expect(await response.json()).toEqual({ message: 'Service unavailable', status: 503, requestId: response.headers.get('x-request-id') });
     expect(Date.now() - started).toBeLessThan(2500);
     expect((await fetch(`${strict.url}/lab/v1.0/slow?seconds=0`)).status).toBe(200);
   });

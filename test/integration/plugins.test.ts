@@ -16,7 +16,7 @@ const ROOT = 'test/.tmp/plugins';
 let lines: string[] = [];
 let server: TestServer | undefined;
 
-const PLUGIN = `import type { Plugin } from '../../../../../runtime/index.js';
+const PLUGIN = `import type { Plugin } from '../../../../runtime/index.js';
 
 /** Applies a discount to a price the database returns as an exact decimal string. */
 export const discount: Plugin<{ price: string | null; percent: unknown; note?: string }, { discounted: number | null }> = (args) => ({
@@ -91,7 +91,7 @@ describe('plug-in calls are checked against the plug-in signature', () => {
       }
     };
     // price is DECIMAL: an exact string, not a number.
-    const misuse = `import type { ProductRow } from '../../generated/acme/offer.js';\nexport const total = (row: ProductRow): string => row.price.toFixed(2);\n`;
+    const misuse = `import type { ProductRow } from '../generated/acme/offer.js';\nexport const total = (row: ProductRow): string => row.price.toFixed(2);\n`;
     write('plugins/total.ts', misuse);
     expect(tsc()).toContain("error TS2551: Property 'toFixed' does not exist on type 'string'");
     write('plugins/total.ts', misuse.replace('row.price.toFixed(2)', 'Number(row.price).toFixed(2)'));

@@ -11,11 +11,15 @@ import { TEST_SECRET } from './server.js';
  */
 export interface BuiltServer {
   url: string;
+  /** The admin listener (ADMIN_PORT), when the server has one. */
+  adminUrl: string | undefined;
   pid: number;
   /** Every log line so far, parsed. */
   logs: Record<string, unknown>[];
   /** The process's resident memory now, in bytes (from /proc). */
   rss(): Promise<number>;
+  /** Resolves with the exit code when the process ends. */
+  exited: Promise<number | null>;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
@@ -46,6 +50,7 @@ export async function startBuiltServer(options: BuiltServerOptions = {}): Promis
   });
   const logs: Record<string, unknown>[] = [];
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let adminUrl: string | undefined;
   const listening = new Promise<string>((resolve, reject) => {
     for (const stream of [child.stdout!, child.stderr!]) {
       createInterface({ input: stream }).on('line', (line) => {
@@ -57,7 +62,10 @@ export async function startBuiltServer(options: BuiltServerOptions = {}): Promis
         }
         logs.push(entry);
         if (logs.length > 20_000) logs.splice(0, 10_000);
-        if (entry.msg === 'listening' || entry.message === 'listening') resolve(String(entry.url));
+        if (entry.msg === 'listening' || entry.message === 'listening') {
+          adminUrl = typeof entry.admin === 'string' ? entry.admin : undefined;
+          resolve(String(entry.url));
+        }
       });
     }
     void exited.then((code) => reject(new Error(`the built server exited with code ${code}: ${JSON.stringify(logs.slice(-5))}`)));
@@ -65,6 +73,7 @@ export async function startBuiltServer(options: BuiltServerOptions = {}): Promis
   const url = await listening;
   return {
     url,
+    adminUrl,
     pid: child.pid!,
     logs,
     rss: async () => {
@@ -72,6 +81,7 @@ export async function startBuiltServer(options: BuiltServerOptions = {}): Promis
       const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
       return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
     },
+    exited,
     stop: async (signal = 'SIGTERM') => {
       if (child.exitCode === null) child.kill(signal);
       const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);

@@ -1,0 +1,36 @@
+import type { ReloadableApp } from './app.js';
+import type { Database } from './db.js';
+import type { RunningServer } from './listen.js';
+import type { Logger } from './log.js';
+
+export interface ShutdownOptions {
+  app: ReloadableApp;
+  /** The API's listener: it stops accepting at once. */
+  server: RunningServer;
+  /** The admin listener (ADMIN_PORT): it keeps answering, "not ready", until the requests in flight are done. */
+  admin?: RunningServer | undefined;
+  database: Database;
+  logger: Logger;
+  /** Longest to wait for requests in flight (SHUTDOWN_TIMEOUT_MS). */
+  timeoutMs: number;
+}
+
+/**
+ * A graceful stop (docs/contract.md §7): readiness turns 503 (a load balancer
+ * stops sending), the listeners stop accepting, idle keep-alive connections
+ * close, every request in flight finishes (its connection closes after its
+ * answer), then the pool closes. Requests still running after `timeoutMs` are
+ * cut off. Resolves true when nothing was cut off.
+ */
+export async function shutDown(options: ShutdownOptions): Promise<boolean> {
+  const { app, server, admin, database, logger } = options;
+  app.readiness.stop();
+  server.server.close();
+  server.server.closeIdleConnections();
+  const drained = await app.drain(options.timeoutMs);
+  if (!drained) logger.warn({ timeoutMs: options.timeoutMs }, 'requests still running at the shutdown limit: cut off');
+  await Promise.all([server.close(), admin?.close()]);
+  app.close();
+  await database.end().catch(() => undefined);
+  return drained;
+}

@@ -1,0 +1,305 @@
+import type { Agent } from 'node:http';
+import mysql from 'mysql2/promise';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startPrivateMariadb, type PrivateMariadb } from '../../scripts/mariadb.js';
+import { addUser, createDemoDatabase } from '../../scripts/schema.js';
+import { startBuiltServer, type BuiltServer } from '../support/built-server.js';
+import { formBody, send } from '../support/http.js';
+
+/**
+ * Database faults (docs/contract.md §7), for real: a MariaDB of this file's own that the tests stop, kill,
+ * pause (SIGSTOP) and start again under the built server. Every fault answers 503 with Retry-After and a JSON
+ * body, never 500 and never a hang; the server recovers by itself; deadlocks and lock waits run again.
+ */
+const QUERY_TIMEOUT_MS = 2000;
+const ACQUIRE_TIMEOUT_MS = 500;
+const DIR = 'test/.tmp/faults-db';
+let db: PrivateMariadb;
+let server: BuiltServer;
+let token = '';
+
+async function startDatabase(fresh = false): Promise<void> {
+  db = await startPrivateMariadb({
+    dir: DIR,
+    fresh,
+    database: 'faults',
+    ...(db ? { port: db.port, password: db.password } : {}),
+    // Lock waits give up after a second, so that the retry of 1205 shows within a test.
+    serverArgs: ['--innodb-lock-wait-timeout=1'],
+  });
+}
+
+const env = (extra: Record<string, string> = {}) => ({
+  DATABASE_URL: db.url,
+  QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS),
+  DB_ACQUIRE_TIMEOUT_MS: String(ACQUIRE_TIMEOUT_MS),
+  ADMIN_PORT: '0',
+  ...extra,
+});
+
+beforeAll(async () => {
+  await startDatabase(true);
+  await createDemoDatabase(db.url);
+  server = await startBuiltServer({ env: env() });
+  const response = await send(`${server.url}/shop/v1.0/token`, { method: 'POST', ...formBody({ user: 'alice', pass: 'alice-pass' }) });
+  token = `Bearer ${(response.json() as { token: string }).token}`;
+}, 60_000);
+
+afterAll(async () => {
+  await server?.stop();
+  await db?.kill('SIGCONT').catch(() => undefined);
+  await db?.stop();
+});
+
+/** Every test starts with the database up and the server ready. */
+beforeEach(async () => {
+  if (!(await alive())) await startDatabase();
+  await ready(server);
+}, 30_000);
+
+async function alive(): Promise<boolean> {
+  try {
+    process.kill(db.pid, 0);
+    const connection = await mysql.createConnection({ uri: db.url, connectTimeout: 1000 });
+    await connection.end();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function ready(at: BuiltServer, within = 20_000): Promise<void> {
+  const deadline = Date.now() + within;
+  while (Date.now() < deadline) {
+    if ((await send(`${at.adminUrl}/readyz`)).status === 200) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('the server did not become ready');
+}
+
+/** One request, timed. */
+async function timed(path: string, options: Parameters<typeof send>[1] = {}): Promise<{ status: number; ms: number; retryAfter: unknown; body: string }> {
+  const started = Date.now();
+  const response = await send(`${server.url}${path}`, options);
+  return { status: response.status, ms: Date.now() - started, retryAfter: response.headers['retry-after'], body: response.text };
+}
+
+const order = (productId: number) => {
+  const body = formBody({ product_id: String(productId), quantity: '1' });
+  return timed('/shop/v1.0/orders', { method: 'POST', headers: { authorization: token, ...body.headers }, body: body.body });
+};
+
+function expectServiceUnavailable(answer: { status: number; retryAfter: unknown; body: string }): void {
+  expect(answer.status).toBe(503);
+  expect(answer.retryAfter).toBe('1');
+  expect(JSON.parse(answer.body)).toEqual({ message: 'Service unavailable', status: 503, requestId: expect.any(String) });
+}
+
+describe('a database that is down', () => {
+  it('answers 503 with Retry-After at once, says not ready, stays healthy, and recovers by itself when it returns', async () => {
+    await db.stop();
+    const answers = [await timed('/shop/v1.0/products'), await timed('/shop/v1.0/orders', { headers: { authorization: token } }), await timed('/staff/v1.0/me', { headers: { authorization: `Basic ${Buffer.from('carol:carol-pass').toString('base64')}` } })];
+    for (const answer of answers) {
+      expectServiceUnavailable(answer);
+      expect(answer.ms).toBeLessThan(QUERY_TIMEOUT_MS + 1000);
+    }
+    expect((await send(`${server.url}/healthz`)).status).toBe(200);
+    const notReady = await send(`${server.url}/readyz`);
+    expect(notReady.status).toBe(503);
+    expect(notReady.json()).toMatchObject({ status: 'unavailable', reason: expect.any(String) });
+    await startDatabase();
+    await ready(server);
+    expect((await timed('/shop/v1.0/products')).status).toBe(200);
+    expect((await order(2)).status).toBe(201);
+  });
+
+  it('lets the server start while the database is down, and serve once it is up', async () => {
+    await db.stop();
+    const late = await startBuiltServer({ env: env() });
+    try {
+      expect((await send(`${late.url}/healthz`)).status).toBe(200);
+      expect((await send(`${late.adminUrl}/readyz`)).status).toBe(503);
+      expect((await send(`${late.url}/shop/v1.0/products`)).status).toBe(503);
+      await startDatabase();
+      await ready(late);
+      expect((await send(`${late.url}/shop/v1.0/products`)).status).toBe(200);
+    } finally {
+      await late.stop();
+    }
+  });
+
+  it('answers 503 within the limits for a host that does not answer at all', async () => {
+    // TEST-NET-1 (RFC 5737): routed nowhere, so a connection is never accepted, or refused at once.
+    const nowhere = await startBuiltServer({ env: env({ DATABASE_URL: 'mysql://u:p@192.0.2.1:3306/none' }) });
+    try {
+      const started = Date.now();
+      const answer = await send(`${nowhere.url}/shop/v1.0/products`);
+      expect(answer.status).toBe(503);
+      expect(Date.now() - started).toBeLessThan(QUERY_TIMEOUT_MS + 1000);
+    } finally {
+      await nowhere.stop();
+    }
+  });
+});
+
+describe('a database that dies or hangs under load', () => {
+  it('gives no 500 when killed mid-load, and full service again after it restarts', async () => {
+    const statuses: number[] = [];
+    let next = 0;
+    const load = Promise.all(
+      Array.from({ length: 6 }, async () => {
+        while (next++ < 300) statuses.push(next % 3 === 0 ? (await order(2)).status : (await timed('/shop/v1.0/products')).status);
+      }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    await db.kill('SIGKILL');
+    await load;
+    expect(statuses.filter((status) => ![200, 201, 503].includes(status))).toEqual([]);
+    expect(statuses).toContain(503);
+    await startDatabase();
+    await ready(server);
+    expect((await timed('/shop/v1.0/products')).status).toBe(200);
+  });
+
+  it('answers every request within QUERY_TIMEOUT_MS + 1 s while the database process is stopped (SIGSTOP)', async () => {
+    await db.kill('SIGSTOP');
+    try {
+      const basic = `Basic ${Buffer.from('carol:carol-pass').toString('base64')}`;
+      const answers = await Promise.all([
+        timed('/shop/v1.0/products'),
+        timed('/shop/v1.0/products'),
+        timed('/shop/v1.0/orders', { headers: { authorization: token } }),
+        order(2),
+        timed('/staff/v1.0/me', { headers: { authorization: basic } }),
+        timed('/shop/', { method: 'POST', ...formBody({ auth: 'bearer', userid: 'bob', password: 'bob-pass' }) }),
+      ]);
+      for (const answer of answers) {
+        expectServiceUnavailable(answer);
+        expect(answer.ms).toBeLessThanOrEqual(QUERY_TIMEOUT_MS + 1000);
+      }
+      const started = Date.now();
+      expect((await send(`${server.adminUrl}/readyz`)).status).toBe(503);
+      expect(Date.now() - started).toBeLessThan(1500);
+      expect((await send(`${server.url}/healthz`)).status).toBe(200);
+    } finally {
+      await db.kill('SIGCONT');
+    }
+    await ready(server);
+    expect((await timed('/shop/v1.0/products')).status).toBe(200);
+  }, 30_000);
+});
+
+describe('a busy database', () => {
+  /** Holds a lock on a product row from the test's own connection until `release` is called. */
+  async function lockProduct(productId: number): Promise<{ release(): Promise<void> }> {
+    const connection = await mysql.createConnection(db.url);
+    await connection.query('start transaction');
+    await connection.execute('select * from products where product_id = ? for update', [productId]);
+    return {
+      release: async () => {
+        await connection.query('rollback');
+        await connection.end();
+      },
+    };
+  }
+
+  it('answers 503 when no pooled connection frees up within DB_ACQUIRE_TIMEOUT_MS', async () => {
+    const single = await startBuiltServer({ env: env({ DATABASE_URL: `${db.url}?connectionLimit=1` }) });
+    const lock = await lockProduct(3);
+    try {
+      const body = formBody({ product_id: '3', quantity: '1' });
+      // Holds the pool's one connection, waiting for the lock.
+      const waiting = send(`${single.url}/shop/v1.0/orders`, { method: 'POST', headers: { authorization: token, ...body.headers }, body: body.body });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const started = Date.now();
+      const answer = await send(`${single.url}/shop/v1.0/products`);
+      expect(answer.status).toBe(503);
+      expect(answer.headers['retry-after']).toBe('1');
+      expect(Date.now() - started).toBeGreaterThanOrEqual(ACQUIRE_TIMEOUT_MS - 50);
+      expect(Date.now() - started).toBeLessThan(ACQUIRE_TIMEOUT_MS + 1000);
+      await lock.release();
+      expect((await waiting).status).toBe(201);
+    } finally {
+      await lock.release().catch(() => undefined);
+      await single.stop();
+    }
+  });
+
+  it('runs a transaction again after a lock wait timeout (1205), and answers once the lock is gone', async () => {
+    const lock = await lockProduct(1);
+    setTimeout(() => void lock.release(), 1500);
+    const answer = await order(1);
+    expect(answer.status).toBe(201);
+    expect(server.logs.some((line) => line.msg === 'database operation run again' && line.reason === 'db_conflict')).toBe(true);
+  });
+
+  it('answers 503 within QUERY_TIMEOUT_MS + 1 s when the lock outlasts every try', async () => {
+    const lock = await lockProduct(1);
+    try {
+      const answer = await order(1);
+      expectServiceUnavailable(answer);
+      expect(answer.ms).toBeLessThanOrEqual(QUERY_TIMEOUT_MS + 1000);
+    } finally {
+      await lock.release();
+    }
+  });
+
+  it('runs a transaction again when the database chose it as a deadlock victim (1213)', async () => {
+    // The test's transaction changes three rows, then locks alice's user row; the server's order for alice
+    // locks a product, then waits for alice's row (the foreign key); the test then waits for that product:
+    // a deadlock, whose victim is the transaction that changed fewer rows, the server's.
+    const connection = await mysql.createConnection(db.url);
+    const bob = await addUser(connection, `deadlock-${Date.now()}`, 'deadlock-pass', ['customer']);
+    await connection.query('start transaction');
+    for (let i = 0; i < 3; i++) await connection.execute('insert into orders (user_id, product_id, quantity) values (?, 2, 1)', [bob]);
+    await connection.execute('select * from usr where user_id = 1 for update');
+    const placing = order(2);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const before = server.logs.length;
+    await connection.execute('update products set stock = stock where product_id = 2').catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await connection.query('commit');
+    await connection.end();
+    const answer = await placing;
+    expect(answer.status).toBe(201);
+    expect(server.logs.slice(before).some((line) => line.msg === 'database operation run again' && line.reason === 'db_conflict')).toBe(true);
+  });
+});
+
+describe('graceful shutdown', () => {
+  it('stops taking requests, finishes every one in flight, closes idle connections, and exits 0', async () => {
+    const stopping = await startBuiltServer({ env: env({ SHUTDOWN_TIMEOUT_MS: '8000' }) });
+    const connection = await mysql.createConnection(db.url);
+    await connection.query('start transaction');
+    await connection.execute('select * from products where product_id = 2 for update');
+    try {
+      const place = () => {
+        const body = formBody({ product_id: '2', quantity: '1' });
+        return send(`${stopping.url}/shop/v1.0/orders`, { method: 'POST', headers: { authorization: token, ...body.headers }, body: body.body });
+      };
+      const inFlight = [place(), place(), place()];
+      // An idle keep-alive connection, open before the signal.
+      const { Agent: HttpAgent } = await import('node:http');
+      const agent: Agent = new HttpAgent({ keepAlive: true, maxSockets: 1 });
+      expect((await send(`${stopping.url}/shop/v1.0/products`, { agent })).status).toBe(200);
+      const idle = [...Object.values(agent.freeSockets).flat()][0]!;
+      const idleClosed = new Promise((resolve) => idle.once('close', resolve));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const signalled = Date.now();
+      process.kill(stopping.pid, 'SIGTERM');
+      await idleClosed;
+      const notReady = await send(`${stopping.adminUrl}/readyz`);
+      expect(notReady.status).toBe(503);
+      await expect(send(`${stopping.url}/shop/v1.0/products`)).rejects.toThrow();
+      await connection.query('rollback');
+      const statuses = (await Promise.all(inFlight)).map((response) => response.status);
+      expect(statuses).toEqual([201, 201, 201]);
+      expect(await stopping.exited).toBe(0);
+      expect(Date.now() - signalled).toBeLessThan(8000);
+      agent.destroy();
+    } finally {
+      await connection.end();
+      await stopping.stop();
+    }
+  });
+});
