@@ -6,7 +6,7 @@
  * characters, bidirectional overrides and isolates, lone surrogates. Two
  * accounts that look the same on every screen cannot then both exist.
  */
-const INVISIBLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\u115F\u1160\u3164\uFFA0\u034F\u180B-\u180F\uFE00-\uFE0F]|^\s|\s$/u;
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\u115F\u1160\u3164\uFFA0]|\u034F|[\u180B-\u180F]|[\uFE00-\uFE0F]|^\s|\s$/u;
 
 /** The normalised name, or an error message saying why it is not one. */
 export type NameCheck = { ok: true; name: string } | { ok: false; message: string };

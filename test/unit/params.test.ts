@@ -30,7 +30,7 @@ describe('readParams: checks and converts each parameter to what its column take
     expect(message('9007199254740993', { kind: 'integer', nullable: false })).toBe("Parameter 'p' must be a whole number in range");
     expect(message(true, { kind: 'integer', nullable: false })).toBe("Parameter 'p' must be a whole number");
     expect(message('1e3', { kind: 'decimal', nullable: false })).toBe("Parameter 'p' must be a decimal number");
-    expect(message(9007199254740993, { kind: 'bigint', nullable: false })).toBe("Parameter 'p' must be a whole number in range (send a larger one as a string)");
+    expect(message(Number('9007199254740993'), { kind: 'bigint', nullable: false })).toBe("Parameter 'p' must be a whole number in range (send a larger one as a string)");
     expect(message(1e20, { kind: 'decimal', nullable: false })).toBe("Parameter 'p' must be a decimal number in range (send it as a string)");
     expect(message('abc', { kind: 'number', nullable: false })).toBe("Parameter 'p' must be a number");
     expect(message('héllo', { kind: 'string', nullable: false, maxLength: 4 })).toBe("Parameter 'p' must be at most 4 characters");
