@@ -1,9 +1,11 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Two projects: `unit` (no database, no server: parsers, the generator, golden cases; seconds, `npm run
- * test:unit`) and `integration` (the real server over HTTP against one private MariaDB started for the
- * whole run by test/support/global-setup.ts, which also installs the Debian packages and builds dist/).
+ * Three projects: `unit` (no database, no server: parsers, the generator, golden cases; seconds, `npm run
+ * test:unit`), `integration` (the real server over HTTP against one private MariaDB started for the whole
+ * run by test/support/global-setup.ts) and `cluster` (two built servers on a private 3-node Galera cluster,
+ * `npm run test:cluster`). The last two first install the Debian packages and build dist/
+ * (test/support/build-setup.ts).
  */
 export default defineConfig({
   test: {
@@ -19,9 +21,21 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
-          globalSetup: ['test/support/global-setup.ts'],
+          globalSetup: ['test/support/build-setup.ts', 'test/support/global-setup.ts'],
           testTimeout: 20_000,
           hookTimeout: 120_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'cluster',
+          include: ['test/cluster/**/*.test.ts'],
+          // After the other projects, not beside them: a Galera cluster and its load want the machine's cores.
+          sequence: { groupOrder: 1 },
+          globalSetup: ['test/support/build-setup.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
         },
       },
     ],

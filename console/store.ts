@@ -24,18 +24,9 @@ export interface UserRow {
 }
 
 export class UserStore {
-  private catalogReady: Promise<unknown> | undefined;
-
+  // The catalog table is made by `xmlrest db init` (scripts/schema.ts), never at request time: on a cluster,
+  // DDL under load stalls every node.
   constructor(private readonly db: Queryable) {}
-
-  private catalog(): Promise<unknown> {
-    // A failure is not kept: the next call tries again.
-    this.catalogReady ??= this.db.write(ROLE_CATALOG, []).catch((error: unknown) => {
-      this.catalogReady = undefined;
-      throw error;
-    });
-    return this.catalogReady;
-  }
 
   /** One page of users in id order, after `after`; a name prefix narrows it. Keyset paging stays fast at any depth. */
   async users(after: number, limit: number, prefix: string): Promise<{ users: UserRow[]; next: number | null }> {
@@ -86,7 +77,6 @@ export class UserStore {
 
   /** Roles held by users, with how many hold each, and roles created on the console. */
   async roles(): Promise<Map<string, number>> {
-    await this.catalog();
     const held = await this.db.select<{ role_name: string; holders: number | string }>(`select ${ROLE} as role_name, count(*) as holders from ${ROLES} group by ${ROLE}`, []);
     const created = await this.db.select<{ role_name: string }>('select role_name from xmlrest_role', []);
     const roles = new Map<string, number>(created.map((row) => [row.role_name, 0]));
@@ -95,7 +85,6 @@ export class UserStore {
   }
 
   async createRole(role: string): Promise<void> {
-    await this.catalog();
     await this.db.write('insert ignore into xmlrest_role (role_name) values (?)', [role]);
   }
 

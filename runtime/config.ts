@@ -26,6 +26,8 @@ export interface ServerConfig {
   queueLimit: number;
   /** Longest a shutdown waits for requests in flight. */
   shutdownTimeoutMs: number;
+  /** On Galera, causal reads (wsrep_sync_wait=1) on every session. */
+  syncWait: boolean;
   loginLimits: { perUser: number; perAddress: number; windowSeconds: number };
   /** PEM files: the server speaks HTTPS itself. */
   tls: { cert: Buffer; key: Buffer } | undefined;
@@ -58,6 +60,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, envFile = '.env
     acquireTimeoutMs: whole(env.DB_ACQUIRE_TIMEOUT_MS, 1000, 'DB_ACQUIRE_TIMEOUT_MS'),
     queueLimit: whole(env.DB_QUEUE_LIMIT, 200, 'DB_QUEUE_LIMIT'),
     shutdownTimeoutMs: whole(env.SHUTDOWN_TIMEOUT_MS, 10_000, 'SHUTDOWN_TIMEOUT_MS'),
+    syncWait: env.DB_SYNC_WAIT === undefined || env.DB_SYNC_WAIT === '' ? true : flag(env.DB_SYNC_WAIT, 'DB_SYNC_WAIT'),
     loginLimits: {
       perUser: whole(env.LOGIN_MAX_FAILURES, 10, 'LOGIN_MAX_FAILURES'),
       perAddress: whole(env.LOGIN_MAX_FAILURES_PER_ADDRESS, 50, 'LOGIN_MAX_FAILURES_PER_ADDRESS'),

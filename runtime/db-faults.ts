@@ -57,6 +57,9 @@ const CONNECTION_CODES = new Set([
   'PROTOCOL_CONNECTION_LOST',
   'PROTOCOL_ENQUEUE_AFTER_FATAL_ERROR',
   'PROTOCOL_ENQUEUE_AFTER_QUIT',
+  // mysql2's pool cluster: every host is resting after a failure.
+  'POOL_NONEONLINE',
+  'POOL_NOEXIST',
 ]);
 
 /** The fault an error from the driver is, or undefined when it is not one. */

@@ -8,35 +8,28 @@ export interface DatabaseOptions {
   acquireTimeoutMs?: number;
   /** Most requests waiting for a connection (DB_QUEUE_LIMIT); past it, 503 at once. */
   queueLimit?: number;
+  /** On Galera, make every read see every write committed before it, on any node (DB_SYNC_WAIT); default on. */
+  syncWait?: boolean;
+  /** How long a failed host is left alone before it is tried again; default 2 s. */
+  restoreHostMs?: number;
 }
 
 /**
- * `mysql://user:pass@host:port/db`; query options such as `?connectionLimit=20` pass to mysql2. The pool
- * connects lazily: a server starts while its database is down, and recovers by itself when it returns.
+ * `mysql://user:pass@host:port/db`, or several hosts for a cluster
+ * (`mysql://user:pass@h1:3306,h2:3306,h3:3306/db`, docs/contract.md §7);
+ * query options such as `?connectionLimit=20` pass to mysql2. Pools connect
+ * lazily: a server starts while its database is down, and recovers by itself
+ * when it returns.
  */
 export function openDatabase(url: string, options: DatabaseOptions = {}): Database {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    // Node's own error would print the input, password included.
-    throw new Error('DATABASE_URL is not a valid URL: percent-encode special characters in the user and password');
-  }
-  if (parsed.protocol !== 'mysql:' && parsed.protocol !== 'mariadb:') throw new Error('DATABASE_URL must start with mysql://');
+  const { hosts, config } = parseDatabaseUrl(url);
   const timings: DatabaseTimings = {
     ...DEFAULT_TIMINGS,
     ...(options.statementTimeoutMs !== undefined ? { queryTimeoutMs: options.statementTimeoutMs } : {}),
     ...(options.acquireTimeoutMs !== undefined ? { acquireTimeoutMs: options.acquireTimeoutMs } : {}),
   };
-  const extra: Record<string, string> = Object.fromEntries(parsed.searchParams);
-  const pool = mysql.createPool({
-    host: parsed.hostname || 'localhost',
-    port: parsed.port ? Number(parsed.port) : 3306,
-    user: decodeURIComponent(parsed.username),
-    password: decodeURIComponent(parsed.password),
-    database: decodeURIComponent(parsed.pathname.replace(/^\//, '')) || undefined,
-    socketPath: extra.socketPath,
-    connectionLimit: extra.connectionLimit ? Number(extra.connectionLimit) : 10,
+  const pool: mysql.PoolOptions = {
+    ...config,
     queueLimit: options.queueLimit ?? 200,
     // A host that accepts the connection but never answers (a stopped process) fails within the statement limit.
     connectTimeout: Math.max(timings.queryTimeoutMs, 1000),
@@ -49,15 +42,81 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
     supportBigNumbers: true,
     bigNumberStrings: true,
     enableKeepAlive: true,
-  });
-  if (timings.queryTimeoutMs > 0) {
-    // Every new connection gets the limit before its first statement (it queues behind this). MariaDB only;
-    // MySQL ignores the unknown variable, and the client's own timeout still applies.
-    pool.pool.on('connection', (connection) => {
-      connection.query(`set session max_statement_time = ${Number(timings.queryTimeoutMs) / 1000}`, () => {});
-    });
+  };
+  const session = sessionSetup(timings.queryTimeoutMs, options.syncWait ?? true);
+  const source = hosts.length === 1 ? poolSource(mysql.createPool({ ...pool, ...hosts[0] }), session) : clusterSource(hosts, pool, session, options.restoreHostMs ?? 2000);
+  return new Database(source, timings);
+}
+
+interface Host {
+  host: string;
+  port: number;
+}
+
+/** The URL's parts; the password never appears in an error. */
+export function parseDatabaseUrl(url: string): { hosts: Host[]; config: mysql.PoolOptions } {
+  const match = /^(mysql|mariadb):\/\/(?:([^@/]*)@)?([^/?#]*)(\/[^?#]*)?(\?[^#]*)?$/.exec(url);
+  if (!match) {
+    if (!/^(mysql|mariadb):\/\//.test(url)) throw new Error('DATABASE_URL must start with mysql://');
+    // Node's own error would print the input, password included.
+    throw new Error('DATABASE_URL is not a valid URL: percent-encode special characters in the user and password');
   }
-  return new Database(poolSource(pool), timings);
+  const [, , credentials = '', hostList = '', pathname = '', search = ''] = match;
+  const [user = '', password = ''] = credentials.split(/:(.*)/s);
+  const hosts = (hostList || 'localhost').split(',').map((entry): Host => {
+    const parsed = /^(\[[^\]]+\]|[^:]+)(?::([0-9]{1,5}))?$/.exec(entry.trim());
+    if (!parsed) throw new Error('DATABASE_URL lists a host that is not host or host:port');
+    return { host: parsed[1]!.replace(/^\[|\]$/g, ''), port: parsed[2] ? Number(parsed[2]) : 3306 };
+  });
+  const extra = Object.fromEntries(new URLSearchParams(search));
+  let decoded: { user: string; password: string; database: string };
+  try {
+    decoded = { user: decodeURIComponent(user), password: decodeURIComponent(password), database: decodeURIComponent(pathname.replace(/^\//, '')) };
+  } catch {
+    throw new Error('DATABASE_URL is not a valid URL: percent-encode special characters in the user and password');
+  }
+  return {
+    hosts,
+    config: {
+      user: decoded.user,
+      password: decoded.password,
+      database: decoded.database || undefined,
+      socketPath: extra.socketPath,
+      connectionLimit: extra.connectionLimit ? Number(extra.connectionLimit) : 10,
+    },
+  };
+}
+
+/**
+ * Run once on every new connection, before its first statement: the
+ * statement limit (MariaDB's max_statement_time), and on a Galera node
+ * (`wsrep_on`) causal reads, so that a write through one server is read
+ * through any other at once. MySQL knows neither variable: the error is
+ * ignored, and the client's own timeout still applies.
+ */
+function sessionSetup(queryTimeoutMs: number, syncWait: boolean): string {
+  const settings = [`max_statement_time = ${Number(queryTimeoutMs) / 1000}`];
+  if (syncWait) settings.push('wsrep_sync_wait = if(@@wsrep_on, 1, 0)');
+  return `set session ${settings.join(', ')}`;
+}
+
+/** Connections the session setup has run on. */
+const prepared = new WeakSet<object>();
+
+async function prepare(connection: mysql.PoolConnection, session: string): Promise<mysql.PoolConnection> {
+  const core = connection.connection as object;
+  if (prepared.has(core)) return connection;
+  try {
+    await connection.query(session);
+  } catch (error) {
+    // MySQL: unknown variables. A connection that failed the statement for any other reason fails the next one too.
+    if ((error as { errno?: number }).errno !== 1193) {
+      connection.destroy();
+      throw error;
+    }
+  }
+  prepared.add(core);
+  return connection;
 }
 
 /** The internals of mysql2's pool the statistics need; kept to this one place. */
@@ -67,15 +126,65 @@ interface PoolInternals {
   _connectionQueue: { length: number };
 }
 
-function poolSource(pool: mysql.Pool): ConnectionSource {
+function statsOf(pools: readonly PoolInternals[]): { inUse: number; idle: number; queued: number } {
+  let inUse = 0;
+  let idle = 0;
+  let queued = 0;
+  for (const pool of pools) {
+    inUse += pool._allConnections.length - pool._freeConnections.length;
+    idle += pool._freeConnections.length;
+    queued += pool._connectionQueue.length;
+  }
+  return { inUse, idle, queued };
+}
+
+function poolSource(pool: mysql.Pool, session: string): ConnectionSource {
   const internals = pool.pool as unknown as PoolInternals;
   return {
-    getConnection: () => pool.getConnection(),
-    stats: () => ({
-      inUse: internals._allConnections.length - internals._freeConnections.length,
-      idle: internals._freeConnections.length,
-      queued: internals._connectionQueue.length,
-    }),
+    getConnection: async () => prepare(await pool.getConnection(), session),
+    failed: () => {},
+    stats: () => statsOf([internals]),
     end: () => pool.end(),
+  };
+}
+
+/** What the pool cluster's internals offer to take a host out of rotation; kept to this one place. */
+interface ClusterNode {
+  id: string;
+  errorCount: number;
+  pool: PoolInternals & { _freeConnections: { toArray(): { destroy(): void }[] } };
+}
+interface ClusterInternals {
+  _nodes: Record<string, ClusterNode>;
+  _removeNodeErrorCount: number;
+  _increaseErrorCount(node: ClusterNode): void;
+}
+
+/**
+ * Several hosts on mysql2's own pool cluster, selector ORDER: every
+ * connection from the first host that is up (one writer, as Galera
+ * advises), the next when it fails, and back to the first once it answers
+ * again (the cluster retries a failed host after `restoreHostMs`). A host
+ * whose connection failed mid-statement, or that says it is not ready
+ * (1047), is taken out of rotation the same way, so that the operation's
+ * next try goes to the next host.
+ */
+function clusterSource(hosts: readonly Host[], pool: mysql.PoolOptions, session: string, restoreHostMs: number): ConnectionSource {
+  const cluster = mysql.createPoolCluster({ canRetry: true, removeNodeErrorCount: 1, restoreNodeTimeout: restoreHostMs, defaultSelector: 'ORDER' });
+  hosts.forEach((host, index) => cluster.add(`host${index + 1}`, { ...pool, ...host }));
+  const internals = (cluster as unknown as { poolCluster: ClusterInternals }).poolCluster;
+  return {
+    getConnection: async () => prepare(await cluster.getConnection('*', 'ORDER'), session),
+    failed: (connection) => {
+      const node = internals._nodes[(connection.connection as unknown as { _clusterId?: string })._clusterId ?? ''];
+      if (!node) return;
+      node.errorCount = Math.max(node.errorCount, internals._removeNodeErrorCount - 1);
+      internals._increaseErrorCount(node);
+      // Its idle connections are most likely as dead as this one: they go, and the host's first use after
+      // its rest makes a fresh one.
+      for (const idle of node.pool._freeConnections.toArray()) idle.destroy();
+    },
+    stats: () => statsOf(Object.values(internals._nodes).map((node) => node.pool)),
+    end: () => cluster.end(),
   };
 }

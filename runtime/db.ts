@@ -25,6 +25,8 @@ export interface Queryable {
 /** Where connections come from: one pool, or a pool per host in order (db-url.ts). Narrow, so a cluster can stand in. */
 export interface ConnectionSource {
   getConnection(): Promise<mysql.PoolConnection>;
+  /** The connection failed, or its host said it cannot serve: in a cluster, that host rests and the next one serves. */
+  failed(connection: mysql.PoolConnection): void;
   /** Connections in use, idle, and requests waiting for one. */
   stats(): { inUse: number; idle: number; queued: number };
   end(): Promise<void>;
@@ -35,11 +37,11 @@ export interface DatabaseTimings {
   queryTimeoutMs: number;
   /** Longest to wait for a pooled connection (DB_ACQUIRE_TIMEOUT_MS). */
   acquireTimeoutMs: number;
-  /** How many times a transaction runs when the database rolls it back whole (a deadlock): 3 by default. */
+  /** How many times an operation runs in all: the first try and up to 3 more (docs/contract.md §7). */
   attempts: number;
 }
 
-export const DEFAULT_TIMINGS: DatabaseTimings = { queryTimeoutMs: 10_000, acquireTimeoutMs: 1000, attempts: 3 };
+export const DEFAULT_TIMINGS: DatabaseTimings = { queryTimeoutMs: 10_000, acquireTimeoutMs: 1000, attempts: 4 };
 
 /**
  * An operation's whole time (acquiring a connection, its statements, its
@@ -73,7 +75,7 @@ class StatementRunner implements Queryable {
  * every fault a `DatabaseFault` (503, never 500, never a hang), reads and
  * whole transactions run again when that is safe:
  * - a transaction the database rolled back (deadlock, Galera conflict, lock
- *   wait) runs again, up to `attempts` times with jittered backoff;
+ *   wait) runs again, up to 3 more times with jittered backoff;
  * - a connection that failed before COMMIT was sent committed nothing: the
  *   operation runs again on another connection (another host, in a cluster);
  * - a failure during COMMIT leaves the outcome unknown: 503, never again.
@@ -113,14 +115,26 @@ export class Database extends EventEmitter<{ retry: [{ reason: string; attempt: 
     });
   }
 
-  /** One round trip within `withinMs`: what readiness asks. */
+  /**
+   * One round trip within `withinMs`, and on a Galera node (`wsrep_on`) that
+   * node synced: what readiness asks (docs/contract.md §7). Throws why not.
+   */
   async ping(withinMs: number): Promise<void> {
     const deadline = Date.now() + withinMs;
     const connection = await this.acquire(deadline);
     let broken = true;
     try {
-      await connection.query({ sql: 'select 1', timeout: remaining(deadline) });
+      const [rows] = await connection.query({ sql: GALERA_STATE, timeout: remaining(deadline) }).catch(async (error: { errno?: number }) => {
+        // MySQL has no wsrep variables: a plain round trip says enough.
+        if (error.errno !== 1193) throw error;
+        return connection.query({ sql: 'select 0 as wsrep, null as state', timeout: remaining(deadline) });
+      });
       broken = false;
+      const [row] = rows as { wsrep: number | string; state: string | null }[];
+      if (Number(row?.wsrep) === 1 && row?.state !== 'Synced') {
+        this.source.failed(connection);
+        throw new Error(`the Galera node is not synced (${row?.state ?? 'unknown'})`);
+      }
     } catch (error) {
       throw faultOf(error) ?? error;
     } finally {
@@ -160,6 +174,7 @@ export class Database extends EventEmitter<{ retry: [{ reason: string; attempt: 
       } catch (error) {
         const fault = faultOf(error);
         broken = fault !== undefined && fault.kind !== 'conflict';
+        if (fault && (fault.kind === 'connection' || fault.kind === 'unavailable')) this.source.failed(connection);
         if (options.transaction && !broken) {
           // A statement failed (a constraint, a deadlock): end the transaction before the connection goes back.
           await connection.query({ sql: 'rollback', timeout: Math.max(remaining(deadline), 1) }).catch(() => (broken = true));
@@ -168,12 +183,14 @@ export class Database extends EventEmitter<{ retry: [{ reason: string; attempt: 
         const again =
           attempt < this.timings.attempts &&
           fault.reason !== 'db_commit_unknown' &&
-          (fault.kind === 'conflict' || (fault.kind === 'connection' && options.retryConnectionFaults)) &&
+          // 1047 (a node not ready) ran nothing: any operation may run again, on the next host.
+          (fault.kind === 'conflict' || fault.kind === 'unavailable' || (fault.kind === 'connection' && options.retryConnectionFaults)) &&
           remaining(deadline) > 50;
         if (!again) throw fault;
         this.emit('retry', { reason: fault.reason, attempt });
-        // Jittered backoff: two requests that collided should not collide again in step.
-        await sleep(Math.min(remaining(deadline) / 2, 20 * 2 ** attempt * (0.5 + Math.random())));
+        // Full jitter: anywhere up to an exponentially growing bound, so that two requests that collided do
+        // not collide again in step.
+        await sleep(Math.min(remaining(deadline) / 2, Math.random() * 50 * 2 ** attempt));
       } finally {
         if (broken) connection.destroy();
         else connection.release();
@@ -204,6 +221,10 @@ export class Database extends EventEmitter<{ retry: [{ reason: string; attempt: 
     }
   }
 }
+
+/** Whether the server is a Galera node, and if so its state (Synced when it may serve). */
+const GALERA_STATE = `select @@wsrep_on as wsrep,
+  (select variable_value from information_schema.global_status where variable_name = 'WSREP_LOCAL_STATE_COMMENT') as state`;
 
 function remaining(deadline: number): number {
   return Math.max(1, deadline - Date.now());

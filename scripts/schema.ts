@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import mysql, { type Connection } from 'mysql2/promise';
+import type { Connection } from 'mysql2/promise';
+import { connectTo } from './connection.js';
 import { ROLE_CATALOG, UserStore } from '../console/store.js';
 import { LOGIN_FAILURE_TABLE } from '../runtime/auth/limiter.js';
 import { hashPassword } from '../runtime/auth/passwords.js';
@@ -82,7 +83,7 @@ export const DEMO_USERS: readonly { id: number; name: string; roles: readonly st
 
 /** The default tables, then the demo backends' tables and rows (scripts/demo.sql) and users; safe to run again. */
 export async function createDemoDatabase(url: string): Promise<void> {
-  const connection = await mysql.createConnection({ uri: url, multipleStatements: true });
+  const connection = await connectTo(url, { multipleStatements: true });
   try {
     await createDefaultTables(connection);
     await connection.query(readFileSync(new URL('./demo.sql', import.meta.url), 'utf8'));

@@ -14,7 +14,7 @@ import { adminApp, createLogger, createReloadableApp, listen, openDatabase, reso
 /** Configuration, pool, logger, console and app; throws when the configuration is wrong. */
 async function prepare() {
   const config = loadConfig();
-  const database = openDatabase(config.databaseUrl, { statementTimeoutMs: config.statementTimeoutMs, acquireTimeoutMs: config.acquireTimeoutMs, queueLimit: config.queueLimit });
+  const database = openDatabase(config.databaseUrl, { statementTimeoutMs: config.statementTimeoutMs, acquireTimeoutMs: config.acquireTimeoutMs, queueLimit: config.queueLimit, syncWait: config.syncWait });
   try {
     const logger = createLogger(config.logLevel);
     const openapi = JSON.parse(readFileSync(new URL('../generated/openapi.json', import.meta.url), 'utf8')) as object;

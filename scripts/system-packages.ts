@@ -19,6 +19,10 @@ export const MARIADB: SystemPackage = { name: 'mariadb-server', binaries: ['/usr
 export const CHROMIUM: SystemPackage = { name: 'chromium', binaries: ['/usr/bin/chromium'] };
 export const XMLLINT: SystemPackage = { name: 'libxml2-utils', binaries: ['/usr/bin/xmllint'] };
 export const SQLMAP: SystemPackage = { name: 'sqlmap', binaries: ['/usr/bin/sqlmap'] };
+export const GALERA: SystemPackage = { name: 'galera-4', binaries: ['/usr/lib/galera/libgalera_smm.so'], noRecommends: true };
+/** Galera's rsync state transfer (wsrep_sst_rsync) runs it, and looks up ports with lsof. */
+export const RSYNC: SystemPackage = { name: 'rsync', binaries: ['/usr/bin/rsync'] };
+export const LSOF: SystemPackage = { name: 'lsof', binaries: ['/usr/bin/lsof'] };
 
 export function installedBinary(pkg: SystemPackage): string | undefined {
   return pkg.binaries.find((binary) => existsSync(binary));

@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
-import mysql from 'mysql2/promise';
+import type mysql from 'mysql2/promise';
 import { databaseUrlFromEnvironment, run as generate } from '../generator/cli.js';
 import { checkRoleName, checkUserName } from '../console/names.js';
+import { connectTo } from './connection.js';
 import { credentialProblem, MAX_PASSWORD_BYTES } from '../runtime/auth/bounds.js';
 import { revokeToken, revokeUserTokens } from '../runtime/auth/revocations.js';
 import { addUser, createDefaultTables, createDemoDatabase, grantRole, revokeRole, userIdOf } from './schema.js';
@@ -24,7 +25,7 @@ async function connect(): Promise<mysql.Connection> {
   }
   const url = process.env.DATABASE_URL;
   if (!url) throw new UsageError('DATABASE_URL is not set (mysql://user:pass@host:port/db)');
-  return mysql.createConnection({ uri: url, multipleStatements: true });
+  return connectTo(url, { multipleStatements: true });
 }
 
 /** A wrong command line: exit code 2, as usage errors conventionally are. */

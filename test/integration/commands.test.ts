@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import mysql from 'mysql2/promise';
 import { describe, expect, inject, it } from 'vitest';
+import { connectTo } from '../../scripts/connection.js';
 
 /** The `xmlrest` bin and `npm start`'s entry, run as processes against the run's MariaDB. */
 const exec = promisify(execFile);
@@ -17,7 +18,7 @@ async function xmlrest(...args: string[]): Promise<{ code: number; stdout: strin
 }
 
 async function rolesOf(name: string): Promise<string[]> {
-  const connection = await mysql.createConnection(inject('databaseUrl'));
+  const connection = await connectTo(inject('databaseUrl'));
   const [rows] = await connection.execute(
     'select r.role_name from usr_role r inner join usr u on u.user_id = r.user_id where u.user_name = ? order by r.role_name',
     [name],
@@ -30,7 +31,7 @@ describe('xmlrest commands', () => {
   it('db init creates the default tables and is safe to run again', async () => {
     expect(await xmlrest('db', 'init')).toMatchObject({ code: 0, stdout: 'created usr and usr_role\n' });
     expect(await xmlrest('db', 'init', '--demo')).toMatchObject({ code: 0, stdout: 'created usr and usr_role and the demo tables\n' });
-    const connection = await mysql.createConnection(inject('databaseUrl'));
+    const connection = await connectTo(inject('databaseUrl'));
     const [tables] = await connection.query("show tables where Tables_in_xmlrest_test in ('usr', 'usr_role', 'xmlrest_role')");
     await connection.end();
     expect((tables as Record<string, string>[]).map((row) => Object.values(row)[0]).sort()).toEqual(['usr', 'usr_role', 'xmlrest_role']);

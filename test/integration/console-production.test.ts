@@ -4,6 +4,7 @@ import path from 'node:path';
 import mysql from 'mysql2/promise';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { connectTo } from '../../scripts/connection.js';
 import { CHROMIUM_ARGS, ensureChromium } from '../../scripts/chromium.js';
 import { addUser } from '../../scripts/schema.js';
 import { startBuiltServer, type BuiltServer } from '../support/built-server.js';
@@ -35,7 +36,7 @@ beforeAll(async () => {
   // The build, made where the build tools are (global-setup.ts), copied last so it is newer than its sources.
   cpSync('dist', path.join(ROOT, 'dist'), { recursive: true });
 
-  const connection = await mysql.createConnection(inject('databaseUrl'));
+  const connection = await connectTo(inject('databaseUrl'));
   await addUser(connection, 'prod-viewer-1', 'prod-viewer-pw', ['prod-viewer']);
   await addUser(connection, 'prod-customer-1', 'prod-customer-pw', ['customer']);
   await connection.end();

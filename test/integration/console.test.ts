@@ -3,6 +3,7 @@ import path from 'node:path';
 import mysql from 'mysql2/promise';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it, vi } from 'vitest';
+import { connectTo } from '../../scripts/connection.js';
 import { consoleMiddleware } from '../../console/server.js';
 import { createLogger, createReloadableApp, listen, openDatabase, type Database, type RunningServer } from '../../runtime/index.js';
 import { CHROMIUM_ARGS, ensureChromium } from '../../scripts/chromium.js';
@@ -32,7 +33,7 @@ beforeAll(async () => {
   mkdirSync(path.join(ROOT, 'generated'), { recursive: true });
   cpSync('generated/column-types.json', path.join(ROOT, 'generated/column-types.json'));
 
-  const connection = await mysql.createConnection(inject('databaseUrl'));
+  const connection = await connectTo(inject('databaseUrl'));
   // The lab backend's own AuthQuery compares $pass in SQL: its users' rows hold plain text.
   await addPlainTextUser(connection, 'olga-operator', 'olga-pass-1', ['operator']);
   // An admin of its own, whose tokens a test revokes (revocations live in the database all tests share).
@@ -201,7 +202,7 @@ describe('console in headless Chromium', () => {
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
-    connection = await mysql.createConnection(inject('databaseUrl'));
+    connection = await connectTo(inject('databaseUrl'));
   });
   beforeEach(async () => {
     page = await browser!.newPage({ viewport: { width: 1200, height: 800 } });

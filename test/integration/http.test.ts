@@ -1,6 +1,7 @@
 import jwt from 'jsonwebtoken';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { connectTo } from '../../scripts/connection.js';
 import { backends as demoBackends } from '../../generated/index.js';
 import { addPlainTextUser } from '../../scripts/schema.js';
 import { backends as labBackends } from '../golden/lab/expected/index.js';
@@ -18,7 +19,7 @@ const UTF8_USER = 'zoë';
 const COLON_PASSWORD = 'pa:ss wörd:';
 
 beforeAll(async () => {
-  const connection = await mysql.createConnection(inject('databaseUrl'));
+  const connection = await connectTo(inject('databaseUrl'));
   // Plain-text rows, as systems before xmlrest stored them: the lab backend's own AuthQuery compares
   // $pass in SQL the way the seed shows, and the staff backend verifies them in constant time.
   await addPlainTextUser(connection, UTF8_USER, COLON_PASSWORD, ['staff', 'member']);

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { connectTo } from '../../scripts/connection.js';
 import { generate } from '../../generator/index.js';
 import { backends } from '../../generated/index.js';
 import { addPlainTextUser, addUser } from '../../scripts/schema.js';
@@ -24,7 +25,7 @@ const storedPassword = async (name: string) => {
 const me = (user: string, pass: string) => fetch(`${server.url}/staff/v1.0/me`, { headers: { authorization: basic(user, pass) } });
 
 beforeAll(async () => {
-  connection = await mysql.createConnection(inject('databaseUrl'));
+  connection = await connectTo(inject('databaseUrl'));
   await addUser(connection, 'hana-hashed', 'hana-secret-1', ['staff', 'customer']);
   await addPlainTextUser(connection, 'pia-plain', 'pia-secret-1', ['staff']);
   await addUser(connection, 'cara-cached', 'cara-secret-1', ['staff']);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { connectTo } from '../../scripts/connection.js';
 import { run } from '../../generator/cli.js';
 import type { BackendModule } from '../../runtime/index.js';
 import { addUser } from '../../scripts/schema.js';
@@ -54,7 +55,7 @@ beforeAll(async () => {
     mkdirSync(`${DIR}/${file.replace(/\/[^/]+$/, '')}`, { recursive: true });
     writeFileSync(`${DIR}/${file}`, text);
   }
-  const connection = await mysql.createConnection(inject('databaseUrl'));
+  const connection = await connectTo(inject('databaseUrl'));
   const reader = await addUser(connection, 'reader-rita', 'rita-pass', ['reader']);
   await connection.query('create table if not exists loans (loan_id int primary key auto_increment, user_id int unsigned not null, title varchar(100) not null)');
   await connection.query('insert into loans (user_id, title) values (?, ?), (?, ?)', [reader, 'Dune', 1, 'Not Rita’s']);

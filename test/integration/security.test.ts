@@ -5,6 +5,7 @@ import { connect } from 'node:net';
 import { promisify } from 'node:util';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { connectTo } from '../../scripts/connection.js';
 import { loadConfig } from '../../runtime/config.js';
 import { addUser } from '../../scripts/schema.js';
 import { startBuiltServer, type BuiltServer } from '../support/built-server.js';
@@ -19,7 +20,7 @@ let connection: mysql.Connection;
 const ids = new Map<string, number>();
 
 beforeAll(async () => {
-  connection = await mysql.createConnection(inject('databaseUrl'));
+  connection = await connectTo(inject('databaseUrl'));
 });
 afterAll(async () => {
   await connection.end();

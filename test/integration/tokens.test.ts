@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { connectTo } from '../../scripts/connection.js';
 import { backends as demo } from '../../generated/index.js';
 import { createLogger, createReloadableApp, listen, openDatabase, revokeToken, revokeUserTokens, type Database, type ReloadableApp, type RunningServer } from '../../runtime/index.js';
 import { createDefaultTables } from '../../scripts/schema.js';
@@ -25,7 +26,7 @@ let running: RunningServer;
 let url = '';
 
 beforeAll(async () => {
-  const connection = await mysql.createConnection(inject('databaseUrl'));
+  const connection = await connectTo(inject('databaseUrl'));
   await createDefaultTables(connection);
   await connection.end();
   database = openDatabase(inject('databaseUrl'));

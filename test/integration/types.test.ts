@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { connectTo } from '../../scripts/connection.js';
 import { run } from '../../generator/cli.js';
 
 /** Types from the live schema: inference, the snapshot, --refresh-types, and the database's errors. */
@@ -13,7 +14,7 @@ const generate = (options: { check?: boolean; refreshTypes?: boolean; databaseUr
 const moduleText = () => readFileSync(path.join(ROOT, 'generated/probe/gadgets.ts'), 'utf8');
 
 async function sql(statement: string): Promise<void> {
-  const connection = await mysql.createConnection(inject('databaseUrl'));
+  const connection = await connectTo(inject('databaseUrl'));
   await connection.query(statement);
   await connection.end();
 }
