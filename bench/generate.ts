@@ -1,7 +1,6 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { run } from '../generator/cli.js';
-import { newGeneratorCache } from '../generator/index.js';
+import { generateProject, newGeneratorCache } from '../generator/index.js';
 
 /**
  * Generation speed (issues 3 and 6): N synthetic resources in a scratch
@@ -45,14 +44,14 @@ export async function measureGeneration(sizes: readonly number[]): Promise<Gener
     const cache = newGeneratorCache();
     const options = { root: ROOT, check: false, runtimeDir: '../../runtime', cache, log: () => {} };
     let started = performance.now();
-    if ((await run(options)) !== 0) throw new Error('generation failed');
+    if ((await generateProject(options)) !== 0) throw new Error('generation failed');
     const fullMs = performance.now() - started;
     // A dev session changes one file after another: the median of three changes, each to another file.
     const oneFile: number[] = [];
     for (let change = 0; change < 3; change++) {
       writeFileSync(path.join(ROOT, `resources/bench/r${change}.xml`), resource(change, `changed${change}`));
       started = performance.now();
-      if ((await run(options)) !== 0) throw new Error('generation failed');
+      if ((await generateProject(options)) !== 0) throw new Error('generation failed');
       oneFile.push(performance.now() - started);
     }
     timings.push({ resources: size, fullMs, oneFileMs: oneFile.sort((a, b) => a - b)[1]! });

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import mysql from 'mysql2/promise';
 import * as vega from 'vega';
-import { run as generate } from '../generator/cli.js';
+import { generateProject as generate } from '../generator/index.js';
 import { freePort, startPrivateMariadb, type PrivateMariadb } from '../scripts/mariadb.js';
 import { createDefaultTables } from '../scripts/schema.js';
 import { measureGeneration, writeSyntheticResources, type GenerationTiming } from './generate.js';

@@ -11,7 +11,7 @@ import { revokeUserTokens } from '../runtime/auth/revocations.js';
 import type { BackendModule, Database, ReloadableApp, ResourceModule } from '../runtime/index.js';
 import { checkRoleName, checkUserName } from './names.js';
 import { consolePage } from './page.js';
-import { setAuthAttribute } from './xml-auth.js';
+import { setAuthAttribute } from '../generator/index.js';
 import { UserStore } from './store.js';
 
 /**

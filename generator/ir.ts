@@ -85,7 +85,7 @@ export interface Operation {
   /** Their types, from the columns they meet (filled with the row types); `any` when not known. */
   paramTypes: Record<string, ParamType>;
   usesUid: boolean;
-  /** A write or more than one Sql step: one connection, one transaction (contract §3). */
+  /** A write or more than one Sql step: one connection, one transaction (docs/contract.md §3). */
   transaction: boolean;
   steps: Step[];
 }

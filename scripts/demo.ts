@@ -1,6 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { run as generate } from '../generator/cli.js';
+import { generateProject as generate } from '../generator/index.js';
 import { freePort, startPrivateMariadb, type PrivateMariadb } from './mariadb.js';
 import { createDemoDatabase } from './schema.js';
 

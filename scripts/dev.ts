@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { databaseUrlFromEnvironment } from '../generator/cli.js';
+import { databaseUrlFromEnvironment } from '../generator/index.js';
 import { createLogger, createReloadableApp, listen, openDatabase, parseLogLevel } from '../runtime/index.js';
 import { consoleMiddleware } from '../console/server.js';
 import { ProjectHost } from './project-host.js';

@@ -2,8 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { run } from '../generator/cli.js';
-import { newGeneratorCache } from '../generator/index.js';
+import { generateProject, newGeneratorCache } from '../generator/index.js';
 import type { BackendModule, ReloadableApp } from '../runtime/index.js';
 
 /**
@@ -78,7 +77,7 @@ export class ProjectHost {
       lines.push(line);
       this.options.log(line);
     };
-    const code = await run({ root: this.options.root, check: false, databaseUrl: this.options.databaseUrl, runtimeDir: this.runtimeDir, cache: this.cache, log });
+    const code = await generateProject({ root: this.options.root, check: false, databaseUrl: this.options.databaseUrl, runtimeDir: this.runtimeDir, cache: this.cache, log });
     if (code !== 0) {
       const located = lines.filter((line) => LOCATED.test(line));
       return { ok: false, ms: performance.now() - started, errors: located.length > 0 ? located : lines };

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import type mysql from 'mysql2/promise';
-import { databaseUrlFromEnvironment, run as generate } from '../generator/cli.js';
+import { databaseUrlFromEnvironment, generateProject as generate } from '../generator/index.js';
 import { checkRoleName, checkUserName } from '../console/names.js';
 import { connectTo } from './connection.js';
 import { credentialProblem, MAX_PASSWORD_BYTES } from '../runtime/auth/bounds.js';

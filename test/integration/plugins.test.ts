@@ -3,7 +3,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { run } from '../../generator/cli.js';
+import { generateProject } from '../../generator/index.js';
 import type { BackendModule } from '../../runtime/index.js';
 import { startServer, type TestServer } from '../support/server.js';
 
@@ -42,7 +42,7 @@ function resource(args: string): string {
 }
 
 // The scratch project uses the repo's runtime, three folders up.
-const generate = () => run({ root: ROOT, check: false, runtimeDir: '../../../runtime', databaseUrl: inject('databaseUrl'), log: (line) => lines.push(line) });
+const generate = () => generateProject({ root: ROOT, check: false, runtimeDir: '../../../runtime', databaseUrl: inject('databaseUrl'), log: (line) => lines.push(line) });
 
 beforeAll(() => {
   rmSync(ROOT, { recursive: true, force: true });

@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { connectTo } from '../../scripts/connection.js';
-import { run } from '../../generator/cli.js';
+import { generateProject } from '../../generator/index.js';
 import type { BackendModule } from '../../runtime/index.js';
 import { addUser } from '../../scripts/schema.js';
 import { decodeJwt, startServer, type TestServer } from '../support/server.js';
@@ -69,7 +69,7 @@ afterAll(async () => {
 describe('a backend written by following the README', () => {
   it('generates', async () => {
     const log: string[] = [];
-    const code = await run({ root: '.', check: false, databaseUrl: inject('databaseUrl'), resourcesDir: `${DIR}/resources`, outDir: `${DIR}/generated`, log: (line) => log.push(line) });
+    const code = await generateProject({ root: '.', check: false, databaseUrl: inject('databaseUrl'), resourcesDir: `${DIR}/resources`, outDir: `${DIR}/generated`, log: (line) => log.push(line) });
     expect(log.at(-1)).toBe('xmlrest: 6 files from 3 resource files, 6 changed');
     expect(code).toBe(0);
   });

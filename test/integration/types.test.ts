@@ -3,14 +3,14 @@ import path from 'node:path';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { connectTo } from '../../scripts/connection.js';
-import { run } from '../../generator/cli.js';
+import { generateProject } from '../../generator/index.js';
 
 /** Types from the live schema: inference, the snapshot, --refresh-types, and the database's errors. */
 const ROOT = 'test/.tmp/types';
 const RESOURCE = path.join(ROOT, 'resources/probe/gadgets.xml');
 let lines: string[] = [];
 const generate = (options: { check?: boolean; refreshTypes?: boolean; databaseUrl?: string | undefined } = {}) =>
-  run({ root: ROOT, check: options.check ?? false, refreshTypes: options.refreshTypes, databaseUrl: options.databaseUrl, log: (line) => lines.push(line) });
+  generateProject({ root: ROOT, check: options.check ?? false, refreshTypes: options.refreshTypes, databaseUrl: options.databaseUrl, log: (line) => lines.push(line) });
 const moduleText = () => readFileSync(path.join(ROOT, 'generated/probe/gadgets.ts'), 'utf8');
 
 async function sql(statement: string): Promise<void> {

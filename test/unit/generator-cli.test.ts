@@ -1,12 +1,12 @@
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { run } from '../../generator/cli.js';
+import { generateProject } from '../../generator/index.js';
 
 /** `npm run generate` on a scratch project: writes only changes, removes stale modules, --check, atomic failure. */
 const ROOT = 'test/.tmp/cli';
 let lines: string[] = [];
-const generate = (check = false) => run({ root: ROOT, check, log: (line) => lines.push(line) });
+const generate = (check = false) => generateProject({ root: ROOT, check, log: (line) => lines.push(line) });
 
 function snapshot(dir: string): Record<string, string> {
   const out: Record<string, string> = {};

@@ -2,11 +2,11 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import path from 'node:path';
 import { Project } from 'ts-morph';
 import { describe, expect, it } from 'vitest';
-import { readSources } from '../../generator/cli.js';
-import { generate, type TypeSnapshot } from '../../generator/index.js';
+import { generate, readSources, type TypeSnapshot } from '../../generator/index.js';
 
 /**
- * sqlc-style golden cases: test/golden/<case>/resources/<backend>/*.xml in,
+ * sqlc-style golden cases, one folder per generator behaviour (error-* cases
+ * must fail, the others generate): test/golden/<case>/resources/<backend>/*.xml in,
  * test/golden/<case>/column-types.json (a type snapshot, optional) in,
  * test/golden/<case>/expected/ out (the modules and ir.json), or
  * expected/stderr.txt for a case that must fail. `npm run test:golden:update`
@@ -30,6 +30,8 @@ describe.each(cases)('golden case %s', (name) => {
     const snapshot = path.join(caseDir, 'column-types.json');
     const types = existsSync(snapshot) ? (JSON.parse(readFileSync(snapshot, 'utf8')) as TypeSnapshot) : undefined;
     const result = generate(sources, { outDir: `${GOLDEN}/${name}/expected`, exists: () => false, types });
+    // A case's name says which it is: one that should fail and generates, or the reverse, is a regression.
+    expect(result.ok, result.ok ? 'generated' : result.errors.join('\n')).toBe(!name.startsWith('error-'));
     const actual = new Map<string, string>();
     if (result.ok) {
       for (const [file, text] of result.files) actual.set(path.relative(expectedDir, file), text);
@@ -64,7 +66,7 @@ describe.each(cases)('golden case %s', (name) => {
   });
 
   it('emits modules that are already formatted: the TypeScript formatter changes nothing', () => {
-    if (!existsSync(expectedDir)) return;
+    expect(existsSync(expectedDir), `${expectedDir} is missing: run npm run test:golden:update`).toBe(true);
     const morph = new Project({ useInMemoryFileSystem: true });
     const modules = (readdirSync(expectedDir, { recursive: true }) as string[]).filter((file) => file.endsWith('.ts'));
     for (const file of modules) {

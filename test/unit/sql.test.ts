@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { scanSql } from '../../generator/sql.js';
+import { scanSql } from '../../generator/sql/index.js';
 
 describe('scanSql', () => {
   it('replaces parameters, $uid and step references by ? in order', () => {

@@ -1,0 +1,172 @@
+import { AUTH_SCHEMES, type AuthSchemeName } from '../../runtime/contract.js';
+import { defaultAuthQuery } from '../../runtime/auth/user-tables.js';
+import type { Diagnostics } from '../diagnostics.js';
+import type { AuthQuery, Backend, PluginRef } from '../ir.js';
+import { BUILTIN_PLUGINS } from '../plugins.js';
+import { scanSql } from '../sql/index.js';
+import { AttributeReader, checkNamespace, describePlaceholder, parseCached, ROLE, type RawElement, type SourceFile } from './elements.js';
+import { ARG_NAME } from './request.js';
+
+/** backend.xml: the backend's settings, its AuthQuery and its plug-ins. */
+export interface BackendWithPlugins extends Backend {
+  plugins: Map<string, PluginRef>;
+}
+
+const AUTH_QUERY_COLUMNS = { Basic: ['user_id', 'role_name'], Bearer: ['sub', 'aud'] } as const;
+
+/**
+ * One rule per attribute of `Backend`: how its text becomes the setting
+ * (undefined when it cannot), what to say when it cannot. Adding an
+ * attribute is adding a row (and the setting to `BackendSettings`).
+ */
+interface AttributeRule {
+  name: string;
+  apply(value: string, backend: Backend): boolean;
+  error(value: string): string;
+}
+
+function rule<K extends keyof Backend>(name: string, field: K, parse: (value: string) => Backend[K] | undefined, error: (value: string) => string): AttributeRule {
+  return {
+    name,
+    apply: (value, backend) => {
+      const parsed = parse(value);
+      if (parsed === undefined) return false;
+      backend[field] = parsed;
+      return true;
+    },
+    error,
+  };
+}
+
+const whole = (pattern: RegExp, max = Infinity) => (value: string) => (pattern.test(value) && Number(value) <= max ? Number(value) : undefined);
+const oneOf = <T extends string>(...values: readonly T[]) => (value: string) => values.find((candidate) => candidate === value);
+const bool = (value: string) => (value === 'true' ? true : value === 'false' ? false : undefined);
+
+const BACKEND_ATTRIBUTES: readonly AttributeRule[] = [
+  rule('auth_scheme', 'authScheme', (value) => AUTH_SCHEMES.find((scheme) => scheme.toLowerCase() === value.toLowerCase()), (value) => `auth_scheme is ${AUTH_SCHEMES.join(' or ')}, not "${value}"`),
+  rule('token_lifetime', 'tokenLifetime', whole(/^[1-9][0-9]{0,8}$/), (value) => `token_lifetime is a whole number of seconds, not "${value}"`),
+  rule('clock_skew', 'clockSkew', whole(/^[0-9]{1,3}$/, 300), (value) => `clock_skew is 0 to 300 seconds, not "${value}"`),
+  rule('rehash_plaintext', 'rehashPlaintext', bool, (value) => `rehash_plaintext is true or false, not "${value}"`),
+  rule('credential_cache', 'credentialCacheSeconds', whole(/^[0-9]{1,4}$/), (value) => `credential_cache is a number of seconds (0 turns it off), not "${value}"`),
+  rule('issuer', 'issuer', (value) => (value.trim() !== '' ? value : undefined), () => 'issuer must not be empty'),
+  rule('iat_unit', 'iatUnit', oneOf('s', 'ms'), (value) => `iat_unit is s or ms, not "${value}"`),
+  rule('console_role', 'consoleRole', (value) => (ROLE.test(value) ? value : undefined), (value) => `console_role is not a valid role name: "${value}"`),
+  rule('absent_credentials', 'absentCredentialsStatus', (value) => (value === '403' ? 403 : value === '401' ? 401 : undefined), (value) => `absent_credentials is 403 (the seed's rule) or 401, not "${value}"`),
+  rule('uid_type', 'uidType', oneOf('integer', 'text'), (value) => `uid_type is integer or text, not "${value}"`),
+];
+
+export function analyseBackend(name: string, file: SourceFile | undefined, diagnostics: Diagnostics, parsed?: Map<string, RawElement>): BackendWithPlugins {
+  const backend: BackendWithPlugins = {
+    name,
+    source: file?.path ?? null,
+    authScheme: null,
+    authQuery: null,
+    defaultTables: true,
+    uidType: 'integer',
+    tokenLifetime: 3600,
+    clockSkew: 0,
+    rehashPlaintext: false,
+    credentialCacheSeconds: 60,
+    issuer: name,
+    iatUnit: 's',
+    consoleRole: 'admin',
+    absentCredentialsStatus: 403,
+    resources: [],
+    plugins: new Map(),
+  };
+  if (!file) return backend;
+  const root = parseCached(file, diagnostics, parsed);
+  if (!root) return backend;
+  const attrs = new AttributeReader(root, diagnostics);
+  if (root.name !== 'Backend') {
+    diagnostics.error(root.at, `the root element of backend.xml is Backend, not ${root.name}`);
+    return backend;
+  }
+  checkNamespace(attrs, diagnostics);
+  for (const attribute of BACKEND_ATTRIBUTES) {
+    const given = attrs.optional(attribute.name);
+    if (given !== undefined && !attribute.apply(given.value, backend)) diagnostics.error(given.at, attribute.error(given.value));
+  }
+  attrs.rejectOthers();
+  if (root.hasMixedText) diagnostics.error(root.at, 'Backend holds only elements, not text');
+
+  let customQuery: RawElement | undefined;
+  for (const child of root.children) {
+    if (child.name === 'AuthQuery') {
+      if (customQuery) diagnostics.error(child.at, 'only one AuthQuery per backend');
+      customQuery = child;
+      new AttributeReader(child, diagnostics).rejectOthers();
+    } else if (child.name === 'Plugin') {
+      analysePluginDeclaration(child, backend, diagnostics);
+    } else if (child.name === 'Desc') {
+      new AttributeReader(child, diagnostics).rejectOthers();
+    } else {
+      diagnostics.error(child.at, `unknown element in Backend: ${child.name} (expected AuthQuery, Plugin or Desc)`);
+    }
+  }
+  backend.defaultTables = customQuery === undefined;
+  if (backend.authScheme !== null) {
+    backend.authQuery = analyseAuthQuery(backend.authScheme, customQuery, root, diagnostics);
+  } else if (customQuery) {
+    diagnostics.error(customQuery.at, 'an AuthQuery needs auth_scheme on Backend');
+  }
+  return backend;
+}
+
+function analyseAuthQuery(scheme: AuthSchemeName, element: RawElement | undefined, root: RawElement, diagnostics: Diagnostics): AuthQuery {
+  const text = element ? element.text : defaultAuthQuery(scheme);
+  const scanned = scanSql(text);
+  const locate = (offset: number) => (element ? element.locate(offset) : root.at);
+  for (const problem of scanned.problems) diagnostics.error(locate(problem.offset), `AuthQuery: ${problem.message}`);
+  const binds: ('user' | 'pass')[] = [];
+  for (const placeholder of scanned.placeholders) {
+    if (placeholder.kind === 'param' && (placeholder.name === 'user' || placeholder.name === 'pass')) binds.push(placeholder.name);
+    else diagnostics.error(element?.at ?? root.at, `AuthQuery may use only $user and $pass, not ${describePlaceholder(placeholder)}`);
+  }
+  if (scanned.statement !== 'read') diagnostics.error(element?.at ?? root.at, 'AuthQuery must be a SELECT');
+  const required = AUTH_QUERY_COLUMNS[scheme];
+  if (scanned.columns !== null) {
+    const missing = required.filter((column) => !scanned.columns!.includes(column));
+    if (missing.length > 0) {
+      diagnostics.error(element?.at ?? root.at, `a ${scheme} AuthQuery returns the columns ${required.join(' and ')}; missing: ${missing.join(', ')}`);
+    }
+  }
+  // Either the query compares $pass itself (as the seed's do), or it returns pass_word for the server to verify.
+  let passwordColumn: string | null = null;
+  if (!binds.includes('pass')) {
+    if (scanned.columns !== null && !scanned.columns.includes('pass_word')) {
+      diagnostics.error(element?.at ?? root.at, 'an AuthQuery compares $pass in SQL, or returns a pass_word column for the server to verify');
+    }
+    passwordColumn = 'pass_word';
+  }
+  return { sql: scanned.sql, binds, passwordColumn };
+}
+
+function analysePluginDeclaration(element: RawElement, backend: BackendWithPlugins, diagnostics: Diagnostics): void {
+  const attrs = new AttributeReader(element, diagnostics);
+  const classname = attrs.required('classname');
+  const use = attrs.optional('use');
+  const module = attrs.optional('module');
+  const exportName = attrs.optional('export');
+  attrs.rejectOthers();
+  if (!classname) return;
+  if (backend.plugins.has(classname.value) || BUILTIN_PLUGINS.has(classname.value)) {
+    diagnostics.error(classname.at, `plug-in class declared twice: ${classname.value}`);
+    return;
+  }
+  if (use && !module && !exportName) {
+    const target = BUILTIN_PLUGINS.get(use.value) ?? backend.plugins.get(use.value);
+    if (target) backend.plugins.set(classname.value, { ...target, classname: classname.value });
+    else diagnostics.error(use.at, `alias of an unknown plug-in class: ${use.value}`);
+  } else if (module && exportName && !use) {
+    if (!/^[A-Za-z0-9_./-]+\.ts$/.test(module.value) || module.value.includes('..')) {
+      diagnostics.error(module.at, `module is a project-relative .ts path: ${module.value}`);
+    } else if (!ARG_NAME.test(exportName.value)) {
+      diagnostics.error(exportName.at, `export is the name of an exported function: ${exportName.value}`);
+    } else {
+      backend.plugins.set(classname.value, { classname: classname.value, module: module.value, exportName: exportName.value, builtin: false });
+    }
+  } else {
+    diagnostics.error(element.at, 'a Plugin has either use="<classname>" (an alias) or module="<path>.ts" and export="<name>"');
+  }
+}

@@ -1,0 +1,98 @@
+import type { Diagnostics, SourceLocation } from '../diagnostics.js';
+import { parseXml, type RawAttribute, type RawElement } from '../parse.js';
+import type { Placeholder } from '../sql/index.js';
+
+/** What every part of the analysis shares: the input files, the options, and how raw elements are read. */
+export const RESOURCE_NAMESPACE = 'urn:xmlrest:resource:1.0';
+
+export interface SourceFile {
+  /** Project-relative POSIX path, such as `resources/shop/orders.xml`. */
+  path: string;
+  text: string;
+}
+
+export interface AnalyseOptions {
+  /** Project-relative folder holding one folder per backend; default `resources`. */
+  resourcesDir?: string;
+  /** Whether a project-relative file exists (user plug-in modules). */
+  exists(path: string): boolean;
+  /** Parsed files kept by a long-running process, keyed by path and text; only clean parses are kept. */
+  parsed?: Map<string, RawElement>;
+}
+
+export const ROLE = /^[A-Za-z0-9_.:-]{1,64}$/;
+
+export type { RawAttribute, RawElement };
+
+export function parseCached(file: SourceFile, diagnostics: Diagnostics, cache: Map<string, RawElement> | undefined): RawElement | undefined {
+  const key = `${file.path}\0${file.text}`;
+  const cached = cache?.get(key);
+  if (cached) return cached;
+  const before = diagnostics.count;
+  const root = parseXml(file.path, file.text, diagnostics);
+  if (root && diagnostics.count === before) cache?.set(key, root);
+  return root;
+}
+
+/** Reads attributes by name, then reports every one nobody asked for. */
+export class AttributeReader {
+  private readonly used = new Set<string>();
+  constructor(private readonly element: RawElement, private readonly diagnostics: Diagnostics) {}
+
+  optional(name: string): RawAttribute | undefined {
+    this.used.add(name);
+    return this.element.attributes.find((attribute) => attribute.name === name);
+  }
+
+  required(name: string): RawAttribute | undefined {
+    const attribute = this.optional(name);
+    if (!attribute) this.diagnostics.error(this.element.at, `${this.element.name} needs the attribute ${name}`);
+    return attribute;
+  }
+
+  rejectOthers(): void {
+    for (const attribute of this.element.attributes) {
+      if (this.used.has(attribute.name)) continue;
+      // Namespace declarations and schema hints are for editors.
+      if (attribute.name.startsWith('xmlns:') || attribute.name.startsWith('xsi:')) continue;
+      this.diagnostics.error(attribute.at, `unknown attribute on ${this.element.name}: ${attribute.name}`);
+    }
+  }
+}
+
+export function checkNamespace(attrs: AttributeReader, diagnostics: Diagnostics): void {
+  const xmlns = attrs.optional('xmlns');
+  if (xmlns && xmlns.value !== RESOURCE_NAMESPACE) {
+    diagnostics.error(xmlns.at, `the namespace is ${RESOURCE_NAMESPACE} (or none), not "${xmlns.value}"`);
+  }
+}
+
+export function readDesc(element: RawElement, diagnostics: Diagnostics): string {
+  new AttributeReader(element, diagnostics).rejectOthers();
+  if (element.children.length > 0) diagnostics.error(element.children[0]!.at, 'Desc holds only text');
+  return element.text.trim().replace(/\s+/g, ' ');
+}
+
+export function describePlaceholder(placeholder: Placeholder): string {
+  if (placeholder.kind === 'param') return `$${placeholder.name}`;
+  if (placeholder.kind === 'uid') return '$uid';
+  return `$[${placeholder.step}][${placeholder.row}].${placeholder.column}`;
+}
+
+export function top(file: string): SourceLocation {
+  return { file, line: 1, col: 1 };
+}
+
+export function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+export function compareVersions(a: string, b: string): number {
+  const left = a.split('.').map(Number);
+  const right = b.split('.').map(Number);
+  for (let i = 0; i < Math.max(left.length, right.length); i++) {
+    const difference = (left[i] ?? 0) - (right[i] ?? 0);
+    if (difference !== 0) return difference;
+  }
+  return 0;
+}

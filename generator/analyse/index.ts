@@ -1,0 +1,70 @@
+import type { Diagnostics } from '../diagnostics.js';
+import type { Backend, Project } from '../ir.js';
+import { binding } from '../names.js';
+import { analyseBackend } from './backend.js';
+import { compare, compareVersions, top, type AnalyseOptions, type SourceFile } from './elements.js';
+import { analyseResource } from './resource.js';
+
+/**
+ * Stage 2: raw elements to the IR. Every check, and so every generation
+ * error, lives here (one module per element: backend.ts, resource.ts,
+ * request.ts). Problems are collected, never thrown.
+ */
+export { RESOURCE_NAMESPACE, type AnalyseOptions, type SourceFile } from './elements.js';
+
+const BACKEND_NAME = /^[a-z][a-z0-9_-]*$/;
+/** Paths the server answers outside BASE_PATH (docs/contract.md §7): no backend may take them. */
+const RESERVED_BACKENDS = new Set(['healthz', 'readyz', 'metrics']);
+
+export function analyse(files: readonly SourceFile[], diagnostics: Diagnostics, options: AnalyseOptions): Project {
+  const resourcesDir = options.resourcesDir ?? 'resources';
+  const byBackend = new Map<string, SourceFile[]>();
+  for (const file of [...files].sort((a, b) => (a.path < b.path ? -1 : 1))) {
+    const parts = file.path.startsWith(`${resourcesDir}/`) ? file.path.slice(resourcesDir.length + 1).split('/') : [];
+    const backend = parts[0] ?? '';
+    if (parts.length !== 2 || !BACKEND_NAME.test(backend)) {
+      diagnostics.error(top(file.path), `resource files live at ${resourcesDir}/<backend>/<name>.xml, with a lower-case backend name: ${file.path}`);
+      continue;
+    }
+    byBackend.set(backend, [...(byBackend.get(backend) ?? []), file]);
+  }
+  const backends: Backend[] = [];
+  const backendBindings = new Map<string, string>();
+  for (const [name, backendFiles] of byBackend) {
+    const other = backendBindings.get(binding(name, 'Backend'));
+    if (other) diagnostics.error(top(backendFiles[0]!.path), `backend "${name}" and backend "${other}" differ only in punctuation: rename one`);
+    backendBindings.set(binding(name, 'Backend'), name);
+    if (RESERVED_BACKENDS.has(name)) {
+      diagnostics.error(top(backendFiles[0]!.path), `the backend name "${name}" is reserved for the server's own ${name} endpoint: rename the folder`);
+      continue;
+    }
+    const settings = backendFiles.find((file) => file.path.endsWith('/backend.xml'));
+    const backend = analyseBackend(name, settings, diagnostics, options.parsed);
+    const seen = new Map<string, string>();
+    /** TypeScript binding of each resource, to refuse two names that differ only in punctuation. */
+    const identifiers = new Map<string, string>();
+    for (const file of backendFiles) {
+      if (file === settings) continue;
+      const resource = analyseResource(file, backend, diagnostics, options);
+      if (!resource) continue;
+      const key = `${resource.name}@${resource.version}`;
+      const earlier = seen.get(key);
+      if (earlier) {
+        diagnostics.error(top(file.path), `resource "${resource.name}" version ${resource.version} is also defined in ${earlier}`);
+        continue;
+      }
+      seen.set(key, file.path);
+      const identifier = `${binding(resource.name, 'Resource')}@${resource.version}`;
+      const twin = identifiers.get(identifier);
+      if (twin !== undefined && twin !== resource.name) {
+        diagnostics.error(top(file.path), `resource "${resource.name}" and resource "${twin}" differ only in punctuation: rename one`);
+        continue;
+      }
+      identifiers.set(identifier, resource.name);
+      backend.resources.push(resource);
+    }
+    backend.resources.sort((a, b) => compare(a.name, b.name) || compareVersions(a.version, b.version));
+    backends.push(backend);
+  }
+  return { backends };
+}

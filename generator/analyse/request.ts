@@ -1,0 +1,211 @@
+import { HTTP_METHODS } from '../../runtime/contract.js';
+import type { Diagnostics, SourceLocation } from '../diagnostics.js';
+import type { Bind, ExecuteStep, HttpMethod, Operation, PluginRef, SqlStep, Step } from '../ir.js';
+import { RESERVED_WORDS } from '../names.js';
+import { BUILTIN_PLUGINS } from '../plugins.js';
+import { scanSql, type Placeholder } from '../sql/index.js';
+import type { BackendWithPlugins } from './backend.js';
+import { AttributeReader, readDesc, type AnalyseOptions, type RawAttribute, type RawElement, type SourceFile } from './elements.js';
+
+/** A request of a resource file: its method, status and steps, each bind checked against the steps before it. */
+const STEP_ID = /^[A-Za-z_][A-Za-z0-9_]*$/;
+export const ARG_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** Names the generated handler uses itself, or imports; a step may not shadow them. */
+const RESERVED_STEP_IDS = new Set(['scope', 'params', 'uid', 'db', 'resource', 'cell', ...RESERVED_WORDS]);
+
+export interface RequestContext {
+  backend: BackendWithPlugins;
+  auth: string | null;
+  file: SourceFile;
+  stepIds: Map<string, SourceLocation>;
+  /** Every step id of the file, to tell a later step from an unknown one. */
+  allStepIds: Set<string>;
+  options: AnalyseOptions;
+}
+
+export function analyseRequest(element: RawElement, context: RequestContext, diagnostics: Diagnostics): Operation | undefined {
+  const attrs = new AttributeReader(element, diagnostics);
+  const method = attrs.required('method');
+  const status = attrs.optional('status');
+  attrs.rejectOthers();
+  if (element.hasMixedText) diagnostics.error(element.at, 'Request holds only Desc, Sql and Execute elements, not text');
+  let httpMethod: HttpMethod | undefined;
+  if (method) {
+    const upper = method.value.toUpperCase() as HttpMethod;
+    if (HTTP_METHODS.includes(upper)) httpMethod = upper;
+    else diagnostics.error(method.at, `method is one of ${HTTP_METHODS.join(', ')}, not "${method.value}"`);
+  }
+  let httpStatus = 200;
+  if (status) {
+    if (/^2[0-9][0-9]$/.test(status.value) && status.value !== '204') httpStatus = Number(status.value);
+    else diagnostics.error(status.at, `status is a success status with a body (200-299, not 204), not "${status.value}"`);
+  }
+
+  let description: string | null = null;
+  const steps: Step[] = [];
+  const params: string[] = [];
+  let usesUid = false;
+  const bindOf = (placeholder: Placeholder, at: SourceLocation, where: string): Bind | undefined => {
+    if (placeholder.kind === 'param') {
+      if (!params.includes(placeholder.name)) params.push(placeholder.name);
+      return placeholder;
+    }
+    if (placeholder.kind === 'uid') {
+      usesUid = true;
+      if (context.auth === null) {
+        diagnostics.error(at, `${where} uses $uid but the resource has no auth attribute: $uid is the authenticated user's id`);
+        return undefined;
+      }
+      return placeholder;
+    }
+    const target = steps.find((step) => step.id === placeholder.step);
+    if (!target) {
+      const known = context.allStepIds.has(placeholder.step);
+      diagnostics.error(at, `${where} refers to ${known ? "a later step or another request's step" : 'an unknown step'}: ${placeholder.step}`);
+      return undefined;
+    }
+    if (target.kind === 'execute') return { ...placeholder, target: 'plugin', at };
+    if (target.statement === 'write') {
+      if (placeholder.column !== 'affectedRows' && placeholder.column !== 'insertId') {
+        diagnostics.error(at, `${where} reads column "${placeholder.column}" of write step "${target.id}", which gives affectedRows and insertId`);
+        return undefined;
+      }
+      if (placeholder.row !== 0) {
+        diagnostics.error(at, `${where} reads row ${placeholder.row} of write step "${target.id}", which has one row: 0`);
+        return undefined;
+      }
+      return { ...placeholder, target: 'write', at };
+    }
+    if (target.columns !== null && !target.columns.includes(placeholder.column)) {
+      diagnostics.error(at, `${where} reads unknown column "${placeholder.column}" of step "${target.id}" (it returns ${target.columns.join(', ')})`);
+      return undefined;
+    }
+    return { ...placeholder, target: 'rows', at };
+  };
+
+  for (const child of element.children) {
+    if (child.name === 'Desc') {
+      if (description !== null) diagnostics.error(child.at, 'only one Desc per Request');
+      description = readDesc(child, diagnostics);
+      continue;
+    }
+    if (child.name !== 'Sql' && child.name !== 'Execute') {
+      diagnostics.error(child.at, `unknown element in Request: ${child.name} (expected Desc, Sql or Execute)`);
+      continue;
+    }
+    const stepAttrs = new AttributeReader(child, diagnostics);
+    const idAttr = stepAttrs.optional('id');
+    const outputAttr = stepAttrs.optional('output');
+    const classnameAttr = child.name === 'Execute' ? stepAttrs.required('classname') : undefined;
+    stepAttrs.rejectOthers();
+    const id = idAttr?.value ?? automaticStepId(context);
+    if (idAttr) {
+      if (!STEP_ID.test(id)) diagnostics.error(idAttr.at, `a step id is a name (letters, digits, _), not "${id}"`);
+      else if (RESERVED_STEP_IDS.has(id)) diagnostics.error(idAttr.at, `step id "${id}" is reserved: rename the step`);
+    }
+    const earlier = context.stepIds.get(id);
+    if (earlier) diagnostics.error(idAttr?.at ?? child.at, `duplicate step id "${id}" (first at line ${earlier.line})`);
+    else context.stepIds.set(id, idAttr?.at ?? child.at);
+    let output = true;
+    if (outputAttr) {
+      if (outputAttr.value === 'true' || outputAttr.value === 'false') output = outputAttr.value === 'true';
+      else diagnostics.error(outputAttr.at, `output is true or false, not "${outputAttr.value}"`);
+    }
+    const where = `step "${id}"`;
+
+    if (child.name === 'Sql') {
+      if (child.children.length > 0) diagnostics.error(child.children[0]!.at, `Sql holds only the statement, not ${child.children[0]!.name}`);
+      const scanned = scanSql(child.text);
+      for (const problem of scanned.problems) diagnostics.error(child.locate(problem.offset), `${where}: ${problem.message}`);
+      const binds: Bind[] = [];
+      for (const [index, placeholder] of scanned.placeholders.entries()) {
+        const bind = bindOf(placeholder, child.locate(scanned.placeholderOffsets[index]!), where);
+        if (bind) binds.push(bind);
+      }
+      const step: SqlStep = {
+        kind: 'sql',
+        id,
+        output,
+        description: null,
+        sql: scanned.sql,
+        binds,
+        statement: scanned.statement,
+        columns: scanned.columns,
+        typed: null,
+        paramTargets: scanned.paramTargets,
+        at: child.at,
+      };
+      steps.push(step);
+    } else {
+      if (child.text.trim() !== '') diagnostics.error(child.at, 'Execute holds only Arg elements, not text');
+      const plugin = classnameAttr ? resolvePlugin(classnameAttr, context, diagnostics) : undefined;
+      const args: ExecuteStep['args'] = [];
+      for (const argElement of child.children) {
+        if (argElement.name !== 'Arg') {
+          diagnostics.error(argElement.at, `unknown element in Execute: ${argElement.name} (expected Arg)`);
+          continue;
+        }
+        const argAttrs = new AttributeReader(argElement, diagnostics);
+        const name = argAttrs.required('name');
+        const value = argAttrs.required('value');
+        argAttrs.rejectOthers();
+        if (!name || !value) continue;
+        if (!ARG_NAME.test(name.value)) diagnostics.error(name.at, `an Arg name is a name (letters, digits, _), not "${name.value}"`);
+        else if (args.some((arg) => arg.name === name.value)) diagnostics.error(name.at, `duplicate Arg "${name.value}"`);
+        const bind = argBind(value, where, bindOf, diagnostics);
+        if (bind) args.push({ name: name.value, bind, at: name.at });
+      }
+      if (plugin) steps.push({ kind: 'execute', id, output, description: null, plugin, args, at: child.at });
+    }
+  }
+  if (steps.length === 0) diagnostics.error(element.at, 'a Request needs at least one Sql or Execute step');
+  if (!httpMethod) return undefined;
+  const sqlSteps = steps.filter((step): step is SqlStep => step.kind === 'sql');
+  const transaction = sqlSteps.length > 1 || sqlSteps.some((step) => step.statement === 'write');
+  return { method: httpMethod, status: httpStatus, description, params, paramTypes: {}, usesUid, transaction, steps };
+}
+
+/** An Arg value is a whole placeholder (`$name`, `$uid`, `$[step][row].column`) or a literal string. */
+function argBind(
+  value: RawAttribute,
+  where: string,
+  bindOf: (placeholder: Placeholder, at: SourceLocation, where: string) => Bind | undefined,
+  diagnostics: Diagnostics,
+): Bind | undefined {
+  if (!value.value.startsWith('$')) return { kind: 'literal', value: value.value };
+  const scanned = scanSql(value.value);
+  const only = scanned.placeholders[0];
+  if (scanned.placeholders.length !== 1 || scanned.sql !== '?' || !only) {
+    diagnostics.error(value.at, `${where}: an Arg value is one of $name, $uid or $[step][row].column, or a text not starting with $: "${value.value}"`);
+    return undefined;
+  }
+  return bindOf(only, value.at, where);
+}
+
+/** `step1`, `step2`, ... numbered across the resource, skipping ids that are taken. */
+function automaticStepId(context: RequestContext): string {
+  for (let n = 1; ; n++) {
+    const id = `step${n}`;
+    if (!context.stepIds.has(id) && !context.allStepIds.has(id)) return id;
+  }
+}
+
+function resolvePlugin(classname: RawAttribute, context: RequestContext, diagnostics: Diagnostics): PluginRef | undefined {
+  const plugin = context.backend.plugins.get(classname.value) ?? BUILTIN_PLUGINS.get(classname.value);
+  if (!plugin) {
+    diagnostics.error(
+      classname.at,
+      `unknown plug-in class: ${classname.value} (declare it in resources/${context.backend.name}/backend.xml as <Plugin classname="..." module="plugins/x.ts" export="x"/>, or alias a built-in with use="xmlrest.auth.TokenGenerator")`,
+    );
+    return undefined;
+  }
+  if (plugin.builtin && plugin.exportName === 'tokenGenerator' && context.backend.authScheme !== 'Bearer') {
+    diagnostics.error(classname.at, `${classname.value} issues Bearer tokens: backend "${context.backend.name}" needs auth_scheme="Bearer"`);
+    return undefined;
+  }
+  if (!plugin.builtin && !context.options.exists(plugin.module)) {
+    diagnostics.error(classname.at, `plug-in module not found: ${plugin.module}`);
+    return undefined;
+  }
+  return plugin;
+}

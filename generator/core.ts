@@ -1,0 +1,93 @@
+import path from 'node:path';
+import { analyse, type SourceFile } from './analyse/index.js';
+import { Diagnostics } from './diagnostics.js';
+import { emit, type EmitCache } from './emit/index.js';
+import { openApiDocument } from './openapi.js';
+import { checkPluginCalls, type PluginCheckCache } from './plugin-check.js';
+import { applyArgumentBounds } from './plugins.js';
+import type { Project } from './ir.js';
+import type { RawElement } from './parse.js';
+import { applyTypes, snapshotText, sqlSteps, type TypeSnapshot } from './types.js';
+
+export type { SourceFile } from './analyse/index.js';
+export type { TypeSnapshot } from './types.js';
+
+export interface GenerateOptions {
+  /** Project-relative folder holding one folder per backend; default `resources`. */
+  resourcesDir?: string;
+  /** Project-relative output folder; default `generated`. */
+  outDir?: string;
+  /** Project-relative runtime folder; default `runtime`. */
+  runtimeDir?: string;
+  /** Whether a project-relative file exists (user plug-in modules). */
+  exists?: (path: string) => boolean;
+  /** Column types from the database (types.ts); steps without an entry are typed `unknown`. */
+  types?: TypeSnapshot;
+  /** Absolute folder that plug-in module paths are relative to; default the working directory. */
+  projectRoot?: string;
+  /** Kept between runs by a long-running process (`npm run dev`). */
+  cache?: GeneratorCache;
+}
+
+export interface GeneratorCache {
+  parsed: Map<string, RawElement>;
+  modules: EmitCache;
+  plugins: PluginCheckCache;
+}
+
+export function newGeneratorCache(): GeneratorCache {
+  return { parsed: new Map(), modules: new Map(), plugins: {} };
+}
+
+export type GenerateResult =
+  | { ok: true; files: Map<string, string>; project: Project; untyped: string[] }
+  | { ok: false; errors: string[] };
+
+/** Stages 1 and 2 on their own: the CLI asks the database for types between them and emit. */
+export function analyseSources(sources: readonly SourceFile[], options: GenerateOptions = {}): { project: Project; diagnostics: Diagnostics } {
+  const diagnostics = new Diagnostics();
+  const project = analyse(sources, diagnostics, {
+    resourcesDir: options.resourcesDir ?? 'resources',
+    exists: options.exists ?? (() => false),
+    ...(options.cache ? { parsed: options.cache.parsed } : {}),
+  });
+  return { project, diagnostics };
+}
+
+/**
+ * The generator's core, a pure function: resource files (and the type
+ * snapshot) in, module texts out keyed by project-relative path, or every
+ * error of the run. The snapshot goes out too, trimmed to the current steps.
+ */
+export function generate(sources: readonly SourceFile[], options: GenerateOptions = {}): GenerateResult {
+  const { project, diagnostics } = analyseSources(sources, options);
+  if (diagnostics.count > 0) return { ok: false, errors: diagnostics.lines() };
+  return emitProject(project, diagnostics, options);
+}
+
+export function emitProject(project: Project, diagnostics: Diagnostics, options: GenerateOptions = {}): GenerateResult {
+  const types = options.types ?? {};
+  const untyped = applyTypes(project, types, diagnostics);
+  applyArgumentBounds(project);
+  if (diagnostics.count === 0) checkPluginCalls(project, options.projectRoot ?? process.cwd(), diagnostics, options.cache?.plugins);
+  if (diagnostics.count > 0) return { ok: false, errors: diagnostics.lines() };
+  const outDir = options.outDir ?? 'generated';
+  const files = emit(project, {
+    outDir,
+    runtimeDir: options.runtimeDir ?? 'runtime',
+    resourcesDir: options.resourcesDir ?? 'resources',
+    projectRoot: toPosix(path.resolve(options.projectRoot ?? '.')),
+  }, options.cache?.modules);
+  files.set(`${outDir}/openapi.json`, JSON.stringify(openApiDocument(project), null, 2) + '\n');
+  const used: TypeSnapshot = {};
+  for (const { key, step } of sqlSteps(project)) {
+    const entry = types[key];
+    if (entry && entry.sql === step.sql) used[key] = entry;
+  }
+  if (Object.keys(used).length > 0 || options.types !== undefined) files.set(`${outDir}/column-types.json`, snapshotText(used));
+  return { ok: true, files: new Map([...files].sort(([a], [b]) => (a < b ? -1 : 1))), project, untyped };
+}
+
+function toPosix(file: string): string {
+  return file.split(path.sep).join('/');
+}

@@ -1,0 +1,84 @@
+import path from 'node:path/posix';
+import { StructureKind, VariableDeclarationKind, type StatementStructures } from 'ts-morph';
+import type { BackendSettings } from '../../runtime/contract.js';
+import type { Backend, Project, Resource } from '../ir.js';
+import { binding } from '../names.js';
+import { moduleName, type EmitOptions } from './index.js';
+import { finish, importPath, objectConstant, quote, templateLiteral } from './print.js';
+
+/** The index modules: one per backend (its settings and resources), one listing every backend. */
+
+/** Every setting of `BackendSettings` (runtime/contract.ts), in the order a backend's index lists them. */
+const SETTINGS = [
+  'name',
+  'authScheme',
+  'authQuery',
+  'defaultTables',
+  'uidType',
+  'tokenLifetime',
+  'clockSkew',
+  'rehashPlaintext',
+  'credentialCacheSeconds',
+  'issuer',
+  'iatUnit',
+  'consoleRole',
+  'absentCredentialsStatus',
+] as const satisfies readonly (keyof BackendSettings)[];
+// A setting added to the contract but not listed here is a compile error, not a module that lacks it.
+type Unlisted = Exclude<keyof BackendSettings, (typeof SETTINGS)[number]>;
+export const EVERY_SETTING_LISTED: [Unlisted] extends [never] ? true : Unlisted = true;
+
+function literal(value: string | number | boolean | null | object): string {
+  return typeof value === 'string' ? quote(value) : String(value);
+}
+
+function authQueryLiteral(backend: Backend): string {
+  const query = backend.authQuery;
+  if (!query) return 'null';
+  return `{ sql: AUTH_QUERY_SQL, binds: [${query.binds.map(quote).join(', ')}], passwordColumn: ${query.passwordColumn === null ? 'null' : quote(query.passwordColumn)} }`;
+}
+
+export function emitBackendIndex(backend: Backend, file: string, options: EmitOptions): string {
+  const statements: (StatementStructures | string)[] = [];
+  statements.push({ kind: StructureKind.ImportDeclaration,  moduleSpecifier: importPath(options, file, path.join(options.runtimeDir, 'index.ts')), isTypeOnly: true, namedImports: ['BackendModule'] });
+  for (const resource of backend.resources) {
+    statements.push({ kind: StructureKind.ImportDeclaration,  moduleSpecifier: `./${moduleName(resource)}.js`, namedImports: [{ name: 'resource', alias: resourceIdentifier(resource) }] });
+  }
+  if (backend.authQuery) {
+    statements.push({ kind: StructureKind.VariableStatement, 
+      docs: [
+        backend.authScheme === 'Basic'
+          ? 'Checks Basic credentials: returns user_id and role_name of every role the user holds.'
+          : 'Checks the credentials of a token request: returns sub (the user id) and aud (a role) per role.',
+      ],
+      declarationKind: VariableDeclarationKind.Const,
+      declarations: [{ name: 'AUTH_QUERY_SQL', initializer: templateLiteral(backend.authQuery.sql) }],
+    });
+  }
+  statements.push(
+    objectConstant(`The ${backend.name} backend: its settings and resources.`, 'export const backend: BackendModule', [
+      ...SETTINGS.map((key) => `${key}: ${key === 'authQuery' ? authQueryLiteral(backend) : literal(backend[key])},`),
+      `resources: [${backend.resources.map(resourceIdentifier).join(', ')}],`,
+    ]),
+  );
+  return finish(file, statements, backend.source ?? `${options.resourcesDir}/${backend.name}/`);
+}
+
+export function emitProjectIndex(project: Project, file: string, options: EmitOptions): string {
+  const statements: (StatementStructures | string)[] = [];
+  statements.push({ kind: StructureKind.ImportDeclaration,  moduleSpecifier: importPath(options, file, path.join(options.runtimeDir, 'index.ts')), isTypeOnly: true, namedImports: ['BackendModule'] });
+  for (const backend of project.backends) {
+    statements.push({ kind: StructureKind.ImportDeclaration,  moduleSpecifier: `./${backend.name}/index.js`, namedImports: [{ name: 'backend', alias: binding(backend.name, 'Backend') }] });
+  }
+  statements.push({ kind: StructureKind.VariableStatement, 
+    docs: ['Every backend found under resources/, in name order.'],
+    isExported: true,
+    declarationKind: VariableDeclarationKind.Const,
+    declarations: [{ name: 'backends', type: 'readonly BackendModule[]', initializer: `[${project.backends.map((backend) => binding(backend.name, 'Backend')).join(', ')}]` }],
+  });
+  return finish(file, statements, `${options.resourcesDir}/`);
+}
+
+function resourceIdentifier(resource: Resource): string {
+  return binding(resource.name, 'Resource') + (resource.version === '1.0' ? '' : `V${resource.version.replaceAll('.', '_')}`);
+}

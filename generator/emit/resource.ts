@@ -1,0 +1,236 @@
+import path from 'node:path/posix';
+import { StructureKind, VariableDeclarationKind, type CodeBlockWriter, type StatementStructures } from 'ts-morph';
+import type { Bind, Operation, ParamType, Resource, ResultColumn, SqlStep, Step } from '../ir.js';
+import { constant, pascal } from '../names.js';
+import type { EmitOptions } from './index.js';
+import { doc, finish, importPath, objectConstant, propertyAccess, propertyName, quote, templateLiteral } from './print.js';
+
+/**
+ * One resource's module: a named SQL constant per step, the row, parameter
+ * and response types, one straight-line handler per method, and the
+ * `resource` the backend's index lists.
+ */
+
+export function emitResource(resource: Resource, file: string, options: EmitOptions): string {
+  const statements: (StatementStructures | string)[] = [];
+  const runtime = importPath(options, file, path.join(options.runtimeDir, 'index.ts'));
+  const typeName = pascal(resource.name) + (resource.version === '1.0' ? '' : `V${resource.version.replaceAll('.', '_')}`);
+
+  const runtimeTypes = new Set(['RequestScope', 'ResourceModule']);
+  const runtimeValues = new Set<string>();
+  const plugins = new Map<string, Set<string>>();
+  for (const operation of resource.operations) {
+    if (operation.params.length > 0) runtimeTypes.add('ParamSpecs');
+    if (operation.params.some((name) => (operation.paramTypes[name]?.kind ?? 'any') === 'any')) runtimeTypes.add('ParamValue');
+    for (const step of operation.steps) {
+      if (step.kind === 'sql' && step.statement === 'write' && step.output) runtimeTypes.add('WriteResult');
+      if (step.kind === 'execute') {
+        // Built-in plug-ins come through the runtime's public entry, like everything else of the runtime.
+        if (step.plugin.builtin) runtimeValues.add(step.plugin.exportName);
+        else {
+          const module = importPath(options, file, step.plugin.module);
+          plugins.set(module, (plugins.get(module) ?? new Set()).add(step.plugin.exportName));
+        }
+        for (const arg of step.args) if (arg.bind.kind === 'ref' && arg.bind.target === 'plugin') runtimeValues.add('cell');
+      }
+      if (step.kind === 'sql') for (const bind of step.binds) if (bind.kind === 'ref' && bind.target === 'plugin') runtimeValues.add('cell');
+    }
+  }
+  if (runtimeValues.size > 0) statements.push({ kind: StructureKind.ImportDeclaration,  moduleSpecifier: runtime, namedImports: [...runtimeValues].sort() });
+  statements.push({ kind: StructureKind.ImportDeclaration,  moduleSpecifier: runtime, isTypeOnly: true, namedImports: [...runtimeTypes].sort() });
+  for (const [module, names] of [...plugins].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    statements.push({ kind: StructureKind.ImportDeclaration,  moduleSpecifier: module, namedImports: [...names].sort() });
+  }
+
+  for (const operation of resource.operations) {
+    for (const step of operation.steps) {
+      if (step.kind !== 'sql') continue;
+      statements.push({ kind: StructureKind.VariableStatement, 
+        docs: [`${operation.method} step "${step.id}"${step.output ? '' : ' (not in the response)'}.`],
+        declarationKind: VariableDeclarationKind.Const,
+        declarations: [{ name: sqlConstant(step), initializer: templateLiteral(step.sql) }],
+      });
+      if (step.statement === 'read') {
+        statements.push({ kind: StructureKind.Interface, 
+          docs: [rowDoc(step)],
+          isExported: true,
+          name: rowType(step),
+          ...(step.typed !== null
+            ? { properties: uniqueColumns(step.typed).map((column) => ({
+                  docs: [`${column.sqlType}${column.nullable ? ', nullable' : ''}`],
+                  name: propertyName(column.name),
+                  type: column.tsType + (column.nullable ? ' | null' : ''),
+                })) }
+            : step.columns === null
+              ? { extends: ['Record<string, unknown>'] }
+              : { properties: unique(step.columns).map((column) => ({ name: propertyName(column), type: 'unknown' })) }),
+        });
+      }
+    }
+  }
+
+  for (const operation of resource.operations) {
+    const prefix = typeName + pascal(operation.method.toLowerCase());
+    if (operation.params.length > 0) {
+      statements.push(
+        objectConstant(
+          `What the parameters of ${operation.method} must be, from the columns they meet; checked before any step runs.`,
+          `export const ${paramsConstant(resource, operation)}: ParamSpecs`,
+          operation.params.map((name) => `${propertyName(name)}: ${paramSpecLiteral(operation.paramTypes[name])},`),
+        ),
+      );
+      statements.push({ kind: StructureKind.Interface, 
+        docs: [`Request parameters of ${operation.method}, from the query string or the body, converted to what their columns take.`],
+        isExported: true,
+        name: `${prefix}Params`,
+        properties: operation.params.map((name) => {
+          const type = operation.paramTypes[name];
+          return { ...(type?.column ? { docs: [type.column] } : {}), name: propertyName(name), type: paramTsType(type) };
+        }),
+      });
+    }
+    const outputs = operation.steps.filter((step) => step.output);
+    const responseDoc = `Response body of ${operation.method}: one field per step with output="true".`;
+    statements.push(
+      outputs.length === 0
+        ? { kind: StructureKind.TypeAlias, docs: [responseDoc], isExported: true, name: `${prefix}Response`, type: 'Record<string, never>' }
+        : {
+            kind: StructureKind.Interface,
+            docs: [responseDoc],
+            isExported: true,
+            name: `${prefix}Response`,
+            properties: outputs.map((step) => ({ name: propertyName(step.id), type: stepResultType(step) })),
+          },
+    );
+    statements.push({ kind: StructureKind.Function, 
+      docs: [doc(`${operation.method} ${resource.backend}/v${resource.version}/${resource.name}${operation.description ? `: ${operation.description}` : ''}`)],
+      isAsync: true,
+      name: handlerName(operation),
+      parameters: [{ name: 'scope', type: 'RequestScope' }],
+      returnType: `Promise<${prefix}Response>`,
+      statements: (writer) => writeHandlerBody(writer, resource, operation, prefix),
+    });
+  }
+
+  statements.push(
+    objectConstant(resource.description ?? `The ${resource.name} resource.`, 'export const resource: ResourceModule', [
+      `name: ${quote(resource.name)},`,
+      `version: ${quote(resource.version)},`,
+      `auth: ${resource.auth === null ? 'null' : quote(resource.auth)},`,
+      `source: ${quote(resource.source)},`,
+      'operations: {',
+      ...resource.operations.map((operation) => `  ${operation.method}: { status: ${operation.status}, handler: ${handlerName(operation)} },`),
+      '},',
+    ]),
+  );
+  return finish(file, statements, resource.source);
+}
+
+function writeHandlerBody(writer: CodeBlockWriter, resource: Resource, operation: Operation, prefix: string): void {
+  // Order is the contract's: authentication and role first, then parameters (docs/contract.md §3).
+  if (resource.auth !== null && operation.usesUid) writer.writeLine(`const uid = await scope.authenticate(${quote(resource.auth)});`);
+  else if (resource.auth !== null) writer.writeLine(`await scope.authenticate(${quote(resource.auth)});`);
+  if (operation.params.length > 0) {
+    writer.writeLine(`const params = await scope.params<${prefix}Params>(${paramsConstant(resource, operation)});`);
+  }
+  const response = `{ ${operation.steps.filter((step) => step.output).map((step) => step.id).join(', ')} }`.replace('{  }', '{}');
+  if (operation.transaction) {
+    writer.write('return scope.transaction(async (db) => {').newLine();
+    writer.indent(() => {
+      for (const step of operation.steps) writeStep(writer, step, 'db', operation);
+      writer.writeLine(`return ${response};`);
+    });
+    writer.writeLine('});');
+  } else {
+    for (const step of operation.steps) writeStep(writer, step, 'scope.db', operation);
+    writer.writeLine(`return ${response};`);
+  }
+}
+
+function writeStep(writer: CodeBlockWriter, step: Step, db: string, operation: Operation): void {
+  const unused = !step.output && !operation.steps.some((other) => referencesStep(other, step.id));
+  const target = unused ? '' : `const ${step.id} = `;
+  if (step.kind === 'sql') {
+    const values = `[${step.binds.map(bindExpression).join(', ')}]`;
+    const call = step.statement === 'read' ? `${db}.select<${rowType(step)}>` : `${db}.write`;
+    writer.writeLine(`${target}await ${call}(${sqlConstant(step)}, ${values});`);
+  } else {
+    const args = step.args.length === 0 ? '{}' : `{ ${step.args.map((arg) => `${propertyName(arg.name)}: ${bindExpression(arg.bind)}`).join(', ')} }`;
+    writer.writeLine(`${target}await ${step.plugin.exportName}(${args}, scope.plugin);`);
+  }
+}
+
+function referencesStep(step: Step, id: string): boolean {
+  const binds = step.kind === 'sql' ? step.binds : step.args.map((arg) => arg.bind);
+  return binds.some((bind) => bind.kind === 'ref' && bind.step === id);
+}
+
+function bindExpression(bind: Bind): string {
+  switch (bind.kind) {
+    case 'param':
+      return `params${propertyAccess(bind.name)}`;
+    case 'uid':
+      return 'uid';
+    case 'literal':
+      return quote(bind.value);
+    case 'ref':
+      // A row that does not exist reads as null (docs/contract.md §2).
+      if (bind.target === 'write') return `${bind.step}.${bind.column}`;
+      if (bind.target === 'plugin') return `cell(${bind.step}, ${bind.row}, ${quote(bind.column)})`;
+      return `${bind.step}[${bind.row}]?.${propertyAccess(bind.column).replace(/^\./, '')} ?? null`;
+  }
+}
+
+function stepResultType(step: Step): string {
+  if (step.kind === 'execute') return `Awaited<ReturnType<typeof ${step.plugin.exportName}>>`;
+  return step.statement === 'read' ? `${rowType(step)}[]` : 'WriteResult';
+}
+
+function sqlConstant(step: SqlStep): string {
+  return `${constant(step.id)}_SQL`;
+}
+
+function rowType(step: SqlStep): string {
+  return `${pascal(step.id)}Row`;
+}
+
+function handlerName(operation: Operation): string {
+  return operation.method === 'DELETE' ? 'remove' : operation.method.toLowerCase();
+}
+
+function paramsConstant(resource: Resource, operation: Operation): string {
+  return `${constant(resource.name)}_${operation.method}_PARAMS`;
+}
+
+function paramSpecLiteral(type: ParamType | undefined): string {
+  if (!type) return "{ kind: 'any', nullable: true }";
+  const fields = [`kind: ${quote(type.kind)}`, `nullable: ${type.nullable}`];
+  if (type.unsigned) fields.push('unsigned: true');
+  if (type.maxLength !== undefined) fields.push(`maxLength: ${type.maxLength}`);
+  if (type.maxBytes !== undefined) fields.push(`maxBytes: ${type.maxBytes}`);
+  if (type.values) fields.push(`values: [${type.values.map(quote).join(', ')}]`);
+  return `{ ${fields.join(', ')} }`;
+}
+
+/** The TypeScript type of a parameter after the runtime has checked and converted it. */
+function paramTsType(type: ParamType | undefined): string {
+  if (!type || type.kind === 'any') return 'ParamValue';
+  const base =
+    type.kind === 'integer' || type.kind === 'number' ? 'number' : type.kind === 'enum' ? (type.values ?? []).map(quote).join(' | ') || 'string' : 'string';
+  return type.nullable ? `${base} | null` : base;
+}
+
+function rowDoc(step: SqlStep): string {
+  if (step.typed !== null) return `A row of step "${step.id}"; types as the database describes the columns.`;
+  const hint = 'Not typed yet: run npm run generate with DATABASE_URL set.';
+  return `A row of step "${step.id}". ${step.columns === null ? 'Its columns are not known from the SQL text (`*`). ' : ''}${hint}`;
+}
+
+/** A repeated column name: mysql2 keeps the last value, so the last type wins. */
+function uniqueColumns(columns: ResultColumn[]): ResultColumn[] {
+  return [...new Map(columns.map((column) => [column.name, column])).values()];
+}
+
+function unique(names: string[]): string[] {
+  return [...new Set(names)];
+}

@@ -1,0 +1,114 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { openDescriber } from './database.js';
+import type { Diagnostics } from './diagnostics.js';
+import { analyseSources, emitProject, type GenerateOptions, type GeneratorCache, type SourceFile } from './core.js';
+import type { Project } from './ir.js';
+import { inferTypes, type TypeSnapshot } from './types.js';
+import { listFiles, writeOutput } from './write.js';
+
+/**
+ * The generator on a project folder, stage after stage: read the resource
+ * files, parse and analyse them (analyse/), type every statement (the
+ * committed snapshot, or the database), emit the modules (emit/), write what
+ * changed (write.ts). `npm run generate`, `npm run dev` and the console all
+ * run this; with `check` it writes nothing and returns 1 naming every file
+ * that would change.
+ */
+export interface RunOptions {
+  root: string;
+  check: boolean;
+  /** Ask the database again for every step's types, naming what changed. */
+  refreshTypes?: boolean;
+  /** Where to ask for types; without one, the committed snapshot alone types the modules. */
+  databaseUrl?: string | undefined;
+  resourcesDir?: string;
+  outDir?: string;
+  /** Project-relative folder of the runtime; default `runtime`. */
+  runtimeDir?: string;
+  log?: (line: string) => void;
+  /** Kept between runs by `npm run dev`, so that a one-file change re-emits one module. */
+  cache?: GeneratorCache;
+}
+
+export async function generateProject(options: RunOptions): Promise<number> {
+  const log = options.log ?? ((line: string) => process.stderr.write(line + '\n'));
+  const resourcesDir = options.resourcesDir ?? 'resources';
+  const outDir = options.outDir ?? 'generated';
+  const sources = readSources(options.root, resourcesDir);
+  const generateOptions = {
+    resourcesDir,
+    outDir,
+    runtimeDir: options.runtimeDir ?? 'runtime',
+    projectRoot: path.resolve(options.root),
+    ...(options.cache ? { cache: options.cache } : {}),
+    exists: (file: string) => existsSync(path.join(options.root, file)),
+  };
+  const { project, diagnostics } = analyseSources(sources, generateOptions);
+  const snapshotFile = path.join(options.root, outDir, 'column-types.json');
+  let types: TypeSnapshot = existsSync(snapshotFile) ? (JSON.parse(readFileSync(snapshotFile, 'utf8')) as TypeSnapshot) : {};
+  if (diagnostics.count === 0 && options.databaseUrl) {
+    let database: Awaited<ReturnType<typeof openDescriber>>;
+    try {
+      database = await openDescriber(options.databaseUrl);
+    } catch (error) {
+      log(`xmlrest: cannot reach the database for types (${(error as Error).message}); ${options.refreshTypes ? 'nothing was written' : 'using the snapshot'}`);
+      if (options.refreshTypes) return 1;
+      return finishRun(project, diagnostics, types, options, generateOptions, log);
+    }
+    try {
+      const inferred = await inferTypes(project, types, database, diagnostics, { refresh: options.refreshTypes ?? false });
+      types = inferred.snapshot;
+      for (const change of inferred.changes) log(`types: ${change}`);
+    } finally {
+      await database.close();
+    }
+  } else if (options.refreshTypes) {
+    log('xmlrest: --refresh-types needs a database: set DATABASE_URL');
+    return 2;
+  }
+  return finishRun(project, diagnostics, types, options, generateOptions, log);
+}
+
+function finishRun(
+  project: Project,
+  diagnostics: Diagnostics,
+  types: TypeSnapshot,
+  options: RunOptions,
+  generateOptions: GenerateOptions,
+  log: (line: string) => void,
+): number {
+  const outDir = generateOptions.outDir ?? 'generated';
+  const result = diagnostics.count > 0 ? { ok: false as const, errors: diagnostics.lines() } : emitProject(project, diagnostics, { ...generateOptions, types });
+  if (!result.ok) {
+    for (const line of result.errors) log(line);
+    log(`xmlrest: ${result.errors.length} error${result.errors.length === 1 ? '' : 's'}; nothing was written`);
+    return 1;
+  }
+  if (result.untyped.length > 0) {
+    log(`xmlrest: ${result.untyped.length} step${result.untyped.length === 1 ? ' is' : 's are'} typed unknown (no snapshot entry): set DATABASE_URL and run npm run generate`);
+  }
+  const changes = writeOutput(result.files, { root: options.root, outDir, check: options.check });
+  if (options.check) {
+    if (changes.length === 0) return 0;
+    for (const change of changes) log(change);
+    log(`xmlrest: ${outDir}/ is stale (${changes.length} file${changes.length === 1 ? '' : 's'}); run npm run generate`);
+    return 1;
+  }
+  for (const change of changes) log(change);
+  log(`xmlrest: ${result.files.size} files from ${project.backends.reduce((n, b) => n + b.resources.length + (b.source ? 1 : 0), 0)} resource files, ${changes.length} changed`);
+  return 0;
+}
+
+/** Every .xml file under resources/, at any depth, so that misplaced files are reported, not ignored. */
+export function readSources(root: string, resourcesDir: string): SourceFile[] {
+  return listFiles(root, resourcesDir)
+    .filter((file) => file.endsWith('.xml'))
+    .map((file) => ({ path: file, text: readFileSync(path.join(root, file), 'utf8') }));
+}
+
+/** DATABASE_URL from the environment or `.env`; the environment wins. */
+export function databaseUrlFromEnvironment(root: string): string | undefined {
+  if (!process.env.DATABASE_URL && existsSync(path.join(root, '.env'))) process.loadEnvFile(path.join(root, '.env'));
+  return process.env.DATABASE_URL || undefined;
+}
