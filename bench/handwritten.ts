@@ -33,7 +33,11 @@ where u.user_name = ? and u.pass_word = ?`;
 const ITEMS_SQL = 'select item_id, title, price from bench_items where user_id = ? order by item_id limit 10';
 
 class Failure extends Error {
-  constructor(readonly status: number, message: string, readonly headers: Record<string, string> = {}) {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
     super(message);
   }
 }

@@ -1,4 +1,4 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -7,9 +7,9 @@ import { parseArgs } from 'node:util';
 import mysql from 'mysql2/promise';
 import * as vega from 'vega';
 import { generateProject as generate } from '../generator/index.js';
-import { freePort, startPrivateMariadb, type PrivateMariadb } from '../scripts/mariadb.js';
+import { freePort, type PrivateMariadb, startPrivateMariadb } from '../scripts/mariadb.js';
 import { createDefaultTables } from '../scripts/schema.js';
-import { measureGeneration, writeSyntheticResources, type GenerationTiming } from './generate.js';
+import { type GenerationTiming, measureGeneration, writeSyntheticResources } from './generate.js';
 
 /**
  * `npm run bench`: the generated server against a hand-written one and two
@@ -111,13 +111,19 @@ async function seed(url: string, users: number, items: number): Promise<void> {
       await connection.query('insert ignore into usr (user_name, pass_word) values ?', [batch]);
     }
     await connection.query("insert ignore into usr_role (role_name, user_id) select 'member', user_id from usr where user_name like 'bench-%'");
-    await connection.query("insert ignore into usr_role (role_name, user_id) select 'reader', user_id from usr where user_name like 'bench-%' and user_id % 3 = 0");
+    await connection.query(
+      "insert ignore into usr_role (role_name, user_id) select 'reader', user_id from usr where user_name like 'bench-%' and user_id % 3 = 0",
+    );
   }
   const [ids] = await connection.query("select min(user_id) as low, max(user_id) as high from usr where user_name like 'bench-%'");
   const { low, high } = (ids as { low: number; high: number }[])[0]!;
   const [count] = await connection.query('select count(*) as n from bench_items');
   for (let start = Number((count as { n: string }[])[0]!.n); start < items; start += 5000) {
-    const batch = Array.from({ length: Math.min(5000, items - start) }, (_, i) => [low + ((start + i) % (high - low + 1)), `item ${start + i}`, ((start + i) % 10000) / 100]);
+    const batch = Array.from({ length: Math.min(5000, items - start) }, (_, i) => [
+      low + ((start + i) % (high - low + 1)),
+      `item ${start + i}`,
+      ((start + i) % 10000) / 100,
+    ]);
     await connection.query('insert into bench_items (user_id, title, price) values ?', [batch]);
   }
   await connection.end();
@@ -133,7 +139,10 @@ async function startServer(file: string, name: string, url: string): Promise<Run
   const port = await freePort();
   const command = pinned ? 'taskset' : process.execPath;
   const args = pinned ? ['-c', '1', process.execPath, path.join(DIST, file)] : [path.join(DIST, file)];
-  const child = spawn(command, args, { env: { ...process.env, PORT: String(port), DATABASE_URL: url, JWT_SECRET: SECRET }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(command, args, {
+    env: { ...process.env, PORT: String(port), DATABASE_URL: url, JWT_SECRET: SECRET },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   await new Promise<void>((resolve, reject) => {
     child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve());
     child.once('exit', (code) => reject(new Error(`${name} exited with code ${code}`)));
@@ -167,7 +176,14 @@ interface Measurement {
 }
 
 function load(server: Running, request: Request, duration: number): Measurement {
-  const config = { url: server.url + request.path, method: request.method, headers: request.headers, body: request.body, duration, connections: Number(flags.connections) };
+  const config = {
+    url: server.url + request.path,
+    method: request.method,
+    headers: request.headers,
+    body: request.body,
+    duration,
+    connections: Number(flags.connections),
+  };
   const command = pinned ? 'taskset' : process.execPath;
   const args = [...(pinned ? ['-c', '0', process.execPath] : []), 'bench/load.mjs', JSON.stringify(config)];
   return JSON.parse(execFileSync(command, args, { encoding: 'utf8' })) as Measurement;
@@ -192,7 +208,8 @@ const [users, items] = flags.smoke ? [50, 500] : [10_000, 100_000];
 say(`seeding ${users} users and ${items} items ...`);
 await seed(url, users, items);
 say('generating bench/resources and compiling the servers ...');
-if ((await generate({ root: '.', check: false, resourcesDir: 'bench/resources', outDir: 'bench/generated', databaseUrl: url, log: say })) !== 0) process.exit(1);
+if ((await generate({ root: '.', check: false, resourcesDir: 'bench/resources', outDir: 'bench/generated', databaseUrl: url, log: say })) !== 0)
+  process.exit(1);
 execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'bench/tsconfig.json'], { stdio: 'inherit' });
 
 const servers = new Map<ServerName, Running>();
@@ -263,7 +280,15 @@ async function measureStartup(databaseUrl: string): Promise<{ ms: number; rssMb:
   writeSyntheticResources(path.join(root, 'resources/many'), 1000);
   if ((await generate({ root, check: false, runtimeDir: '../../runtime', log: () => {} })) !== 0) throw new Error('generation of 1,000 routes failed');
   writeFileSync(path.join(root, 'serve.ts'), readFileSync('bench/serve-generated.ts', 'utf8').replaceAll('../runtime/', '../../runtime/'));
-  writeFileSync(path.join(root, 'tsconfig.json'), JSON.stringify({ extends: '../../tsconfig.json', compilerOptions: { noEmit: false, rootDir: '../..', outDir: 'dist' }, include: ['serve.ts', 'generated'], exclude: [] }));
+  writeFileSync(
+    path.join(root, 'tsconfig.json'),
+    JSON.stringify({
+      extends: '../../tsconfig.json',
+      compilerOptions: { noEmit: false, rootDir: '../..', outDir: 'dist' },
+      include: ['serve.ts', 'generated'],
+      exclude: [],
+    }),
+  );
   execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', path.join(root, 'tsconfig.json')], { stdio: 'inherit' });
   const port = await freePort();
   const started = performance.now();
@@ -312,7 +337,10 @@ async function writeResults(
     '|---|---|---|---|---|---|---|',
   ];
   const chart: { scenario: string; server: string; rps: number }[] = [];
-  const ratios: string[] = ['| scenario | generated / hand-written req/s | p99 generated / hand-written | generated / ceiling req/s | target |', '|---|---|---|---|---|'];
+  const ratios: string[] = [
+    '| scenario | generated / hand-written req/s | p99 generated / hand-written | generated / ceiling req/s | target |',
+    '|---|---|---|---|---|',
+  ];
   for (const [scenario, byServer] of results) {
     for (const [server, measurements] of byServer) {
       const rps = measurements.map((m) => m.rps);
@@ -327,10 +355,22 @@ async function writeResults(
     const p99 = median(generated.map((m) => m.p99)) / Math.max(median(handwritten.map((m) => m.p99)), 1);
     const ceiling = byServer.get('raw-http');
     const ceilingRatio = ceiling ? (median(generated.map((m) => m.rps)) / median(ceiling.map((m) => m.rps))).toFixed(2) : '';
-    ratios.push(`| ${scenario} | ${ratio.toFixed(2)} | ${p99.toFixed(2)} | ${ceilingRatio} | ${ratio >= 0.95 && p99 <= 1.1 ? 'met' : 'missed'} (>= 0.95, p99 <= 1.1) |`);
+    ratios.push(
+      `| ${scenario} | ${ratio.toFixed(2)} | ${p99.toFixed(2)} | ${ceilingRatio} | ${ratio >= 0.95 && p99 <= 1.1 ? 'met' : 'missed'} (>= 0.95, p99 <= 1.1) |`,
+    );
   }
-  const bearer = median(results.get('Bearer GET ($uid)')!.get('generated')!.map((m) => m.rps));
-  const unauthenticated = median(results.get('public GET')!.get('handwritten')!.map((m) => m.rps));
+  const bearer = median(
+    results
+      .get('Bearer GET ($uid)')!
+      .get('generated')!
+      .map((m) => m.rps),
+  );
+  const unauthenticated = median(
+    results
+      .get('public GET')!
+      .get('handwritten')!
+      .map((m) => m.rps),
+  );
   lines.push(
     '',
     '## Ratios against the targets',
@@ -342,8 +382,14 @@ async function writeResults(
     '',
     '| what | time | target |',
     '|---|---|---|',
-    ...generation.map((t) => `| generate ${t.resources} resources, full (in process) | ${Math.round(t.fullMs)} ms | ${t.resources === 1000 ? `${t.fullMs < 5000 ? 'met' : 'missed'} (< 5 s)` : ''} |`),
-    ...generation.map((t) => `| generate ${t.resources} resources, one changed file (dev cache) | ${Math.round(t.oneFileMs)} ms | ${t.resources === 1000 ? `${t.oneFileMs < 300 ? 'met' : 'missed'} (< 0.3 s)` : ''} |`),
+    ...generation.map(
+      (t) =>
+        `| generate ${t.resources} resources, full (in process) | ${Math.round(t.fullMs)} ms | ${t.resources === 1000 ? `${t.fullMs < 5000 ? 'met' : 'missed'} (< 5 s)` : ''} |`,
+    ),
+    ...generation.map(
+      (t) =>
+        `| generate ${t.resources} resources, one changed file (dev cache) | ${Math.round(t.oneFileMs)} ms | ${t.resources === 1000 ? `${t.oneFileMs < 300 ? 'met' : 'missed'} (< 0.3 s)` : ''} |`,
+    ),
     `| start the compiled server with 1,000 routes (spawn to listening) | ${Math.round(startup.ms)} ms, ${Math.round(startup.rssMb)} MB RSS | ${startup.ms < 1000 ? 'met' : 'missed'} (< 1 s) |`,
     '',
     `![req/s per scenario](${when.replaceAll(':', '')}.svg)`,

@@ -1,5 +1,5 @@
 /** The generated server, as `npm start` runs it, over the benchmark's resources (bench/generated). */
-import { createApp, createLogger, listen, openDatabase, type BackendModule } from '../runtime/index.js';
+import { type BackendModule, createApp, createLogger, listen, openDatabase } from '../runtime/index.js';
 
 // Generated at benchmark time into bench/generated (git-ignored); a computed specifier keeps the
 // repository's type-check independent of whether a benchmark has run.

@@ -16,7 +16,8 @@ export function checkUserName(value: unknown): NameCheck {
   const name = value.normalize('NFC');
   if (name === '') return { ok: false, message: 'A user needs a name' };
   if ([...name].length > 190 || Buffer.byteLength(name, 'utf8') > 255) return { ok: false, message: 'A user name has at most 190 characters (255 bytes)' };
-  if (INVISIBLE.test(name)) return { ok: false, message: 'A user name may not hold control, zero-width or bidirectional characters, nor begin or end with a space' };
+  if (INVISIBLE.test(name))
+    return { ok: false, message: 'A user name may not hold control, zero-width or bidirectional characters, nor begin or end with a space' };
   return { ok: true, name };
 }
 

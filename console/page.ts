@@ -8,8 +8,14 @@ import { HttpError } from '../runtime/errors.js';
  * at start and served from memory under a strict Content-Security-Policy
  * (nothing from elsewhere, no inline script).
  */
-const CSP = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
-const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.svg': 'image/svg+xml' };
+const CSP =
+  "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+};
 
 export function consolePage(prefix: string, assetsDir: string): Koa.Middleware {
   const assets = loadAssets(assetsDir);
@@ -30,7 +36,10 @@ export function consolePage(prefix: string, assetsDir: string): Koa.Middleware {
 function loadAssets(dir: string): Map<string, { type: string; body: Buffer }> {
   const assets = new Map<string, { type: string; body: Buffer }>();
   if (!existsSync(path.join(dir, 'index.html'))) {
-    assets.set('index.html', { type: TYPES['.html']!, body: Buffer.from('<!doctype html><title>xmlrest console</title><p>The console is not built: run <code>npm run build</code>.</p>') });
+    assets.set('index.html', {
+      type: TYPES['.html']!,
+      body: Buffer.from('<!doctype html><title>xmlrest console</title><p>The console is not built: run <code>npm run build</code>.</p>'),
+    });
     return assets;
   }
   const walk = (folder: string, prefix: string) => {

@@ -4,14 +4,14 @@ import path from 'node:path';
 import Router from '@koa/router';
 import type Koa from 'koa';
 import bodyParser from 'koa-bodyparser';
+import { setAuthAttribute } from '../generator/index.js';
 import { credentialProblem, MAX_PASSWORD_BYTES } from '../runtime/auth/bounds.js';
-import { HttpError } from '../runtime/errors.js';
-import type { Logger } from '../runtime/log.js';
 import { revokeUserTokens } from '../runtime/auth/revocations.js';
+import { HttpError } from '../runtime/errors.js';
 import type { BackendModule, Database, ReloadableApp, ResourceModule } from '../runtime/index.js';
+import type { Logger } from '../runtime/log.js';
 import { checkRoleName, checkUserName } from './names.js';
 import { consolePage } from './page.js';
-import { setAuthAttribute } from '../generator/index.js';
 import { UserStore } from './store.js';
 
 /**
@@ -135,7 +135,11 @@ export function consoleMiddleware(options: ConsoleOptions): Koa.Middleware {
       manageable: manageable(backend),
       roles: [...roles]
         .sort(([a], [b]) => (a < b ? -1 : 1))
-        .map(([name, holders]) => ({ name, holders, resources: backend.resources.filter((resource) => resource.auth === name).map((resource) => label(resource)) })),
+        .map(([name, holders]) => ({
+          name,
+          holders,
+          resources: backend.resources.filter((resource) => resource.auth === name).map((resource) => label(resource)),
+        })),
     };
   });
 

@@ -1,6 +1,6 @@
-import type { Queryable } from '../runtime/index.js';
 import { hashPassword } from '../runtime/auth/passwords.js';
 import { DEFAULT_USER_TABLES } from '../runtime/auth/user-tables.js';
+import type { Queryable } from '../runtime/index.js';
 
 /**
  * The console's reads and writes of the default user tables (docs/seed.md
@@ -37,10 +37,13 @@ export class UserStore {
       [after, `${prefix.replace(/[\\%_]/g, '\\$&')}%`],
     );
     const page = rows.slice(0, limit);
-    const roles = page.length === 0 ? [] : await this.db.select<{ user_id: number; role_name: string }>(
-      `select ${ID} as user_id, ${ROLE} as role_name from ${ROLES} where ${ID} in (${page.map(() => '?').join(', ')}) order by ${ROLE}`,
-      page.map((row) => row.user_id),
-    );
+    const roles =
+      page.length === 0
+        ? []
+        : await this.db.select<{ user_id: number; role_name: string }>(
+            `select ${ID} as user_id, ${ROLE} as role_name from ${ROLES} where ${ID} in (${page.map(() => '?').join(', ')}) order by ${ROLE}`,
+            page.map((row) => row.user_id),
+          );
     return {
       users: page.map((row) => ({ ...row, roles: roles.filter((role) => role.user_id === row.user_id).map((role) => role.role_name) })),
       next: rows.length > limit ? page.at(-1)!.user_id : null,
@@ -60,7 +63,9 @@ export class UserStore {
   }
 
   async addUser(name: string, password: string): Promise<number> {
-    const result = (await this.db.write(`insert into ${USERS} (${NAME}, ${PASSWORD}) values (?, ?)`, [name, await hashPassword(password)])) as { insertId: number };
+    const result = (await this.db.write(`insert into ${USERS} (${NAME}, ${PASSWORD}) values (?, ?)`, [name, await hashPassword(password)])) as {
+      insertId: number;
+    };
     return result.insertId;
   }
 
@@ -77,7 +82,10 @@ export class UserStore {
 
   /** Roles held by users, with how many hold each, and roles created on the console. */
   async roles(): Promise<Map<string, number>> {
-    const held = await this.db.select<{ role_name: string; holders: number | string }>(`select ${ROLE} as role_name, count(*) as holders from ${ROLES} group by ${ROLE}`, []);
+    const held = await this.db.select<{ role_name: string; holders: number | string }>(
+      `select ${ROLE} as role_name, count(*) as holders from ${ROLES} group by ${ROLE}`,
+      [],
+    );
     const created = await this.db.select<{ role_name: string }>('select role_name from xmlrest_role', []);
     const roles = new Map<string, number>(created.map((row) => [row.role_name, 0]));
     for (const row of held) roles.set(row.role_name, Number(row.holders));

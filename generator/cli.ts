@@ -10,6 +10,11 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   }
   const root = process.cwd();
   process.exit(
-    await generateProject({ root, check: args.includes('--check'), refreshTypes: args.includes('--refresh-types'), databaseUrl: databaseUrlFromEnvironment(root) }),
+    await generateProject({
+      root,
+      check: args.includes('--check'),
+      refreshTypes: args.includes('--refresh-types'),
+      databaseUrl: databaseUrlFromEnvironment(root),
+    }),
   );
 }

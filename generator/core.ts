@@ -1,12 +1,12 @@
 import path from 'node:path';
 import { analyse, type SourceFile } from './analyse/index.js';
 import { Diagnostics } from './diagnostics.js';
-import { emit, type EmitCache } from './emit/index.js';
+import { type EmitCache, emit } from './emit/index.js';
+import type { Project } from './ir.js';
 import { openApiDocument } from './openapi.js';
+import type { RawElement } from './parse.js';
 import { checkPluginCalls, type PluginCheckCache } from './plugin-check.js';
 import { applyArgumentBounds } from './plugins.js';
-import type { Project } from './ir.js';
-import type { RawElement } from './parse.js';
 import { applyTypes, snapshotText, sqlSteps, type TypeSnapshot } from './types.js';
 
 export type { SourceFile } from './analyse/index.js';
@@ -39,9 +39,7 @@ export function newGeneratorCache(): GeneratorCache {
   return { parsed: new Map(), modules: new Map(), plugins: {} };
 }
 
-export type GenerateResult =
-  | { ok: true; files: Map<string, string>; project: Project; untyped: string[] }
-  | { ok: false; errors: string[] };
+export type GenerateResult = { ok: true; files: Map<string, string>; project: Project; untyped: string[] } | { ok: false; errors: string[] };
 
 /** Stages 1 and 2 on their own: the CLI asks the database for types between them and emit. */
 export function analyseSources(sources: readonly SourceFile[], options: GenerateOptions = {}): { project: Project; diagnostics: Diagnostics } {
@@ -72,12 +70,16 @@ export function emitProject(project: Project, diagnostics: Diagnostics, options:
   if (diagnostics.count === 0) checkPluginCalls(project, options.projectRoot ?? process.cwd(), diagnostics, options.cache?.plugins);
   if (diagnostics.count > 0) return { ok: false, errors: diagnostics.lines() };
   const outDir = options.outDir ?? 'generated';
-  const files = emit(project, {
-    outDir,
-    runtimeDir: options.runtimeDir ?? 'runtime',
-    resourcesDir: options.resourcesDir ?? 'resources',
-    projectRoot: toPosix(path.resolve(options.projectRoot ?? '.')),
-  }, options.cache?.modules);
+  const files = emit(
+    project,
+    {
+      outDir,
+      runtimeDir: options.runtimeDir ?? 'runtime',
+      resourcesDir: options.resourcesDir ?? 'resources',
+      projectRoot: toPosix(path.resolve(options.projectRoot ?? '.')),
+    },
+    options.cache?.modules,
+  );
   files.set(`${outDir}/openapi.json`, JSON.stringify(openApiDocument(project), null, 2) + '\n');
   const used: TypeSnapshot = {};
   for (const { key, step } of sqlSteps(project)) {

@@ -33,7 +33,10 @@ export class Diagnostics {
 export class LineMap {
   private readonly starts: number[] = [0];
 
-  constructor(readonly file: string, text: string) {
+  constructor(
+    readonly file: string,
+    text: string,
+  ) {
     for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) this.starts.push(i + 1);
   }
 

@@ -3,6 +3,16 @@
  * the tests use. Data flows one way through it: parse, analyse, (types),
  * emit, write (ARCHITECTURE.md).
  */
-export { analyseSources, emitProject, generate, newGeneratorCache, type GenerateOptions, type GenerateResult, type GeneratorCache, type SourceFile, type TypeSnapshot } from './core.js';
-export { databaseUrlFromEnvironment, generateProject, readSources, type RunOptions } from './project.js';
+export {
+  analyseSources,
+  emitProject,
+  type GenerateOptions,
+  type GenerateResult,
+  type GeneratorCache,
+  generate,
+  newGeneratorCache,
+  type SourceFile,
+  type TypeSnapshot,
+} from './core.js';
+export { databaseUrlFromEnvironment, generateProject, type RunOptions, readSources } from './project.js';
 export { isRoleName, setAuthAttribute } from './xml-edit.js';

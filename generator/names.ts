@@ -5,10 +5,55 @@
 
 /** Words that cannot name a variable or an import binding. */
 export const RESERVED_WORDS = new Set([
-  'break', 'case', 'catch', 'class', 'const', 'continue', 'debugger', 'default', 'delete', 'do', 'else', 'enum', 'export',
-  'extends', 'false', 'finally', 'for', 'function', 'if', 'import', 'in', 'instanceof', 'new', 'null', 'return', 'super',
-  'switch', 'this', 'throw', 'true', 'try', 'typeof', 'var', 'void', 'while', 'with', 'yield', 'let', 'static', 'await',
-  'implements', 'interface', 'package', 'private', 'protected', 'public', 'arguments', 'eval', 'undefined',
+  'break',
+  'case',
+  'catch',
+  'class',
+  'const',
+  'continue',
+  'debugger',
+  'default',
+  'delete',
+  'do',
+  'else',
+  'enum',
+  'export',
+  'extends',
+  'false',
+  'finally',
+  'for',
+  'function',
+  'if',
+  'import',
+  'in',
+  'instanceof',
+  'new',
+  'null',
+  'return',
+  'super',
+  'switch',
+  'this',
+  'throw',
+  'true',
+  'try',
+  'typeof',
+  'var',
+  'void',
+  'while',
+  'with',
+  'yield',
+  'let',
+  'static',
+  'await',
+  'implements',
+  'interface',
+  'package',
+  'private',
+  'protected',
+  'public',
+  'arguments',
+  'eval',
+  'undefined',
 ]);
 
 export function words(name: string): string[] {
@@ -19,7 +64,9 @@ export function words(name: string): string[] {
 }
 
 export function pascal(name: string): string {
-  return words(name).map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join('');
+  return words(name)
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join('');
 }
 
 export function camel(name: string): string {
@@ -29,7 +76,9 @@ export function camel(name: string): string {
 
 /** SCREAMING_SNAKE, for SQL constants. */
 export function constant(name: string): string {
-  return words(name).map((word) => word.toUpperCase()).join('_');
+  return words(name)
+    .map((word) => word.toUpperCase())
+    .join('_');
 }
 
 /** A binding name for `name`, with `suffix` added only where the plain name is a reserved word. */

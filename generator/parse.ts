@@ -1,5 +1,5 @@
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import { LineMap, type Diagnostics, type SourceLocation } from './diagnostics.js';
+import { type Diagnostics, LineMap, type SourceLocation } from './diagnostics.js';
 
 /**
  * Stage 1: XML text to raw elements that keep their `file:line:col`. No
@@ -79,16 +79,14 @@ function toRaw(node: OrderedNode, source: string, lines: LineMap): RawElement {
   const name = elementName(node)!;
   const start = startOf(node);
   const tagEnd = endOfStartTag(source, start);
-  const attributes: RawAttribute[] = Object.entries((node[':@'] as Record<string, string> | undefined) ?? {}).map(
-    ([attributeName, value]) => ({
-      name: attributeName,
-      // fast-xml-parser decodes the named entities of attribute values, not numeric references.
-      value: String(value).replace(/&#(x[0-9A-Fa-f]+|[0-9]+);/g, (_, code: string) =>
-        String.fromCodePoint(code.startsWith('x') ? parseInt(code.slice(1), 16) : parseInt(code, 10)),
-      ),
-      at: lines.at(attributeOffset(source, start, tagEnd, attributeName)),
-    }),
-  );
+  const attributes: RawAttribute[] = Object.entries((node[':@'] as Record<string, string> | undefined) ?? {}).map(([attributeName, value]) => ({
+    name: attributeName,
+    // fast-xml-parser decodes the named entities of attribute values, not numeric references.
+    value: String(value).replace(/&#(x[0-9A-Fa-f]+|[0-9]+);/g, (_, code: string) =>
+      String.fromCodePoint(code.startsWith('x') ? parseInt(code.slice(1), 16) : parseInt(code, 10)),
+    ),
+    at: lines.at(attributeOffset(source, start, tagEnd, attributeName)),
+  }));
   const children: RawElement[] = [];
   let text = '';
   let hasMixedText = false;

@@ -28,7 +28,14 @@ export function checkPluginCalls(project: Project, projectRoot: string, diagnost
   if (calls.length === 0) return;
   // Loading the compiler costs about a second; it happens only when a resource calls a plug-in.
   const morph = (cache.morph ??= new MorphProject({
-    compilerOptions: { strict: true, module: 199 /* NodeNext */, moduleResolution: 99 /* NodeNext */, target: 9 /* ES2022 */, skipLibCheck: true, types: ['node'] },
+    compilerOptions: {
+      strict: true,
+      module: 199 /* NodeNext */,
+      moduleResolution: 99 /* NodeNext */,
+      target: 9 /* ES2022 */,
+      skipLibCheck: true,
+      types: ['node'],
+    },
   }));
   // A kept compiler must see plug-ins as they are on disk now.
   for (const file of morph.getSourceFiles()) if (!file.getFilePath().includes('__xmlrest_plugin_probe__')) file.refreshFromFileSystemSync();
@@ -66,7 +73,10 @@ export function checkPluginCalls(project: Project, projectRoot: string, diagnost
     for (const arg of step.args) {
       const target = declared.find((property) => property.name === arg.name);
       if (!target) {
-        diagnostics.error(arg.at, `plug-in ${step.plugin.classname} takes no argument "${arg.name}" (it takes ${declared.map((p) => p.name).join(', ') || 'none'})`);
+        diagnostics.error(
+          arg.at,
+          `plug-in ${step.plugin.classname} takes no argument "${arg.name}" (it takes ${declared.map((p) => p.name).join(', ') || 'none'})`,
+        );
         continue;
       }
       const valueType = bindType(arg.bind, steps);

@@ -1,5 +1,5 @@
 import { MAX_PASSWORD_BYTES, MAX_USER_BYTES } from '../runtime/auth/bounds.js';
-import type { Project, PluginRef } from './ir.js';
+import type { PluginRef, Project } from './ir.js';
 
 /**
  * Plug-ins that ship with xmlrest. A backend.xml `<Plugin>` adds its own, or an
@@ -35,7 +35,8 @@ export function applyArgumentBounds(project: Project): void {
             const maxBytes = step.plugin.argBytes[arg.name];
             if (maxBytes === undefined || arg.bind.kind !== 'param') continue;
             const known = operation.paramTypes[arg.bind.name];
-            const bounded = known && known.kind === 'string' ? known : { kind: 'string' as const, nullable: false, ...(known?.column ? { column: known.column } : {}) };
+            const bounded =
+              known && known.kind === 'string' ? known : { kind: 'string' as const, nullable: false, ...(known?.column ? { column: known.column } : {}) };
             operation.paramTypes[arg.bind.name] = { ...bounded, maxBytes: Math.min(maxBytes, known?.maxBytes ?? maxBytes) };
           }
         }

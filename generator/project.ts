@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { analyseSources, emitProject, type GenerateOptions, type GeneratorCache, type SourceFile } from './core.js';
 import { openDescriber } from './database.js';
 import type { Diagnostics } from './diagnostics.js';
-import { analyseSources, emitProject, type GenerateOptions, type GeneratorCache, type SourceFile } from './core.js';
 import type { Project } from './ir.js';
 import { inferTypes, type TypeSnapshot } from './types.js';
 import { listFiles, writeOutput } from './write.js';
@@ -86,7 +86,9 @@ function finishRun(
     return 1;
   }
   if (result.untyped.length > 0) {
-    log(`xmlrest: ${result.untyped.length} step${result.untyped.length === 1 ? ' is' : 's are'} typed unknown (no snapshot entry): set DATABASE_URL and run npm run generate`);
+    log(
+      `xmlrest: ${result.untyped.length} step${result.untyped.length === 1 ? ' is' : 's are'} typed unknown (no snapshot entry): set DATABASE_URL and run npm run generate`,
+    );
   }
   const changes = writeOutput(result.files, { root: options.root, outDir, check: options.check });
   if (options.check) {
@@ -96,7 +98,9 @@ function finishRun(
     return 1;
   }
   for (const change of changes) log(change);
-  log(`xmlrest: ${result.files.size} files from ${project.backends.reduce((n, b) => n + b.resources.length + (b.source ? 1 : 0), 0)} resource files, ${changes.length} changed`);
+  log(
+    `xmlrest: ${result.files.size} files from ${project.backends.reduce((n, b) => n + b.resources.length + (b.source ? 1 : 0), 0)} resource files, ${changes.length} changed`,
+  );
   return 0;
 }
 

@@ -221,7 +221,10 @@ export function applyTypes(project: Project, snapshot: TypeSnapshot, diagnostics
         if (!target?.typed || target.columns !== null) continue;
         // `select *`: only the database knows the columns.
         if (!target.typed.some((column) => column.name === bind.column)) {
-          diagnostics.error(bind.at, `step "${step.id}" reads unknown column "${bind.column}" of step "${target.id}" (it returns ${target.typed.map((c) => c.name).join(', ')})`);
+          diagnostics.error(
+            bind.at,
+            `step "${step.id}" reads unknown column "${bind.column}" of step "${target.id}" (it returns ${target.typed.map((c) => c.name).join(', ')})`,
+          );
         }
       }
     }
@@ -235,7 +238,9 @@ export function snapshotText(snapshot: TypeSnapshot): string {
     const columns = entry.columns.map((column) => `      ${JSON.stringify(column)}`).join(',\n');
     const list = entry.columns.length === 0 ? '[]' : `[\n${columns}\n    ]`;
     const params = entry.params
-      ? `,\n    "params": {\n${Object.entries(entry.params).map(([name, type]) => `      ${JSON.stringify(name)}: ${JSON.stringify(type)}`).join(',\n')}\n    }`
+      ? `,\n    "params": {\n${Object.entries(entry.params)
+          .map(([name, type]) => `      ${JSON.stringify(name)}: ${JSON.stringify(type)}`)
+          .join(',\n')}\n    }`
       : '';
     return `  ${JSON.stringify(key)}: {\n    "sql": ${JSON.stringify(entry.sql)},\n    "columns": ${list}${params}\n  }`;
   });

@@ -20,7 +20,10 @@ export function setAuthAttribute(xml: string, role: string | null): string {
   const existing = /(\s+)auth(\s*=\s*)(["'])[^"']*\3/.exec(tag);
   let edited: string;
   if (existing) {
-    edited = role === null ? tag.slice(0, existing.index) + tag.slice(existing.index + existing[0].length) : tag.slice(0, existing.index) + `${existing[1]}auth${existing[2]}${existing[3]}${role}${existing[3]}` + tag.slice(existing.index + existing[0].length);
+    edited =
+      role === null
+        ? tag.slice(0, existing.index) + tag.slice(existing.index + existing[0].length)
+        : tag.slice(0, existing.index) + `${existing[1]}auth${existing[2]}${existing[3]}${role}${existing[3]}` + tag.slice(existing.index + existing[0].length);
   } else if (role === null) {
     edited = tag;
   } else {

@@ -117,7 +117,13 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   app.use(helmet() as Koa.Middleware);
   if (options.corsOrigins && options.corsOrigins.length > 0) {
     const allowed = new Set(options.corsOrigins);
-    app.use(cors({ origin: (ctx) => (allowed.has(ctx.get('Origin')) ? ctx.get('Origin') : ''), allowHeaders: ['Authorization', 'Content-Type'], exposeHeaders: ['X-Request-Id', 'WWW-Authenticate'] }) as Koa.Middleware);
+    app.use(
+      cors({
+        origin: (ctx) => (allowed.has(ctx.get('Origin')) ? ctx.get('Origin') : ''),
+        allowHeaders: ['Authorization', 'Content-Type'],
+        exposeHeaders: ['X-Request-Id', 'WWW-Authenticate'],
+      }) as Koa.Middleware,
+    );
   }
   const requireTls = options.requireTlsForCredentials ?? false;
   if (requireTls) {
@@ -130,7 +136,9 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
 
   const readBody = bodyReader();
   const build = (backends: readonly BackendModule[], openapi: object | undefined): Routes & { guards: Map<string, Guard> } => {
-    const guards = new Map(backends.map((backend) => [backend.name, new Guard(backend, options.database, { key: keyFor(backend), revocations, limiter, cache })]));
+    const guards = new Map(
+      backends.map((backend) => [backend.name, new Guard(backend, options.database, { key: keyFor(backend), revocations, limiter, cache })]),
+    );
     const routes = buildRoutes({ backends, guards, db: options.database, readBody, basePath, maxParams: options.maxParams ?? 100, requireTls, openapi });
     return { ...routes, guards };
   };

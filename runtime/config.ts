@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { parseLogLevel, type LogLevel } from './log.js';
+import { type LogLevel, parseLogLevel } from './log.js';
 
 /** Server settings from the environment (docs/contract.md §1); a `.env` file may supply them. */
 export interface ServerConfig {
@@ -51,7 +51,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, envFile = '.env
     host: env.HOST || '127.0.0.1',
     basePath: env.BASE_PATH ?? '',
     logLevel: parseLogLevel(env.LOG_LEVEL),
-    corsOrigins: (env.CORS_ORIGINS ?? '').split(',').map((origin) => origin.trim()).filter(Boolean),
+    corsOrigins: (env.CORS_ORIGINS ?? '')
+      .split(',')
+      .map((origin) => origin.trim())
+      .filter(Boolean),
     maxParams: whole(env.MAX_PARAMS, 100, 'MAX_PARAMS'),
     maxHeaderBytes: whole(env.MAX_HEADER_BYTES, 16 * 1024, 'MAX_HEADER_BYTES'),
     requestTimeoutMs: whole(env.REQUEST_TIMEOUT_MS, 30_000, 'REQUEST_TIMEOUT_MS'),

@@ -156,10 +156,7 @@ export interface PluginContext {
  * A plug-in: called with the step's `Arg` values, its result is the step's
  * result. Throw an HttpError to answer the client.
  */
-export type Plugin<Args extends object, Result> = (
-  args: Args,
-  context: PluginContext,
-) => Result | Promise<Result>;
+export type Plugin<Args extends object, Result> = (args: Args, context: PluginContext) => Result | Promise<Result>;
 
 export type { Queryable, SqlValue };
 

@@ -1,5 +1,5 @@
 import mysql from 'mysql2/promise';
-import { Database, DEFAULT_TIMINGS, type ConnectionSource, type DatabaseTimings } from './db.js';
+import { type ConnectionSource, Database, type DatabaseTimings, DEFAULT_TIMINGS } from './db.js';
 
 export interface DatabaseOptions {
   /** Longest a statement may run, in milliseconds (QUERY_TIMEOUT_MS): MariaDB aborts it (max_statement_time). */
@@ -44,7 +44,8 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
     enableKeepAlive: true,
   };
   const session = sessionSetup(timings.queryTimeoutMs, options.syncWait ?? true);
-  const source = hosts.length === 1 ? poolSource(mysql.createPool({ ...pool, ...hosts[0] }), session) : clusterSource(hosts, pool, session, options.restoreHostMs ?? 2000);
+  const source =
+    hosts.length === 1 ? poolSource(mysql.createPool({ ...pool, ...hosts[0] }), session) : clusterSource(hosts, pool, session, options.restoreHostMs ?? 2000);
   return new Database(source, timings);
 }
 
@@ -171,7 +172,7 @@ interface ClusterInternals {
  */
 function clusterSource(hosts: readonly Host[], pool: mysql.PoolOptions, session: string, restoreHostMs: number): ConnectionSource {
   const cluster = mysql.createPoolCluster({ canRetry: true, removeNodeErrorCount: 1, restoreNodeTimeout: restoreHostMs, defaultSelector: 'ORDER' });
-  hosts.forEach((host, index) => cluster.add(`host${index + 1}`, { ...pool, ...host }));
+  for (const [index, host] of hosts.entries()) cluster.add(`host${index + 1}`, { ...pool, ...host });
   const internals = (cluster as unknown as { poolCluster: ClusterInternals }).poolCluster;
   return {
     getConnection: async () => prepare(await cluster.getConnection('*', 'ORDER'), session),

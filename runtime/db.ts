@@ -153,7 +153,9 @@ export class Database extends EventEmitter<{ retry: [{ reason: string; attempt: 
 
   private run<T>(step: (runner: StatementRunner) => Promise<T>, options: { reads: boolean }): Promise<T> {
     // A read runs again after a connection fault; an autocommit write might have been applied, so it does not.
-    return this.attempt({ transaction: false, retryConnectionFaults: options.reads }, (connection, deadline) => step(new StatementRunner(connection, deadline)));
+    return this.attempt({ transaction: false, retryConnectionFaults: options.reads }, (connection, deadline) =>
+      step(new StatementRunner(connection, deadline)),
+    );
   }
 
   /**
@@ -208,13 +210,17 @@ export class Database extends EventEmitter<{ retry: [{ reason: string; attempt: 
       const winner = await Promise.race([pending, timedOut]);
       if (winner === 'timeout') {
         // Whenever the connection comes after all, it goes straight back.
-        pending.then((late) => late.release(), () => undefined);
+        pending.then(
+          (late) => late.release(),
+          () => undefined,
+        );
         throw new DatabaseFault('timeout', 'db_pool_exhausted');
       }
       return winner;
     } catch (error) {
       if (error instanceof DatabaseFault) throw error;
-      if (error instanceof Error && /Queue limit reached|No connections available/.test(error.message)) throw new DatabaseFault('timeout', 'db_pool_exhausted', { cause: error });
+      if (error instanceof Error && /Queue limit reached|No connections available/.test(error.message))
+        throw new DatabaseFault('timeout', 'db_pool_exhausted', { cause: error });
       throw faultOf(error) ?? error;
     } finally {
       clearTimeout(timer);

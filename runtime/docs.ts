@@ -42,7 +42,8 @@ const INITIALISER = `window.ui = SwaggerUIBundle({
 `;
 
 // The page loads only what this server sends; swagger-ui sets inline styles, nothing else is inline.
-const CSP = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+const CSP =
+  "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 export function mountDocs<State>(router: Router<State>, basePath: string, document: object): void {
   const served = JSON.stringify({ ...document, servers: [{ url: basePath || '/' }] });

@@ -81,9 +81,10 @@ export function httpErrorFromDatabase(error: unknown): HttpError | undefined {
   const errno = (error as { errno?: unknown }).errno;
   if (typeof errno !== 'number') return undefined;
   if (CONFLICT_ERRNOS.has(errno)) {
-    return new HttpError(409, errno === 1062 || errno === 1586
-      ? 'Conflict: a row with this key already exists'
-      : 'Conflict: the row refers to, or is referred to by, another row');
+    return new HttpError(
+      409,
+      errno === 1062 || errno === 1586 ? 'Conflict: a row with this key already exists' : 'Conflict: the row refers to, or is referred to by, another row',
+    );
   }
   if (REJECTED_VALUE_ERRNOS.has(errno)) return new HttpError(400, 'A value was rejected by the database: check the parameters');
   return undefined;
@@ -129,7 +130,10 @@ export function errorResponses(logger: Logger): Koa.Middleware {
         body = { message: 'Service unavailable', status: 503, requestId };
       } else {
         const detail = error as { message?: unknown; code?: unknown; sql?: unknown; stack?: unknown };
-        logger.error({ requestId, method: ctx.method, path: ctx.path, error: String(detail.message ?? error), code: detail.code, sql: detail.sql, stack: detail.stack }, 'request failed');
+        logger.error(
+          { requestId, method: ctx.method, path: ctx.path, error: String(detail.message ?? error), code: detail.code, sql: detail.sql, stack: detail.stack },
+          'request failed',
+        );
         body = { message: 'Internal error', status: 500, requestId };
       }
       ctx.status = body.status;

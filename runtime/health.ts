@@ -41,7 +41,13 @@ export class Readiness {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<string>((resolve) => (timer = setTimeout(() => resolve('database did not answer within 1 s'), READY_WITHIN_MS)));
     try {
-      return await Promise.race([this.probe.check().then(() => undefined, (error: Error) => error.message || 'database unavailable'), late]);
+      return await Promise.race([
+        this.probe.check().then(
+          () => undefined,
+          (error: Error) => error.message || 'database unavailable',
+        ),
+        late,
+      ]);
     } finally {
       clearTimeout(timer);
     }

@@ -1,4 +1,9 @@
 /** The runtime's public entry: what generated modules, plug-ins and the server entry import. */
+
+export { createApp, createReloadableApp, type ReloadableApp, type ServerOptions } from './app.js';
+export type { Guard } from './auth/guard.js';
+export { Revocations, revokeToken, revokeUserTokens } from './auth/revocations.js';
+export { type TokenGeneratorArgs, tokenGenerator } from './auth/token-b.js';
 export type {
   BackendModule,
   ErrorBody,
@@ -18,16 +23,12 @@ export type {
 export { cell } from './contract.js';
 export type { WriteResult } from './db.js';
 export { Database } from './db.js';
+export { DatabaseFault } from './db-faults.js';
 export { openDatabase } from './db-url.js';
 export { HttpError } from './errors.js';
-export { createApp, createReloadableApp, type ReloadableApp, type ServerOptions } from './app.js';
-export { listen, type ListenOptions, type RunningServer } from './listen.js';
 export { adminApp, Readiness } from './health.js';
+export { type ListenOptions, listen, type RunningServer } from './listen.js';
+export { createLogger, type Logger, parseLogLevel } from './log.js';
 export { Metrics } from './metrics.js';
-export { shutDown } from './shutdown.js';
-export { DatabaseFault } from './db-faults.js';
 export { resourcePath } from './routes.js';
-export { createLogger, parseLogLevel, type Logger } from './log.js';
-export { Revocations, revokeToken, revokeUserTokens } from './auth/revocations.js';
-export type { Guard } from './auth/guard.js';
-export { tokenGenerator, type TokenGeneratorArgs } from './auth/token-b.js';
+export { shutDown } from './shutdown.js';

@@ -35,7 +35,9 @@ export async function listen(app: Koa, port: number, host = '127.0.0.1', options
     headersTimeout: headersTimeout === Infinity ? 0 : headersTimeout,
     connectionsCheckingInterval: 1000,
   };
-  const server = options.tls ? createHttpsServer({ ...limits, cert: options.tls.cert, key: options.tls.key }, app.callback()) : createServer(limits, app.callback());
+  const server = options.tls
+    ? createHttpsServer({ ...limits, cert: options.tls.cert, key: options.tls.key }, app.callback())
+    : createServer(limits, app.callback());
   server.listen(port, host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);

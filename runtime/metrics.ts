@@ -33,7 +33,12 @@ export class Metrics {
   constructor(pool: PoolStats) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
-    this.requests = new Counter({ name: 'xmlrest_http_requests_total', help: 'HTTP requests by backend, resource, method and status', labelNames: ['backend', 'resource', 'method', 'status'], registers });
+    this.requests = new Counter({
+      name: 'xmlrest_http_requests_total',
+      help: 'HTTP requests by backend, resource, method and status',
+      labelNames: ['backend', 'resource', 'method', 'status'],
+      registers,
+    });
     this.duration = new Histogram({
       name: 'xmlrest_http_request_duration_seconds',
       help: 'HTTP request duration by backend, resource and method',
@@ -42,7 +47,12 @@ export class Metrics {
       registers,
     });
     this.refusals = new Counter({ name: 'xmlrest_auth_failures_total', help: 'Refused requests (401, 403, 429) by reason', labelNames: ['reason'], registers });
-    this.retries = new Counter({ name: 'xmlrest_db_retries_total', help: 'Database operations run again (deadlock, Galera conflict, lock wait, lost connection) by reason', labelNames: ['reason'], registers });
+    this.retries = new Counter({
+      name: 'xmlrest_db_retries_total',
+      help: 'Database operations run again (deadlock, Galera conflict, lock wait, lost connection) by reason',
+      labelNames: ['reason'],
+      registers,
+    });
     const gauge = (name: string, help: string, read: (stats: ReturnType<PoolStats['stats']>) => number) =>
       new Gauge({
         name,
@@ -64,6 +74,7 @@ export class Metrics {
   record(request: RequestRecord): void {
     this.requests.inc({ backend: request.backend, resource: request.resource, method: request.method, status: request.status });
     this.duration.observe({ backend: request.backend, resource: request.resource, method: request.method }, request.seconds);
-    if (request.reason !== undefined && (request.status === 401 || request.status === 403 || request.status === 429)) this.refusals.inc({ reason: request.reason });
+    if (request.reason !== undefined && (request.status === 401 || request.status === 403 || request.status === 429))
+      this.refusals.inc({ reason: request.reason });
   }
 }

@@ -1,5 +1,5 @@
-import { badRequest } from './errors.js';
 import type { ParamSpec, ParamSpecs, ParamValue } from './contract.js';
+import { badRequest } from './errors.js';
 
 /**
  * Request parameters come from the query string and the body (form-encoded or
@@ -67,7 +67,8 @@ function convert(name: string, value: ParamValue, spec: ParamSpec): unknown {
       if (spec.maxBytes !== undefined && string.length * 3 > spec.maxBytes && Buffer.byteLength(string, 'utf8') > spec.maxBytes) {
         throw fail(`at most ${spec.maxBytes} bytes`);
       }
-      if (spec.maxLength !== undefined && string.length > spec.maxLength && [...string].length > spec.maxLength) throw fail(`at most ${spec.maxLength} characters`);
+      if (spec.maxLength !== undefined && string.length > spec.maxLength && [...string].length > spec.maxLength)
+        throw fail(`at most ${spec.maxLength} characters`);
       return string;
     }
     case 'enum':

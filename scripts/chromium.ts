@@ -1,4 +1,4 @@
-import { ensurePackages, CHROMIUM } from './system-packages.js';
+import { CHROMIUM, ensurePackages } from './system-packages.js';
 
 /** Debian's Chromium for browser tests, installed with apt-get when missing (never a browser download). */
 export function ensureChromium(log: (line: string) => void = () => {}): string {

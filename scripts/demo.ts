@@ -1,7 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { generateProject as generate } from '../generator/index.js';
-import { freePort, startPrivateMariadb, type PrivateMariadb } from './mariadb.js';
+import { freePort, type PrivateMariadb, startPrivateMariadb } from './mariadb.js';
 import { createDemoDatabase } from './schema.js';
 
 /**

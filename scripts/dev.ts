@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, watch, type FSWatcher } from 'node:fs';
+import { existsSync, type FSWatcher, readdirSync, watch } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { consoleMiddleware } from '../console/server.js';
 import { databaseUrlFromEnvironment } from '../generator/index.js';
 import { createLogger, createReloadableApp, listen, openDatabase, parseLogLevel } from '../runtime/index.js';
-import { consoleMiddleware } from '../console/server.js';
+import { type PrivateMariadb, startPrivateMariadb } from './mariadb.js';
 import { ProjectHost } from './project-host.js';
-import { startPrivateMariadb, type PrivateMariadb } from './mariadb.js';
 import { createDemoDatabase } from './schema.js';
 
 /**
@@ -80,7 +80,12 @@ async function regenerate(): Promise<void> {
 const watchers = new Map<string, FSWatcher>();
 function watchFolders(): void {
   const resources = path.join(root, 'resources');
-  const folders = [resources, ...readdirSync(resources, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => path.join(resources, entry.name))];
+  const folders = [
+    resources,
+    ...readdirSync(resources, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => path.join(resources, entry.name)),
+  ];
   for (const folder of folders) {
     if (watchers.has(folder)) continue;
     const watcher = watch(folder, (_event, file) => {

@@ -1,4 +1,4 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chownSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -63,10 +63,15 @@ export async function startGaleraCluster(options: { dir: string; database: strin
     chownTree(nodeDir(i), mysqlUser);
   }
   // The folders above must let the mysql user through to its own.
-  for (let at = dir; at !== path.dirname(at); at = path.dirname(at)) if ((statSync(at).mode & 0o001) === 0) throw new Error(`${at} is not searchable by the mysql user`);
-  execFileSync('mariadb-install-db', ['--no-defaults', `--datadir=${path.join(nodeDir(0), 'data')}`, '--user=mysql', '--auth-root-authentication-method=socket', '--skip-test-db'], {
-    stdio: ['ignore', openSync(path.join(nodeDir(0), 'install.log'), 'w'), openSync(path.join(nodeDir(0), 'install.log'), 'a')],
-  });
+  for (let at = dir; at !== path.dirname(at); at = path.dirname(at))
+    if ((statSync(at).mode & 0o001) === 0) throw new Error(`${at} is not searchable by the mysql user`);
+  execFileSync(
+    'mariadb-install-db',
+    ['--no-defaults', `--datadir=${path.join(nodeDir(0), 'data')}`, '--user=mysql', '--auth-root-authentication-method=socket', '--skip-test-db'],
+    {
+      stdio: ['ignore', openSync(path.join(nodeDir(0), 'install.log'), 'w'), openSync(path.join(nodeDir(0), 'install.log'), 'a')],
+    },
+  );
 
   const children: (ChildProcess | undefined)[] = [];
   const exits: (Promise<number | null> | undefined)[] = [];

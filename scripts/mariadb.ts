@@ -1,4 +1,4 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -62,11 +62,9 @@ export async function startPrivateMariadb(options: StartOptions): Promise<Privat
 
   const asRoot = process.getuid?.() === 0 ? ['--user=root'] : [];
   if (!existsSync(path.join(dataDir, 'mysql'))) {
-    execFileSync(
-      'mariadb-install-db',
-      ['--no-defaults', `--datadir=${dataDir}`, '--auth-root-authentication-method=socket', '--skip-test-db', ...asRoot],
-      { stdio: ['ignore', openSync(path.join(dir, 'install.log'), 'w'), openSync(path.join(dir, 'install.log'), 'a')] },
-    );
+    execFileSync('mariadb-install-db', ['--no-defaults', `--datadir=${dataDir}`, '--auth-root-authentication-method=socket', '--skip-test-db', ...asRoot], {
+      stdio: ['ignore', openSync(path.join(dir, 'install.log'), 'w'), openSync(path.join(dir, 'install.log'), 'a')],
+    });
   }
   const port = options.port ?? (await freePort());
   const child = spawn(

@@ -77,7 +77,14 @@ export class ProjectHost {
       lines.push(line);
       this.options.log(line);
     };
-    const code = await generateProject({ root: this.options.root, check: false, databaseUrl: this.options.databaseUrl, runtimeDir: this.runtimeDir, cache: this.cache, log });
+    const code = await generateProject({
+      root: this.options.root,
+      check: false,
+      databaseUrl: this.options.databaseUrl,
+      runtimeDir: this.runtimeDir,
+      cache: this.cache,
+      log,
+    });
     if (code !== 0) {
       const located = lines.filter((line) => LOCATED.test(line));
       return { ok: false, ms: performance.now() - started, errors: located.length > 0 ? located : lines };
@@ -133,7 +140,10 @@ export class ProjectHost {
     }
     // From memory: a data: URL resolves no relative import, so each becomes the absolute URL it names; tsx
     // (a dev dependency, as running from source is) resolves those to the TypeScript sources.
-    const absolute = outputText.replace(RELATIVE_IMPORT, (_match, head: string, quote: string, specifier: string) => `${head}${quote}${pathToFileURL(path.resolve(path.dirname(file), specifier)).href}${quote}`);
+    const absolute = outputText.replace(
+      RELATIVE_IMPORT,
+      (_match, head: string, quote: string, specifier: string) => `${head}${quote}${pathToFileURL(path.resolve(path.dirname(file), specifier)).href}${quote}`,
+    );
     const { tsImport } = await import('tsx/esm/api');
     return tsImport(`data:text/javascript;base64,${Buffer.from(absolute).toString('base64')}`, import.meta.url);
   }

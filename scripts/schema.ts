@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import type { Connection } from 'mysql2/promise';
-import { connectTo } from './connection.js';
 import { ROLE_CATALOG, UserStore } from '../console/store.js';
 import { LOGIN_FAILURE_TABLE } from '../runtime/auth/limiter.js';
 import { hashPassword } from '../runtime/auth/passwords.js';
 import { REVOCATION_TABLES } from '../runtime/auth/revocations.js';
 import { DEFAULT_USER_TABLES } from '../runtime/auth/user-tables.js';
+import { connectTo } from './connection.js';
 
 const { users: USERS, roles: ROLES, userId: ID, userName: NAME, password: PASSWORD, roleName: ROLE } = DEFAULT_USER_TABLES;
 
@@ -98,7 +98,11 @@ export async function createDemoDatabase(url: string): Promise<void> {
         }
         continue;
       }
-      await connection.execute(`insert into ${USERS} (${ID}, ${NAME}, ${PASSWORD}) values (?, ?, ?)`, [user.id, user.name, await hashPassword(`${user.name}-pass`)]);
+      await connection.execute(`insert into ${USERS} (${ID}, ${NAME}, ${PASSWORD}) values (?, ?, ?)`, [
+        user.id,
+        user.name,
+        await hashPassword(`${user.name}-pass`),
+      ]);
       for (const role of user.roles) await grantRole(connection, user.id, role);
     }
   } finally {

@@ -3,7 +3,17 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { backends } from '../generated/index.js';
 import { loadConfig } from '../runtime/config.js';
-import { adminApp, createLogger, createReloadableApp, listen, openDatabase, resourcePath, shutDown, type Logger, type ReloadableApp } from '../runtime/index.js';
+import {
+  adminApp,
+  createLogger,
+  createReloadableApp,
+  type Logger,
+  listen,
+  openDatabase,
+  type ReloadableApp,
+  resourcePath,
+  shutDown,
+} from '../runtime/index.js';
 
 /**
  * `npm start`: serves every backend generated from resources/, configured by
@@ -14,7 +24,12 @@ import { adminApp, createLogger, createReloadableApp, listen, openDatabase, reso
 /** Configuration, pool, logger, console and app; throws when the configuration is wrong. */
 async function prepare() {
   const config = loadConfig();
-  const database = openDatabase(config.databaseUrl, { statementTimeoutMs: config.statementTimeoutMs, acquireTimeoutMs: config.acquireTimeoutMs, queueLimit: config.queueLimit, syncWait: config.syncWait });
+  const database = openDatabase(config.databaseUrl, {
+    statementTimeoutMs: config.statementTimeoutMs,
+    acquireTimeoutMs: config.acquireTimeoutMs,
+    queueLimit: config.queueLimit,
+    syncWait: config.syncWait,
+  });
   try {
     const logger = createLogger(config.logLevel);
     const openapi = JSON.parse(readFileSync(new URL('../generated/openapi.json', import.meta.url), 'utf8')) as object;
@@ -53,10 +68,16 @@ try {
   process.exit(1);
 }
 const { config, database, server, logger } = started;
-const listenOptions = { maxHeaderBytes: config.maxHeaderBytes, requestTimeoutMs: config.requestTimeoutMs, headersTimeoutMs: config.headersTimeoutMs, tls: config.tls };
+const listenOptions = {
+  maxHeaderBytes: config.maxHeaderBytes,
+  requestTimeoutMs: config.requestTimeoutMs,
+  headersTimeoutMs: config.headersTimeoutMs,
+  tls: config.tls,
+};
 const running = await listen(server.app, config.port, config.host, listenOptions);
 // Health, readiness and metrics on a port of their own (PostgREST's admin server), on the same host.
-const admin = config.adminPort === undefined ? undefined : await listen(adminApp(server.readiness, server.metrics), config.adminPort, config.host, listenOptions);
+const admin =
+  config.adminPort === undefined ? undefined : await listen(adminApp(server.readiness, server.metrics), config.adminPort, config.host, listenOptions);
 const routes = backends.flatMap((backend) =>
   backend.resources.map((resource) => `${Object.keys(resource.operations).join(',')} ${resourcePath(config.basePath, backend.name, resource)}`),
 );

@@ -40,14 +40,24 @@ export async function scan(base: string, target: ScanTarget, seconds = 180): Pro
   const output = '.xmlrest/sqlmap';
   mkdirSync(output, { recursive: true });
   const args = [
-    '-u', `${base}${target.path}`,
-    '--batch', '--flush-session', '--disable-coloring',
+    '-u',
+    `${base}${target.path}`,
+    '--batch',
+    '--flush-session',
+    '--disable-coloring',
     `--output-dir=${output}`,
-    '--dbms=MySQL', '--level=1', '--risk=1', '--technique=BEUST', '--time-sec=2',
-    '--timeout=10', '--retries=0', '--threads=1',
+    '--dbms=MySQL',
+    '--level=1',
+    '--risk=1',
+    '--technique=BEUST',
+    '--time-sec=2',
+    '--timeout=10',
+    '--retries=0',
+    '--threads=1',
     // Wrong credentials are an answer, not a reason to stop: the token endpoints say 401 to most probes.
     '--ignore-code=401',
-    `-p`, target.params.join(','),
+    `-p`,
+    target.params.join(','),
     `--method=${target.method}`,
   ];
   if (target.body !== undefined) args.push(`--data=${target.body}`);
@@ -64,8 +74,16 @@ export async function scan(base: string, target: ScanTarget, seconds = 180): Pro
   const confirmed = text.includes('sqlmap identified the following injection point');
   const injectable = confirmed ? [...text.matchAll(/^Parameter: (\S+) \(/gm)].map((match) => match[1]!) : [];
   const verdict =
-    text.split('\n').find((line) => /all tested parameters do not appear to be injectable|is vulnerable|sqlmap identified the following injection point/i.test(line))?.trim() ??
-    text.trim().split('\n').filter((line) => line.includes('[CRITICAL]') || line.includes('[WARNING]')).at(-1)?.trim() ??
+    text
+      .split('\n')
+      .find((line) => /all tested parameters do not appear to be injectable|is vulnerable|sqlmap identified the following injection point/i.test(line))
+      ?.trim() ??
+    text
+      .trim()
+      .split('\n')
+      .filter((line) => line.includes('[CRITICAL]') || line.includes('[WARNING]'))
+      .at(-1)
+      ?.trim() ??
     'no verdict';
   return { target: target.name, injectable: [...new Set(injectable)], verdict };
 }
@@ -81,7 +99,14 @@ export async function demoTargets(base: string): Promise<ScanTarget[]> {
     { name: 'token shape B', method: 'POST', path: '/shop/v1.0/token', body: 'user=alice&pass=alice-pass', params: ['user', 'pass'] },
     { name: 'token shape A', method: 'POST', path: '/shop/', body: 'auth=bearer&userid=alice&password=alice-pass', params: ['userid', 'password'] },
     // Product 1 only: the scan's orders may use up its stock.
-    { name: 'orders (Bearer POST, 3-step transaction)', method: 'POST', path: '/shop/v1.0/orders', body: 'product_id=1&quantity=1', authorization: bearer, params: ['product_id', 'quantity'] },
+    {
+      name: 'orders (Bearer POST, 3-step transaction)',
+      method: 'POST',
+      path: '/shop/v1.0/orders',
+      body: 'product_id=1&quantity=1',
+      authorization: bearer,
+      params: ['product_id', 'quantity'],
+    },
     { name: 'notes (Basic POST)', method: 'POST', path: '/staff/v1.0/notes', body: 'title=scan&body=text', authorization: carol, params: ['title', 'body'] },
   ];
 }

@@ -16,7 +16,9 @@ if (!existsSync(entry)) {
 }
 const stale = staleSources();
 if (stale.length > 0) {
-  process.stderr.write(`xmlrest: the build is older than its sources (${stale.slice(0, 3).join(', ')}${stale.length > 3 ? ', ...' : ''}): run \`npm run build\`, then \`npm start\`\n`);
+  process.stderr.write(
+    `xmlrest: the build is older than its sources (${stale.slice(0, 3).join(', ')}${stale.length > 3 ? ', ...' : ''}): run \`npm run build\`, then \`npm start\`\n`,
+  );
   process.exit(1);
 }
 process.setSourceMapsEnabled(true);

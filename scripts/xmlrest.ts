@@ -1,10 +1,10 @@
 import { parseArgs } from 'node:util';
 import type mysql from 'mysql2/promise';
-import { databaseUrlFromEnvironment, generateProject as generate } from '../generator/index.js';
 import { checkRoleName, checkUserName } from '../console/names.js';
-import { connectTo } from './connection.js';
+import { databaseUrlFromEnvironment, generateProject as generate } from '../generator/index.js';
 import { credentialProblem, MAX_PASSWORD_BYTES } from '../runtime/auth/bounds.js';
 import { revokeToken, revokeUserTokens } from '../runtime/auth/revocations.js';
+import { connectTo } from './connection.js';
 import { addUser, createDefaultTables, createDemoDatabase, grantRole, revokeRole, userIdOf } from './schema.js';
 
 const USAGE = `usage:
@@ -97,8 +97,12 @@ export async function main(argv: string[]): Promise<number> {
     }
   }
   if (command === 'token' && sub === 'revoke') {
-    const { values } = parseArgs({ args: rest, options: { backend: { type: 'string' }, jti: { type: 'string' }, user: { type: 'string' }, until: { type: 'string' } } });
-    if (!values.backend || (values.jti === undefined) === (values.user === undefined)) throw new UsageError('token revoke --backend B (--jti JTI | --user NAME)');
+    const { values } = parseArgs({
+      args: rest,
+      options: { backend: { type: 'string' }, jti: { type: 'string' }, user: { type: 'string' }, until: { type: 'string' } },
+    });
+    if (!values.backend || (values.jti === undefined) === (values.user === undefined))
+      throw new UsageError('token revoke --backend B (--jti JTI | --user NAME)');
     const connection = await connect();
     const db = { write: (sql: string, params: readonly unknown[]) => connection.execute(sql, params as never[]) };
     try {

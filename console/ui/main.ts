@@ -1,7 +1,7 @@
 import { html } from 'htm/preact';
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { api, listBackends, signIn, signOut, type Backend } from './api.js';
+import { api, type Backend, listBackends, signIn, signOut } from './api.js';
 
 /** The xmlrest console: resources and their roles, roles, users, and who can call what. */
 
@@ -34,7 +34,9 @@ type Notice = { kind: 'ok' | 'error'; text: string } | null;
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 function Message({ notice }: { notice: Notice }) {
-  return notice ? html`<div class="message ${notice.kind}" role=${notice.kind === 'error' ? 'alert' : 'status'} data-testid="message">${notice.text}</div>` : null;
+  return notice
+    ? html`<div class="message ${notice.kind}" role=${notice.kind === 'error' ? 'alert' : 'status'} data-testid="message">${notice.text}</div>`
+    : null;
 }
 
 function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
@@ -45,10 +47,13 @@ function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
   const [notice, setNotice] = useState<Notice>(null);
   const [busy, setBusy] = useState(false);
   useEffect(() => {
-    listBackends().then((list) => {
-      setBackends(list);
-      setChosen(list[0]?.name ?? '');
-    }, (error) => setNotice({ kind: 'error', text: errorText(error) }));
+    listBackends().then(
+      (list) => {
+        setBackends(list);
+        setChosen(list[0]?.name ?? '');
+      },
+      (error) => setNotice({ kind: 'error', text: errorText(error) }),
+    );
   }, []);
   const submit = async (event: Event) => {
     event.preventDefault();
@@ -88,13 +93,24 @@ function Resources({ roles, onChanged }: { roles: Role[]; onChanged: () => void 
   const [filter, setFilter] = useState('');
   const [picked, setPicked] = useState<Record<string, string>>({});
   const [notice, setNotice] = useState<Notice>(null);
-  const load = () => api<{ resources: Resource[] }>('GET', 'resources').then((data) => setResources(data.resources), (error) => setNotice({ kind: 'error', text: errorText(error) }));
+  const load = () =>
+    api<{ resources: Resource[] }>('GET', 'resources').then(
+      (data) => setResources(data.resources),
+      (error) => setNotice({ kind: 'error', text: errorText(error) }),
+    );
   useEffect(() => void load(), []);
   const setRole = async (resource: Resource, role: string | null) => {
     setNotice(null);
     try {
-      const result = await api<{ enforcedAfterMs: number }>('PUT', `resources/${encodeURIComponent(resource.name)}/${encodeURIComponent(resource.version)}/auth`, { auth: role, etag: resource.etag });
-      setNotice({ kind: 'ok', text: `${role === null ? 'Cleared the role of' : `Set role ${role} on`} ${resource.name} v${resource.version}: the server enforces it now (${result.enforcedAfterMs} ms).` });
+      const result = await api<{ enforcedAfterMs: number }>(
+        'PUT',
+        `resources/${encodeURIComponent(resource.name)}/${encodeURIComponent(resource.version)}/auth`,
+        { auth: role, etag: resource.etag },
+      );
+      setNotice({
+        kind: 'ok',
+        text: `${role === null ? 'Cleared the role of' : `Set role ${role} on`} ${resource.name} v${resource.version}: the server enforces it now (${result.enforcedAfterMs} ms).`,
+      });
       onChanged();
     } catch (error) {
       setNotice({ kind: 'error', text: errorText(error) });
@@ -158,18 +174,22 @@ function Roles({ roles, manageable, onChanged }: { roles: Role[]; manageable: bo
     <section class="card" data-testid="roles">
       <h2>Roles</h2>
       <${Message} notice=${notice} />
-      ${manageable
-        ? html`<form class="row" onSubmit=${create}><input placeholder="New role name" aria-label="New role name" value=${name} onInput=${(e: Event) => setName((e.target as HTMLInputElement).value)} /><button class="primary" type="submit" disabled=${!name}>Create role</button></form>`
-        : html`<p class="muted" data-testid="unmanaged">This backend checks credentials with its own AuthQuery over other tables: manage its users and roles there.</p>`}
+      ${
+        manageable
+          ? html`<form class="row" onSubmit=${create}><input placeholder="New role name" aria-label="New role name" value=${name} onInput=${(e: Event) => setName((e.target as HTMLInputElement).value)} /><button class="primary" type="submit" disabled=${!name}>Create role</button></form>`
+          : html`<p class="muted" data-testid="unmanaged">This backend checks credentials with its own AuthQuery over other tables: manage its users and roles there.</p>`
+      }
       <table>
         <thead><tr><th>Role</th><th>Users holding it</th><th>Protects</th><th></th></tr></thead>
         <tbody>
-          ${roles.map((role) => html`<tr data-testid=${`role-${role.name}`}>
+          ${roles.map(
+            (role) => html`<tr data-testid=${`role-${role.name}`}>
             <td><span class="badge">${role.name}</span></td>
             <td>${role.holders}</td>
             <td>${role.resources.join(', ') || html`<span class="muted">nothing yet</span>`}</td>
             <td>${manageable ? html`<button class="secondary" onClick=${() => show(role.name)}>Who holds it</button>` : null}</td>
-          </tr>`)}
+          </tr>`,
+          )}
         </tbody>
       </table>
       ${holders ? html`<p data-testid="holders">Holding <span class="badge">${holders.role}</span>: ${holders.users.map((user) => user.user_name).join(', ') || 'nobody'}</p>` : null}
@@ -184,11 +204,14 @@ function Users({ roles, manageable, onChanged }: { roles: Role[]; manageable: bo
   const [newUser, setNewUser] = useState({ name: '', password: '' });
   const [notice, setNotice] = useState<Notice>(null);
   const load = (cursor: number, q = query) =>
-    api<{ users: User[]; next: number | null }>('GET', `users?after=${cursor}&q=${encodeURIComponent(q)}`).then(setPage, (error) => setNotice({ kind: 'error', text: errorText(error) }));
+    api<{ users: User[]; next: number | null }>('GET', `users?after=${cursor}&q=${encodeURIComponent(q)}`).then(setPage, (error) =>
+      setNotice({ kind: 'error', text: errorText(error) }),
+    );
   useEffect(() => {
     if (manageable) void load(0);
   }, []);
-  if (!manageable) return html`<section class="card"><h2>Users</h2><p class="muted" data-testid="unmanaged">This backend checks credentials with its own AuthQuery over other tables: manage its users there.</p></section>`;
+  if (!manageable)
+    return html`<section class="card"><h2>Users</h2><p class="muted" data-testid="unmanaged">This backend checks credentials with its own AuthQuery over other tables: manage its users there.</p></section>`;
   const replace = (user: User) => setPage({ ...page, users: page.users.map((old) => (old.user_id === user.user_id ? user : old)) });
   const change = async (user: User, role: string, add: boolean) => {
     try {
@@ -221,12 +244,16 @@ function Users({ roles, manageable, onChanged }: { roles: Role[]; manageable: bo
       </form>
       <p class="row">
         <input placeholder="Find by name" aria-label="Find users" value=${query} onInput=${(e: Event) => setQuery((e.target as HTMLInputElement).value)} />
-        <button class="secondary" onClick=${() => { setAfter([0]); void load(0); }}>Find</button>
+        <button class="secondary" onClick=${() => {
+          setAfter([0]);
+          void load(0);
+        }}>Find</button>
       </p>
       <table>
         <thead><tr><th>Id</th><th>User</th><th>Roles</th><th>Grant</th></tr></thead>
         <tbody>
-          ${page.users.map((user) => html`<tr data-testid=${`user-${user.user_name}`}>
+          ${page.users.map(
+            (user) => html`<tr data-testid=${`user-${user.user_name}`}>
             <td>${user.user_id}</td>
             <td>${user.user_name}</td>
             <td>${user.roles.map((role) => html`<span class="chip">${role}<button aria-label=${`Revoke ${role} from ${user.user_name}`} onClick=${() => change(user, role, false)}>×</button></span>`)}</td>
@@ -237,12 +264,20 @@ function Users({ roles, manageable, onChanged }: { roles: Role[]; manageable: bo
               </select>
               <button class="secondary" disabled=${!grant[user.user_id]} onClick=${() => change(user, grant[user.user_id]!, true)}>Grant</button>
             </td>
-          </tr>`)}
+          </tr>`,
+          )}
         </tbody>
       </table>
       <p class="row">
-        <button class="secondary" disabled=${after.length < 2} onClick=${() => { const back = after.slice(0, -1); setAfter(back); void load(back.at(-1) ?? 0); }}>Previous page</button>
-        <button class="secondary" disabled=${page.next === null} onClick=${() => { setAfter([...after, page.next!]); void load(page.next!); }}>Next page</button>
+        <button class="secondary" disabled=${after.length < 2} onClick=${() => {
+          const back = after.slice(0, -1);
+          setAfter(back);
+          void load(back.at(-1) ?? 0);
+        }}>Previous page</button>
+        <button class="secondary" disabled=${page.next === null} onClick=${() => {
+          setAfter([...after, page.next!]);
+          void load(page.next!);
+        }}>Next page</button>
       </p>
     </section>`;
 }
@@ -277,10 +312,14 @@ function Access({ manageable }: { manageable: boolean }) {
     <section class="card" data-testid="access">
       <h2>Effective access</h2>
       <${Message} notice=${notice} />
-      ${manageable ? html`<form class="row" onSubmit=${byUser}>
+      ${
+        manageable
+          ? html`<form class="row" onSubmit=${byUser}>
         <input placeholder="User id" aria-label="User id" value=${userId} onInput=${(e: Event) => setUserId((e.target as HTMLInputElement).value)} />
         <button class="secondary" type="submit" disabled=${!userId}>What can this user call?</button>
-      </form>` : null}
+      </form>`
+          : null
+      }
       ${forUser ? html`<div data-testid="user-access"><p><b>${forUser.user.user_name}</b> can call:</p><ul>${forUser.resources.map((r) => html`<li><code>${r.methods.join(', ')} ${r.path}</code> — ${r.because === 'public' ? html`<span class="badge public">public</span>` : html`through <span class="badge">${r.because}</span>`}</li>`)}</ul></div>` : null}
       <p class="row">
         <select aria-label="Resource" value=${chosen} onChange=${(e: Event) => byResource((e.target as HTMLSelectElement).value)}>
@@ -309,13 +348,21 @@ function App() {
     if (session) void loadRoles();
   }, [session]);
   if (!session) return html`<${SignIn} onSignedIn=${setSession} />`;
-  const tabs = [['resources', 'Resources'], ['roles', 'Roles'], ['users', 'Users'], ['access', 'Effective access']];
+  const tabs = [
+    ['resources', 'Resources'],
+    ['roles', 'Roles'],
+    ['users', 'Users'],
+    ['access', 'Effective access'],
+  ];
   return html`
     <header>
       <h1>xmlrest console</h1>
       <nav>${tabs.map(([id, label]) => html`<button aria-current=${tab === id ? 'page' : undefined} onClick=${() => setTab(id!)}>${label}</button>`)}</nav>
       <span class="who" data-testid="who">${session.user} on ${session.backend.name}</span>
-      <button class="secondary" onClick=${() => { signOut(); setSession(null); }}>Sign out</button>
+      <button class="secondary" onClick=${() => {
+        signOut();
+        setSession(null);
+      }}>Sign out</button>
     </header>
     <main>
       ${tab === 'resources' ? html`<${Resources} roles=${roles} onChanged=${loadRoles} />` : null}

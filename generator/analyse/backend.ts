@@ -1,10 +1,10 @@
-import { AUTH_SCHEMES, type AuthSchemeName } from '../../runtime/contract.js';
 import { defaultAuthQuery } from '../../runtime/auth/user-tables.js';
+import { AUTH_SCHEMES, type AuthSchemeName } from '../../runtime/contract.js';
 import type { Diagnostics } from '../diagnostics.js';
 import type { AuthQuery, Backend, PluginRef } from '../ir.js';
 import { BUILTIN_PLUGINS } from '../plugins.js';
 import { scanSql } from '../sql/index.js';
-import { AttributeReader, checkNamespace, describePlaceholder, parseCached, ROLE, type RawElement, type SourceFile } from './elements.js';
+import { AttributeReader, checkNamespace, describePlaceholder, parseCached, type RawElement, ROLE, type SourceFile } from './elements.js';
 import { ARG_NAME } from './request.js';
 
 /** backend.xml: the backend's settings, its AuthQuery and its plug-ins. */
@@ -25,7 +25,12 @@ interface AttributeRule {
   error(value: string): string;
 }
 
-function rule<K extends keyof Backend>(name: string, field: K, parse: (value: string) => Backend[K] | undefined, error: (value: string) => string): AttributeRule {
+function rule<K extends keyof Backend>(
+  name: string,
+  field: K,
+  parse: (value: string) => Backend[K] | undefined,
+  error: (value: string) => string,
+): AttributeRule {
   return {
     name,
     apply: (value, backend) => {
@@ -38,20 +43,51 @@ function rule<K extends keyof Backend>(name: string, field: K, parse: (value: st
   };
 }
 
-const whole = (pattern: RegExp, max = Infinity) => (value: string) => (pattern.test(value) && Number(value) <= max ? Number(value) : undefined);
-const oneOf = <T extends string>(...values: readonly T[]) => (value: string) => values.find((candidate) => candidate === value);
+const whole =
+  (pattern: RegExp, max = Infinity) =>
+  (value: string) =>
+    pattern.test(value) && Number(value) <= max ? Number(value) : undefined;
+const oneOf =
+  <T extends string>(...values: readonly T[]) =>
+  (value: string) =>
+    values.find((candidate) => candidate === value);
 const bool = (value: string) => (value === 'true' ? true : value === 'false' ? false : undefined);
 
 const BACKEND_ATTRIBUTES: readonly AttributeRule[] = [
-  rule('auth_scheme', 'authScheme', (value) => AUTH_SCHEMES.find((scheme) => scheme.toLowerCase() === value.toLowerCase()), (value) => `auth_scheme is ${AUTH_SCHEMES.join(' or ')}, not "${value}"`),
+  rule(
+    'auth_scheme',
+    'authScheme',
+    (value) => AUTH_SCHEMES.find((scheme) => scheme.toLowerCase() === value.toLowerCase()),
+    (value) => `auth_scheme is ${AUTH_SCHEMES.join(' or ')}, not "${value}"`,
+  ),
   rule('token_lifetime', 'tokenLifetime', whole(/^[1-9][0-9]{0,8}$/), (value) => `token_lifetime is a whole number of seconds, not "${value}"`),
   rule('clock_skew', 'clockSkew', whole(/^[0-9]{1,3}$/, 300), (value) => `clock_skew is 0 to 300 seconds, not "${value}"`),
   rule('rehash_plaintext', 'rehashPlaintext', bool, (value) => `rehash_plaintext is true or false, not "${value}"`),
-  rule('credential_cache', 'credentialCacheSeconds', whole(/^[0-9]{1,4}$/), (value) => `credential_cache is a number of seconds (0 turns it off), not "${value}"`),
-  rule('issuer', 'issuer', (value) => (value.trim() !== '' ? value : undefined), () => 'issuer must not be empty'),
+  rule(
+    'credential_cache',
+    'credentialCacheSeconds',
+    whole(/^[0-9]{1,4}$/),
+    (value) => `credential_cache is a number of seconds (0 turns it off), not "${value}"`,
+  ),
+  rule(
+    'issuer',
+    'issuer',
+    (value) => (value.trim() !== '' ? value : undefined),
+    () => 'issuer must not be empty',
+  ),
   rule('iat_unit', 'iatUnit', oneOf('s', 'ms'), (value) => `iat_unit is s or ms, not "${value}"`),
-  rule('console_role', 'consoleRole', (value) => (ROLE.test(value) ? value : undefined), (value) => `console_role is not a valid role name: "${value}"`),
-  rule('absent_credentials', 'absentCredentialsStatus', (value) => (value === '403' ? 403 : value === '401' ? 401 : undefined), (value) => `absent_credentials is 403 (the seed's rule) or 401, not "${value}"`),
+  rule(
+    'console_role',
+    'consoleRole',
+    (value) => (ROLE.test(value) ? value : undefined),
+    (value) => `console_role is not a valid role name: "${value}"`,
+  ),
+  rule(
+    'absent_credentials',
+    'absentCredentialsStatus',
+    (value) => (value === '403' ? 403 : value === '401' ? 401 : undefined),
+    (value) => `absent_credentials is 403 (the seed's rule) or 401, not "${value}"`,
+  ),
   rule('uid_type', 'uidType', oneOf('integer', 'text'), (value) => `uid_type is integer or text, not "${value}"`),
 ];
 

@@ -37,7 +37,10 @@ export function parseCached(file: SourceFile, diagnostics: Diagnostics, cache: M
 /** Reads attributes by name, then reports every one nobody asked for. */
 export class AttributeReader {
   private readonly used = new Set<string>();
-  constructor(private readonly element: RawElement, private readonly diagnostics: Diagnostics) {}
+  constructor(
+    private readonly element: RawElement,
+    private readonly diagnostics: Diagnostics,
+  ) {}
 
   optional(name: string): RawAttribute | undefined {
     this.used.add(name);

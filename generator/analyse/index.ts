@@ -2,7 +2,7 @@ import type { Diagnostics } from '../diagnostics.js';
 import type { Backend, Project } from '../ir.js';
 import { binding } from '../names.js';
 import { analyseBackend } from './backend.js';
-import { compare, compareVersions, top, type AnalyseOptions, type SourceFile } from './elements.js';
+import { type AnalyseOptions, compare, compareVersions, type SourceFile, top } from './elements.js';
 import { analyseResource } from './resource.js';
 
 /**
@@ -10,7 +10,7 @@ import { analyseResource } from './resource.js';
  * error, lives here (one module per element: backend.ts, resource.ts,
  * request.ts). Problems are collected, never thrown.
  */
-export { RESOURCE_NAMESPACE, type AnalyseOptions, type SourceFile } from './elements.js';
+export { type AnalyseOptions, RESOURCE_NAMESPACE, type SourceFile } from './elements.js';
 
 const BACKEND_NAME = /^[a-z][a-z0-9_-]*$/;
 /** Paths the server answers outside BASE_PATH (docs/contract.md §7): no backend may take them. */

@@ -3,9 +3,9 @@ import type { Diagnostics, SourceLocation } from '../diagnostics.js';
 import type { Bind, ExecuteStep, HttpMethod, Operation, PluginRef, SqlStep, Step } from '../ir.js';
 import { RESERVED_WORDS } from '../names.js';
 import { BUILTIN_PLUGINS } from '../plugins.js';
-import { scanSql, type Placeholder } from '../sql/index.js';
+import { type Placeholder, scanSql } from '../sql/index.js';
 import type { BackendWithPlugins } from './backend.js';
-import { AttributeReader, readDesc, type AnalyseOptions, type RawAttribute, type RawElement, type SourceFile } from './elements.js';
+import { type AnalyseOptions, AttributeReader, type RawAttribute, type RawElement, readDesc, type SourceFile } from './elements.js';
 
 /** A request of a resource file: its method, status and steps, each bind checked against the steps before it. */
 const STEP_ID = /^[A-Za-z_][A-Za-z0-9_]*$/;

@@ -3,7 +3,7 @@ import type { Diagnostics, SourceLocation } from '../diagnostics.js';
 import type { Operation, Resource } from '../ir.js';
 import { constant } from '../names.js';
 import type { BackendWithPlugins } from './backend.js';
-import { AttributeReader, checkNamespace, parseCached, readDesc, ROLE, top, type AnalyseOptions, type SourceFile } from './elements.js';
+import { type AnalyseOptions, AttributeReader, checkNamespace, parseCached, ROLE, readDesc, type SourceFile, top } from './elements.js';
 import { analyseRequest } from './request.js';
 
 /** A resource file: its name and version from the file name and `v`, its `auth`, its requests. */
@@ -44,7 +44,10 @@ export function analyseResource(file: SourceFile, backend: BackendWithPlugins, d
   if (auth) {
     if (!ROLE.test(auth.value)) diagnostics.error(auth.at, `auth is one role name (letters, digits, _ . : -), not "${auth.value}"`);
     else if (backend.authScheme === null) {
-      diagnostics.error(auth.at, `resource is protected but backend "${backend.name}" has no auth_scheme: add resources/${backend.name}/backend.xml with auth_scheme="Basic" or "Bearer"`);
+      diagnostics.error(
+        auth.at,
+        `resource is protected but backend "${backend.name}" has no auth_scheme: add resources/${backend.name}/backend.xml with auth_scheme="Basic" or "Bearer"`,
+      );
     }
   }
   if (root.hasMixedText) diagnostics.error(root.at, 'Resource holds only Desc and Request elements, not text');
@@ -87,7 +90,8 @@ function checkStepNames(operations: Operation[], diagnostics: Diagnostics): void
     if (imports.has(step.id)) diagnostics.error(step.at, `step id "${step.id}" is the name of the plug-in it would shadow: rename the step`);
     // FOO_BAR_SQL and FooBarRow both come from the same words, so one key covers both.
     const other = names.get(constant(step.id));
-    if (other !== undefined && other !== step.id) diagnostics.error(step.at, `step ids "${other}" and "${step.id}" differ only in case or punctuation: rename one`);
+    if (other !== undefined && other !== step.id)
+      diagnostics.error(step.at, `step ids "${other}" and "${step.id}" differ only in case or punctuation: rename one`);
     names.set(constant(step.id), step.id);
   }
 }

@@ -1,9 +1,9 @@
 import path from 'node:path/posix';
-import { StructureKind, VariableDeclarationKind, type StatementStructures } from 'ts-morph';
+import { type StatementStructures, StructureKind, VariableDeclarationKind } from 'ts-morph';
 import type { BackendSettings } from '../../runtime/contract.js';
 import type { Backend, Project, Resource } from '../ir.js';
 import { binding } from '../names.js';
-import { moduleName, type EmitOptions } from './index.js';
+import { type EmitOptions, moduleName } from './index.js';
 import { finish, importPath, objectConstant, quote, templateLiteral } from './print.js';
 
 /** The index modules: one per backend (its settings and resources), one listing every backend. */
@@ -40,12 +40,22 @@ function authQueryLiteral(backend: Backend): string {
 
 export function emitBackendIndex(backend: Backend, file: string, options: EmitOptions): string {
   const statements: (StatementStructures | string)[] = [];
-  statements.push({ kind: StructureKind.ImportDeclaration,  moduleSpecifier: importPath(options, file, path.join(options.runtimeDir, 'index.ts')), isTypeOnly: true, namedImports: ['BackendModule'] });
+  statements.push({
+    kind: StructureKind.ImportDeclaration,
+    moduleSpecifier: importPath(options, file, path.join(options.runtimeDir, 'index.ts')),
+    isTypeOnly: true,
+    namedImports: ['BackendModule'],
+  });
   for (const resource of backend.resources) {
-    statements.push({ kind: StructureKind.ImportDeclaration,  moduleSpecifier: `./${moduleName(resource)}.js`, namedImports: [{ name: 'resource', alias: resourceIdentifier(resource) }] });
+    statements.push({
+      kind: StructureKind.ImportDeclaration,
+      moduleSpecifier: `./${moduleName(resource)}.js`,
+      namedImports: [{ name: 'resource', alias: resourceIdentifier(resource) }],
+    });
   }
   if (backend.authQuery) {
-    statements.push({ kind: StructureKind.VariableStatement, 
+    statements.push({
+      kind: StructureKind.VariableStatement,
       docs: [
         backend.authScheme === 'Basic'
           ? 'Checks Basic credentials: returns user_id and role_name of every role the user holds.'
@@ -66,15 +76,31 @@ export function emitBackendIndex(backend: Backend, file: string, options: EmitOp
 
 export function emitProjectIndex(project: Project, file: string, options: EmitOptions): string {
   const statements: (StatementStructures | string)[] = [];
-  statements.push({ kind: StructureKind.ImportDeclaration,  moduleSpecifier: importPath(options, file, path.join(options.runtimeDir, 'index.ts')), isTypeOnly: true, namedImports: ['BackendModule'] });
+  statements.push({
+    kind: StructureKind.ImportDeclaration,
+    moduleSpecifier: importPath(options, file, path.join(options.runtimeDir, 'index.ts')),
+    isTypeOnly: true,
+    namedImports: ['BackendModule'],
+  });
   for (const backend of project.backends) {
-    statements.push({ kind: StructureKind.ImportDeclaration,  moduleSpecifier: `./${backend.name}/index.js`, namedImports: [{ name: 'backend', alias: binding(backend.name, 'Backend') }] });
+    statements.push({
+      kind: StructureKind.ImportDeclaration,
+      moduleSpecifier: `./${backend.name}/index.js`,
+      namedImports: [{ name: 'backend', alias: binding(backend.name, 'Backend') }],
+    });
   }
-  statements.push({ kind: StructureKind.VariableStatement, 
+  statements.push({
+    kind: StructureKind.VariableStatement,
     docs: ['Every backend found under resources/, in name order.'],
     isExported: true,
     declarationKind: VariableDeclarationKind.Const,
-    declarations: [{ name: 'backends', type: 'readonly BackendModule[]', initializer: `[${project.backends.map((backend) => binding(backend.name, 'Backend')).join(', ')}]` }],
+    declarations: [
+      {
+        name: 'backends',
+        type: 'readonly BackendModule[]',
+        initializer: `[${project.backends.map((backend) => binding(backend.name, 'Backend')).join(', ')}]`,
+      },
+    ],
   });
   return finish(file, statements, `${options.resourcesDir}/`);
 }

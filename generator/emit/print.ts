@@ -1,5 +1,13 @@
 import path from 'node:path/posix';
-import { IndentationText, Project as MorphProject, QuoteKind, StructureKind, type CodeBlockWriter, type StatementStructures, type WriterFunction } from 'ts-morph';
+import {
+  type CodeBlockWriter,
+  IndentationText,
+  Project as MorphProject,
+  QuoteKind,
+  type StatementStructures,
+  StructureKind,
+  type WriterFunction,
+} from 'ts-morph';
 import type { EmitOptions } from './index.js';
 
 /** Printing: one in-memory ts-morph project, and the small text helpers every emitted module uses. */

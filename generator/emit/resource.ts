@@ -1,5 +1,5 @@
 import path from 'node:path/posix';
-import { StructureKind, VariableDeclarationKind, type CodeBlockWriter, type StatementStructures } from 'ts-morph';
+import { type CodeBlockWriter, type StatementStructures, StructureKind, VariableDeclarationKind } from 'ts-morph';
 import type { Bind, Operation, ParamType, Resource, ResultColumn, SqlStep, Step } from '../ir.js';
 import { constant, pascal } from '../names.js';
 import type { EmitOptions } from './index.js';
@@ -36,31 +36,35 @@ export function emitResource(resource: Resource, file: string, options: EmitOpti
       if (step.kind === 'sql') for (const bind of step.binds) if (bind.kind === 'ref' && bind.target === 'plugin') runtimeValues.add('cell');
     }
   }
-  if (runtimeValues.size > 0) statements.push({ kind: StructureKind.ImportDeclaration,  moduleSpecifier: runtime, namedImports: [...runtimeValues].sort() });
-  statements.push({ kind: StructureKind.ImportDeclaration,  moduleSpecifier: runtime, isTypeOnly: true, namedImports: [...runtimeTypes].sort() });
+  if (runtimeValues.size > 0) statements.push({ kind: StructureKind.ImportDeclaration, moduleSpecifier: runtime, namedImports: [...runtimeValues].sort() });
+  statements.push({ kind: StructureKind.ImportDeclaration, moduleSpecifier: runtime, isTypeOnly: true, namedImports: [...runtimeTypes].sort() });
   for (const [module, names] of [...plugins].sort(([a], [b]) => (a < b ? -1 : 1))) {
-    statements.push({ kind: StructureKind.ImportDeclaration,  moduleSpecifier: module, namedImports: [...names].sort() });
+    statements.push({ kind: StructureKind.ImportDeclaration, moduleSpecifier: module, namedImports: [...names].sort() });
   }
 
   for (const operation of resource.operations) {
     for (const step of operation.steps) {
       if (step.kind !== 'sql') continue;
-      statements.push({ kind: StructureKind.VariableStatement, 
+      statements.push({
+        kind: StructureKind.VariableStatement,
         docs: [`${operation.method} step "${step.id}"${step.output ? '' : ' (not in the response)'}.`],
         declarationKind: VariableDeclarationKind.Const,
         declarations: [{ name: sqlConstant(step), initializer: templateLiteral(step.sql) }],
       });
       if (step.statement === 'read') {
-        statements.push({ kind: StructureKind.Interface, 
+        statements.push({
+          kind: StructureKind.Interface,
           docs: [rowDoc(step)],
           isExported: true,
           name: rowType(step),
           ...(step.typed !== null
-            ? { properties: uniqueColumns(step.typed).map((column) => ({
+            ? {
+                properties: uniqueColumns(step.typed).map((column) => ({
                   docs: [`${column.sqlType}${column.nullable ? ', nullable' : ''}`],
                   name: propertyName(column.name),
                   type: column.tsType + (column.nullable ? ' | null' : ''),
-                })) }
+                })),
+              }
             : step.columns === null
               ? { extends: ['Record<string, unknown>'] }
               : { properties: unique(step.columns).map((column) => ({ name: propertyName(column), type: 'unknown' })) }),
@@ -79,7 +83,8 @@ export function emitResource(resource: Resource, file: string, options: EmitOpti
           operation.params.map((name) => `${propertyName(name)}: ${paramSpecLiteral(operation.paramTypes[name])},`),
         ),
       );
-      statements.push({ kind: StructureKind.Interface, 
+      statements.push({
+        kind: StructureKind.Interface,
         docs: [`Request parameters of ${operation.method}, from the query string or the body, converted to what their columns take.`],
         isExported: true,
         name: `${prefix}Params`,
@@ -102,7 +107,8 @@ export function emitResource(resource: Resource, file: string, options: EmitOpti
             properties: outputs.map((step) => ({ name: propertyName(step.id), type: stepResultType(step) })),
           },
     );
-    statements.push({ kind: StructureKind.Function, 
+    statements.push({
+      kind: StructureKind.Function,
       docs: [doc(`${operation.method} ${resource.backend}/v${resource.version}/${resource.name}${operation.description ? `: ${operation.description}` : ''}`)],
       isAsync: true,
       name: handlerName(operation),
@@ -133,7 +139,10 @@ function writeHandlerBody(writer: CodeBlockWriter, resource: Resource, operation
   if (operation.params.length > 0) {
     writer.writeLine(`const params = await scope.params<${prefix}Params>(${paramsConstant(resource, operation)});`);
   }
-  const response = `{ ${operation.steps.filter((step) => step.output).map((step) => step.id).join(', ')} }`.replace('{  }', '{}');
+  const response = `{ ${operation.steps
+    .filter((step) => step.output)
+    .map((step) => step.id)
+    .join(', ')} }`.replace('{  }', '{}');
   if (operation.transaction) {
     writer.write('return scope.transaction(async (db) => {').newLine();
     writer.indent(() => {

@@ -1,8 +1,17 @@
-import { isColumnReference, isName, isOperator, NOT_ALIASES, unquote, type SqlProblem, type Token } from './tokens.js';
+import { isColumnReference, isName, isOperator, NOT_ALIASES, type SqlProblem, type Token, unquote } from './tokens.js';
 
 const SELECT_MODIFIERS = new Set([
-  'distinct', 'all', 'distinctrow', 'high_priority', 'straight_join', 'sql_small_result', 'sql_big_result',
-  'sql_buffer_result', 'sql_cache', 'sql_no_cache', 'sql_calc_found_rows',
+  'distinct',
+  'all',
+  'distinctrow',
+  'high_priority',
+  'straight_join',
+  'sql_small_result',
+  'sql_big_result',
+  'sql_buffer_result',
+  'sql_cache',
+  'sql_no_cache',
+  'sql_calc_found_rows',
 ]);
 const SELECT_LIST_ENDS = new Set(['from', 'into', 'where', 'group', 'having', 'order', 'limit', 'union', 'window', 'for', 'lock', 'intersect', 'except']);
 

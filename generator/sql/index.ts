@@ -5,7 +5,7 @@
  */
 import { resultColumns } from './columns.js';
 import { findParamTargets } from './targets.js';
-import { tokenize, type Placeholder, type ScannedSql, type SqlProblem } from './tokens.js';
+import { type Placeholder, type ScannedSql, type SqlProblem, tokenize } from './tokens.js';
 
 export type { ParamTarget, Placeholder, ScannedSql, SqlProblem, Token } from './tokens.js';
 export { tokenize } from './tokens.js';
@@ -57,7 +57,10 @@ function dedent(sql: string): string {
   const lines = sql.replace(/\r\n?/g, '\n').split('\n');
   while (lines.length > 0 && lines[0]!.trim() === '') lines.shift();
   while (lines.length > 0 && lines.at(-1)!.trim() === '') lines.pop();
-  const indents = lines.slice(1).filter((line) => line.trim() !== '').map((line) => /^[ \t]*/.exec(line)![0].length);
+  const indents = lines
+    .slice(1)
+    .filter((line) => line.trim() !== '')
+    .map((line) => /^[ \t]*/.exec(line)![0].length);
   const indent = indents.length > 0 ? Math.min(...indents) : 0;
   return lines.map((line, i) => (i === 0 ? line.trim() : line.slice(indent).trimEnd())).join('\n');
 }

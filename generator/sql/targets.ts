@@ -1,9 +1,34 @@
-import { isOperator, NOT_ALIASES, unquote, type ParamTarget, type Token } from './tokens.js';
+import { isOperator, NOT_ALIASES, type ParamTarget, type Token, unquote } from './tokens.js';
 
 const COMPARISON = new Set(['=', '<', '>', '!']);
 const NOT_TABLE_ALIASES = new Set([
-  'where', 'on', 'join', 'inner', 'left', 'right', 'outer', 'cross', 'natural', 'straight_join', 'set', 'values', 'value',
-  'group', 'order', 'limit', 'using', 'having', 'union', 'for', 'lock', 'select', 'window', 'partition', 'force', 'use', 'ignore',
+  'where',
+  'on',
+  'join',
+  'inner',
+  'left',
+  'right',
+  'outer',
+  'cross',
+  'natural',
+  'straight_join',
+  'set',
+  'values',
+  'value',
+  'group',
+  'order',
+  'limit',
+  'using',
+  'having',
+  'union',
+  'for',
+  'lock',
+  'select',
+  'window',
+  'partition',
+  'force',
+  'use',
+  'ignore',
 ]);
 
 /**
@@ -45,7 +70,7 @@ export function findParamTargets(tokens: Token[]): Record<string, ParamTarget> {
   /** The column reference ending at index `last` (`col`, `t.col`), walking backwards. */
   const columnEndingAt = (last: number): ParamTarget | undefined => {
     const column = word(tokens[last]);
-    if (column === undefined || tokens[last]!.type === 'word' && NOT_ALIASES.has(column.toLowerCase())) return undefined;
+    if (column === undefined || (tokens[last]!.type === 'word' && NOT_ALIASES.has(column.toLowerCase()))) return undefined;
     if (tokens[last - 1]?.text === '.') {
       const qualifier = word(tokens[last - 2]);
       return qualifier === undefined ? undefined : { kind: 'column', table: tables.get(qualifier.toLowerCase()) ?? null, column };
@@ -71,7 +96,15 @@ export function findParamTargets(tokens: Token[]): Record<string, ParamTarget> {
       set(name, { kind: 'limit' });
       continue;
     }
-    if (before?.type === 'punct' && before.text === ',' && tokens.slice(0, i).reverse().find((t) => t.type === 'word')?.text.toLowerCase() === 'limit') {
+    if (
+      before?.type === 'punct' &&
+      before.text === ',' &&
+      tokens
+        .slice(0, i)
+        .reverse()
+        .find((t) => t.type === 'word')
+        ?.text.toLowerCase() === 'limit'
+    ) {
       set(name, { kind: 'limit' });
       continue;
     }
@@ -129,4 +162,3 @@ export function findParamTargets(tokens: Token[]): Record<string, ParamTarget> {
   }
   return targets;
 }
-

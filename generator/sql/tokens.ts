@@ -7,10 +7,7 @@ import type { ParamTarget } from '../ir.js';
 
 export type { ParamTarget };
 
-export type Placeholder =
-  | { kind: 'param'; name: string }
-  | { kind: 'uid' }
-  | { kind: 'ref'; step: string; row: number; column: string };
+export type Placeholder = { kind: 'param'; name: string } | { kind: 'uid' } | { kind: 'ref'; step: string; row: number; column: string };
 
 export interface Token {
   type: 'word' | 'quoted' | 'string' | 'number' | 'punct' | 'placeholder' | 'comment' | 'space';
@@ -19,7 +16,6 @@ export interface Token {
   start: number;
   placeholder?: Placeholder;
 }
-
 
 export interface SqlProblem {
   offset: number;
@@ -141,4 +137,24 @@ export function unquote(token: Token): string {
 }
 
 /** Words that end an expression but are never an implicit alias. */
-export const NOT_ALIASES = new Set(['null', 'true', 'false', 'end', 'and', 'or', 'not', 'is', 'unknown', 'between', 'like', 'in', 'div', 'mod', 'xor', 'then', 'else', 'when', 'case']);
+export const NOT_ALIASES = new Set([
+  'null',
+  'true',
+  'false',
+  'end',
+  'and',
+  'or',
+  'not',
+  'is',
+  'unknown',
+  'between',
+  'like',
+  'in',
+  'div',
+  'mod',
+  'xor',
+  'then',
+  'else',
+  'when',
+  'case',
+]);

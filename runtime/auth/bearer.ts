@@ -1,8 +1,8 @@
 import { HttpError } from '../errors.js';
 import { parseAuthorization } from './header.js';
-import { TokenRejected, verifyToken, type TokenFailure, type VerifiedToken } from './jwt.js';
+import { type TokenFailure, TokenRejected, type VerifiedToken, verifyToken } from './jwt.js';
 import { digestKey } from './keys.js';
-import { isCanonicalUid, type AuthScheme, type Principal, type SchemeFactory } from './scheme.js';
+import { type AuthScheme, isCanonicalUid, type Principal, type SchemeFactory } from './scheme.js';
 
 /** The log's reason code for each way a token fails (docs/contract.md §7). */
 const REASONS: Record<TokenFailure, string> = {
@@ -29,8 +29,18 @@ export const bearerScheme: SchemeFactory = ({ backend, key, revocations }): Auth
   const challenge = `Bearer realm="${backend.name}"`;
   const invalid = (description: string, reason: string) =>
     // The description is one of jwt.ts's fixed phrases: it never echoes the token.
-    new HttpError(401, `Invalid token: ${description}`, { 'WWW-Authenticate': `${challenge}, error="invalid_token", error_description="${description}"` }, reason);
-  const options = { issuer: backend.issuer, clockSkew: backend.clockSkew, lifetime: backend.tokenLifetime, isUid: (sub: string) => isCanonicalUid(backend.uidType, sub) };
+    new HttpError(
+      401,
+      `Invalid token: ${description}`,
+      { 'WWW-Authenticate': `${challenge}, error="invalid_token", error_description="${description}"` },
+      reason,
+    );
+  const options = {
+    issuer: backend.issuer,
+    clockSkew: backend.clockSkew,
+    lifetime: backend.tokenLifetime,
+    isUid: (sub: string) => isCanonicalUid(backend.uidType, sub),
+  };
 
   /**
    * Clients send the same token on every call, and checking its signature and

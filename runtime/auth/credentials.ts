@@ -51,7 +51,8 @@ export class CredentialChecker {
     if (checked.rows.length === 0) return checked;
     await this.limiter.succeeded(attempt);
     const owner = checked.rows[0]!.user_id ?? checked.rows[0]!.sub;
-    if (owner !== undefined && owner !== null) this.cache.set(parts, checked.rows, { owner: String(owner), seconds: this.backend.credentialCacheSeconds, mark });
+    if (owner !== undefined && owner !== null)
+      this.cache.set(parts, checked.rows, { owner: String(owner), seconds: this.backend.credentialCacheSeconds, mark });
     return checked;
   }
 

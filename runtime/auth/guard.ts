@@ -1,8 +1,8 @@
 import type { BackendModule } from '../contract.js';
 import type { Queryable } from '../db.js';
 import { forbidden, HttpError } from '../errors.js';
-import { CredentialChecker } from './credentials.js';
 import type { CredentialCache } from './credential-cache.js';
+import { CredentialChecker } from './credentials.js';
 import type { JwtKey } from './jwt.js';
 import type { LoginLimiter } from './limiter.js';
 import type { Revocations } from './revocations.js';
@@ -47,7 +47,8 @@ export class Guard {
     // The generator refuses a protected resource on a backend with no scheme; this is a guard.
     if (this.scheme === null) throw forbidden('no_scheme');
     if (header === undefined) {
-      if (this.backend.absentCredentialsStatus === 401) throw new HttpError(401, 'Credentials required', { 'WWW-Authenticate': this.scheme.challenge }, 'no_credentials');
+      if (this.backend.absentCredentialsStatus === 401)
+        throw new HttpError(401, 'Credentials required', { 'WWW-Authenticate': this.scheme.challenge }, 'no_credentials');
       throw forbidden('no_credentials');
     }
     const principal = await this.scheme.authenticate(header, address);

@@ -5,9 +5,7 @@ import { MAX_AUTHORIZATION_BYTES } from './bounds.js';
  * knowledge of backends. Returns undefined for anything malformed, so that the
  * caller answers 401 without saying more than "malformed".
  */
-export type Credentials =
-  | { scheme: 'basic'; user: string; pass: string }
-  | { scheme: 'bearer'; token: string };
+export type Credentials = { scheme: 'basic'; user: string; pass: string } | { scheme: 'bearer'; token: string };
 
 /** base64 (standard alphabet), with or without `=` padding (docs/seed.md §5.2 rule 4). */
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;

@@ -1,4 +1,4 @@
-import { createSecretKey, randomUUID, type KeyObject } from 'node:crypto';
+import { createSecretKey, type KeyObject, randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 
 /**
@@ -90,7 +90,10 @@ export function signToken(key: JwtKey, settings: TokenSettings, claims: IssuedCl
 export type TokenFailure = 'expired' | 'signature' | 'issuer' | 'audience' | 'malformed' | 'algorithm' | 'key' | 'revoked';
 
 export class TokenRejected extends Error {
-  constructor(readonly reason: TokenFailure, readonly description: string) {
+  constructor(
+    readonly reason: TokenFailure,
+    readonly description: string,
+  ) {
     super(description);
     this.name = 'TokenRejected';
   }

@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes, type Hash, type Hmac } from 'node:crypto';
+import { createHash, createHmac, type Hash, type Hmac, randomBytes } from 'node:crypto';
 
 /**
  * Keys for what is remembered per user, password or address (the credential

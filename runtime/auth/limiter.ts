@@ -67,7 +67,12 @@ export const LOGIN_FAILURE_TABLE = `create table if not exists xmlrest_login_fai
 export class DatabaseFailureStore implements FailureStore {
   private prunedAt = 0;
 
-  constructor(private readonly db: { select<Row>(sql: string, values: readonly unknown[]): Promise<Row[]>; write(sql: string, values: readonly unknown[]): Promise<unknown> }) {}
+  constructor(
+    private readonly db: {
+      select<Row>(sql: string, values: readonly unknown[]): Promise<Row[]>;
+      write(sql: string, values: readonly unknown[]): Promise<unknown>;
+    },
+  ) {}
 
   async add(key: string, windowSeconds: number): Promise<{ failures: number; resetAt: number }> {
     // Counters whose window ended are dead rows: each server clears some, at most once a minute, so that
@@ -158,5 +163,10 @@ export class LoginLimiter {
 }
 
 function tooMany(resetAt: number): HttpError {
-  return new HttpError(429, 'Too many failed logins: try again later', { 'Retry-After': String(Math.max(1, Math.ceil((resetAt - Date.now()) / 1000))) }, 'rate_limited');
+  return new HttpError(
+    429,
+    'Too many failed logins: try again later',
+    { 'Retry-After': String(Math.max(1, Math.ceil((resetAt - Date.now()) / 1000))) },
+    'rate_limited',
+  );
 }

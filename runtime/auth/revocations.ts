@@ -1,6 +1,6 @@
 import type { Queryable } from '../db.js';
-import type { VerifiedToken } from './jwt.js';
 import type { Logger } from '../log.js';
+import type { VerifiedToken } from './jwt.js';
 
 /**
  * Revoked tokens, kept in the database so that every server instance sees
@@ -94,7 +94,9 @@ export class Revocations {
         byUser.set(row.sub, Number(row.before));
       }
       const changes = await this.db.select<{ id: number | string; user_id: string }>(
-        this.lastChange === undefined ? 'select coalesce(max(id), 0) as id, null as user_id from xmlrest_user_change' : 'select id, user_id from xmlrest_user_change where id > ? order by id',
+        this.lastChange === undefined
+          ? 'select coalesce(max(id), 0) as id, null as user_id from xmlrest_user_change'
+          : 'select id, user_id from xmlrest_user_change where id > ? order by id',
         this.lastChange === undefined ? [] : [this.lastChange],
       );
       if (this.lastChange !== undefined) for (const change of changes) this.onUserChange(String(change.user_id));

@@ -1,6 +1,6 @@
 import type Koa from 'koa';
-import type { ParamSpecs } from '../contract.js';
 import type { BodyReader } from '../body.js';
+import type { ParamSpecs } from '../contract.js';
 import { badRequest, HttpError } from '../errors.js';
 import { readParams } from '../params.js';
 import { MAX_PASSWORD_BYTES, MAX_USER_BYTES } from './bounds.js';
@@ -35,7 +35,14 @@ async function issueForCredentials(guard: Guard, user: string, pass: string, add
   const { rows, reason } = await guard.credentials.check(user, pass, address);
   const first = rows[0];
   if (first === undefined || first.sub === null || first.sub === undefined) throw new HttpError(401, 'Invalid credentials', {}, reason ?? 'unknown_user');
-  const roles = [...new Set(rows.map((row) => row.aud).filter((aud) => aud !== null && aud !== undefined).map(String))];
+  const roles = [
+    ...new Set(
+      rows
+        .map((row) => row.aud)
+        .filter((aud) => aud !== null && aud !== undefined)
+        .map(String),
+    ),
+  ];
   if (roles.length === 0) throw new HttpError(401, 'Invalid credentials', {}, 'unknown_user');
   return guard.tokens.sign({ sub: String(first.sub), aud: roles.length === 1 ? roles[0]! : roles });
 }

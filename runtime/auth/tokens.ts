@@ -1,5 +1,5 @@
 import type { BackendModule } from '../contract.js';
-import { signToken, type IssuedClaims, type JwtKey, type TokenSettings } from './jwt.js';
+import { type IssuedClaims, type JwtKey, signToken, type TokenSettings } from './jwt.js';
 import { isCanonicalUid } from './scheme.js';
 
 /** Issues a backend's tokens (both token shapes): its issuer, lifetime and `iat` unit, the server's key. */

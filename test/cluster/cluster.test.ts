@@ -3,9 +3,9 @@ import { Agent } from 'node:http';
 import { promisify } from 'node:util';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGaleraCluster, type GaleraCluster } from '../../scripts/galera.js';
+import { type GaleraCluster, startGaleraCluster } from '../../scripts/galera.js';
 import { addUser, createDemoDatabase } from '../../scripts/schema.js';
-import { startBuiltServer, type BuiltServer } from '../support/built-server.js';
+import { type BuiltServer, startBuiltServer } from '../support/built-server.js';
 import { formBody, send } from '../support/http.js';
 import { TEST_SECRET } from '../support/server.js';
 
@@ -62,7 +62,10 @@ describe('two servers on one cluster', () => {
     await connection.end();
     const started = Date.now();
     for (;;) {
-      const statuses = [(await send(`${first.url}/shop/v1.0/orders`, { headers: { authorization: bearer } })).status, (await send(`${second.url}/shop/v1.0/orders`, { headers: { authorization: bearer } })).status];
+      const statuses = [
+        (await send(`${first.url}/shop/v1.0/orders`, { headers: { authorization: bearer } })).status,
+        (await send(`${second.url}/shop/v1.0/orders`, { headers: { authorization: bearer } })).status,
+      ];
       if (statuses.every((status) => status === 401)) break;
       expect(Date.now() - started).toBeLessThan(6500);
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -156,7 +159,9 @@ describe('the node everyone writes to dies under load', () => {
     const [rows] = await connection.query(`select order_id from orders where order_id in (${acknowledged.join(',') || 'null'})`);
     await connection.end();
     const found = (rows as { order_id: number }[]).length;
-    figures.push(`kill under load: node 1 killed at ${killedAt} ms; ${results.length} requests: ${JSON.stringify(Object.fromEntries(counts))}; longest stretch of 503: ${longest} ms; writes acknowledged ${acknowledged.length}, found ${found}`);
+    figures.push(
+      `kill under load: node 1 killed at ${killedAt} ms; ${results.length} requests: ${JSON.stringify(Object.fromEntries(counts))}; longest stretch of 503: ${longest} ms; writes acknowledged ${acknowledged.length}, found ${found}`,
+    );
     expect([...counts.keys()].filter((status) => status !== 200 && status !== 201 && status !== 503)).toEqual([]);
     expect(longest).toBeLessThan(5000);
     expect(found).toBe(acknowledged.length);
@@ -196,7 +201,9 @@ describe('the CLI on a cluster', () => {
     const connection = await mysql.createConnection(cluster.urlOf(2));
     await addUser(connection, 'cluster-carl', 'cluster-carl-pass', ['guest']);
     await connection.end();
-    const result = await promisify(execFile)(process.execPath, ['scripts/xmlrest.mjs', 'role', 'grant', 'cluster-carl', 'customer'], { env: { ...process.env, DATABASE_URL: cluster.url } });
+    const result = await promisify(execFile)(process.execPath, ['scripts/xmlrest.mjs', 'role', 'grant', 'cluster-carl', 'customer'], {
+      env: { ...process.env, DATABASE_URL: cluster.url },
+    });
     expect(result.stdout).toBe('cluster-carl holds customer\n');
   });
 });

@@ -2,12 +2,12 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import mysql from 'mysql2/promise';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { connectTo } from '../../scripts/connection.js';
 import { CHROMIUM_ARGS, ensureChromium } from '../../scripts/chromium.js';
+import { connectTo } from '../../scripts/connection.js';
 import { addUser } from '../../scripts/schema.js';
-import { startBuiltServer, type BuiltServer } from '../support/built-server.js';
+import { type BuiltServer, startBuiltServer } from '../support/built-server.js';
 import { formBody, send } from '../support/http.js';
 
 /**
@@ -86,8 +86,13 @@ describe('the console under npm start, in a production install', () => {
     await page.screenshot({ path: 'test/.artifacts/console-production-refused.png', fullPage: true });
     expect(readFileSync(path.join(ROOT, 'resources/shop/orders.xml'), 'utf8')).toBe(before);
     const warned = server.logs.find((line) => line.level === 'warn' && line.msg === 'console change refused by the generator');
-    expect(warned).toMatchObject({ source: 'resources/shop/orders.xml', errors: [expect.stringMatching(/^resources\/shop\/orders\.xml:\d+:\d+: /), expect.any(String)] });
-    expect(await send(`${server.url}/shop/v1.0/orders`, { headers: { authorization: await token('prod-customer-1', 'prod-customer-pw') } }).then((r) => r.status)).toBe(200);
+    expect(warned).toMatchObject({
+      source: 'resources/shop/orders.xml',
+      errors: [expect.stringMatching(/^resources\/shop\/orders\.xml:\d+:\d+: /), expect.any(String)],
+    });
+    expect(
+      await send(`${server.url}/shop/v1.0/orders`, { headers: { authorization: await token('prod-customer-1', 'prod-customer-pw') } }).then((r) => r.status),
+    ).toBe(200);
   });
 
   it('keeps the change across a restart: the build holds the regenerated module, and npm start finds it current', async () => {

@@ -1,12 +1,12 @@
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import mysql from 'mysql2/promise';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type mysql from 'mysql2/promise';
+import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it, vi } from 'vitest';
-import { connectTo } from '../../scripts/connection.js';
 import { consoleMiddleware } from '../../console/server.js';
-import { createLogger, createReloadableApp, listen, openDatabase, type Database, type RunningServer } from '../../runtime/index.js';
+import { createLogger, createReloadableApp, type Database, listen, openDatabase, type RunningServer } from '../../runtime/index.js';
 import { CHROMIUM_ARGS, ensureChromium } from '../../scripts/chromium.js';
+import { connectTo } from '../../scripts/connection.js';
 import { ProjectHost } from '../../scripts/project-host.js';
 import { addPlainTextUser, addUser } from '../../scripts/schema.js';
 import { basic, decodeJwt, TEST_SECRET } from '../support/server.js';
@@ -115,7 +115,12 @@ describe('console API', () => {
   it('lists backends without credentials, and nothing else', async () => {
     const { status, body } = await consoleCall('GET', 'backends');
     expect(status).toBe(200);
-    expect(body.backends).toEqual(expect.arrayContaining([{ name: 'shop', authScheme: 'Bearer', consoleRole: 'admin' }, { name: 'staff', authScheme: 'Basic', consoleRole: 'admin' }]));
+    expect(body.backends).toEqual(
+      expect.arrayContaining([
+        { name: 'shop', authScheme: 'Bearer', consoleRole: 'admin' },
+        { name: 'staff', authScheme: 'Basic', consoleRole: 'admin' },
+      ]),
+    );
   });
 
   it('refuses a concurrent edit instead of overwriting it, and writes atomically', async () => {

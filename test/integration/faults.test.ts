@@ -1,9 +1,9 @@
 import type { Agent } from 'node:http';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startPrivateMariadb, type PrivateMariadb } from '../../scripts/mariadb.js';
+import { type PrivateMariadb, startPrivateMariadb } from '../../scripts/mariadb.js';
 import { addUser, createDemoDatabase } from '../../scripts/schema.js';
-import { startBuiltServer, type BuiltServer } from '../support/built-server.js';
+import { type BuiltServer, startBuiltServer } from '../support/built-server.js';
 import { formBody, send } from '../support/http.js';
 
 /**
@@ -98,7 +98,11 @@ function expectServiceUnavailable(answer: { status: number; retryAfter: unknown;
 describe('a database that is down', () => {
   it('answers 503 with Retry-After at once, says not ready, stays healthy, and recovers by itself when it returns', async () => {
     await db.stop();
-    const answers = [await timed('/shop/v1.0/products'), await timed('/shop/v1.0/orders', { headers: { authorization: token } }), await timed('/staff/v1.0/me', { headers: { authorization: `Basic ${Buffer.from('carol:carol-pass').toString('base64')}` } })];
+    const answers = [
+      await timed('/shop/v1.0/products'),
+      await timed('/shop/v1.0/orders', { headers: { authorization: token } }),
+      await timed('/staff/v1.0/me', { headers: { authorization: `Basic ${Buffer.from('carol:carol-pass').toString('base64')}` } }),
+    ];
     for (const answer of answers) {
       expectServiceUnavailable(answer);
       expect(answer.ms).toBeLessThan(QUERY_TIMEOUT_MS + 1000);

@@ -1,8 +1,8 @@
 import jwt from 'jsonwebtoken';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import { connectTo } from '../../scripts/connection.js';
 import { backends as demoBackends } from '../../generated/index.js';
+import { connectTo } from '../../scripts/connection.js';
 import { addPlainTextUser } from '../../scripts/schema.js';
 import { backends as labBackends } from '../golden/lab/expected/index.js';
 import { basic, decodeJwt, form, startServer, TEST_SECRET, type TestServer } from '../support/server.js';
@@ -119,7 +119,14 @@ describe('authentication and roles (docs/contract.md §4), Basic backend', () =>
   });
 
   it('answers 401 for an unknown user, a malformed value and an empty header', async () => {
-    for (const authorization of [basic('nobody', 'x'), 'Basic !!!notbase64', 'Basic ' + Buffer.from('no-colon').toString('base64'), '', 'Basic', 'Digest abc']) {
+    for (const authorization of [
+      basic('nobody', 'x'),
+      'Basic !!!notbase64',
+      'Basic ' + Buffer.from('no-colon').toString('base64'),
+      '',
+      'Basic',
+      'Digest abc',
+    ]) {
       const { status, body } = await call('/staff/v1.0/me', { headers: { authorization } });
       expect(status, authorization).toBe(401);
       expect(body.status).toBe(401);
@@ -200,15 +207,23 @@ describe('authentication and roles (docs/contract.md §4), Bearer backend', () =
 
   const rejected: [string, () => string, string][] = [
     ['expired', () => signed({ sub: '1', aud: 'customer', iss: 'shop', exp: Math.floor(Date.now() / 1000) - 10 }), 'token expired'],
-    ['signed with another secret', () => signed({ sub: '1', aud: 'customer', iss: 'shop', exp: inAnHour() }, {}, 'another-secret-another-secret-another'), 'token signature is invalid'],
+    [
+      'signed with another secret',
+      () => signed({ sub: '1', aud: 'customer', iss: 'shop', exp: inAnHour() }, {}, 'another-secret-another-secret-another'),
+      'token signature is invalid',
+    ],
     ['from another issuer', () => signed({ sub: '1', aud: 'customer', iss: 'lab-issuer', exp: inAnHour() }), 'token issuer is not accepted'],
     ['without exp', () => signed({ sub: '1', aud: 'customer', iss: 'shop' }), 'token has no expiry (exp)'],
     ['without sub', () => signed({ aud: 'customer', iss: 'shop', exp: inAnHour() }), 'token has no subject (sub)'],
     ['with a numeric aud', () => signed({ sub: '1', aud: 42, iss: 'shop', exp: inAnHour() }), 'token audience (aud) is missing or not a string'],
-    ['with alg none', () => {
-      const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
-      return `${part({ alg: 'none', typ: 'JWT' })}.${part({ sub: '1', aud: 'customer', iss: 'shop', exp: inAnHour() })}.`;
-    }, 'token algorithm is not HS256'],
+    [
+      'with alg none',
+      () => {
+        const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+        return `${part({ alg: 'none', typ: 'JWT' })}.${part({ sub: '1', aud: 'customer', iss: 'shop', exp: inAnHour() })}.`;
+      },
+      'token algorithm is not HS256',
+    ],
     ['signed HS512', () => signed({ sub: '1', aud: 'customer', iss: 'shop', exp: inAnHour() }, { algorithm: 'HS512' }), 'token algorithm is not HS256'],
     ['truncated', () => signed({ sub: '1', aud: 'customer', iss: 'shop', exp: inAnHour() }).slice(0, -5), 'token signature is invalid'],
     ['not a JWT', () => 'abc.def.ghi', 'token is malformed'],
@@ -314,7 +329,11 @@ describe('tokens (docs/contract.md §5)', () => {
   });
 
   it('shape B gives a new jti each time and accepts a JSON body', async () => {
-    const first = await call('/shop/v1.0/token', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ user: 'alice', pass: 'alice-pass' }) });
+    const first = await call('/shop/v1.0/token', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ user: 'alice', pass: 'alice-pass' }),
+    });
     const second = await shopToken('alice', 'alice-pass');
     expect(first.status).toBe(201);
     expect(decodeJwt(first.body.token as string).payload.jti).not.toBe(decodeJwt(second).payload.jti);
@@ -395,10 +414,18 @@ describe('execution (docs/contract.md §2, §3)', () => {
   it('answers a write step with affectedRows and insertId, and 409 for a duplicate key', async () => {
     const title = `note-${Date.now()}`;
     const headers = { authorization: basic('carol', 'carol-pass') };
-    const first = await call('/staff/v1.0/notes', { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ title, body: 'hello' }) });
+    const first = await call('/staff/v1.0/notes', {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ title, body: 'hello' }),
+    });
     expect(first.status).toBe(201);
     expect(first.body).toEqual({ note: { affectedRows: 1, insertId: expect.any(Number) } });
-    const again = await call('/staff/v1.0/notes', { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ title, body: 'again' }) });
+    const again = await call('/staff/v1.0/notes', {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ title, body: 'again' }),
+    });
     expect(again.status).toBe(409);
     expect(again.body).toEqual({ message: 'Conflict: a row with this key already exists', status: 409 });
   });
@@ -415,11 +442,31 @@ describe('execution (docs/contract.md §2, §3)', () => {
     const token = await shopToken('alice', 'alice-pass');
     const cases: [string, RequestInit, string][] = [
       ['/shop/v2.0/products?max_price=cheap', {}, "Parameter 'max_price' must be a decimal number"],
-      ['/shop/v1.0/orders', { method: 'POST', ...withAuth(token, form({ product_id: 'abc', quantity: '1' })) }, "Parameter 'product_id' must be a whole number, 0 or more"],
-      ['/shop/v1.0/orders', { method: 'POST', ...withAuth(token, form({ product_id: '-1', quantity: '1' })) }, "Parameter 'product_id' must be a whole number, 0 or more"],
+      [
+        '/shop/v1.0/orders',
+        { method: 'POST', ...withAuth(token, form({ product_id: 'abc', quantity: '1' })) },
+        "Parameter 'product_id' must be a whole number, 0 or more",
+      ],
+      [
+        '/shop/v1.0/orders',
+        { method: 'POST', ...withAuth(token, form({ product_id: '-1', quantity: '1' })) },
+        "Parameter 'product_id' must be a whole number, 0 or more",
+      ],
       ['/shop/v1.0/orders', { method: 'POST', ...withAuth(token, form({ product_id: '1', quantity: '1.5' })) }, "Parameter 'quantity' must be a whole number"],
-      ['/shop/v1.0/orders', { method: 'POST', headers: { authorization: token, 'content-type': 'application/json' }, body: JSON.stringify({ product_id: 1, quantity: null }) }, "Parameter 'quantity' must not be null"],
-      ['/staff/v1.0/notes', { method: 'POST', headers: { authorization: basic('carol', 'carol-pass'), 'content-type': 'application/json' }, body: JSON.stringify({ title: 'x'.repeat(101), body: 'b' }) }, "Parameter 'title' must be at most 100 characters"],
+      [
+        '/shop/v1.0/orders',
+        { method: 'POST', headers: { authorization: token, 'content-type': 'application/json' }, body: JSON.stringify({ product_id: 1, quantity: null }) },
+        "Parameter 'quantity' must not be null",
+      ],
+      [
+        '/staff/v1.0/notes',
+        {
+          method: 'POST',
+          headers: { authorization: basic('carol', 'carol-pass'), 'content-type': 'application/json' },
+          body: JSON.stringify({ title: 'x'.repeat(101), body: 'b' }),
+        },
+        "Parameter 'title' must be at most 100 characters",
+      ],
     ];
     for (const [path, init, message] of cases) {
       const { status, body } = await call(path, init);
@@ -427,13 +474,18 @@ describe('execution (docs/contract.md §2, §3)', () => {
       expect(status).toBe(400);
     }
     // A JSON number and a string both do where the column is INT.
-    const ok = await call('/shop/v1.0/orders', { method: 'POST', headers: { authorization: token, 'content-type': 'application/json' }, body: JSON.stringify({ product_id: 2, quantity: '1' }) });
+    const ok = await call('/shop/v1.0/orders', {
+      method: 'POST',
+      headers: { authorization: token, 'content-type': 'application/json' },
+      body: JSON.stringify({ product_id: 2, quantity: '1' }),
+    });
     expect(ok.status).toBe(201);
   });
 
   it('rolls back every step when a later step fails', async () => {
     const token = await shopToken('alice', 'alice-pass');
-    const stockOf = async () => ((await call('/shop/v1.0/products')).body.products as { product_id: number; stock: number }[]).find((p) => p.product_id === 3)!.stock;
+    const stockOf = async () =>
+      ((await call('/shop/v1.0/products')).body.products as { product_id: number; stock: number }[]).find((p) => p.product_id === 3)!.stock;
     const before = await stockOf();
     // quantity -2 raises the stock (step 1 succeeds), then the order's check constraint refuses it (step 2 fails).
     const { status, body } = await call('/shop/v1.0/orders', { method: 'POST', ...withAuth(token, form({ product_id: '3', quantity: '-2' })) });
@@ -475,7 +527,11 @@ describe('bad requests never give 500 and never crash the server', () => {
     ['an array parameter', '/lab/v1.0/echo', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":[1]}' }],
     ['a repeated query key', '/lab/v1.0/echo?a=1&a=2&b=3', {}],
     ['an unsupported body type', '/lab/v1.0/echo', { method: 'POST', headers: { 'content-type': 'text/xml' }, body: '<a/>' }],
-    ['a body over the limit', '/lab/v1.0/echo', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ a: 'x'.repeat(2 * 1024 * 1024) }) }],
+    [
+      'a body over the limit',
+      '/lab/v1.0/echo',
+      { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ a: 'x'.repeat(2 * 1024 * 1024) }) },
+    ],
     ['a prototype key', '/lab/v1.0/echo', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"__proto__":{"a":1}}' }],
     ['non-UTF-8 Basic credentials', '/staff/v1.0/me', { headers: { authorization: 'Basic ' + Buffer.from([0xff, 0xfe, 0x3a, 0x41]).toString('base64') } }],
     ['a huge bearer token', '/shop/v1.0/orders', { headers: { authorization: 'Bearer ' + 'a'.repeat(6000) + '.b.c' } }],
@@ -501,7 +557,11 @@ describe('bad requests never give 500 and never crash the server', () => {
   });
 
   it('shape A refuses JSON null credentials instead of looking up the user "null"', async () => {
-    const { status, body } = await call('/shop/', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ auth: 'bearer', userid: null, password: null }) });
+    const { status, body } = await call('/shop/', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ auth: 'bearer', userid: null, password: null }),
+    });
     expect(status).toBe(400);
     expect(body).toEqual({ message: "Parameter 'userid' must not be null", status: 400 });
   });

@@ -33,7 +33,11 @@ describe('limits', () => {
     const response = await fetch(`${strict.url}/lab/v1.0/echo?a=1&b=2&${query}`);
     expect(response.status).toBe(400);
     expect(await response.json()).toEqual({ message: 'Too many parameters: at most 5', status: 400 });
-    const body = await fetch(`${strict.url}/lab/v1.0/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`p${i}`, i]))) });
+    const body = await fetch(`${strict.url}/lab/v1.0/echo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`p${i}`, i]))),
+    });
     expect(body.status).toBe(400);
   });
 
@@ -63,8 +67,13 @@ describe('headers', () => {
     const origin = { origin: 'https://app.example' };
     expect((await fetch(`${plain.url}/shop/v1.0/products`, { headers: origin })).headers.get('access-control-allow-origin')).toBeNull();
     expect((await fetch(`${strict.url}/shop/v1.0/products`, { headers: origin })).headers.get('access-control-allow-origin')).toBe('https://app.example');
-    expect((await fetch(`${strict.url}/shop/v1.0/products`, { headers: { origin: 'https://evil.example' } })).headers.get('access-control-allow-origin')).toBeNull();
-    const preflight = await fetch(`${strict.url}/shop/v1.0/orders`, { method: 'OPTIONS', headers: { ...origin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' } });
+    expect(
+      (await fetch(`${strict.url}/shop/v1.0/products`, { headers: { origin: 'https://evil.example' } })).headers.get('access-control-allow-origin'),
+    ).toBeNull();
+    const preflight = await fetch(`${strict.url}/shop/v1.0/orders`, {
+      method: 'OPTIONS',
+      headers: { ...origin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' },
+    });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-headers')).toBe('Authorization,Content-Type');
   });

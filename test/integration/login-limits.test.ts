@@ -80,7 +80,9 @@ describe('concurrent guesses', () => {
     const own = await startServer(backends, { loginLimits: { perUser: 3, perAddress: 0, windowSeconds: 60 } });
     try {
       const statuses = await Promise.all(
-        Array.from({ length: 12 }, (_, i) => fetch(`${own.url}/staff/v1.0/me`, { headers: { authorization: basic('carol', `parallel-${i}`) } }).then((r) => r.status)),
+        Array.from({ length: 12 }, (_, i) =>
+          fetch(`${own.url}/staff/v1.0/me`, { headers: { authorization: basic('carol', `parallel-${i}`) } }).then((r) => r.status),
+        ),
       );
       expect(statuses.filter((status) => status === 401)).toHaveLength(3);
       expect(statuses.filter((status) => status === 429)).toHaveLength(9);

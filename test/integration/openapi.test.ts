@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { compileErrors, validate } from '@readme/openapi-parser';
-import { chromium, type Browser } from 'playwright-core';
+import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../../generated/index.js';
 import { CHROMIUM_ARGS, ensureChromium } from '../../scripts/chromium.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBuiltServer, type BuiltServer } from '../support/built-server.js';
+import { type BuiltServer, startBuiltServer } from '../support/built-server.js';
 import { basicHeader, formBody, send } from '../support/http.js';
 
 /**
@@ -64,7 +64,16 @@ describe('the request log', () => {
     const refused = await send(`${server.url}/shop/v1.0/orders`);
     const wrong = await send(`${server.url}/staff/v1.0/me`, { headers: { authorization: basicHeader('carol', 'not-her-password') } });
     await expect.poll(() => lineOf(String(wrong.headers['x-request-id']))).toBeDefined();
-    expect(lineOf('trace-123.abc')).toMatchObject({ level: 'info', method: 'GET', path: '/shop/v1.0/orders', status: 200, backend: 'shop', resource: 'orders@1.0', userId: '1', ms: expect.any(Number) });
+    expect(lineOf('trace-123.abc')).toMatchObject({
+      level: 'info',
+      method: 'GET',
+      path: '/shop/v1.0/orders',
+      status: 200,
+      backend: 'shop',
+      resource: 'orders@1.0',
+      userId: '1',
+      ms: expect.any(Number),
+    });
     expect(lineOf(String(refused.headers['x-request-id']))).toMatchObject({ status: 403, reason: 'no_credentials' });
     expect(lineOf(String(wrong.headers['x-request-id']))).toMatchObject({ status: 401, reason: 'bad_password', backend: 'staff' });
   });

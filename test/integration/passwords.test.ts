@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import mysql from 'mysql2/promise';
+import type mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { connectTo } from '../../scripts/connection.js';
-import { generate } from '../../generator/index.js';
 import { backends } from '../../generated/index.js';
+import { generate } from '../../generator/index.js';
+import { connectTo } from '../../scripts/connection.js';
 import { addPlainTextUser, addUser } from '../../scripts/schema.js';
 import { basic, form, startServer, type TestServer } from '../support/server.js';
 
@@ -84,15 +84,25 @@ describe('the credential cache', () => {
 describe('the credential cache across processes', () => {
   it('forgets a user whose roles another process changed through xmlrest, within a poll', async () => {
     expect((await me('dora-cli', 'dora-secret-1')).status).toBe(200);
-    await promisify(execFile)(process.execPath, ['scripts/xmlrest.mjs', 'role', 'revoke', 'dora-cli', 'staff'], { env: { ...process.env, DATABASE_URL: inject('databaseUrl') } });
+    await promisify(execFile)(process.execPath, ['scripts/xmlrest.mjs', 'role', 'revoke', 'dora-cli', 'staff'], {
+      env: { ...process.env, DATABASE_URL: inject('databaseUrl') },
+    });
     await expect.poll(async () => (await me('dora-cli', 'dora-secret-1')).status, { timeout: 5000, interval: 100 }).toBe(403);
   });
 });
 
 describe('auth queries', () => {
   it('must either compare $pass in SQL or return pass_word for the server to verify', () => {
-    const result = generate([{ path: 'resources/x/backend.xml', text: '<Backend auth_scheme="Basic"><AuthQuery>select user_id, role_name from usr_role where user_id = 1 and $user = $user</AuthQuery></Backend>' }]);
+    const result = generate([
+      {
+        path: 'resources/x/backend.xml',
+        text: '<Backend auth_scheme="Basic"><AuthQuery>select user_id, role_name from usr_role where user_id = 1 and $user = $user</AuthQuery></Backend>',
+      },
+    ]);
     expect(result.ok).toBe(false);
-    if (!result.ok) expect(result.errors).toEqual(['resources/x/backend.xml:1:30: an AuthQuery compares $pass in SQL, or returns a pass_word column for the server to verify']);
+    if (!result.ok)
+      expect(result.errors).toEqual([
+        'resources/x/backend.xml:1:30: an AuthQuery compares $pass in SQL, or returns a pass_word column for the server to verify',
+      ]);
   });
 });

@@ -42,7 +42,8 @@ function resource(args: string): string {
 }
 
 // The scratch project uses the repo's runtime, three folders up.
-const generate = () => generateProject({ root: ROOT, check: false, runtimeDir: '../../../runtime', databaseUrl: inject('databaseUrl'), log: (line) => lines.push(line) });
+const generate = () =>
+  generateProject({ root: ROOT, check: false, runtimeDir: '../../../runtime', databaseUrl: inject('databaseUrl'), log: (line) => lines.push(line) });
 
 beforeAll(() => {
   rmSync(ROOT, { recursive: true, force: true });

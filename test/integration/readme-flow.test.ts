@@ -4,9 +4,9 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { connectTo } from '../../scripts/connection.js';
 import { generateProject } from '../../generator/index.js';
 import type { BackendModule } from '../../runtime/index.js';
+import { connectTo } from '../../scripts/connection.js';
 import { addUser } from '../../scripts/schema.js';
 import { decodeJwt, startServer, type TestServer } from '../support/server.js';
 
@@ -57,7 +57,9 @@ beforeAll(async () => {
   }
   const connection = await connectTo(inject('databaseUrl'));
   const reader = await addUser(connection, 'reader-rita', 'rita-pass', ['reader']);
-  await connection.query('create table if not exists loans (loan_id int primary key auto_increment, user_id int unsigned not null, title varchar(100) not null)');
+  await connection.query(
+    'create table if not exists loans (loan_id int primary key auto_increment, user_id int unsigned not null, title varchar(100) not null)',
+  );
   await connection.query('insert into loans (user_id, title) values (?, ?), (?, ?)', [reader, 'Dune', 1, 'Not Rita’s']);
   await connection.end();
 });
@@ -69,7 +71,14 @@ afterAll(async () => {
 describe('a backend written by following the README', () => {
   it('generates', async () => {
     const log: string[] = [];
-    const code = await generateProject({ root: '.', check: false, databaseUrl: inject('databaseUrl'), resourcesDir: `${DIR}/resources`, outDir: `${DIR}/generated`, log: (line) => log.push(line) });
+    const code = await generateProject({
+      root: '.',
+      check: false,
+      databaseUrl: inject('databaseUrl'),
+      resourcesDir: `${DIR}/resources`,
+      outDir: `${DIR}/generated`,
+      log: (line) => log.push(line),
+    });
     expect(log.at(-1)).toBe('xmlrest: 6 files from 3 resource files, 6 changed');
     expect(code).toBe(0);
   });

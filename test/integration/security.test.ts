@@ -3,12 +3,12 @@ import { createHmac } from 'node:crypto';
 import { Agent } from 'node:http';
 import { connect } from 'node:net';
 import { promisify } from 'node:util';
-import mysql from 'mysql2/promise';
+import type mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { connectTo } from '../../scripts/connection.js';
 import { loadConfig } from '../../runtime/config.js';
+import { connectTo } from '../../scripts/connection.js';
 import { addUser } from '../../scripts/schema.js';
-import { startBuiltServer, type BuiltServer } from '../support/built-server.js';
+import { type BuiltServer, startBuiltServer } from '../support/built-server.js';
 import { basicHeader, formBody, send } from '../support/http.js';
 import { decodeJwt, TEST_SECRET } from '../support/server.js';
 
@@ -80,8 +80,15 @@ describe('1. ambiguous credential keys', () => {
       expect(subOf(b.json())).toBe(String(ids.get(account.name)));
       if (!account.name.includes(':')) expect((await staffMe(server.url, account.name, account.password)).status).toBe(200);
       // Then the victim's name with the password that would collide with it under a joined key.
-      const attacks = [await shapeB(server.url, victim, account.attack), await shapeA(server.url, victim, account.attack), await staffMe(server.url, victim, account.attack)];
-      expect(attacks.map((response) => response.status), JSON.stringify(account)).toEqual([401, 401, 401]);
+      const attacks = [
+        await shapeB(server.url, victim, account.attack),
+        await shapeA(server.url, victim, account.attack),
+        await staffMe(server.url, victim, account.attack),
+      ];
+      expect(
+        attacks.map((response) => response.status),
+        JSON.stringify(account),
+      ).toEqual([401, 401, 401]);
     }
     // The victim still signs in as themself, and nobody else got their id.
     const own = await shapeB(server.url, victim, 'victim-pass-1');
@@ -113,7 +120,9 @@ describe('2. bounded inputs on the credential path', () => {
       expect((await staffMe(at.url, 'é'.repeat(128), 'x')).status).toBe(401);
       const longHeader = await send(`${at.url}/staff/v1.0/me`, { headers: { authorization: `Basic ${'A'.repeat(8200)}` } });
       expect(longHeader.status).toBe(401);
-      const longBearer = await send(`${at.url}/shop/v1.0/orders`, { headers: { authorization: `Bearer ${'a'.repeat(4000)}.${'b'.repeat(4000)}.${'c'.repeat(200)}` } });
+      const longBearer = await send(`${at.url}/shop/v1.0/orders`, {
+        headers: { authorization: `Bearer ${'a'.repeat(4000)}.${'b'.repeat(4000)}.${'c'.repeat(200)}` },
+      });
       expect(longBearer.status).toBe(401);
       expect((await shapeA(at.url, longName, 'x')).status).toBe(400);
       expect((await shapeA(at.url, 'alice', longPass)).status).toBe(400);
@@ -142,7 +151,10 @@ describe('2. bounded inputs on the credential path', () => {
     try {
       const attempt = (i: number) => {
         const name = `${i}-${'x'.repeat(100 * 1024)}`;
-        const request: { path: string; fields: Record<string, string> } = i % 2 === 0 ? { path: '/shop/', fields: { auth: 'bearer', userid: name, password: 'wrong' } } : { path: '/shop/v1.0/token', fields: { user: name, pass: 'wrong' } };
+        const request: { path: string; fields: Record<string, string> } =
+          i % 2 === 0
+            ? { path: '/shop/', fields: { auth: 'bearer', userid: name, password: 'wrong' } }
+            : { path: '/shop/v1.0/token', fields: { user: name, pass: 'wrong' } };
         return send(`${target.url}${request.path}`, { method: 'POST', ...formBody(request.fields), agent });
       };
       const run = async (from: number, count: number) => {
@@ -165,7 +177,9 @@ describe('2. bounded inputs on the credential path', () => {
       const statuses = await run(2_000, 10_000);
       const after = await target.rss();
       const grown = (after - before) / 1024 / 1024;
-      process.stdout.write(`memory: RSS ${Math.round(before / 1048576)} MB -> ${Math.round(after / 1048576)} MB after 10,000 failed logins with 100 KB names (+${grown.toFixed(1)} MB); statuses ${JSON.stringify([...statuses])}\n`);
+      process.stdout.write(
+        `memory: RSS ${Math.round(before / 1048576)} MB -> ${Math.round(after / 1048576)} MB after 10,000 failed logins with 100 KB names (+${grown.toFixed(1)} MB); statuses ${JSON.stringify([...statuses])}\n`,
+      );
       expect([...statuses.keys()].every((status) => status >= 400 && status < 500)).toBe(true);
       expect(grown).toBeLessThan(25);
     } finally {
@@ -222,8 +236,14 @@ describe('3. role changes reach every token and cache', () => {
   }
 
   const consoleRevoke = async (via: 'shop' | 'staff', name: string, role: string) => {
-    const admin = via === 'shop' ? `Bearer ${((await shapeA(first.url, 'bob', 'bob-pass')).json() as { token: string }).token}` : basicHeader('sec-staff-admin', 'sec-staff-admin-pw');
-    const response = await send(`${first.url}/_console/api/b/${via}/users/${ids.get(name)}/roles/${role}`, { method: 'DELETE', headers: { authorization: admin, 'x-xmlrest-console': '1' } });
+    const admin =
+      via === 'shop'
+        ? `Bearer ${((await shapeA(first.url, 'bob', 'bob-pass')).json() as { token: string }).token}`
+        : basicHeader('sec-staff-admin', 'sec-staff-admin-pw');
+    const response = await send(`${first.url}/_console/api/b/${via}/users/${ids.get(name)}/roles/${role}`, {
+      method: 'DELETE',
+      headers: { authorization: admin, 'x-xmlrest-console': '1' },
+    });
     expect(response.status).toBe(200);
   };
 
@@ -254,12 +274,16 @@ describe('3. role changes reach every token and cache', () => {
 
   it('directly in usr_role, with SQL', async () => {
     await user('sec-rc-4', 'sec-rc-4-pw', ['customer', 'staff', 'guest']);
-    await revokedEverywhere('sec-rc-4', () => connection.execute("delete from usr_role where user_id = ? and role_name in ('customer', 'staff')", [ids.get('sec-rc-4')!]));
+    await revokedEverywhere('sec-rc-4', () =>
+      connection.execute("delete from usr_role where user_id = ? and role_name in ('customer', 'staff')", [ids.get('sec-rc-4')!]),
+    );
   });
 
   it('directly in usr_role, renaming the role with an UPDATE', async () => {
     await user('sec-rc-5', 'sec-rc-5-pw', ['customer', 'staff', 'guest']);
-    await revokedEverywhere('sec-rc-5', () => connection.execute("update usr_role set role_name = concat(role_name, '-old') where user_id = ?", [ids.get('sec-rc-5')!]));
+    await revokedEverywhere('sec-rc-5', () =>
+      connection.execute("update usr_role set role_name = concat(role_name, '-old') where user_id = ?", [ids.get('sec-rc-5')!]),
+    );
   });
 
   it('when the user is deleted', async () => {
@@ -316,7 +340,15 @@ describe('5. JWT strictness (RFC 7515, RFC 8725)', () => {
     const input = `${b64(header)}.${typeof payload === 'string' ? Buffer.from(payload).toString('base64url') : b64(payload)}`;
     return `${input}.${createHmac('sha256', TEST_SECRET).update(input).digest('base64url')}`;
   };
-  const claims = (extra: Record<string, unknown> = {}) => ({ sub: '1', aud: 'customer', iss: 'shop', exp: now() + 600, iat: now(), jti: `j-${Math.random()}`, ...extra });
+  const claims = (extra: Record<string, unknown> = {}) => ({
+    sub: '1',
+    aud: 'customer',
+    iss: 'shop',
+    exp: now() + 600,
+    iat: now(),
+    jti: `j-${Math.random()}`,
+    ...extra,
+  });
   const orders = async (token: string) => (await send(`${server.url}/shop/v1.0/orders`, { headers: { authorization: `Bearer ${token}` } })).status;
 
   beforeAll(async () => {
@@ -403,7 +435,10 @@ describe('6. slow clients', () => {
   }
 
   it('cuts off a client trickling its body, and serves others meanwhile', async () => {
-    const slow = trickle('POST /shop/v1.0/token HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\n', 'u'.repeat(1000));
+    const slow = trickle(
+      'POST /shop/v1.0/token HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\n',
+      'u'.repeat(1000),
+    );
     const others: number[] = [];
     for (let i = 0; i < 10; i++) {
       others.push((await send(`${server.url}/shop/v1.0/products`)).status);
@@ -458,7 +493,9 @@ describe('8. smaller ones', () => {
       expect(refused.status, JSON.stringify(name)).toBe(400);
     }
     for (const role of ['sec-role\u200b', 'sec-role\u202e']) expect((await consoleCall('POST', 'roles', { name: role })).status).toBe(400);
-    const cli = await promisify(execFile)(process.execPath, ['scripts/xmlrest.mjs', 'user', 'add', 'sec-cli\u200bname', '--password', 'cli-pass-1'], { env: { ...process.env, DATABASE_URL: inject('databaseUrl') } }).then(
+    const cli = await promisify(execFile)(process.execPath, ['scripts/xmlrest.mjs', 'user', 'add', 'sec-cli\u200bname', '--password', 'cli-pass-1'], {
+      env: { ...process.env, DATABASE_URL: inject('databaseUrl') },
+    }).then(
       () => 0,
       (error: { code: number }) => error.code,
     );
@@ -467,7 +504,8 @@ describe('8. smaller ones', () => {
 
   it('never names database constraints, tables or columns in an error body', async () => {
     const token = `Bearer ${((await shapeB(server.url, 'alice', 'alice-pass')).json() as { token: string }).token}`;
-    const order = (fields: Record<string, string>) => send(`${server.url}/shop/v1.0/orders`, { method: 'POST', headers: { authorization: token, ...formBody(fields).headers }, body: formBody(fields).body });
+    const order = (fields: Record<string, string>) =>
+      send(`${server.url}/shop/v1.0/orders`, { method: 'POST', headers: { authorization: token, ...formBody(fields).headers }, body: formBody(fields).body });
     const answers = [
       await order({ product_id: '1', quantity: '-1' }),
       await order({ product_id: '3', quantity: '1000' }),

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { backends as demo } from '../../generated/index.js';
-import { demoTargets, scan, type ScanTarget } from '../../scripts/sqlmap.js';
+import { demoTargets, type ScanTarget, scan } from '../../scripts/sqlmap.js';
 import { backends as lab } from '../golden/lab/expected/index.js';
 import { startServer, type TestServer } from '../support/server.js';
 
@@ -22,7 +22,10 @@ afterAll(() => server.close());
 
 describe('sqlmap', () => {
   it('finds no injectable parameter in any demo resource, nor in the lab echo', async () => {
-    const targets: ScanTarget[] = [...(await demoTargets(server.url)), { name: 'lab echo (untyped parameters)', method: 'GET', path: '/lab/v1.0/echo?a=1&b=x', params: ['a', 'b'] }];
+    const targets: ScanTarget[] = [
+      ...(await demoTargets(server.url)),
+      { name: 'lab echo (untyped parameters)', method: 'GET', path: '/lab/v1.0/echo?a=1&b=x', params: ['a', 'b'] },
+    ];
     for (const target of targets) {
       const result = await scan(server.url, target, 240);
       process.stdout.write(`sqlmap ${result.target}: ${result.verdict}\n`);

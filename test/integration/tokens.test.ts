@@ -2,9 +2,19 @@ import { createHmac } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { connectTo } from '../../scripts/connection.js';
 import { backends as demo } from '../../generated/index.js';
-import { createLogger, createReloadableApp, listen, openDatabase, revokeToken, revokeUserTokens, type Database, type ReloadableApp, type RunningServer } from '../../runtime/index.js';
+import {
+  createLogger,
+  createReloadableApp,
+  type Database,
+  listen,
+  openDatabase,
+  type ReloadableApp,
+  type RunningServer,
+  revokeToken,
+  revokeUserTokens,
+} from '../../runtime/index.js';
+import { connectTo } from '../../scripts/connection.js';
 import { createDefaultTables } from '../../scripts/schema.js';
 import { decodeJwt } from '../support/server.js';
 
@@ -39,7 +49,15 @@ afterAll(async () => {
   await database.end();
 });
 
-const claims = (extra: Record<string, unknown> = {}) => ({ sub: '1', aud: 'customer', iss: 'shop', exp: now() + 600, iat: now(), jti: `t-${Math.random()}`, ...extra });
+const claims = (extra: Record<string, unknown> = {}) => ({
+  sub: '1',
+  aud: 'customer',
+  iss: 'shop',
+  exp: now() + 600,
+  iat: now(),
+  jti: `t-${Math.random()}`,
+  ...extra,
+});
 const sign = (payload: object, secret = NEW, options: jwt.SignOptions = { algorithm: 'HS256', keyid: '2026-11' }) => jwt.sign(payload, secret, options);
 const b64 = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
 /** Signed by hand, for payloads jsonwebtoken itself refuses to sign. */
@@ -93,7 +111,7 @@ describe('revocation, kept in the database', () => {
     expect((await orders(sign(claims()))).status).toBe(200);
   });
 
-  it("refuses every token a user was issued before their tokens were revoked, and accepts a later one", async () => {
+  it('refuses every token a user was issued before their tokens were revoked, and accepts a later one', async () => {
     // A sub of its own: revocations live in the database every test file shares.
     const before = sign(claims({ sub: '9002', aud: ['customer', 'admin'], iat: now() - 5 }));
     expect((await orders(before)).status).toBe(200);
@@ -107,7 +125,7 @@ describe('revocation, kept in the database', () => {
 });
 
 describe('revocation by xmlrest role revoke', () => {
-  it('refuses a user\'s tokens on every backend when the revocation names no backend (*)', async () => {
+  it("refuses a user's tokens on every backend when the revocation names no backend (*)", async () => {
     const token = sign(claims({ sub: '9003', aud: 'customer', iat: now() - 5 }));
     expect((await orders(token)).status).toBe(200);
     await revokeUserTokens(database, '*', '9003');
@@ -118,7 +136,15 @@ describe('revocation by xmlrest role revoke', () => {
 
 describe('key ids', () => {
   it('refuses plain-number key ids, which JavaScript would reorder', () => {
-    expect(() => createReloadableApp({ backends: skewed, database, jwtSecret: JSON.stringify({ '2': NEW, '1': OLD }), logger: createLogger('silent'), revocationPollMs: 0 })).toThrow('must not be plain numbers');
+    expect(() =>
+      createReloadableApp({
+        backends: skewed,
+        database,
+        jwtSecret: JSON.stringify({ '2': NEW, '1': OLD }),
+        logger: createLogger('silent'),
+        revocationPollMs: 0,
+      }),
+    ).toThrow('must not be plain numbers');
   });
 });
 
@@ -127,13 +153,21 @@ describe('JWT attack suite', () => {
   const attacks: [string, () => string, string][] = [
     ['alg none', () => `${b64({ alg: 'none', typ: 'JWT', kid: '2026-11' })}.${b64(claims())}.`, 'token algorithm is not HS256'],
     ['alg None (case games)', () => `${b64({ alg: 'None', typ: 'JWT', kid: '2026-11' })}.${b64(claims())}.`, 'token algorithm is not HS256'],
-    ['algorithm confusion: RS256 header, HMAC with the secret', () => handMade(claims(), { alg: 'RS256', typ: 'JWT', kid: '2026-11' }), 'token algorithm is not HS256'],
+    [
+      'algorithm confusion: RS256 header, HMAC with the secret',
+      () => handMade(claims(), { alg: 'RS256', typ: 'JWT', kid: '2026-11' }),
+      'token algorithm is not HS256',
+    ],
     ['HS512 with the right key', () => sign(claims(), NEW, { algorithm: 'HS512', keyid: '2026-11' }), 'token algorithm is not HS256'],
     ['stripped signature', () => valid().replace(/\.[^.]+$/, '.'), 'token algorithm is not HS256'],
-    ['signature of another payload', () => {
-      const [header, , signature] = valid().split('.');
-      return `${header}.${b64(claims({ sub: '2', aud: 'admin' }))}.${signature}`;
-    }, 'token signature is invalid'],
+    [
+      'signature of another payload',
+      () => {
+        const [header, , signature] = valid().split('.');
+        return `${header}.${b64(claims({ sub: '2', aud: 'admin' }))}.${signature}`;
+      },
+      'token signature is invalid',
+    ],
     ['wrong typ', () => sign(claims(), NEW, { algorithm: 'HS256', keyid: '2026-11', header: { alg: 'HS256', typ: 'JWS' } }), 'token type (typ) is not JWT'],
     ['exp as a string', () => handMade({ ...claims(), exp: String(now() + 600) }), 'token is malformed'],
     ['sub as a number', () => sign({ ...claims(), sub: 1 }), 'token has no subject (sub)'],

@@ -13,7 +13,27 @@ let proxied: TestServer;
 
 beforeAll(async () => {
   mkdirSync(DIR, { recursive: true });
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', `${DIR}/key.pem`, '-out', `${DIR}/cert.pem`], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+      '-keyout',
+      `${DIR}/key.pem`,
+      '-out',
+      `${DIR}/cert.pem`,
+    ],
+    { stdio: 'ignore' },
+  );
   tls = { cert: readFileSync(`${DIR}/cert.pem`, 'utf8'), key: readFileSync(`${DIR}/key.pem`, 'utf8') };
   secure = await startServer(backends, { tls, requireTlsForCredentials: true });
   proxied = await startServer(backends, { trustProxy: true, requireTlsForCredentials: true });
@@ -46,17 +66,30 @@ describe('transport', () => {
 
   it('behind a trusted proxy, refuses credentials that reached it over plain HTTP from another host', async () => {
     const from = { 'x-forwarded-for': '203.0.113.7' };
-    const plain = await fetch(`${proxied.url}/staff/v1.0/me`, { headers: { ...from, 'x-forwarded-proto': 'http', authorization: basic('carol', 'carol-pass') } });
+    const plain = await fetch(`${proxied.url}/staff/v1.0/me`, {
+      headers: { ...from, 'x-forwarded-proto': 'http', authorization: basic('carol', 'carol-pass') },
+    });
     expect(plain.status).toBe(403);
     expect(await plain.json()).toEqual({ message: 'Credentials must be sent over HTTPS', status: 403 });
-    const viaTls = await fetch(`${proxied.url}/staff/v1.0/me`, { headers: { ...from, 'x-forwarded-proto': 'https', authorization: basic('carol', 'carol-pass') } });
+    const viaTls = await fetch(`${proxied.url}/staff/v1.0/me`, {
+      headers: { ...from, 'x-forwarded-proto': 'https', authorization: basic('carol', 'carol-pass') },
+    });
     expect(viaTls.status).toBe(200);
-    for (const [path, fields] of [['/shop/', { auth: 'bearer', userid: 'alice', password: 'alice-pass' }], ['/shop/v1.0/token', { user: 'alice', pass: 'alice-pass' }]] as const) {
-      const token = await fetch(`${proxied.url}${path}`, { method: 'POST', ...form(fields), headers: { ...form(fields).headers, ...from, 'x-forwarded-proto': 'http' } });
+    for (const [path, fields] of [
+      ['/shop/', { auth: 'bearer', userid: 'alice', password: 'alice-pass' }],
+      ['/shop/v1.0/token', { user: 'alice', pass: 'alice-pass' }],
+    ] as const) {
+      const token = await fetch(`${proxied.url}${path}`, {
+        method: 'POST',
+        ...form(fields),
+        headers: { ...form(fields).headers, ...from, 'x-forwarded-proto': 'http' },
+      });
       expect(token.status, path).toBe(403);
     }
     // A client that writes its own X-Forwarded-For gains nothing: the proxy's entry (the last) is the address.
-    const spoofed = await fetch(`${proxied.url}/staff/v1.0/me`, { headers: { 'x-forwarded-for': '127.0.0.1, 203.0.113.7', 'x-forwarded-proto': 'http', authorization: basic('carol', 'carol-pass') } });
+    const spoofed = await fetch(`${proxied.url}/staff/v1.0/me`, {
+      headers: { 'x-forwarded-for': '127.0.0.1, 203.0.113.7', 'x-forwarded-proto': 'http', authorization: basic('carol', 'carol-pass') },
+    });
     expect(spoofed.status).toBe(403);
     // Without credentials nothing is refused, and loopback clients are trusted on plain HTTP.
     expect((await fetch(`${proxied.url}/shop/v1.0/products`, { headers: { ...from, 'x-forwarded-proto': 'http' } })).status).toBe(200);
@@ -67,7 +100,9 @@ describe('transport', () => {
     const direct = await startServer(backends, { requireTlsForCredentials: true });
     try {
       // A loopback client claiming another address over plain HTTP stays a loopback client.
-      const claimed = await fetch(`${direct.url}/staff/v1.0/me`, { headers: { 'x-forwarded-for': '203.0.113.7', 'x-forwarded-proto': 'http', authorization: basic('carol', 'carol-pass') } });
+      const claimed = await fetch(`${direct.url}/staff/v1.0/me`, {
+        headers: { 'x-forwarded-for': '203.0.113.7', 'x-forwarded-proto': 'http', authorization: basic('carol', 'carol-pass') },
+      });
       expect(claimed.status).toBe(200);
     } finally {
       await direct.close();

@@ -2,15 +2,21 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { connectTo } from '../../scripts/connection.js';
 import { generateProject } from '../../generator/index.js';
+import { connectTo } from '../../scripts/connection.js';
 
 /** Types from the live schema: inference, the snapshot, --refresh-types, and the database's errors. */
 const ROOT = 'test/.tmp/types';
 const RESOURCE = path.join(ROOT, 'resources/probe/gadgets.xml');
 let lines: string[] = [];
 const generate = (options: { check?: boolean; refreshTypes?: boolean; databaseUrl?: string | undefined } = {}) =>
-  generateProject({ root: ROOT, check: options.check ?? false, refreshTypes: options.refreshTypes, databaseUrl: options.databaseUrl, log: (line) => lines.push(line) });
+  generateProject({
+    root: ROOT,
+    check: options.check ?? false,
+    refreshTypes: options.refreshTypes,
+    databaseUrl: options.databaseUrl,
+    log: (line) => lines.push(line),
+  });
 const moduleText = () => readFileSync(path.join(ROOT, 'generated/probe/gadgets.ts'), 'utf8');
 
 async function sql(statement: string): Promise<void> {
@@ -74,7 +80,9 @@ describe('types from the database', () => {
     writeFileSync(RESOURCE, good.replace('select * from type_probe', 'select * from no_such_probe'));
     lines = [];
     expect(await generate({ databaseUrl: inject('databaseUrl') })).toBe(1);
-    expect(lines[0]).toMatch(/^resources\/probe\/gadgets\.xml:3:5: step "gadgets": the database rejects the statement: Table '.*\.no_such_probe' doesn't exist$/);
+    expect(lines[0]).toMatch(
+      /^resources\/probe\/gadgets\.xml:3:5: step "gadgets": the database rejects the statement: Table '.*\.no_such_probe' doesn't exist$/,
+    );
     writeFileSync(RESOURCE, good.replace('$[gadgets][0].size', '$[gadgets][0].colour'));
     lines = [];
     expect(await generate({ databaseUrl: inject('databaseUrl') })).toBe(1);

@@ -1,4 +1,4 @@
-import { request, type Agent } from 'node:http';
+import { type Agent, request } from 'node:http';
 
 /**
  * One HTTP request with node:http, for what fetch cannot do: send from another

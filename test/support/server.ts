@@ -1,6 +1,6 @@
 import { inject } from 'vitest';
-import { createLogger, createReloadableApp, listen, openDatabase, type Database, type Revocations, type RunningServer } from '../../runtime/index.js';
 import type { BackendModule } from '../../runtime/contract.js';
+import { createLogger, createReloadableApp, type Database, listen, openDatabase, type Revocations, type RunningServer } from '../../runtime/index.js';
 
 /** A 32-byte secret made for this test run. */
 export const TEST_SECRET = 'test-secret-0123456789-abcdefghijklmnop';

@@ -33,7 +33,13 @@ describe('generate', () => {
     expect(Object.keys(snapshot(path.join(ROOT, 'generated'))).sort()).toEqual([
       'column-types.json',
       'index.ts',
-      'openapi.json', 'shop/index.ts', 'shop/orders.ts', 'shop/products.ts', 'shop/products@2.0.ts', 'shop/report.ts', 'shop/token.ts',
+      'openapi.json',
+      'shop/index.ts',
+      'shop/orders.ts',
+      'shop/products.ts',
+      'shop/products@2.0.ts',
+      'shop/report.ts',
+      'shop/token.ts',
     ]);
     // The same resources give the same bytes as the committed generated/ of the repo.
     expect(readFileSync(path.join(ROOT, 'generated/shop/orders.ts'), 'utf8')).toBe(readFileSync('generated/shop/orders.ts', 'utf8'));
@@ -73,14 +79,20 @@ describe('generate', () => {
     await generate();
     const before = snapshot(path.join(ROOT, 'generated'));
     writeFileSync(path.join(ROOT, 'resources/shop/broken.xml'), '<Resource v="1.0">\n  <Request method="GET">\n    <Sql id="a">select 1 as a</Sq>\n');
-    writeFileSync(path.join(ROOT, 'resources/shop/products.xml'), readFileSync('resources/shop/products.xml', 'utf8').replace('<Sql id="products"', '<Sql id="products" cache="yes"'));
-    writeFileSync(path.join(ROOT, 'resources/shop/public.xml'), '<Resource v="1.0"><Request method="GET"><Sql id="me">select $uid as id</Sql></Request></Resource>');
+    writeFileSync(
+      path.join(ROOT, 'resources/shop/products.xml'),
+      readFileSync('resources/shop/products.xml', 'utf8').replace('<Sql id="products"', '<Sql id="products" cache="yes"'),
+    );
+    writeFileSync(
+      path.join(ROOT, 'resources/shop/public.xml'),
+      '<Resource v="1.0"><Request method="GET"><Sql id="me">select $uid as id</Sql></Request></Resource>',
+    );
     lines = [];
     expect(await generate()).toBe(1);
     expect(lines).toEqual([
       "resources/shop/broken.xml:3:30: malformed XML: expected closing tag 'Sql' (opened in line 3, col 5) instead of closing tag 'Sq'.",
       'resources/shop/products.xml:5:24: unknown attribute on Sql: cache',
-      "resources/shop/public.xml:1:61: step \"me\" uses $uid but the resource has no auth attribute: $uid is the authenticated user's id",
+      'resources/shop/public.xml:1:61: step "me" uses $uid but the resource has no auth attribute: $uid is the authenticated user\'s id',
       'xmlrest: 3 errors; nothing was written',
     ]);
     expect(snapshot(path.join(ROOT, 'generated'))).toEqual(before);
@@ -89,6 +101,8 @@ describe('generate', () => {
   it('reports a resource file outside a backend folder instead of ignoring it', async () => {
     writeFileSync(path.join(ROOT, 'resources/loose.xml'), '<Resource v="1.0"/>');
     expect(await generate()).toBe(1);
-    expect(lines[0]).toBe('resources/loose.xml:1:1: resource files live at resources/<backend>/<name>.xml, with a lower-case backend name: resources/loose.xml');
+    expect(lines[0]).toBe(
+      'resources/loose.xml:1:1: resource files live at resources/<backend>/<name>.xml, with a lower-case backend name: resources/loose.xml',
+    );
   });
 });

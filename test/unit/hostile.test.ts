@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { generate, newGeneratorCache } from '../../generator/index.js';
-import { parseAuthorization } from '../../runtime/auth/header.js';
 import { scanSql } from '../../generator/sql/index.js';
+import { parseAuthorization } from '../../runtime/auth/header.js';
 
 /**
  * Property-based hostile input for the three front ends that read what
@@ -29,30 +29,52 @@ const cache = newGeneratorCache();
 
 /** Random edits of a valid document: the inputs a fuzzer finds most. */
 const mutated = fc
-  .array(fc.tuple(fc.nat(VALID_RESOURCE.length), fc.nat(8), fc.string({ maxLength: 8, unit: fc.constantFrom('<', '>', '"', "'", '&', ';', '$', '[', ']', '/', '!', '-', '?', 'a', ' ', '\n', '\u0000', 'é') })), { maxLength: 6 })
+  .array(
+    fc.tuple(
+      fc.nat(VALID_RESOURCE.length),
+      fc.nat(8),
+      fc.string({ maxLength: 8, unit: fc.constantFrom('<', '>', '"', "'", '&', ';', '$', '[', ']', '/', '!', '-', '?', 'a', ' ', '\n', '\u0000', 'é') }),
+    ),
+    { maxLength: 6 },
+  )
   .map((edits) => edits.reduce((text, [at, remove, insert]) => text.slice(0, at) + insert + text.slice(at + remove), VALID_RESOURCE));
 
 describe('hostile input (property-based, seeded)', () => {
   it('the Authorization parser never throws and never invents a scheme', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.string(), fc.string({ unit: 'binary' }), fc.string().map((s) => `Basic ${s}`), fc.string().map((s) => `Bearer ${s}`), fc.uint8Array().map((b) => `Basic ${Buffer.from(b).toString('base64')}`)), (header) => {
-        const result = parseAuthorization(header);
-        expect(result === undefined || result.scheme === 'basic' || result.scheme === 'bearer').toBe(true);
-      }),
+      fc.property(
+        fc.oneof(
+          fc.string(),
+          fc.string({ unit: 'binary' }),
+          fc.string().map((s) => `Basic ${s}`),
+          fc.string().map((s) => `Bearer ${s}`),
+          fc.uint8Array().map((b) => `Basic ${Buffer.from(b).toString('base64')}`),
+        ),
+        (header) => {
+          const result = parseAuthorization(header);
+          expect(result === undefined || result.scheme === 'basic' || result.scheme === 'bearer').toBe(true);
+        },
+      ),
       options,
     );
   });
 
   it('the SQL scanner never throws, and its ? count always equals its placeholder count', () => {
     fc.assert(
-      fc.property(fc.string({ unit: fc.constantFrom('s', 'e', 'l', ' ', "'", '"', '`', '$', 'a', '[', ']', '0', '.', '-', '#', '/', '*', '\\', '\n', ';', '?', '(', ')', ',') , maxLength: 80 }), (sql) => {
-        const scanned = scanSql(sql);
-        // Every ? in the output is one of ours unless the scanner reported a stray one.
-        if (scanned.problems.length === 0) {
-          const questionMarks = scanSql(scanned.sql.replaceAll('?', '$p')).placeholders.length;
-          expect(questionMarks).toBe(scanned.placeholders.length);
-        }
-      }),
+      fc.property(
+        fc.string({
+          unit: fc.constantFrom('s', 'e', 'l', ' ', "'", '"', '`', '$', 'a', '[', ']', '0', '.', '-', '#', '/', '*', '\\', '\n', ';', '?', '(', ')', ','),
+          maxLength: 80,
+        }),
+        (sql) => {
+          const scanned = scanSql(sql);
+          // Every ? in the output is one of ours unless the scanner reported a stray one.
+          if (scanned.problems.length === 0) {
+            const questionMarks = scanSql(scanned.sql.replaceAll('?', '$p')).placeholders.length;
+            expect(questionMarks).toBe(scanned.placeholders.length);
+          }
+        },
+      ),
       options,
     );
   });

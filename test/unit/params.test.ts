@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { ParamSpec } from '../../runtime/contract.js';
 import { HttpError } from '../../runtime/errors.js';
 import { readParams } from '../../runtime/params.js';
-import type { ParamSpec } from '../../runtime/contract.js';
 
 const read = (value: unknown, spec: ParamSpec) => readParams<{ p: unknown }>({}, { p: value }, { p: spec }).p;
 const message = (value: unknown, spec: ParamSpec) => {
@@ -30,7 +30,9 @@ describe('readParams: checks and converts each parameter to what its column take
     expect(message('9007199254740993', { kind: 'integer', nullable: false })).toBe("Parameter 'p' must be a whole number in range");
     expect(message(true, { kind: 'integer', nullable: false })).toBe("Parameter 'p' must be a whole number");
     expect(message('1e3', { kind: 'decimal', nullable: false })).toBe("Parameter 'p' must be a decimal number");
-    expect(message(Number('9007199254740993'), { kind: 'bigint', nullable: false })).toBe("Parameter 'p' must be a whole number in range (send a larger one as a string)");
+    expect(message(Number('9007199254740993'), { kind: 'bigint', nullable: false })).toBe(
+      "Parameter 'p' must be a whole number in range (send a larger one as a string)",
+    );
     expect(message(1e20, { kind: 'decimal', nullable: false })).toBe("Parameter 'p' must be a decimal number in range (send it as a string)");
     expect(message('abc', { kind: 'number', nullable: false })).toBe("Parameter 'p' must be a number");
     expect(message('héllo', { kind: 'string', nullable: false, maxLength: 4 })).toBe("Parameter 'p' must be at most 4 characters");

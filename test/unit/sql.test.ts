@@ -14,8 +14,8 @@ describe('scanSql', () => {
     expect(scanned.problems).toEqual([]);
   });
 
-  it("leaves $ alone inside strings, backtick identifiers, comments and identifiers", () => {
-    const sql = "select 'it''s $a' as a, \"say \\\"$b\\\"\" as b, `col$c`, price$ from t$x # $d\n-- $e\n/* $f */ where x = $g";
+  it('leaves $ alone inside strings, backtick identifiers, comments and identifiers', () => {
+    const sql = 'select \'it\'\'s $a\' as a, "say \\"$b\\"" as b, `col$c`, price$ from t$x # $d\n-- $e\n/* $f */ where x = $g';
     const scanned = scanSql(sql);
     expect(scanned.placeholders).toEqual([{ kind: 'param', name: 'g' }]);
     expect(scanned.problems).toEqual([]);
@@ -48,7 +48,15 @@ describe('scanSql', () => {
   });
 
   it('names result columns from aliases, implicit aliases and column references', () => {
-    expect(scanSql('select distinct a, t.b, c as d, count(*) n, `e f`, sum(x) as `g`, (select 1) as h from t').columns).toEqual(['a', 'b', 'd', 'n', 'e f', 'g', 'h']);
+    expect(scanSql('select distinct a, t.b, c as d, count(*) n, `e f`, sum(x) as `g`, (select 1) as h from t').columns).toEqual([
+      'a',
+      'b',
+      'd',
+      'n',
+      'e f',
+      'g',
+      'h',
+    ]);
     expect(scanSql('select * from t').columns).toBeNull();
     expect(scanSql('select t.* from t').columns).toBeNull();
     expect(scanSql('select a from t union select b from u').columns).toEqual(['a']);
