@@ -5,11 +5,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import mysql from 'mysql2/promise';
-import * as vega from 'vega';
 import { generateProject as generate } from '../generator/index.js';
 import { freePort, type PrivateMariadb, startPrivateMariadb } from '../scripts/mariadb.js';
 import { createDefaultTables } from '../scripts/schema.js';
 import { type GenerationTiming, measureGeneration, writeSyntheticResources } from './generate.js';
+import { type Measurement, median, type ServerName, writeResults } from './report.js';
 
 /**
  * `npm run bench`: the generated server against a hand-written one and two
@@ -31,7 +31,6 @@ const DIST = '.xmlrest/bench-dist';
 const SECRET = randomBytes(32).toString('base64url');
 const pinned = os.availableParallelism() >= 2 && existsSync('/usr/bin/taskset');
 
-type ServerName = 'generated' | 'handwritten' | 'raw-http' | 'koa-hello';
 const SERVER_FILES: Record<ServerName, string> = {
   generated: 'bench/serve-generated.js',
   handwritten: 'bench/handwritten.js',
@@ -166,15 +165,6 @@ function rssOf(child: ChildProcess): number {
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
 }
 
-interface Measurement {
-  rps: number;
-  p50: number;
-  p99: number;
-  total: number;
-  non2xx: number;
-  errors: number;
-}
-
 function load(server: Running, request: Request, duration: number): Measurement {
   const config = {
     url: server.url + request.path,
@@ -188,12 +178,6 @@ function load(server: Running, request: Request, duration: number): Measurement 
   const args = [...(pinned ? ['-c', '0', process.execPath] : []), 'bench/load.mjs', JSON.stringify(config)];
   return JSON.parse(execFileSync(command, args, { encoding: 'utf8' })) as Measurement;
 }
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
 
 // ---------------------------------------------------------------- main
 
@@ -269,7 +253,7 @@ try {
   const startup = await measureStartup(url);
   say('generation speed ...');
   const generation = await measureGeneration([10, 100, 1000]);
-  await writeResults(results, rss, startup, generation);
+  await writeResults(results, rss, startup, generation, { connections: flags.connections, duration: flags.duration, rounds: flags.rounds, pinned });
 } finally {
   await stopAll();
 }
@@ -315,140 +299,4 @@ async function measureStartup(databaseUrl: string): Promise<{ ms: number; rssMb:
   }
   rmSync(root, { recursive: true, force: true });
   return { ms, rssMb };
-}
-
-async function writeResults(
-  results: Map<string, Map<ServerName, Measurement[]>>,
-  rss: Map<ServerName, number>,
-  startup: { ms: number; rssMb: number },
-  generation: GenerationTiming[],
-): Promise<void> {
-  const when = new Date().toISOString().replace(/:\d\d\.\d+Z$/, 'Z');
-  const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
-  const machine = `${os.availableParallelism()} cores (${cpu}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.type()} ${os.release()}, Node ${process.version}`;
-  const lines = [
-    `# xmlrest benchmark, ${when}`,
-    '',
-    `Machine: ${machine}. Load generator: autocannon, ${flags.connections} connections, ${flags.duration} s per run after a 1 s warm-up,`,
-    `${flags.rounds} rounds interleaved (A B A B ...). ${pinned ? 'Servers pinned to core 1, load generator to core 0 (taskset).' : 'No core pinning (taskset or a second core missing).'}`,
-    `Data: 10,000 users, 100,000 rows in a user-owned table, on a private MariaDB. Figures are medians over rounds; spread is min-max of req/s.`,
-    '',
-    '| scenario | server | req/s (median) | spread | p50 ms | p99 ms | RSS MB |',
-    '|---|---|---|---|---|---|---|',
-  ];
-  const chart: { scenario: string; server: string; rps: number }[] = [];
-  const ratios: string[] = [
-    '| scenario | generated / hand-written req/s | p99 generated / hand-written | generated / ceiling req/s | target |',
-    '|---|---|---|---|---|',
-  ];
-  for (const [scenario, byServer] of results) {
-    for (const [server, measurements] of byServer) {
-      const rps = measurements.map((m) => m.rps);
-      lines.push(
-        `| ${scenario} | ${server} | ${Math.round(median(rps))} | ${Math.round(Math.min(...rps))}-${Math.round(Math.max(...rps))} | ${median(measurements.map((m) => m.p50))} | ${median(measurements.map((m) => m.p99))} | ${Math.round(rss.get(server) ?? 0)} |`,
-      );
-      chart.push({ scenario, server, rps: Math.round(median(rps)) });
-    }
-    const generated = byServer.get('generated')!;
-    const handwritten = byServer.get('handwritten')!;
-    const ratio = median(generated.map((m) => m.rps)) / median(handwritten.map((m) => m.rps));
-    const p99 = median(generated.map((m) => m.p99)) / Math.max(median(handwritten.map((m) => m.p99)), 1);
-    const ceiling = byServer.get('raw-http');
-    const ceilingRatio = ceiling ? (median(generated.map((m) => m.rps)) / median(ceiling.map((m) => m.rps))).toFixed(2) : '';
-    ratios.push(
-      `| ${scenario} | ${ratio.toFixed(2)} | ${p99.toFixed(2)} | ${ceilingRatio} | ${ratio >= 0.95 && p99 <= 1.1 ? 'met' : 'missed'} (>= 0.95, p99 <= 1.1) |`,
-    );
-  }
-  const bearer = median(
-    results
-      .get('Bearer GET ($uid)')!
-      .get('generated')!
-      .map((m) => m.rps),
-  );
-  const unauthenticated = median(
-    results
-      .get('public GET')!
-      .get('handwritten')!
-      .map((m) => m.rps),
-  );
-  lines.push(
-    '',
-    '## Ratios against the targets',
-    '',
-    ...ratios,
-    `| Bearer GET vs unauthenticated Koa + mysql2 SELECT | ${(bearer / unauthenticated).toFixed(2)} | | | ${bearer / unauthenticated >= 0.8 ? 'met' : 'missed'} (>= 0.8) |`,
-    '',
-    '## Generation and start',
-    '',
-    '| what | time | target |',
-    '|---|---|---|',
-    ...generation.map(
-      (t) =>
-        `| generate ${t.resources} resources, full (in process) | ${Math.round(t.fullMs)} ms | ${t.resources === 1000 ? `${t.fullMs < 5000 ? 'met' : 'missed'} (< 5 s)` : ''} |`,
-    ),
-    ...generation.map(
-      (t) =>
-        `| generate ${t.resources} resources, one changed file (dev cache) | ${Math.round(t.oneFileMs)} ms | ${t.resources === 1000 ? `${t.oneFileMs < 300 ? 'met' : 'missed'} (< 0.3 s)` : ''} |`,
-    ),
-    `| start the compiled server with 1,000 routes (spawn to listening) | ${Math.round(startup.ms)} ms, ${Math.round(startup.rssMb)} MB RSS | ${startup.ms < 1000 ? 'met' : 'missed'} (< 1 s) |`,
-    '',
-    `![req/s per scenario](${when.replaceAll(':', '')}.svg)`,
-    '',
-  );
-  mkdirSync('bench/results', { recursive: true });
-  const stem = `bench/results/${when.replaceAll(':', '')}`;
-  const markdown = lines.join('\n');
-  writeFileSync(`${stem}.md`, markdown);
-  writeFileSync('bench/results/latest.md', markdown.replace(`](${when.replaceAll(':', '')}.svg)`, '](latest.svg)'));
-  const svg = await renderChart(chart);
-  writeFileSync(`${stem}.svg`, svg);
-  writeFileSync('bench/results/latest.svg', svg);
-  process.stdout.write(markdown + '\n');
-}
-
-/** A grouped bar chart of median req/s, rendered to SVG by Vega. */
-async function renderChart(data: { scenario: string; server: string; rps: number }[]): Promise<string> {
-  const spec: vega.Spec = {
-    $schema: 'https://vega.github.io/schema/vega/v6.json',
-    width: 720,
-    height: 300,
-    padding: 10,
-    title: { text: 'Median requests per second (higher is better)' },
-    data: [{ name: 'table', values: data }],
-    scales: [
-      { name: 'x', type: 'band', domain: { data: 'table', field: 'scenario' }, range: 'width', padding: 0.2 },
-      { name: 'y', type: 'linear', domain: { data: 'table', field: 'rps' }, range: 'height', nice: true, zero: true },
-      { name: 'colour', type: 'ordinal', domain: { data: 'table', field: 'server' }, range: { scheme: 'category10' } },
-    ],
-    axes: [
-      { orient: 'bottom', scale: 'x', labelAngle: -20, labelAlign: 'right' },
-      { orient: 'left', scale: 'y', title: 'req/s', grid: true },
-    ],
-    legends: [{ fill: 'colour', title: 'server', orient: 'right' }],
-    marks: [
-      {
-        type: 'group',
-        from: { facet: { data: 'table', name: 'facet', groupby: 'scenario' } },
-        encode: { enter: { x: { scale: 'x', field: 'scenario' } } },
-        signals: [{ name: 'width', update: "bandwidth('x')" }],
-        scales: [{ name: 'inner', type: 'band', range: 'width', domain: { data: 'facet', field: 'server' } }],
-        marks: [
-          {
-            type: 'rect',
-            from: { data: 'facet' },
-            encode: {
-              enter: {
-                x: { scale: 'inner', field: 'server' },
-                width: { scale: 'inner', band: 1 },
-                y: { scale: 'y', field: 'rps' },
-                y2: { scale: 'y', value: 0 },
-                fill: { scale: 'colour', field: 'server' },
-              },
-            },
-          },
-        ],
-      },
-    ],
-  };
-  return new vega.View(vega.parse(spec), { renderer: 'none' }).toSVG();
 }

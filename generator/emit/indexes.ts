@@ -39,20 +39,11 @@ function authQueryLiteral(backend: Backend): string {
 }
 
 export function emitBackendIndex(backend: Backend, file: string, options: EmitOptions): string {
-  const statements: (StatementStructures | string)[] = [];
-  statements.push({
-    kind: StructureKind.ImportDeclaration,
-    moduleSpecifier: importPath(options, file, path.join(options.runtimeDir, 'index.ts')),
-    isTypeOnly: true,
-    namedImports: ['BackendModule'],
-  });
-  for (const resource of backend.resources) {
-    statements.push({
-      kind: StructureKind.ImportDeclaration,
-      moduleSpecifier: `./${moduleName(resource)}.js`,
-      namedImports: [{ name: 'resource', alias: resourceIdentifier(resource) }],
-    });
-  }
+  const statements = indexImports(
+    options,
+    file,
+    backend.resources.map((resource) => ({ module: `./${moduleName(resource)}.js`, name: 'resource', alias: resourceIdentifier(resource) })),
+  );
   if (backend.authQuery) {
     statements.push({
       kind: StructureKind.VariableStatement,
@@ -75,20 +66,11 @@ export function emitBackendIndex(backend: Backend, file: string, options: EmitOp
 }
 
 export function emitProjectIndex(project: Project, file: string, options: EmitOptions): string {
-  const statements: (StatementStructures | string)[] = [];
-  statements.push({
-    kind: StructureKind.ImportDeclaration,
-    moduleSpecifier: importPath(options, file, path.join(options.runtimeDir, 'index.ts')),
-    isTypeOnly: true,
-    namedImports: ['BackendModule'],
-  });
-  for (const backend of project.backends) {
-    statements.push({
-      kind: StructureKind.ImportDeclaration,
-      moduleSpecifier: `./${backend.name}/index.js`,
-      namedImports: [{ name: 'backend', alias: binding(backend.name, 'Backend') }],
-    });
-  }
+  const statements = indexImports(
+    options,
+    file,
+    project.backends.map((backend) => ({ module: `./${backend.name}/index.js`, name: 'backend', alias: binding(backend.name, 'Backend') })),
+  );
   statements.push({
     kind: StructureKind.VariableStatement,
     docs: ['Every backend found under resources/, in name order.'],
@@ -107,4 +89,17 @@ export function emitProjectIndex(project: Project, file: string, options: EmitOp
 
 function resourceIdentifier(resource: Resource): string {
   return binding(resource.name, 'Resource') + (resource.version === '1.0' ? '' : `V${resource.version.replaceAll('.', '_')}`);
+}
+
+/** An index module's imports: the runtime's `BackendModule` type, then one binding from each module it lists. */
+function indexImports(options: EmitOptions, file: string, modules: { module: string; name: string; alias: string }[]): (StatementStructures | string)[] {
+  return [
+    {
+      kind: StructureKind.ImportDeclaration,
+      moduleSpecifier: importPath(options, file, path.join(options.runtimeDir, 'index.ts')),
+      isTypeOnly: true,
+      namedImports: ['BackendModule'],
+    },
+    ...modules.map(({ module, name, alias }) => ({ kind: StructureKind.ImportDeclaration as const, moduleSpecifier: module, namedImports: [{ name, alias }] })),
+  ];
 }
