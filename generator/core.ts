@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { accessText } from './analyse/access.js';
 import { analyse, type SourceFile } from './analyse/index.js';
 import { Diagnostics } from './diagnostics.js';
 import { type EmitCache, emit } from './emit/index.js';
@@ -17,6 +18,8 @@ export interface GenerateOptions {
   resourcesDir?: string;
   /** Project-relative output folder; default `generated`. */
   outDir?: string;
+  /** Project-relative path of the access lock; default `access.lock` (docs/contract.md §8). */
+  lockFile?: string;
   /** Project-relative runtime folder; default `runtime`. */
   runtimeDir?: string;
   /** Whether a project-relative file exists (user plug-in modules). */
@@ -81,6 +84,7 @@ export function emitProject(project: Project, diagnostics: Diagnostics, options:
     options.cache?.modules,
   );
   files.set(`${outDir}/openapi.json`, JSON.stringify(openApiDocument(project), null, 2) + '\n');
+  files.set(options.lockFile ?? 'access.lock', accessLock(project));
   const used: TypeSnapshot = {};
   for (const { key, step } of sqlSteps(project)) {
     const entry = types[key];
@@ -88,6 +92,27 @@ export function emitProject(project: Project, diagnostics: Diagnostics, options:
   }
   if (Object.keys(used).length > 0 || options.types !== undefined) files.set(`${outDir}/column-types.json`, snapshotText(used));
   return { ok: true, files: new Map([...files].sort(([a], [b]) => (a < b ? -1 : 1))), project, untyped };
+}
+
+/**
+ * access.lock: who may call what, one sorted line per backend, path, method
+ * and the roles that admit it (`public`, `*`, or the roles), so that a change
+ * of access shows in review as a diff of this file, and `--check` fails on
+ * one nobody generated. Paths are served paths without BASE_PATH.
+ */
+export function accessLock(project: Project): string {
+  const lines = project.backends.flatMap((backend) =>
+    backend.resources.flatMap((resource) =>
+      resource.operations.map(
+        (operation) => `${backend.name} /${backend.name}/v${resource.version}/${resource.name} ${operation.method} ${accessText(operation.access)}`,
+      ),
+    ),
+  );
+  const header = [
+    '# access.lock: written by `npm run generate`; do not edit. Who may call what: backend, path, method,',
+    '# then the roles that admit (any one of them), * (any authenticated user) or public.',
+  ];
+  return [...header, ...lines.sort()].join('\n') + '\n';
 }
 
 function toPosix(file: string): string {

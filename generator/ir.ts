@@ -3,10 +3,10 @@
  * Params}). emit.ts sees only this, never XML. Paths are project-relative POSIX.
  */
 
-import type { AuthQuery, BackendSettings, HttpMethod, ParamSpec } from '../runtime/contract.js';
+import type { Access, AuthQuery, BackendSettings, HttpMethod, ParamSpec } from '../runtime/contract.js';
 import type { SourceLocation } from './diagnostics.js';
 
-export type { AuthQuery, HttpMethod };
+export type { Access, AuthQuery, HttpMethod };
 
 /** What fills one `?` of a statement, or one `Arg` of a plug-in call. */
 export type Bind =
@@ -84,6 +84,8 @@ export interface Operation {
   params: string[];
   /** Their types, from the columns they meet (filled with the row types); `any` when not known. */
   paramTypes: Record<string, ParamType>;
+  /** Who may call it: the Request's own `auth`, else the resource's (docs/contract.md §8). */
+  access: Access;
   usesUid: boolean;
   /** A write or more than one Sql step: one connection, one transaction (docs/contract.md §3). */
   transaction: boolean;
@@ -94,6 +96,7 @@ export interface Resource {
   backend: string;
   name: string;
   version: string;
+  /** The resource's `auth` attribute as written, or null. */
   auth: string | null;
   source: string;
   description: string | null;

@@ -24,7 +24,7 @@ export function openApiDocument(project: Project): Schema {
     for (const resource of backend.resources) {
       const item: Record<string, unknown> = {};
       for (const operation of resource.operations) {
-        if (resource.auth !== null && backend.authScheme) schemes.add(backend.authScheme);
+        if (resource.operations.some((operation) => operation.access !== null) && backend.authScheme) schemes.add(backend.authScheme);
         item[operation.method.toLowerCase()] = operationObject(backend, resource, operation);
       }
       paths[`/${backend.name}/v${resource.version}/${resource.name}`] = item;
@@ -70,10 +70,19 @@ function operationObject(backend: Backend, resource: Resource, operation: Operat
     summary: operation.description ?? resource.description ?? `${operation.method} ${resource.name}`,
   };
   const notes: string[] = [];
-  if (resource.auth !== null) {
-    notes.push(`Requires the role \`${resource.auth}\`.`);
-    object['x-xmlrest-role'] = resource.auth;
+  const access = operation.access;
+  if (access !== null) {
+    notes.push(
+      access === '*'
+        ? 'Requires any authenticated user.'
+        : `Requires ${access.length === 1 ? 'the role' : 'any one of the roles'} ${access.map((role) => `\`${role}\``).join(', ')}.`,
+    );
+    object['x-xmlrest-roles'] = access === '*' ? '*' : [...access];
     object.security = [{ [backend.authScheme === 'Basic' ? 'basicAuth' : 'bearerAuth']: [] }];
+  } else if (resource.auth !== null) {
+    // A public method of a protected resource: say so, and that no credentials are needed.
+    notes.push('Public: needs no credentials, although the resource is protected.');
+    object.security = [];
   }
   if (operation.transaction) notes.push('Runs in one transaction: any failure rolls back every step.');
   if (notes.length > 0) object.description = notes.join(' ');
@@ -102,9 +111,11 @@ function operationObject(backend: Backend, resource: Resource, operation: Operat
     },
   };
   if (params.length > 0) responses['400'] = errorResponse('A missing parameter, or a value its column does not take.');
-  if (resource.auth !== null) {
+  if (access !== null) {
     responses['401'] = errorResponse('Credentials are wrong, malformed, expired or of the other scheme.');
-    responses['403'] = errorResponse(`No Authorization header, or the user does not hold the role ${resource.auth}.`);
+    responses['403'] = errorResponse(
+      access === '*' ? 'No Authorization header.' : `No Authorization header, or the user holds none of the roles ${access.join(', ')}.`,
+    );
   }
   if (operation.steps.some((step) => step.kind === 'sql' && step.statement === 'write'))
     responses['409'] = errorResponse('A duplicate key or a foreign-key violation.');

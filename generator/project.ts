@@ -26,6 +26,8 @@ export interface RunOptions {
   outDir?: string;
   /** Project-relative folder of the runtime; default `runtime`. */
   runtimeDir?: string;
+  /** Project-relative path of access.lock; default beside the resources folder (the project root for `resources`). */
+  lockFile?: string;
   log?: (line: string) => void;
   /** Kept between runs by `npm run dev`, so that a one-file change re-emits one module. */
   cache?: GeneratorCache;
@@ -40,6 +42,7 @@ export async function generateProject(options: RunOptions): Promise<number> {
     resourcesDir,
     outDir,
     runtimeDir: options.runtimeDir ?? 'runtime',
+    lockFile: options.lockFile ?? path.posix.join(path.posix.dirname(resourcesDir), 'access.lock'),
     projectRoot: path.resolve(options.root),
     ...(options.cache ? { cache: options.cache } : {}),
     exists: (file: string) => existsSync(path.join(options.root, file)),
@@ -90,10 +93,14 @@ function finishRun(
       `xmlrest: ${result.untyped.length} step${result.untyped.length === 1 ? ' is' : 's are'} typed unknown (no snapshot entry): set DATABASE_URL and run npm run generate`,
     );
   }
+  const lockFile = generateOptions.lockFile ?? 'access.lock';
+  const lockBefore = existsSync(path.join(options.root, lockFile)) ? readFileSync(path.join(options.root, lockFile), 'utf8') : '';
   const changes = writeOutput(result.files, { root: options.root, outDir, check: options.check });
   if (options.check) {
     if (changes.length === 0) return 0;
     for (const change of changes) log(change);
+    // Who may call what changed: say exactly which lines, as a reviewer would want to read them.
+    for (const line of lockDiff(lockBefore, result.files.get(lockFile) ?? '')) log(`  ${lockFile}: ${line}`);
     log(`xmlrest: ${outDir}/ is stale (${changes.length} file${changes.length === 1 ? '' : 's'}); run npm run generate`);
     return 1;
   }
@@ -102,6 +109,14 @@ function finishRun(
     `xmlrest: ${result.files.size} files from ${project.backends.reduce((n, b) => n + b.resources.length + (b.source ? 1 : 0), 0)} resource files, ${changes.length} changed`,
   );
   return 0;
+}
+
+/** The lines of access.lock that differ: `- <line>` gone, `+ <line>` new. */
+function lockDiff(before: string, after: string): string[] {
+  const entries = (text: string) => new Set(text.split('\n').filter((line) => line !== '' && !line.startsWith('#')));
+  const old = entries(before);
+  const now = entries(after);
+  return [...[...old].filter((line) => !now.has(line)).map((line) => `- ${line}`), ...[...now].filter((line) => !old.has(line)).map((line) => `+ ${line}`)];
 }
 
 /** Every .xml file under resources/, at any depth, so that misplaced files are reported, not ignored. */

@@ -11,8 +11,13 @@ export function isRoleName(role: string): boolean {
   return ROLE.test(role);
 }
 
+/** An `auth` value: role names separated by single spaces, or `*` (docs/contract.md §8). */
+function isAuthValue(value: string): boolean {
+  return value === '*' || value.split(' ').every((word) => ROLE.test(word));
+}
+
 export function setAuthAttribute(xml: string, role: string | null): string {
-  if (role !== null && !ROLE.test(role)) throw new Error(`not a role name: ${role}`);
+  if (role !== null && !isAuthValue(role)) throw new Error(`not an auth value: ${role}`);
   const start = rootStart(xml);
   const end = startTagEnd(xml, start);
   const tag = xml.slice(start, end);

@@ -34,10 +34,10 @@ export const HTTP_METHODS: readonly HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH
 export interface RequestScope {
   /**
    * The role guard: authenticates the Authorization header against the
-   * backend and checks that the user holds `role`. Returns `$uid`.
-   * Throws 403 or 401 per docs/contract.md §4.
+   * backend and checks that the user holds one of `roles` (any role at all
+   * for `'*'`). Returns `$uid`. Throws 403 or 401 per docs/contract.md §4, §8.
    */
-  authenticate(role: string): Promise<string>;
+  authenticate(roles: Roles): Promise<string>;
   /**
    * Reads, checks and converts the parameters `specs` names; a missing one or a value of the
    * wrong type is a 400 naming it. The body wins over the query string.
@@ -52,16 +52,24 @@ export interface RequestScope {
 
 export type Handler = (scope: RequestScope) => Promise<object>;
 
+/** Who may call a protected operation: a holder of any of these roles, or (`'*'`) any authenticated caller. */
+export type Roles = '*' | readonly string[];
+
+/** Who may call an operation (docs/contract.md §8): anyone (`null`, a public method), or `Roles`. */
+export type Access = Roles | null;
+
 export interface Operation {
   /** Status of a successful response. */
   status: number;
+  /** Who may call it; the handler's own guard checks the same set, hard-wired. */
+  access: Access;
   handler: Handler;
 }
 
 export interface ResourceModule {
   name: string;
   version: string;
-  /** The role that protects the resource, or null. */
+  /** The resource's `auth` attribute as written (`customer admin`, `*`), or null; a Request's own `auth` may replace it. */
   auth: string | null;
   /** Relative POSIX path of the XML file it was generated from. */
   source: string;

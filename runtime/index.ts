@@ -5,6 +5,7 @@ export type { Guard } from './auth/guard.js';
 export { Revocations, revokeToken, revokeUserTokens } from './auth/revocations.js';
 export { type TokenGeneratorArgs, tokenGenerator } from './auth/token-b.js';
 export type {
+  Access,
   BackendModule,
   ErrorBody,
   Handler,
@@ -18,6 +19,7 @@ export type {
   Queryable,
   RequestScope,
   ResourceModule,
+  Roles,
   SqlValue,
 } from './contract.js';
 export { cell } from './contract.js';

@@ -2,7 +2,7 @@ import type Koa from 'koa';
 import type { Guard } from './auth/guard.js';
 import { refuseInsecureCredentials } from './auth/transport.js';
 import type { BodyReader } from './body.js';
-import type { ParamSpecs, PluginContext, Queryable, RequestScope } from './contract.js';
+import type { ParamSpecs, PluginContext, Queryable, RequestScope, Roles } from './contract.js';
 import type { Database } from './db.js';
 import { readParams } from './params.js';
 
@@ -33,8 +33,8 @@ export class Scope implements RequestScope {
     return this.options.db;
   }
 
-  async authenticate(role: string): Promise<string> {
-    const userId = await this.options.guard.authenticate(this.ctx.headers.authorization, role, this.ctx.ip);
+  async authenticate(roles: Roles): Promise<string> {
+    const userId = await this.options.guard.authenticate(this.ctx.headers.authorization, roles, this.ctx.ip);
     this.ctx.state.userId = userId;
     return userId;
   }

@@ -29,6 +29,24 @@ create table if not exists notes (
   constraint notes_user foreign key (user_id) references usr (user_id)
 ) engine = InnoDB default charset = utf8mb4;
 
+create table if not exists reviews (
+  review_id int unsigned not null auto_increment primary key,
+  user_id int unsigned not null,
+  product_id int unsigned not null,
+  stars tinyint unsigned not null,
+  body varchar(2000) not null,
+  created_on timestamp not null default current_timestamp,
+  constraint reviews_stars check (stars between 1 and 5),
+  constraint reviews_user foreign key (user_id) references usr (user_id) on delete cascade,
+  constraint reviews_product foreign key (product_id) references products (product_id)
+) engine = InnoDB default charset = utf8mb4;
+
+create table if not exists notices (
+  notice_id int unsigned not null auto_increment primary key,
+  title varchar(200) not null,
+  posted_on timestamp not null default current_timestamp
+) engine = InnoDB default charset = utf8mb4;
+
 insert ignore into products (product_id, name, price, stock) values
   (1, 'Teapot', 24.50, 10),
   (2, 'Cup', 6.00, 100),

@@ -41,6 +41,9 @@ export interface PlacedRow {
   quantity: number;
 }
 
+/** Who may call GET: a holder of customer. */
+const ORDERS_GET_ROLES = ['customer'] as const;
+
 /** Response body of GET: one field per step with output="true". */
 export interface OrdersGetResponse {
   orders: OrdersRow[];
@@ -48,10 +51,13 @@ export interface OrdersGetResponse {
 
 /** GET shop/v1.0/orders: Lists the orders of the logged-in user ($uid). */
 async function get(scope: RequestScope): Promise<OrdersGetResponse> {
-  const uid = await scope.authenticate('customer');
+  const uid = await scope.authenticate(ORDERS_GET_ROLES);
   const orders = await scope.db.select<OrdersRow>(ORDERS_SQL, [uid]);
   return { orders };
 }
+
+/** Who may call POST: a holder of customer. */
+const ORDERS_POST_ROLES = ['customer'] as const;
 
 /** What the parameters of POST must be, from the columns they meet; checked before any step runs. */
 export const ORDERS_POST_PARAMS: ParamSpecs = {
@@ -75,7 +81,7 @@ export interface OrdersPostResponse {
 
 /** POST shop/v1.0/orders: Places an order: takes the quantity from stock, then records the order, in one transaction. */
 async function post(scope: RequestScope): Promise<OrdersPostResponse> {
-  const uid = await scope.authenticate('customer');
+  const uid = await scope.authenticate(ORDERS_POST_ROLES);
   const params = await scope.params<OrdersPostParams>(ORDERS_POST_PARAMS);
   return scope.transaction(async (db) => {
     await db.write(STOCK_SQL, [params.quantity, params.product_id]);
@@ -92,7 +98,7 @@ export const resource: ResourceModule = {
   auth: 'customer',
   source: 'resources/shop/orders.xml',
   operations: {
-    GET: { status: 200, handler: get },
-    POST: { status: 201, handler: post },
+    GET: { status: 200, access: ORDERS_GET_ROLES, handler: get },
+    POST: { status: 201, access: ORDERS_POST_ROLES, handler: post },
   },
 };

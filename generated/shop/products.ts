@@ -37,6 +37,6 @@ export const resource: ResourceModule = {
   auth: null,
   source: 'resources/shop/products.xml',
   operations: {
-    GET: { status: 200, handler: get },
+    GET: { status: 200, access: null, handler: get },
   },
 };

@@ -18,6 +18,9 @@ export interface SalesRow {
   units_sold: string;
 }
 
+/** Who may call GET: a holder of admin. */
+const REPORT_GET_ROLES = ['admin'] as const;
+
 /** Response body of GET: one field per step with output="true". */
 export interface ReportGetResponse {
   sales: SalesRow[];
@@ -25,7 +28,7 @@ export interface ReportGetResponse {
 
 /** GET shop/v1.0/report */
 async function get(scope: RequestScope): Promise<ReportGetResponse> {
-  await scope.authenticate('admin');
+  await scope.authenticate(REPORT_GET_ROLES);
   const sales = await scope.db.select<SalesRow>(SALES_SQL, []);
   return { sales };
 }
@@ -37,6 +40,6 @@ export const resource: ResourceModule = {
   auth: 'admin',
   source: 'resources/shop/report.xml',
   operations: {
-    GET: { status: 200, handler: get },
+    GET: { status: 200, access: REPORT_GET_ROLES, handler: get },
   },
 };

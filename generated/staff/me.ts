@@ -15,6 +15,9 @@ export interface MeRow {
   created_on: Date;
 }
 
+/** Who may call GET: a holder of staff. */
+const ME_GET_ROLES = ['staff'] as const;
+
 /** Response body of GET: one field per step with output="true". */
 export interface MeGetResponse {
   me: MeRow[];
@@ -22,7 +25,7 @@ export interface MeGetResponse {
 
 /** GET staff/v1.0/me */
 async function get(scope: RequestScope): Promise<MeGetResponse> {
-  const uid = await scope.authenticate('staff');
+  const uid = await scope.authenticate(ME_GET_ROLES);
   const me = await scope.db.select<MeRow>(ME_SQL, [uid]);
   return { me };
 }
@@ -34,6 +37,6 @@ export const resource: ResourceModule = {
   auth: 'staff',
   source: 'resources/staff/me.xml',
   operations: {
-    GET: { status: 200, handler: get },
+    GET: { status: 200, access: ME_GET_ROLES, handler: get },
   },
 };

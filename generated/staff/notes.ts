@@ -20,6 +20,9 @@ export interface NotesRow {
 /** POST step "note". */
 const NOTE_SQL = `insert into notes (user_id, title, body) values (?, ?, ?)`;
 
+/** Who may call GET: a holder of staff. */
+const NOTES_GET_ROLES = ['staff'] as const;
+
 /** Response body of GET: one field per step with output="true". */
 export interface NotesGetResponse {
   notes: NotesRow[];
@@ -27,10 +30,13 @@ export interface NotesGetResponse {
 
 /** GET staff/v1.0/notes */
 async function get(scope: RequestScope): Promise<NotesGetResponse> {
-  const uid = await scope.authenticate('staff');
+  const uid = await scope.authenticate(NOTES_GET_ROLES);
   const notes = await scope.db.select<NotesRow>(NOTES_SQL, [uid]);
   return { notes };
 }
+
+/** Who may call POST: a holder of staff. */
+const NOTES_POST_ROLES = ['staff'] as const;
 
 /** What the parameters of POST must be, from the columns they meet; checked before any step runs. */
 export const NOTES_POST_PARAMS: ParamSpecs = {
@@ -53,7 +59,7 @@ export interface NotesPostResponse {
 
 /** POST staff/v1.0/notes */
 async function post(scope: RequestScope): Promise<NotesPostResponse> {
-  const uid = await scope.authenticate('staff');
+  const uid = await scope.authenticate(NOTES_POST_ROLES);
   const params = await scope.params<NotesPostParams>(NOTES_POST_PARAMS);
   return scope.transaction(async (db) => {
     const note = await db.write(NOTE_SQL, [uid, params.title, params.body]);
@@ -68,7 +74,7 @@ export const resource: ResourceModule = {
   auth: 'staff',
   source: 'resources/staff/notes.xml',
   operations: {
-    GET: { status: 200, handler: get },
-    POST: { status: 201, handler: post },
+    GET: { status: 200, access: NOTES_GET_ROLES, handler: get },
+    POST: { status: 201, access: NOTES_POST_ROLES, handler: post },
   },
 };

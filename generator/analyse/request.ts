@@ -1,9 +1,10 @@
 import { HTTP_METHODS } from '../../runtime/contract.js';
 import type { Diagnostics, SourceLocation } from '../diagnostics.js';
-import type { Bind, ExecuteStep, HttpMethod, Operation, PluginRef, SqlStep, Step } from '../ir.js';
+import type { Access, Bind, ExecuteStep, HttpMethod, Operation, PluginRef, SqlStep, Step } from '../ir.js';
 import { RESERVED_WORDS } from '../names.js';
 import { BUILTIN_PLUGINS } from '../plugins.js';
 import { type Placeholder, scanSql } from '../sql/index.js';
+import { readAccess } from './access.js';
 import type { BackendWithPlugins } from './backend.js';
 import { type AnalyseOptions, AttributeReader, type RawAttribute, type RawElement, readDesc, type SourceFile } from './elements.js';
 
@@ -15,7 +16,8 @@ const RESERVED_STEP_IDS = new Set(['scope', 'params', 'uid', 'db', 'resource', '
 
 export interface RequestContext {
   backend: BackendWithPlugins;
-  auth: string | null;
+  /** The resource's access, which a Request's own `auth` replaces. */
+  access: Access;
   file: SourceFile;
   stepIds: Map<string, SourceLocation>;
   /** Every step id of the file, to tell a later step from an unknown one. */
@@ -27,7 +29,11 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
   const attrs = new AttributeReader(element, diagnostics);
   const method = attrs.required('method');
   const status = attrs.optional('status');
+  const own = attrs.optional('auth');
   attrs.rejectOthers();
+  // A Request's own auth replaces the resource's; auth="" makes the method public (docs/contract.md §8).
+  const ownAccess = own ? readAccess(own, 'Request', context.backend, diagnostics) : undefined;
+  const access = own ? (ownAccess === undefined ? '*' : ownAccess) : context.access;
   if (element.hasMixedText) diagnostics.error(element.at, 'Request holds only Desc, Sql and Execute elements, not text');
   let httpMethod: HttpMethod | undefined;
   if (method) {
@@ -52,8 +58,9 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
     }
     if (placeholder.kind === 'uid') {
       usesUid = true;
-      if (context.auth === null) {
-        diagnostics.error(at, `${where} uses $uid but the resource has no auth attribute: $uid is the authenticated user's id`);
+      if (access === null) {
+        const why = own ? `${method?.value.toUpperCase() ?? 'the request'} is public (auth="")` : 'the resource has no auth attribute';
+        diagnostics.error(at, `${where} uses $uid but ${why}: $uid is the authenticated user's id`);
         return undefined;
       }
       return placeholder;
@@ -162,7 +169,7 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
   if (!httpMethod) return undefined;
   const sqlSteps = steps.filter((step): step is SqlStep => step.kind === 'sql');
   const transaction = sqlSteps.length > 1 || sqlSteps.some((step) => step.statement === 'write');
-  return { method: httpMethod, status: httpStatus, description, params, paramTypes: {}, usesUid, transaction, steps };
+  return { method: httpMethod, status: httpStatus, description, params, paramTypes: {}, access, usesUid, transaction, steps };
 }
 
 /** An Arg value is a whole placeholder (`$name`, `$uid`, `$[step][row].column`) or a literal string. */

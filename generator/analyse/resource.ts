@@ -2,8 +2,9 @@ import { HTTP_METHODS } from '../../runtime/contract.js';
 import type { Diagnostics, SourceLocation } from '../diagnostics.js';
 import type { Operation, Resource } from '../ir.js';
 import { constant } from '../names.js';
+import { readAccess } from './access.js';
 import type { BackendWithPlugins } from './backend.js';
-import { type AnalyseOptions, AttributeReader, checkNamespace, parseCached, ROLE, readDesc, type SourceFile, top } from './elements.js';
+import { type AnalyseOptions, AttributeReader, checkNamespace, parseCached, readDesc, type SourceFile, top } from './elements.js';
 import { analyseRequest } from './request.js';
 
 /** A resource file: its name and version from the file name and `v`, its `auth`, its requests. */
@@ -41,15 +42,8 @@ export function analyseResource(file: SourceFile, backend: BackendWithPlugins, d
       diagnostics.error(v.at, `the file name says version ${nameMatch[2]} but v says ${v.value}`);
     } else version = v.value;
   }
-  if (auth) {
-    if (!ROLE.test(auth.value)) diagnostics.error(auth.at, `auth is one role name (letters, digits, _ . : -), not "${auth.value}"`);
-    else if (backend.authScheme === null) {
-      diagnostics.error(
-        auth.at,
-        `resource is protected but backend "${backend.name}" has no auth_scheme: add resources/${backend.name}/backend.xml with auth_scheme="Basic" or "Bearer"`,
-      );
-    }
-  }
+  // Undefined when the attribute is wrong (reported): its requests are still checked as if protected.
+  const access = auth ? readAccess(auth, 'Resource', backend, diagnostics) : null;
   if (root.hasMixedText) diagnostics.error(root.at, 'Resource holds only Desc and Request elements, not text');
 
   let description: string | null = null;
@@ -63,7 +57,7 @@ export function analyseResource(file: SourceFile, backend: BackendWithPlugins, d
       if (description !== null) diagnostics.error(child.at, 'only one Desc per Resource');
       description = readDesc(child, diagnostics);
     } else if (child.name === 'Request') {
-      const operation = analyseRequest(child, { backend, auth: auth?.value ?? null, file, stepIds, allStepIds, options }, diagnostics);
+      const operation = analyseRequest(child, { backend, access: access === undefined ? '*' : access, file, stepIds, allStepIds, options }, diagnostics);
       if (!operation) continue;
       if (operations.some((other) => other.method === operation.method)) {
         diagnostics.error(child.at, `a second ${operation.method} Request: one Request per method`);

@@ -75,6 +75,15 @@ export function emitResource(resource: Resource, file: string, options: EmitOpti
 
   for (const operation of resource.operations) {
     const prefix = typeName + pascal(operation.method.toLowerCase());
+    if (Array.isArray(operation.access)) {
+      // Hard-wired: the guard checks this constant, never a lookup (docs/contract.md §8).
+      statements.push({
+        kind: StructureKind.VariableStatement,
+        docs: [`Who may call ${operation.method}: a holder of ${operation.access.join(' or ')}.`],
+        declarationKind: VariableDeclarationKind.Const,
+        declarations: [{ name: rolesConstant(resource, operation), initializer: `[${operation.access.map(quote).join(', ')}] as const` }],
+      });
+    }
     if (operation.params.length > 0) {
       statements.push(
         objectConstant(
@@ -125,7 +134,10 @@ export function emitResource(resource: Resource, file: string, options: EmitOpti
       `auth: ${resource.auth === null ? 'null' : quote(resource.auth)},`,
       `source: ${quote(resource.source)},`,
       'operations: {',
-      ...resource.operations.map((operation) => `  ${operation.method}: { status: ${operation.status}, handler: ${handlerName(operation)} },`),
+      ...resource.operations.map(
+        (operation) =>
+          `  ${operation.method}: { status: ${operation.status}, access: ${accessExpression(resource, operation)}, handler: ${handlerName(operation)} },`,
+      ),
       '},',
     ]),
   );
@@ -134,8 +146,9 @@ export function emitResource(resource: Resource, file: string, options: EmitOpti
 
 function writeHandlerBody(writer: CodeBlockWriter, resource: Resource, operation: Operation, prefix: string): void {
   // Order is the contract's: authentication and role first, then parameters (docs/contract.md §3).
-  if (resource.auth !== null && operation.usesUid) writer.writeLine(`const uid = await scope.authenticate(${quote(resource.auth)});`);
-  else if (resource.auth !== null) writer.writeLine(`await scope.authenticate(${quote(resource.auth)});`);
+  if (operation.access !== null) {
+    writer.writeLine(`${operation.usesUid ? 'const uid = ' : ''}await scope.authenticate(${accessExpression(resource, operation)});`);
+  }
   if (operation.params.length > 0) {
     writer.writeLine(`const params = await scope.params<${prefix}Params>(${paramsConstant(resource, operation)});`);
   }
@@ -193,6 +206,16 @@ function bindExpression(bind: Bind): string {
 function stepResultType(step: Step): string {
   if (step.kind === 'execute') return `Awaited<ReturnType<typeof ${step.plugin.exportName}>>`;
   return step.statement === 'read' ? `${rowType(step)}[]` : 'WriteResult';
+}
+
+function rolesConstant(resource: Resource, operation: Operation): string {
+  return `${constant(resource.name)}_${operation.method}_ROLES`;
+}
+
+/** How the module names an operation's access: its roles constant, `'*'`, or null (public). */
+function accessExpression(resource: Resource, operation: Operation): string {
+  if (operation.access === null) return 'null';
+  return operation.access === '*' ? quote('*') : rolesConstant(resource, operation);
 }
 
 function sqlConstant(step: SqlStep): string {

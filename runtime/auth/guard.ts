@@ -1,4 +1,4 @@
-import type { BackendModule } from '../contract.js';
+import type { BackendModule, Roles } from '../contract.js';
 import type { Queryable } from '../db.js';
 import { forbidden, HttpError } from '../errors.js';
 import type { CredentialCache } from './credential-cache.js';
@@ -43,7 +43,7 @@ export class Guard {
   }
 
   /** Returns `$uid`, or throws the 401/403 the contract asks for (429 after too many failed passwords). */
-  async authenticate(header: string | undefined, role: string, address: string): Promise<string> {
+  async authenticate(header: string | undefined, roles: Roles, address: string): Promise<string> {
     // The generator refuses a protected resource on a backend with no scheme; this is a guard.
     if (this.scheme === null) throw forbidden('no_scheme');
     if (header === undefined) {
@@ -52,7 +52,8 @@ export class Guard {
       throw forbidden('no_credentials');
     }
     const principal = await this.scheme.authenticate(header, address);
-    if (!principal.roles.includes(role)) throw forbidden('role_not_held');
+    // Any one of the roles admits (docs/contract.md §8); '*' admits whoever authenticated.
+    if (roles !== '*' && !roles.some((role) => principal.roles.includes(role))) throw forbidden('role_not_held');
     return principal.userId;
   }
 }

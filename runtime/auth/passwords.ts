@@ -33,8 +33,14 @@ async function decoyCheck(supplied: string): Promise<void> {
   await verify(await decoy, supplied).catch(() => false);
 }
 
+/**
+ * A stored value beginning with `!` is a locked account (as `passwd -l` does):
+ * the console's "disable" puts it in front of the hash, "enable" takes it off.
+ */
+export const LOCKED = '!';
+
 export async function checkPassword(stored: unknown, supplied: string): Promise<PasswordCheck> {
-  if (typeof stored !== 'string' || stored === '') {
+  if (typeof stored !== 'string' || stored === '' || stored.startsWith(LOCKED)) {
     await decoyCheck(supplied);
     return { ok: false, plain: false };
   }

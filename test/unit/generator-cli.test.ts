@@ -34,11 +34,13 @@ describe('generate', () => {
       'column-types.json',
       'index.ts',
       'openapi.json',
+      'shop/account.ts',
       'shop/index.ts',
       'shop/orders.ts',
       'shop/products.ts',
       'shop/products@2.0.ts',
       'shop/report.ts',
+      'shop/reviews.ts',
       'shop/token.ts',
     ]);
     // The same resources give the same bytes as the committed generated/ of the repo.
@@ -46,7 +48,7 @@ describe('generate', () => {
     const mtime = statSync(path.join(ROOT, 'generated/shop/orders.ts')).mtimeMs;
     lines = [];
     expect(await generate()).toBe(0);
-    expect(lines).toEqual(['xmlrest: 9 files from 6 resource files, 0 changed']);
+    expect(lines).toEqual(['xmlrest: 12 files from 8 resource files, 0 changed']);
     expect(statSync(path.join(ROOT, 'generated/shop/orders.ts')).mtimeMs).toBe(mtime);
     expect(await generate(true)).toBe(0);
   });
@@ -61,18 +63,23 @@ describe('generate', () => {
     lines = [];
     expect(await generate(true)).toBe(1);
     expect(lines).toEqual([
+      'update access.lock',
       'update generated/column-types.json',
       'update generated/openapi.json',
       'update generated/shop/index.ts',
       'update generated/shop/report.ts',
       'remove generated/shop/products@2.0.ts',
       'remove generated/shop/stale.ts',
-      'xmlrest: generated/ is stale (6 files); run npm run generate',
+      // Who may call what changed: the lines, as a review reads them.
+      '  access.lock: - shop /shop/v1.0/report GET admin',
+      '  access.lock: - shop /shop/v2.0/products GET public',
+      '  access.lock: + shop /shop/v1.0/report GET manager',
+      'xmlrest: generated/ is stale (7 files); run npm run generate',
     ]);
     expect(snapshot(path.join(ROOT, 'generated'))).toEqual({ ...before, 'shop/stale.ts': '// left over\n' });
     expect(await generate()).toBe(0);
     expect(existsSync(path.join(ROOT, 'generated/shop/stale.ts'))).toBe(false);
-    expect(readFileSync(path.join(ROOT, 'generated/shop/report.ts'), 'utf8')).toContain("await scope.authenticate('manager');");
+    expect(readFileSync(path.join(ROOT, 'generated/shop/report.ts'), 'utf8')).toContain("const REPORT_GET_ROLES = ['manager'] as const;");
   });
 
   it('reports every error with file:line:col and leaves generated/ untouched', async () => {

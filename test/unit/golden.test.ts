@@ -29,7 +29,7 @@ describe.each(cases)('golden case %s', (name) => {
     const sources = readSources(caseDir, 'resources');
     const snapshot = path.join(caseDir, 'column-types.json');
     const types = existsSync(snapshot) ? (JSON.parse(readFileSync(snapshot, 'utf8')) as TypeSnapshot) : undefined;
-    const result = generate(sources, { outDir: `${GOLDEN}/${name}/expected`, exists: () => false, types });
+    const result = generate(sources, { outDir: `${GOLDEN}/${name}/expected`, lockFile: `${GOLDEN}/${name}/expected/access.lock`, exists: () => false, types });
     // A case's name says which it is: one that should fail and generates, or the reverse, is a regression.
     expect(result.ok, result.ok ? 'generated' : result.errors.join('\n')).toBe(!name.startsWith('error-'));
     const actual = new Map<string, string>();

@@ -26,6 +26,6 @@ describe('setAuthAttribute', () => {
 
   it('adds the attribute to a tag without v, and refuses what is not a role name', () => {
     expect(setAuthAttribute('<Resource>\n</Resource>', 'x')).toBe('<Resource auth="x">\n</Resource>');
-    expect(() => setAuthAttribute(FILE, 'a" onload="x')).toThrow('not a role name');
+    expect(() => setAuthAttribute(FILE, 'a" onload="x')).toThrow('not an auth value');
   });
 });

@@ -11,6 +11,9 @@ export interface ARow {
   user_name: unknown;
 }
 
+/** Who may call GET: a holder of staff. */
+const ME_GET_ROLES = ['staff'] as const;
+
 /** Response body of GET: one field per step with output="true". */
 export interface MeGetResponse {
   a: ARow[];
@@ -18,7 +21,7 @@ export interface MeGetResponse {
 
 /** GET app/v1.0/me */
 async function get(scope: RequestScope): Promise<MeGetResponse> {
-  const uid = await scope.authenticate('staff');
+  const uid = await scope.authenticate(ME_GET_ROLES);
   const a = await scope.db.select<ARow>(A_SQL, [uid]);
   return { a };
 }
@@ -30,6 +33,6 @@ export const resource: ResourceModule = {
   auth: 'staff',
   source: 'resources/app/me.xml',
   operations: {
-    GET: { status: 200, handler: get },
+    GET: { status: 200, access: ME_GET_ROLES, handler: get },
   },
 };

@@ -45,6 +45,6 @@ export const resource: ResourceModule = {
   auth: null,
   source: 'resources/app/token.xml',
   operations: {
-    POST: { status: 201, handler: post },
+    POST: { status: 201, access: null, handler: post },
   },
 };

@@ -10,6 +10,9 @@ export interface ARow {
   note: unknown;
 }
 
+/** Who may call GET: a holder of editors. */
+const MINE_GET_ROLES = ['editors'] as const;
+
 /** Response body of GET: one field per step with output="true". */
 export interface MineGetResponse {
   a: ARow[];
@@ -17,7 +20,7 @@ export interface MineGetResponse {
 
 /** GET app/v1.0/mine */
 async function get(scope: RequestScope): Promise<MineGetResponse> {
-  const uid = await scope.authenticate('editors');
+  const uid = await scope.authenticate(MINE_GET_ROLES);
   const a = await scope.db.select<ARow>(A_SQL, [uid]);
   return { a };
 }
@@ -29,6 +32,6 @@ export const resource: ResourceModule = {
   auth: 'editors',
   source: 'resources/app/mine.xml',
   operations: {
-    GET: { status: 200, handler: get },
+    GET: { status: 200, access: MINE_GET_ROLES, handler: get },
   },
 };

@@ -28,6 +28,6 @@ export const resource: ResourceModule = {
   auth: null,
   source: 'resources/lab/broken.xml',
   operations: {
-    GET: { status: 200, handler: get },
+    GET: { status: 200, access: null, handler: get },
   },
 };

@@ -74,7 +74,7 @@ export const resource: ResourceModule = {
   auth: null,
   source: 'resources/lab/echo.xml',
   operations: {
-    GET: { status: 200, handler: get },
-    POST: { status: 200, handler: post },
+    GET: { status: 200, access: null, handler: get },
+    POST: { status: 200, access: null, handler: post },
   },
 };

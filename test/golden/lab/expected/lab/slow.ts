@@ -39,6 +39,6 @@ export const resource: ResourceModule = {
   auth: null,
   source: 'resources/lab/slow.xml',
   operations: {
-    GET: { status: 200, handler: get },
+    GET: { status: 200, access: null, handler: get },
   },
 };

@@ -46,6 +46,6 @@ export const resource: ResourceModule = {
   auth: null,
   source: 'resources/lab/token.xml',
   operations: {
-    POST: { status: 201, handler: post },
+    POST: { status: 201, access: null, handler: post },
   },
 };

@@ -10,6 +10,9 @@ export interface MeRow {
   uid: unknown;
 }
 
+/** Who may call GET: a holder of member. */
+const WHOAMI_GET_ROLES = ['member'] as const;
+
 /** Response body of GET: one field per step with output="true". */
 export interface WhoamiGetResponse {
   me: MeRow[];
@@ -17,7 +20,7 @@ export interface WhoamiGetResponse {
 
 /** GET lab/v1.0/whoami */
 async function get(scope: RequestScope): Promise<WhoamiGetResponse> {
-  const uid = await scope.authenticate('member');
+  const uid = await scope.authenticate(WHOAMI_GET_ROLES);
   const me = await scope.db.select<MeRow>(ME_SQL, [uid]);
   return { me };
 }
@@ -29,6 +32,6 @@ export const resource: ResourceModule = {
   auth: 'member',
   source: 'resources/lab/whoami.xml',
   operations: {
-    GET: { status: 200, handler: get },
+    GET: { status: 200, access: WHOAMI_GET_ROLES, handler: get },
   },
 };

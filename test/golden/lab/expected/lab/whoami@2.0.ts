@@ -11,6 +11,9 @@ export interface MeRow {
   version: unknown;
 }
 
+/** Who may call GET: a holder of member. */
+const WHOAMI_GET_ROLES = ['member'] as const;
+
 /** Response body of GET: one field per step with output="true". */
 export interface WhoamiV2_0GetResponse {
   me: MeRow[];
@@ -18,7 +21,7 @@ export interface WhoamiV2_0GetResponse {
 
 /** GET lab/v2.0/whoami */
 async function get(scope: RequestScope): Promise<WhoamiV2_0GetResponse> {
-  const uid = await scope.authenticate('member');
+  const uid = await scope.authenticate(WHOAMI_GET_ROLES);
   const me = await scope.db.select<MeRow>(ME_SQL, [uid]);
   return { me };
 }
@@ -30,6 +33,6 @@ export const resource: ResourceModule = {
   auth: 'member',
   source: 'resources/lab/whoami@2.0.xml',
   operations: {
-    GET: { status: 200, handler: get },
+    GET: { status: 200, access: WHOAMI_GET_ROLES, handler: get },
   },
 };

@@ -51,6 +51,6 @@ export const resource: ResourceModule = {
   auth: null,
   source: 'resources/app/thing.xml',
   operations: {
-    GET: { status: 200, handler: get },
+    GET: { status: 200, access: null, handler: get },
   },
 };

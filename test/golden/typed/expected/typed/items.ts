@@ -85,6 +85,6 @@ export const resource: ResourceModule = {
   auth: null,
   source: 'resources/typed/items.xml',
   operations: {
-    GET: { status: 200, handler: get },
+    GET: { status: 200, access: null, handler: get },
   },
 };
