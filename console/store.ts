@@ -1,6 +1,6 @@
-import { hashPassword } from '../runtime/auth/passwords.js';
+import { hashPassword, LOCKED } from '../runtime/auth/passwords.js';
 import { DEFAULT_USER_TABLES } from '../runtime/auth/user-tables.js';
-import type { Queryable } from '../runtime/index.js';
+import type { Access, Queryable } from '../runtime/index.js';
 
 /**
  * The console's reads and writes of the default user tables (docs/seed.md
@@ -10,7 +10,7 @@ import type { Queryable } from '../runtime/index.js';
  * console's API uses whatever the tables call them.
  */
 const { users: USERS, roles: ROLES, userId: ID, userName: NAME, password: PASSWORD, roleName: ROLE } = DEFAULT_USER_TABLES;
-const USER_COLUMNS = `${ID} as user_id, ${NAME} as user_name, created_on`;
+const USER_COLUMNS = `${ID} as user_id, ${NAME} as user_name, created_on, left(${PASSWORD}, 1) = '${LOCKED}' as disabled`;
 export const ROLE_CATALOG = `create table if not exists xmlrest_role (
   role_name varchar(64) character set utf8mb4 collate utf8mb4_nopad_bin not null primary key,
   created_on timestamp not null default current_timestamp
@@ -20,8 +20,13 @@ export interface UserRow {
   user_id: number;
   user_name: string;
   created_on: Date;
+  /** Disabled on the console: its password checks fail until enabled again. */
+  disabled: boolean;
   roles: string[];
 }
+
+type UserColumns = Omit<UserRow, 'roles' | 'disabled'> & { disabled: number | string | boolean };
+const asUser = (row: UserColumns, roles: string[]): UserRow => ({ ...row, disabled: Number(row.disabled) === 1, roles });
 
 export class UserStore {
   // The catalog table is made by `xmlrest db init` (scripts/schema.ts), never at request time: on a cluster,
@@ -31,7 +36,7 @@ export class UserStore {
   /** One page of users in id order, after `after`; a name prefix narrows it. Keyset paging stays fast at any depth. */
   async users(after: number, limit: number, prefix: string): Promise<{ users: UserRow[]; next: number | null }> {
     // LIMIT takes a literal: `limit` is a whole number the caller has bounded, never request text.
-    const rows = await this.db.select<Omit<UserRow, 'roles'>>(
+    const rows = await this.db.select<UserColumns>(
       `select ${USER_COLUMNS} from ${USERS}
         where ${ID} > ? and ${NAME} like ? order by ${ID} limit ${wholeNumber(limit) + 1}`,
       [after, `${prefix.replace(/[\\%_]/g, '\\$&')}%`],
@@ -45,16 +50,24 @@ export class UserStore {
             page.map((row) => row.user_id),
           );
     return {
-      users: page.map((row) => ({ ...row, roles: roles.filter((role) => role.user_id === row.user_id).map((role) => role.role_name) })),
+      users: page.map((row) =>
+        asUser(
+          row,
+          roles.filter((role) => role.user_id === row.user_id).map((role) => role.role_name),
+        ),
+      ),
       next: rows.length > limit ? page.at(-1)!.user_id : null,
     };
   }
 
   async user(id: number): Promise<UserRow | undefined> {
-    const [row] = await this.db.select<Omit<UserRow, 'roles'>>(`select ${USER_COLUMNS} from ${USERS} where ${ID} = ?`, [id]);
+    const [row] = await this.db.select<UserColumns>(`select ${USER_COLUMNS} from ${USERS} where ${ID} = ?`, [id]);
     if (!row) return undefined;
     const roles = await this.db.select<{ role_name: string }>(`select ${ROLE} as role_name from ${ROLES} where ${ID} = ? order by ${ROLE}`, [id]);
-    return { ...row, roles: roles.map((role) => role.role_name) };
+    return asUser(
+      row,
+      roles.map((role) => role.role_name),
+    );
   }
 
   async idOf(name: string): Promise<number | undefined> {
@@ -92,8 +105,75 @@ export class UserStore {
     return roles;
   }
 
-  async createRole(role: string): Promise<void> {
-    await this.db.write('insert ignore into xmlrest_role (role_name) values (?)', [role]);
+  /** False when the role exists already, held by a user or created before. */
+  async createRole(role: string): Promise<boolean> {
+    const [held] = await this.db.select<{ n: number }>(`select count(*) as n from ${ROLES} where ${ROLE} = ?`, [role]);
+    if (Number(held?.n) > 0) return false;
+    const result = await this.db.write('insert ignore into xmlrest_role (role_name) values (?)', [role]);
+    return result.affectedRows > 0;
+  }
+
+  /** Deletes a role and every grant of it (the triggers end its holders' tokens); returns how many held it. */
+  async deleteRole(role: string): Promise<number> {
+    const grants = await this.db.write(`delete from ${ROLES} where ${ROLE} = ?`, [role]);
+    await this.db.write('delete from xmlrest_role where role_name = ?', [role]);
+    return grants.affectedRows;
+  }
+
+  /** Removes a user and its grants (the triggers end its tokens everywhere). */
+  async removeUser(userId: number): Promise<void> {
+    await this.db.write(`delete from ${USERS} where ${ID} = ?`, [userId]);
+  }
+
+  /** Disables (locks the stored password, as `passwd -l` does) or enables a user; the hash itself is kept. */
+  async setDisabled(userId: number, disabled: boolean): Promise<void> {
+    await this.db.write(
+      disabled
+        ? `update ${USERS} set ${PASSWORD} = concat('${LOCKED}', ${PASSWORD}) where ${ID} = ? and left(${PASSWORD}, 1) <> '${LOCKED}'`
+        : `update ${USERS} set ${PASSWORD} = substring(${PASSWORD}, 2) where ${ID} = ? and left(${PASSWORD}, 1) = '${LOCKED}'`,
+      [userId],
+    );
+  }
+
+  async setPassword(userId: number, password: string): Promise<void> {
+    await this.db.write(`update ${USERS} set ${PASSWORD} = ? where ${ID} = ?`, [await hashPassword(password), userId]);
+  }
+
+  /**
+   * Who would gain and who would lose a resource if its access changed from
+   * `before` to `after`: the users one admits and the other does not (at
+   * most `limit` names each, and the counts). Null access is public.
+   */
+  async impact(before: Access, after: Access, limit = 20): Promise<{ gain: ImpactSide; lose: ImpactSide }> {
+    return { gain: await this.difference(after, before, limit), lose: await this.difference(before, after, limit) };
+  }
+
+  private async difference(admitted: Access, not: Access, limit: number): Promise<ImpactSide> {
+    const a = admittedBy(admitted);
+    const b = admittedBy(not);
+    const where = `(${a.sql}) and not (${b.sql})`;
+    const values = [...a.values, ...b.values];
+    const [count] = await this.db.select<{ n: number | string }>(`select count(*) as n from ${USERS} u where ${where}`, values);
+    const users = await this.db.select<{ user_name: string }>(
+      `select u.${NAME} as user_name from ${USERS} u where ${where} order by u.${ID} limit ${wholeNumber(limit)}`,
+      values,
+    );
+    return { count: Number(count?.n ?? 0), users: users.map((row) => row.user_name), anonymous: admitted === null && not !== null };
+  }
+
+  /** The users an access admits (holders of any of its roles; for `*`, of any role at all), a page at a time. */
+  async admitted(
+    access: '*' | readonly string[],
+    after: number,
+    limit: number,
+  ): Promise<{ users: { user_id: number; user_name: string }[]; next: number | null }> {
+    const condition = admittedBy(access);
+    const rows = await this.db.select<{ user_id: number; user_name: string }>(
+      `select u.${ID} as user_id, u.${NAME} as user_name from ${USERS} u
+        where (${condition.sql}) and u.${ID} > ? order by u.${ID} limit ${wholeNumber(limit) + 1}`,
+      [...condition.values, after],
+    );
+    return { users: rows.slice(0, limit), next: rows.length > limit ? rows[limit - 1]!.user_id : null };
   }
 
   async holders(role: string, after: number, limit: number): Promise<{ users: { user_id: number; user_name: string }[]; next: number | null }> {
@@ -104,6 +184,21 @@ export class UserStore {
     );
     return { users: rows.slice(0, limit), next: rows.length > limit ? rows[limit - 1]!.user_id : null };
   }
+}
+
+export interface ImpactSide {
+  count: number;
+  /** The first of them by id. */
+  users: string[];
+  /** Callers with no credentials at all are on this side too (the resource becomes, or stops being, public). */
+  anonymous: boolean;
+}
+
+/** A condition on `u` (the users table) for the users an access admits. */
+function admittedBy(access: Access): { sql: string; values: string[] } {
+  if (access === null) return { sql: 'true', values: [] };
+  if (access === '*') return { sql: `exists (select 1 from ${ROLES} r where r.${ID} = u.${ID})`, values: [] };
+  return { sql: `exists (select 1 from ${ROLES} r where r.${ID} = u.${ID} and r.${ROLE} in (${access.map(() => '?').join(', ')}))`, values: [...access] };
 }
 
 function wholeNumber(value: number): number {

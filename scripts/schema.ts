@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Connection } from 'mysql2/promise';
+import { AUDIT_TABLE } from '../console/audit.js';
 import { ROLE_CATALOG, UserStore } from '../console/store.js';
 import { LOGIN_FAILURE_TABLE } from '../runtime/auth/limiter.js';
 import { hashPassword } from '../runtime/auth/passwords.js';
@@ -114,6 +115,8 @@ export async function createDefaultTables(connection: Connection): Promise<void>
   for (const statement of DEFAULT_TABLES) await connection.query(statement);
   // Roles created on the console before anyone holds them (console/store.ts).
   await connection.query(ROLE_CATALOG);
+  // What operators did on the console (console/audit.ts).
+  await connection.query(AUDIT_TABLE);
   for (const statement of REVOCATION_TABLES) await connection.query(statement);
   await connection.query(LOGIN_FAILURE_TABLE);
   for (const [name, body] of Object.entries(DEFAULT_TABLE_TRIGGERS)) {
@@ -171,6 +174,10 @@ export function grantRole(connection: Connection, userId: number, role: string):
 /** Running servers end the user's tokens and remembered logins within their poll (the triggers above). */
 export async function revokeRole(connection: Connection, userId: number, role: string): Promise<number> {
   return (await storeOn(connection).revoke(userId, role)) ? 1 : 0;
+}
+
+export async function rolesOf(connection: Connection, userId: number): Promise<string[]> {
+  return (await storeOn(connection).user(userId))?.roles ?? [];
 }
 
 export function userIdOf(connection: Connection, name: string): Promise<number | undefined> {

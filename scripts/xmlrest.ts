@@ -1,11 +1,15 @@
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type mysql from 'mysql2/promise';
+import { type Explanation, explain, findRoute, routesOf } from '../console/access.js';
 import { checkRoleName, checkUserName } from '../console/names.js';
 import { databaseUrlFromEnvironment, generateProject as generate } from '../generator/index.js';
 import { credentialProblem, MAX_PASSWORD_BYTES } from '../runtime/auth/bounds.js';
 import { revokeToken, revokeUserTokens } from '../runtime/auth/revocations.js';
+import type { BackendModule } from '../runtime/index.js';
 import { connectTo } from './connection.js';
-import { addUser, createDefaultTables, createDemoDatabase, grantRole, revokeRole, userIdOf } from './schema.js';
+import { addUser, createDefaultTables, createDemoDatabase, grantRole, revokeRole, rolesOf, userIdOf } from './schema.js';
 
 const USAGE = `usage:
   xmlrest generate [--check] [--refresh-types]
@@ -15,6 +19,7 @@ const USAGE = `usage:
   xmlrest role revoke USER ROLE
   xmlrest token revoke --backend B --jti JTI [--until UNIX_SECONDS]
   xmlrest token revoke --backend B --user NAME
+  xmlrest explain USER METHOD PATH [--json]
 Database commands read DATABASE_URL (or .env).`;
 
 async function connect(): Promise<mysql.Connection> {
@@ -123,7 +128,58 @@ export async function main(argv: string[]): Promise<number> {
       await connection.end();
     }
   }
+  if (command === 'explain') return explainCommand(argv.slice(1));
   throw new UsageError(USAGE);
+}
+
+/**
+ * `xmlrest explain USER METHOD PATH [--json]` (docs/contract.md §8): may USER
+ * call METHOD PATH (the served path without BASE_PATH), and why. Exit 0
+ * allowed, 1 denied, 2 for a wrong command line or a route nobody serves.
+ */
+async function explainCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: 'boolean' } } });
+  const [user, method, served] = positionals;
+  if (!user || !method || !served || positionals.length !== 3) throw new UsageError('explain USER METHOD PATH [--json]');
+  const generated = pathToFileURL(path.resolve('generated/index.ts')).href;
+  const { backends } = (await import(generated)) as { backends: BackendModule[] };
+  const route = findRoute(routesOf(backends), method, served);
+  if (!route) throw new UsageError(`no backend serves ${method.toUpperCase()} ${served} (give the path without BASE_PATH, as access.lock lists it)`);
+  const backend = backends.find((candidate) => candidate.name === route.backend)!;
+  let answer: Explanation;
+  if (!backend.defaultTables) {
+    answer = {
+      ...explain(route, user, null),
+      reason: `backend ${backend.name} checks credentials with its own AuthQuery: its users' roles are not known here`,
+    };
+  } else {
+    const connection = await connect();
+    try {
+      const id = await userIdOf(connection, user);
+      const holds = id === undefined ? null : await rolesOf(connection, id);
+      answer = id === undefined ? { ...explain(route, user, null), reason: `there is no user ${user}` } : explain(route, user, holds);
+    } finally {
+      await connection.end();
+    }
+  }
+  if (values.json) console.log(JSON.stringify({ allowed: answer.allowed, backend: answer.backend, needs: answer.needs, holds: answer.holds }));
+  else {
+    const needs =
+      answer.needs === 'public'
+        ? 'nothing (public)'
+        : answer.needs === '*'
+          ? 'any role at all (*)'
+          : answer.needs.length === 1
+            ? `the role ${answer.needs[0]}`
+            : `any one of the roles ${answer.needs.join(', ')}`;
+    console.log(
+      `${answer.allowed ? 'allowed' : 'denied'}: ${user} ${answer.allowed ? 'may' : 'may not'} call ${answer.method} ${answer.path} on backend ${answer.backend}`,
+    );
+    console.log(`  the route needs: ${needs}`);
+    console.log(`  ${user} holds: ${answer.holds === null ? 'unknown' : answer.holds.join(', ') || 'no role'}`);
+    console.log(`  because ${answer.reason}`);
+  }
+  return answer.allowed ? 0 : 1;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

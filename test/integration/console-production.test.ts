@@ -70,18 +70,20 @@ describe('the console under npm start, in a production install', () => {
     await page.waitForSelector('[data-testid="resource-products@1.0"]');
     await page.selectOption('[aria-label="Role for products@1.0"]', 'prod-viewer');
     await page.click('[data-testid="resource-products@1.0"] button:has-text("Set")');
+    await page.click('[data-testid=impact] button:has-text("Confirm")');
     await expect.poll(() => products(customer), { timeout: 15_000, interval: 50 }).toBe(403);
     expect(await products(viewer)).toBe(200);
     expect(await products()).toBe(403);
     await expect.poll(() => page.textContent('[data-testid="resource-products@1.0"] [data-testid=auth-badge]')).toBe('prod-viewer');
     expect(readFileSync(path.join(ROOT, 'resources/shop/products.xml'), 'utf8')).toContain('auth="prod-viewer"');
-    expect(readFileSync(path.join(ROOT, 'generated/shop/products.ts'), 'utf8')).toContain("await scope.authenticate('prod-viewer');");
+    expect(readFileSync(path.join(ROOT, 'generated/shop/products.ts'), 'utf8')).toContain("const PRODUCTS_GET_ROLES = ['prod-viewer'] as const;");
   });
 
   it("shows the generator's own message when it refuses a change, and logs it at warn", async () => {
     const before = readFileSync(path.join(ROOT, 'resources/shop/orders.xml'), 'utf8');
     // orders reads $uid: without auth there is no user, which the generator refuses.
     await page.click('[data-testid="resource-orders@1.0"] button:has-text("Clear")');
+    await page.click('[data-testid=impact] button:has-text("Confirm")');
     await expect.poll(() => page.textContent('[data-testid=message]')).toMatch(/resources\/shop\/orders\.xml:\d+:\d+: step "orders" uses \$uid/);
     await page.screenshot({ path: 'test/.artifacts/console-production-refused.png', fullPage: true });
     expect(readFileSync(path.join(ROOT, 'resources/shop/orders.xml'), 'utf8')).toBe(before);
@@ -110,6 +112,7 @@ describe('the console under npm start, in a production install', () => {
     await page.click('button[type=submit]');
     await page.waitForSelector('[data-testid="resource-products@1.0"]');
     await page.click('[data-testid="resource-products@1.0"] button:has-text("Clear")');
+    await page.click('[data-testid=impact] button:has-text("Confirm")');
     await expect.poll(() => products(), { timeout: 15_000, interval: 50 }).toBe(200);
     mkdirSync('test/.artifacts', { recursive: true });
     await page.screenshot({ path: 'test/.artifacts/console-production.png', fullPage: true });

@@ -191,6 +191,172 @@ describe('console API', () => {
   });
 });
 
+/** Whether a user's password opens a shop token now (shape A): 200, or 401. */
+async function signsIn(user: string, password: string): Promise<number> {
+  return (await fetch(`${url}/shop/`, { method: 'POST', body: new URLSearchParams({ auth: 'bearer', userid: user, password }) })).status;
+}
+
+describe('console API: access rules, users and roles, history (docs/contract.md §8)', () => {
+  let connection: mysql.Connection;
+  beforeAll(async () => {
+    connection = await connectTo(inject('databaseUrl'));
+  });
+  afterAll(() => connection.end());
+  const idOf = async (name: string) =>
+    (await consoleCall('GET', `b/shop/users?q=${encodeURIComponent(name)}`, await ADMIN())).body.users[0]?.user_id as number | undefined;
+  const etagOf = async (name: string) =>
+    (await consoleCall('GET', 'b/shop/resources', await ADMIN())).body.resources.find(
+      (resource: { name: string; version: string }) => resource.name === name && resource.version === '1.0',
+    ).etag;
+
+  it('says, before a role change is saved, which users gain access and which lose it', async () => {
+    await addUser(connection, 'imp-reader', 'imp-reader-pass', ['imp-reading']);
+    const admin = await ADMIN();
+    // report: admin -> imp-reading
+    const swap = await consoleCall('GET', 'b/shop/resources/report/1.0/impact?auth=imp-reading', admin);
+    expect(swap.status).toBe(200);
+    expect(swap.body.methods).toEqual(['GET']);
+    expect(swap.body.gain).toEqual({ count: 1, users: ['imp-reader'], anonymous: false });
+    expect(swap.body.lose.users).toContain('bob');
+    expect(swap.body.lose.count).toBeGreaterThanOrEqual(2);
+    expect(swap.body.lose.users).not.toContain('alice');
+    // Adding a role to the list loses nobody.
+    const widen = await consoleCall('GET', `b/shop/resources/report/1.0/impact?auth=${encodeURIComponent('admin imp-reading')}`, admin);
+    expect(widen.body.lose).toEqual({ count: 0, users: [], anonymous: false });
+    expect(widen.body.gain.users).toEqual(['imp-reader']);
+    // Making it public: everyone not an admin gains, callers without credentials too.
+    const open = await consoleCall('GET', 'b/shop/resources/report/1.0/impact?auth=', admin);
+    expect(open.body.gain.anonymous).toBe(true);
+    expect(open.body.gain.users).toContain('alice');
+    expect(open.body.lose.count).toBe(0);
+    // "*" admits whoever holds any role: nina, who holds none, gains nothing.
+    const anyone = await consoleCall('GET', 'b/shop/resources/report/1.0/impact?auth=*', admin);
+    expect(anyone.body.gain.users).toContain('alice');
+    expect(anyone.body.gain.users).not.toContain('nina-nobody');
+    // Nothing was written.
+    expect(readFileSync(path.join(ROOT, 'resources/shop/report.xml'), 'utf8')).toContain('auth="admin"');
+  });
+
+  it('sets several roles or * on a resource, enforced at once and written to access.lock', async () => {
+    await addUser(connection, 'multi-a', 'multi-a-pass', ['multi-role-a']);
+    const admin = await ADMIN();
+    const lock = () => readFileSync(path.join(ROOT, 'access.lock'), 'utf8');
+    const holder = await shapeA('shop', 'multi-a', 'multi-a-pass');
+    const report = async (authorization: string) => (await fetch(`${url}/shop/v1.0/report`, { headers: { authorization } })).status;
+    expect(await report(holder)).toBe(403);
+    try {
+      const set = await consoleCall('PUT', 'b/shop/resources/report/1.0/auth', admin, { auth: 'multi-role-a admin', etag: await etagOf('report') });
+      expect(set.status).toBe(200);
+      expect(set.body.auth).toBe('multi-role-a admin');
+      expect(readFileSync(path.join(ROOT, 'resources/shop/report.xml'), 'utf8')).toContain('auth="multi-role-a admin"');
+      expect(lock()).toContain('shop /shop/v1.0/report GET admin multi-role-a\n');
+      expect(await report(holder)).toBe(200);
+      expect(await report(admin)).toBe(200);
+      const star = await consoleCall('PUT', 'b/shop/resources/report/1.0/auth', admin, { auth: '*', etag: await etagOf('report') });
+      expect(star.status).toBe(200);
+      expect(lock()).toContain('shop /shop/v1.0/report GET *\n');
+      expect(await report(await shapeA('shop', 'alice', 'alice-pass'))).toBe(200);
+      expect((await fetch(`${url}/shop/v1.0/report`)).status).toBe(403);
+      const mixed = await consoleCall('PUT', 'b/shop/resources/report/1.0/auth', admin, { auth: '* admin', etag: await etagOf('report') });
+      expect(mixed.status).toBe(400);
+    } finally {
+      expect((await consoleCall('PUT', 'b/shop/resources/report/1.0/auth', admin, { auth: 'admin', etag: await etagOf('report') })).status).toBe(200);
+    }
+    expect(lock()).toContain('shop /shop/v1.0/report GET admin\n');
+    expect(await report(holder)).toBe(403);
+  });
+
+  it('answers a duplicate role or user with a clear message', async () => {
+    const admin = await ADMIN();
+    expect((await consoleCall('POST', 'b/shop/roles', admin, { name: 'dup-role' })).status).toBe(201);
+    const again = await consoleCall('POST', 'b/shop/roles', admin, { name: 'dup-role' });
+    expect(again).toEqual({ status: 409, body: { message: 'The role dup-role exists already', status: 409 } });
+    // A role that users hold exists too, though nobody created it on the console.
+    expect((await consoleCall('POST', 'b/shop/roles', admin, { name: 'customer' })).body.message).toBe('The role customer exists already');
+    const user = await consoleCall('POST', 'b/shop/users', admin, { name: 'alice', password: 'long-enough-1' });
+    expect(user).toEqual({ status: 409, body: { message: 'A user named alice exists already', status: 409 } });
+  });
+
+  it('deletes a role with its grants, ending its holders’ access, but never the console role', async () => {
+    await addUser(connection, 'doomed-holder', 'doomed-pass-1', ['doomed-role', 'guest']);
+    const admin = await ADMIN();
+    const token = await shapeA('shop', 'doomed-holder', 'doomed-pass-1');
+    expect((await fetch(`${url}/shop/v1.0/account`, { headers: { authorization: token } })).status).toBe(200);
+    const deleted = await consoleCall('DELETE', 'b/shop/roles/doomed-role', admin);
+    expect(deleted).toEqual({ status: 200, body: { deleted: 'doomed-role', grants: 1, stillNamedBy: [] } });
+    const id = await idOf('doomed-holder');
+    expect((await consoleCall('GET', `b/shop/users/${id}/access`, admin)).body.user.roles).toEqual(['guest']);
+    // Its holders' tokens end at once on this server (the triggers revoke them everywhere within a poll).
+    expect((await fetch(`${url}/shop/v1.0/account`, { headers: { authorization: token } })).status).toBe(401);
+    const own = await consoleCall('DELETE', 'b/shop/roles/admin', admin);
+    expect(own.status).toBe(409);
+    expect(own.body.message).toBe('The role admin opens this console: it cannot be deleted here');
+  });
+
+  it('disables and enables a user: a disabled one cannot sign in, and its tokens end', async () => {
+    await addUser(connection, 'sleeper', 'sleeper-pass-1', ['customer']);
+    const admin = await ADMIN();
+    const id = await idOf('sleeper');
+    const token = await shapeA('shop', 'sleeper', 'sleeper-pass-1');
+    const disabled = await consoleCall('POST', `b/shop/users/${id}/disable`, admin);
+    expect(disabled.status).toBe(200);
+    expect(disabled.body).toMatchObject({ user_name: 'sleeper', disabled: true, roles: ['customer'] });
+    expect(await signsIn('sleeper', 'sleeper-pass-1')).toBe(401);
+    expect((await fetch(`${url}/shop/v1.0/orders`, { headers: { authorization: token } })).status).toBe(401);
+    const enabled = await consoleCall('POST', `b/shop/users/${id}/enable`, admin);
+    expect(enabled.body).toMatchObject({ disabled: false });
+    expect(await signsIn('sleeper', 'sleeper-pass-1')).toBe(200);
+    const self = await consoleCall('POST', 'b/shop/users/2/disable', admin);
+    expect(self).toEqual({ status: 409, body: { message: 'You cannot disable yourself', status: 409 } });
+  });
+
+  it('resets a password: the old one stops working, the new one works', async () => {
+    await addUser(connection, 'forgetful', 'forgetful-old-1', ['customer']);
+    const admin = await ADMIN();
+    const id = await idOf('forgetful');
+    expect((await consoleCall('PUT', `b/shop/users/${id}/password`, admin, { password: 'short' })).status).toBe(400);
+    expect((await consoleCall('PUT', `b/shop/users/${id}/password`, admin, { password: 'forgetful-new-1' })).status).toBe(200);
+    expect(await signsIn('forgetful', 'forgetful-old-1')).toBe(401);
+    expect(await signsIn('forgetful', 'forgetful-new-1')).toBe(200);
+  });
+
+  it('removes a user, but never the operator', async () => {
+    await addUser(connection, 'leaving-for-good', 'leaving-pass-1', ['customer']);
+    const admin = await ADMIN();
+    const id = await idOf('leaving-for-good');
+    expect(await consoleCall('DELETE', `b/shop/users/${id}`, admin)).toEqual({ status: 200, body: { removed: id } });
+    expect((await consoleCall('GET', `b/shop/users/${id}/access`, admin)).status).toBe(404);
+    expect(await signsIn('leaving-for-good', 'leaving-pass-1')).toBe(401);
+    expect(await consoleCall('DELETE', 'b/shop/users/2', admin)).toEqual({ status: 409, body: { message: 'You cannot remove yourself', status: 409 } });
+  });
+
+  it('explains why a user may or may not call a route, by user name', async () => {
+    const admin = await ADMIN();
+    const allowed = await consoleCall('GET', `b/shop/explain?user=bob&method=GET&path=${encodeURIComponent('/shop/v1.0/report')}`, admin);
+    expect(allowed.body).toMatchObject({ allowed: true, backend: 'shop', needs: ['admin'], reason: 'bob holds admin' });
+    const denied = await consoleCall('GET', `b/shop/explain?user=alice&method=delete&path=${encodeURIComponent('/shop/v1.0/reviews')}`, admin);
+    expect(denied.body).toMatchObject({ allowed: false, needs: ['admin'], reason: 'alice holds none of admin' });
+    expect(denied.body.holds).toContain('customer');
+    const open = await consoleCall('GET', `b/shop/explain?user=alice&method=GET&path=${encodeURIComponent('/shop/v1.0/reviews')}`, admin);
+    expect(open.body).toMatchObject({ allowed: true, needs: 'public' });
+    const nobody = await consoleCall('GET', `b/shop/explain?user=no-such-user&method=GET&path=${encodeURIComponent('/shop/v1.0/report')}`, admin);
+    expect(nobody.body).toMatchObject({ allowed: false, reason: 'there is no user no-such-user' });
+    expect((await consoleCall('GET', 'b/shop/explain?user=bob&method=GET&path=/shop/v1.0/nothing', admin)).status).toBe(404);
+  });
+
+  it('writes every change to the history: who, what, when and from where', async () => {
+    const admin = await ADMIN();
+    expect((await consoleCall('POST', 'b/shop/roles', admin, { name: 'audited-role' })).status).toBe(201);
+    const { status, body } = await consoleCall('GET', 'b/shop/history', admin);
+    expect(status).toBe(200);
+    const entry = body.entries.find((candidate: { target: string }) => candidate.target === 'audited-role');
+    expect(entry).toMatchObject({ backend: 'shop', actor: 'bob (2)', action: 'create role', address: expect.stringMatching(/127\.0\.0\.1/) });
+    expect(Date.now() - new Date(entry.at).getTime()).toBeLessThan(60_000);
+    // The newest first.
+    expect(body.entries[0].id).toBeGreaterThanOrEqual(entry.id);
+  });
+});
+
 /**
  * The console in headless Chromium. Each test signs in on a page of its own and sets up what it needs (its own
  * users and roles), and puts back any resource it changes, so that no test depends on another having run.
@@ -239,6 +405,7 @@ describe('console in headless Chromium', () => {
   async function showUser(name: string): Promise<void> {
     await page.click('nav button:has-text("Users")');
     await page.fill('[aria-label="Find users"]', name);
+    await page.press('[aria-label="Find users"]', 'Enter');
     await page.waitForSelector(`[data-testid="user-${name}"]`);
   }
 
@@ -291,8 +458,17 @@ describe('console in headless Chromium', () => {
     await signIn();
     await page.waitForSelector('[data-testid="resource-products@1.0"]');
     await page.selectOption('[aria-label="Role for products@1.0"]', 'ui-viewing');
-    const clicked = Date.now();
     await page.click('[data-testid="resource-products@1.0"] button:has-text("Set")');
+    // Before it is saved, the page says who would gain access and who would lose it.
+    await expect
+      .poll(() => page.textContent('[data-testid=impact]'))
+      .toMatch(
+        // products is public: everyone may call it now, so nobody gains, and every user but ui-viewer loses it.
+        /Setting ui-viewing on products v1\.0: nobody would gain access; \d+ users \(alice, bob.*\) and callers without credentials would lose it\./,
+      );
+    await shot('impact');
+    const clicked = Date.now();
+    await page.click('[data-testid=impact] button:has-text("Confirm")');
     await expect.poll(() => call('/shop/v1.0/products', alice), { timeout: 10_000, interval: 20 }).toBe(403);
     writeFileSync(`${ARTIFACTS}/console-enforcement-ms.txt`, `${Date.now() - clicked}\n`);
     expect(await call('/shop/v1.0/products', viewer)).toBe(200);
@@ -300,18 +476,18 @@ describe('console in headless Chromium', () => {
     await expect.poll(() => page.textContent('[data-testid="resource-products@1.0"] [data-testid=auth-badge]')).toBe('ui-viewing');
     expect(await page.textContent('[data-testid=message]')).toContain('Set role ui-viewing on products v1.0');
     expect(readFileSync(path.join(ROOT, 'resources/shop/products.xml'), 'utf8')).toBe(PRODUCTS().replace('v="1.0"', 'v="1.0" auth="ui-viewing"'));
-    expect(readFileSync(path.join(ROOT, 'generated/shop/products.ts'), 'utf8')).toContain("await scope.authenticate('ui-viewing');");
+    expect(readFileSync(path.join(ROOT, 'generated/shop/products.ts'), 'utf8')).toContain("const PRODUCTS_GET_ROLES = ['ui-viewing'] as const;");
     // Written by rename from a sibling file: none is left behind.
     expect(readdirSync(path.join(ROOT, 'resources/shop')).filter((name) => name.includes('.tmp'))).toEqual([]);
     await shot('role-set');
   });
 
   it('shows effective access both ways', async () => {
-    const id = await addUser(connection, 'ui-reader', 'ui-reader-pass', ['ui-reading']);
+    await addUser(connection, 'ui-reader', 'ui-reader-pass', ['ui-reading']);
     await setRole('products', 'ui-reading');
     await signIn();
     await page.click('nav button:has-text("Effective access")');
-    await page.fill('[aria-label="User id"]', String(id));
+    await page.fill('[aria-label="User name"]', 'ui-reader');
     await page.click('button:has-text("What can this user call?")');
     await expect.poll(() => page.textContent('[data-testid=user-access]')).toContain('/shop/v1.0/products');
     expect(await page.textContent('[data-testid=user-access]')).toContain('through ui-reading');
@@ -319,6 +495,72 @@ describe('console in headless Chromium', () => {
     await page.selectOption('[aria-label=Resource]', 'products@1.0');
     await expect.poll(() => page.textContent('[data-testid=resource-access]')).toContain('ui-reader');
     await shot('access');
+  });
+
+  it('deletes a role with its grants, after a confirmation', async () => {
+    await addUser(connection, 'ui-doomed', 'ui-doomed-pass', ['ui-doomed-role', 'guest']);
+    await signIn();
+    await page.click('nav button:has-text("Roles")');
+    await page.click('[aria-label="Delete role ui-doomed-role"]');
+    await expect.poll(() => page.textContent('[data-testid=confirm-delete-role]')).toContain('Delete the role ui-doomed-role? 1 user hold it');
+    await shot('delete-role');
+    await page.click('[data-testid=confirm-delete-role] button:has-text("Delete ui-doomed-role")');
+    await expect.poll(() => page.textContent('[data-testid=message]')).toBe('Deleted role ui-doomed-role and its 1 grant.');
+    await expect.poll(() => page.$('[data-testid=role-ui-doomed-role]')).toBeNull();
+    await showUser('ui-doomed');
+    await expect.poll(() => chips('ui-doomed')).toEqual(['guest']);
+  });
+
+  it('disables and enables a user, resets its password, and removes it after a confirmation', async () => {
+    await addUser(connection, 'ui-target', 'ui-target-pass', ['guest']);
+    await signIn();
+    await showUser('ui-target');
+    await page.click('[aria-label="Disable ui-target"]');
+    await page.waitForSelector('[data-testid="user-ui-target"] [data-testid=disabled-badge]');
+    expect(await signsIn('ui-target', 'ui-target-pass')).toBe(401);
+    await shot('user-disabled');
+    await page.click('[aria-label="Enable ui-target"]');
+    await expect.poll(() => page.$('[data-testid="user-ui-target"] [data-testid=disabled-badge]')).toBeNull();
+    expect(await signsIn('ui-target', 'ui-target-pass')).toBe(200);
+
+    await page.click('[aria-label="Reset the password of ui-target"]');
+    await page.fill('[aria-label="New password"]', 'ui-target-new-pass');
+    await page.click('[data-testid=reset-password] button:has-text("Set password")');
+    await expect.poll(() => page.textContent('[data-testid=message]')).toBe('Reset the password of ui-target; their tokens ended.');
+    expect(await signsIn('ui-target', 'ui-target-pass')).toBe(401);
+    expect(await signsIn('ui-target', 'ui-target-new-pass')).toBe(200);
+
+    await page.click('[aria-label="Remove ui-target"]');
+    await expect.poll(() => page.textContent('[data-testid=confirm-remove-user]')).toContain('Remove ui-target?');
+    await page.click('[data-testid=confirm-remove-user] button:has-text("Remove ui-target")');
+    await expect.poll(() => page.textContent('[data-testid=message]')).toBe('Removed ui-target.');
+    await expect.poll(() => page.$('[data-testid="user-ui-target"]')).toBeNull();
+    expect(await signsIn('ui-target', 'ui-target-new-pass')).toBe(401);
+  });
+
+  it('explains why a user may not call a route, and shows the history of changes', async () => {
+    await signIn();
+    await page.click('nav button:has-text("Effective access")');
+    await page.fill('[aria-label="Explain user"]', 'alice');
+    await page.selectOption('[aria-label="Explain method"]', 'DELETE');
+    await page.fill('[aria-label="Explain path"]', '/shop/v1.0/reviews');
+    await page.click('button:has-text("Explain")');
+    await expect.poll(() => page.textContent('[data-testid=explanation]')).toContain('Denied: DELETE /shop/v1.0/reviews on shop.');
+    expect(await page.textContent('[data-testid=explanation]')).toContain('The route needs the role admin');
+    await shot('explain');
+    // Changes made on the console so far are in the history, the newest first, with who made them.
+    await setRole('products', 'ui-history');
+    await setRole('products', null);
+    await page.click('nav button:has-text("History")');
+    await page.waitForSelector('[data-testid=history-entry]');
+    const rows = await page.$$eval('[data-testid=history-entry]', (nodes) => nodes.map((node) => node.textContent ?? ''));
+    // Other test files share the database (and its audit table): read only this test's two entries.
+    expect(
+      rows
+        .filter((row) => row.includes('ui-history'))
+        .map((row) => row.replace(/^[0-9-]+ [0-9:]+/, '').replace(/::ffff:127\.0\.0\.1|127\.0\.0\.1|::1/, 'ADDRESS')),
+    ).toEqual(['bob (2)clear authproducts v1.0ui-history -> publicADDRESS', 'bob (2)set authproducts v1.0public -> ui-historyADDRESS']);
+    await shot('history');
   });
 
   it('clears the role and revokes the grant', async () => {
@@ -329,6 +571,7 @@ describe('console in headless Chromium', () => {
     await signIn();
     await page.waitForSelector('[data-testid="resource-products@1.0"]');
     await page.click('[data-testid="resource-products@1.0"] button:has-text("Clear")');
+    await page.click('[data-testid=impact] button:has-text("Confirm")');
     await expect.poll(() => call('/shop/v1.0/products', alice), { timeout: 10_000, interval: 20 }).toBe(200);
     expect(await call('/shop/v1.0/products')).toBe(200);
     expect(readFileSync(path.join(ROOT, 'resources/shop/products.xml'), 'utf8')).toBe(PRODUCTS());

@@ -1,0 +1,111 @@
+import { html } from 'htm/preact';
+import { useEffect, useState } from 'preact/hooks';
+import { api } from './api.js';
+import { errorText, inputValue, Message, type Notice, type Resource, type User } from './shared.js';
+
+interface Explanation {
+  allowed: boolean;
+  backend: string;
+  needs: 'public' | '*' | string[];
+  holds: string[] | null;
+  method: string;
+  path: string;
+  reason: string;
+}
+
+/**
+ * Who can call what: a user's whole reach (found by name), who can call a
+ * resource, and why a user may or may not call one route (as `xmlrest
+ * explain` answers it).
+ */
+export function Access({ manageable }: { manageable: boolean }) {
+  const [userName, setUserName] = useState('');
+  const [forUser, setForUser] = useState<{ user: User; resources: (Resource & { because: string })[] } | null>(null);
+  const [resources, setResources] = useState<Resource[]>([]);
+  const [chosen, setChosen] = useState('');
+  const [forResource, setForResource] = useState<{ public: boolean; role: string | null; users: { user_id: number; user_name: string }[] } | null>(null);
+  const [question, setQuestion] = useState({ user: '', method: 'GET', path: '' });
+  const [answer, setAnswer] = useState<Explanation | null>(null);
+  const [notice, setNotice] = useState<Notice>(null);
+  useEffect(() => void api<{ resources: Resource[] }>('GET', 'resources').then((data) => setResources(data.resources)), []);
+  const byUser = async (event: Event) => {
+    event.preventDefault();
+    try {
+      const found = await api<{ users: User[] }>('GET', `users?q=${encodeURIComponent(userName)}`);
+      const user = found.users.find((candidate) => candidate.user_name === userName);
+      if (!user) throw new Error(`There is no user ${userName}.`);
+      setForUser(await api('GET', `users/${user.user_id}/access`));
+      setNotice(null);
+    } catch (error) {
+      setForUser(null);
+      setNotice({ kind: 'error', text: errorText(error) });
+    }
+  };
+  const byResource = async (key: string) => {
+    setChosen(key);
+    const [name, version] = key.split('@');
+    try {
+      setForResource(await api('GET', `resources/${encodeURIComponent(name ?? '')}/${encodeURIComponent(version ?? '')}/access`));
+    } catch (error) {
+      setNotice({ kind: 'error', text: errorText(error) });
+    }
+  };
+  const explain = async (event: Event) => {
+    event.preventDefault();
+    try {
+      setAnswer(
+        await api<Explanation>('GET', `explain?user=${encodeURIComponent(question.user)}&method=${question.method}&path=${encodeURIComponent(question.path)}`),
+      );
+      setNotice(null);
+    } catch (error) {
+      setAnswer(null);
+      setNotice({ kind: 'error', text: errorText(error) });
+    }
+  };
+  const needs = (value: Explanation['needs']) =>
+    value === 'public'
+      ? 'nothing: it is public'
+      : value === '*'
+        ? 'any role at all'
+        : value.length === 1
+          ? `the role ${value[0]}`
+          : `any one of the roles ${value.join(', ')}`;
+  return html`
+    <section class="card" data-testid="access">
+      <h2>Effective access</h2>
+      <${Message} notice=${notice} />
+      ${
+        manageable
+          ? html`<form class="row" onSubmit=${byUser}>
+        <input placeholder="User name" aria-label="User name" value=${userName} onInput=${(e: Event) => setUserName(inputValue(e))} />
+        <button class="secondary" type="submit" disabled=${!userName}>What can this user call?</button>
+      </form>`
+          : null
+      }
+      ${forUser ? html`<div data-testid="user-access"><p><b>${forUser.user.user_name}</b> can call:</p><ul>${forUser.resources.map((r) => html`<li><code>${r.methods.join(', ')} ${r.path}</code> — ${r.because === 'public' ? html`<span class="badge public">public</span>` : html`through <span class="badge">${r.because}</span>`}</li>`)}</ul></div>` : null}
+      <p class="row">
+        <select aria-label="Resource" value=${chosen} onChange=${(e: Event) => byResource(inputValue(e))}>
+          <option value="">Who can call this resource?</option>
+          ${resources.map((r) => html`<option value=${`${r.name}@${r.version}`}>${r.path}</option>`)}
+        </select>
+      </p>
+      ${forResource ? html`<p data-testid="resource-access">${forResource.public ? 'Everyone: it is public.' : html`Users admitted by <span class="badge">${forResource.role}</span>: ${forResource.users.map((u) => u.user_name).join(', ') || 'nobody yet'}`}</p>` : null}
+      <h3>Why may, or may not, a user call a route?</h3>
+      <form class="row" onSubmit=${explain}>
+        <input placeholder="User name" aria-label="Explain user" value=${question.user} onInput=${(e: Event) => setQuestion({ ...question, user: inputValue(e) })} />
+        <select aria-label="Explain method" value=${question.method} onChange=${(e: Event) => setQuestion({ ...question, method: inputValue(e) })}>
+          ${['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].map((method) => html`<option value=${method}>${method}</option>`)}
+        </select>
+        <input placeholder="/backend/v1.0/resource" aria-label="Explain path" value=${question.path} onInput=${(e: Event) => setQuestion({ ...question, path: inputValue(e) })} />
+        <button class="secondary" type="submit" disabled=${!question.user || !question.path}>Explain</button>
+      </form>
+      ${
+        answer
+          ? html`<div class="message ${answer.allowed ? 'ok' : 'error'}" data-testid="explanation">
+          <p><b>${answer.allowed ? 'Allowed' : 'Denied'}</b>: ${answer.method} ${answer.path} on ${answer.backend}.</p>
+          <p>The route needs ${needs(answer.needs)}; ${question.user} holds ${answer.holds === null ? 'roles unknown here' : answer.holds.join(', ') || 'no role'}; because ${answer.reason}.</p>
+        </div>`
+          : null
+      }
+    </section>`;
+}

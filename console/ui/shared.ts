@@ -1,0 +1,42 @@
+import { html } from 'htm/preact';
+
+/** What the console's screens share: the shapes the API answers with, and how a notice shows. */
+export interface Resource {
+  name: string;
+  version: string;
+  path: string;
+  methods: string[];
+  auth: string | null;
+  /** Each method's access: `public`, `*`, or the roles. */
+  access: Record<string, 'public' | '*' | string[]>;
+  source: string;
+  etag: string;
+}
+export interface Role {
+  name: string;
+  holders: number;
+  resources: string[];
+}
+export interface User {
+  user_id: number;
+  user_name: string;
+  disabled: boolean;
+  roles: string[];
+}
+export type Notice = { kind: 'ok' | 'error'; text: string } | null;
+
+export const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+export function Message({ notice }: { notice: Notice }) {
+  return notice
+    ? html`<div class="message ${notice.kind}" role=${notice.kind === 'error' ? 'alert' : 'status'} data-testid="message">${notice.text}</div>`
+    : null;
+}
+
+/** A list of names as a person writes it: "a, b and 3 more". */
+export function names(list: string[], count: number): string {
+  const shown = list.join(', ');
+  return count > list.length ? `${shown} and ${count - list.length} more` : shown;
+}
+
+export const inputValue = (event: Event) => (event.target as HTMLInputElement | HTMLSelectElement).value;

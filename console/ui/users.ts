@@ -1,0 +1,134 @@
+import { html } from 'htm/preact';
+import { useEffect, useState } from 'preact/hooks';
+import { api } from './api.js';
+import { errorText, inputValue, Message, type Notice, type Role, type User } from './shared.js';
+
+/**
+ * Users, found by name: create them, grant and revoke roles, disable and
+ * enable them, reset a password, remove one (after a confirmation).
+ */
+export function Users({ roles, manageable, onChanged }: { roles: Role[]; manageable: boolean; onChanged: () => void }) {
+  const [page, setPage] = useState<{ users: User[]; next: number | null }>({ users: [], next: null });
+  const [after, setAfter] = useState<number[]>([0]);
+  const [query, setQuery] = useState('');
+  const [grant, setGrant] = useState<Record<number, string>>({});
+  const [newUser, setNewUser] = useState({ name: '', password: '' });
+  const [resetting, setResetting] = useState<{ user: User; password: string } | null>(null);
+  const [removing, setRemoving] = useState<User | null>(null);
+  const [notice, setNotice] = useState<Notice>(null);
+  const load = (cursor: number, q = query) =>
+    api<{ users: User[]; next: number | null }>('GET', `users?after=${cursor}&q=${encodeURIComponent(q)}`).then(setPage, (error) =>
+      setNotice({ kind: 'error', text: errorText(error) }),
+    );
+  useEffect(() => {
+    if (manageable) void load(0);
+  }, []);
+  if (!manageable)
+    return html`<section class="card"><h2>Users</h2><p class="muted" data-testid="unmanaged">This backend checks credentials with its own AuthQuery over other tables: manage its users there.</p></section>`;
+  const replace = (user: User) => setPage({ ...page, users: page.users.map((old) => (old.user_id === user.user_id ? user : old)) });
+  /** One call that changes a user, then its row and a notice; `fresh` false when the user is gone. */
+  const act = async (call: () => Promise<User | unknown>, done: string, fresh = true) => {
+    setNotice(null);
+    try {
+      const result = await call();
+      if (fresh) replace(result as User);
+      else await load(after.at(-1) ?? 0);
+      setNotice({ kind: 'ok', text: done });
+      onChanged();
+    } catch (error) {
+      setNotice({ kind: 'error', text: errorText(error) });
+    }
+  };
+  const role = (user: User, name: string, add: boolean) =>
+    act(
+      () => api<User>(add ? 'PUT' : 'DELETE', `users/${user.user_id}/roles/${encodeURIComponent(name)}`),
+      add ? `Granted ${name} to ${user.user_name}.` : `Revoked ${name} from ${user.user_name}.`,
+    );
+  const create = async (event: Event) => {
+    event.preventDefault();
+    await act(() => api<User>('POST', 'users', newUser), `Created user ${newUser.name}.`, false);
+    setNewUser({ name: '', password: '' });
+  };
+  const reset = async (event: Event) => {
+    event.preventDefault();
+    if (!resetting) return;
+    const { user, password } = resetting;
+    setResetting(null);
+    await act(() => api<User>('PUT', `users/${user.user_id}/password`, { password }), `Reset the password of ${user.user_name}; their tokens ended.`);
+  };
+  return html`
+    <section class="card" data-testid="users">
+      <h2>Users</h2>
+      <${Message} notice=${notice} />
+      ${
+        removing
+          ? html`<div class="message error" data-testid="confirm-remove-user">
+          <p>Remove ${removing.user_name}? Their roles go with them, and their tokens end.</p>
+          <p class="row"><button class="danger" onClick=${() => {
+            const user = removing;
+            setRemoving(null);
+            void act(() => api('DELETE', `users/${user.user_id}`), `Removed ${user.user_name}.`, false);
+          }}>Remove ${removing.user_name}</button><button class="secondary" onClick=${() => setRemoving(null)}>Cancel</button></p>
+        </div>`
+          : null
+      }
+      ${
+        resetting
+          ? html`<form class="row message ok" onSubmit=${reset} data-testid="reset-password">
+          New password for ${resetting.user.user_name}:
+          <input type="password" aria-label="New password" autocomplete="new-password" value=${resetting.password} onInput=${(e: Event) => setResetting({ ...resetting, password: inputValue(e) })} />
+          <button class="primary" type="submit" disabled=${resetting.password.length < 8}>Set password</button>
+          <button class="secondary" type="button" onClick=${() => setResetting(null)}>Cancel</button>
+        </form>`
+          : null
+      }
+      <form class="row" onSubmit=${create}>
+        <input placeholder="New user name" aria-label="New user name" autocomplete="off" value=${newUser.name} onInput=${(e: Event) => setNewUser({ ...newUser, name: inputValue(e) })} />
+        <input type="password" placeholder="Password (8 or more)" aria-label="New user password" autocomplete="new-password" value=${newUser.password} onInput=${(e: Event) => setNewUser({ ...newUser, password: inputValue(e) })} />
+        <button class="primary" type="submit" disabled=${!newUser.name || !newUser.password}>Create user</button>
+      </form>
+      <form class="row" onSubmit=${(e: Event) => {
+        e.preventDefault();
+        setAfter([0]);
+        void load(0);
+      }}>
+        <input placeholder="Find by name" aria-label="Find users" value=${query} onInput=${(e: Event) => setQuery(inputValue(e))} />
+        <button class="secondary" type="submit">Find</button>
+      </form>
+      <table>
+        <thead><tr><th>Id</th><th>User</th><th>Roles</th><th>Grant</th><th></th></tr></thead>
+        <tbody>
+          ${page.users.map(
+            (user) => html`<tr data-testid=${`user-${user.user_name}`}>
+            <td>${user.user_id}</td>
+            <td>${user.user_name}${user.disabled ? html` <span class="badge" data-testid="disabled-badge">disabled</span>` : null}</td>
+            <td>${user.roles.map((name) => html`<span class="chip">${name}<button aria-label=${`Revoke ${name} from ${user.user_name}`} onClick=${() => role(user, name, false)}>×</button></span>`)}</td>
+            <td class="row">
+              <select aria-label=${`Role to grant ${user.user_name}`} value=${grant[user.user_id] ?? ''} onChange=${(e: Event) => setGrant({ ...grant, [user.user_id]: inputValue(e) })}>
+                <option value="">choose a role</option>
+                ${roles.map((choice) => html`<option value=${choice.name}>${choice.name}</option>`)}
+              </select>
+              <button class="secondary" disabled=${!grant[user.user_id]} onClick=${() => role(user, grant[user.user_id]!, true)}>Grant</button>
+            </td>
+            <td class="row">
+              <button class="secondary" aria-label=${`${user.disabled ? 'Enable' : 'Disable'} ${user.user_name}`} onClick=${() => act(() => api<User>('POST', `users/${user.user_id}/${user.disabled ? 'enable' : 'disable'}`), `${user.disabled ? 'Enabled' : 'Disabled'} ${user.user_name}.`)}>${user.disabled ? 'Enable' : 'Disable'}</button>
+              <button class="secondary" aria-label=${`Reset the password of ${user.user_name}`} onClick=${() => setResetting({ user, password: '' })}>Reset password</button>
+              <button class="danger" aria-label=${`Remove ${user.user_name}`} onClick=${() => setRemoving(user)}>Remove</button>
+            </td>
+          </tr>`,
+          )}
+        </tbody>
+      </table>
+      <p class="row">
+        <button class="secondary" disabled=${after.length < 2} onClick=${() => {
+          const back = after.slice(0, -1);
+          setAfter(back);
+          void load(back.at(-1) ?? 0);
+        }}>Previous page</button>
+        <button class="secondary" disabled=${page.next === null} onClick=${() => {
+          setAfter([...after, page.next!]);
+          void load(page.next!);
+        }}>Next page</button>
+      </p>
+    </section>`;
+}

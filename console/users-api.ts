@@ -1,0 +1,196 @@
+import { credentialProblem, MAX_PASSWORD_BYTES } from '../runtime/auth/bounds.js';
+import { revokeUserTokens } from '../runtime/auth/revocations.js';
+import { HttpError } from '../runtime/errors.js';
+import { admits, routesOf } from './access.js';
+import {
+  type Console,
+  type ConsoleContext,
+  type ConsoleRouter,
+  cursor,
+  describe,
+  label,
+  manageable,
+  PAGE_SIZE,
+  requireManageable,
+  rolesOf,
+} from './context.js';
+import { checkRoleName, checkUserName } from './names.js';
+
+/**
+ * The console's users and roles, in the default user tables: listing and
+ * finding users, creating, removing, disabling and enabling them, resetting
+ * passwords, granting and revoking roles, creating and deleting roles, and
+ * the history of every change. Every change is written to the audit log; the
+ * user tables' triggers end revoked roles everywhere within a poll, and this
+ * server reads them at once.
+ */
+export function usersApi(router: ConsoleRouter, console: Console): void {
+  const { options, store } = console;
+
+  router.get('/b/:backend/roles', async (ctx) => {
+    const backend = ctx.state.backend;
+    const roles = manageable(backend) ? await store.roles() : new Map<string, number>();
+    const named = new Set(backend.resources.flatMap((resource) => Object.values(resource.operations).flatMap((operation) => rolesOf(operation!.access))));
+    for (const role of [...named, backend.consoleRole]) if (!roles.has(role)) roles.set(role, 0);
+    ctx.body = {
+      manageable: manageable(backend),
+      roles: [...roles]
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([name, holders]) => ({
+          name,
+          holders,
+          resources: backend.resources
+            .filter((resource) => Object.values(resource.operations).some((operation) => rolesOf(operation!.access).includes(name)))
+            .map(label),
+        })),
+    };
+  });
+
+  router.post('/b/:backend/roles', console.json, async (ctx) => {
+    requireManageable(ctx.state.backend);
+    const checked = checkRoleName((ctx.request as { body?: { name?: unknown } }).body?.name);
+    if (!checked.ok) throw new HttpError(400, checked.message);
+    if (!(await store.createRole(checked.name))) throw new HttpError(409, `The role ${checked.name} exists already`);
+    await console.record(ctx, 'create role', checked.name);
+    ctx.status = 201;
+    ctx.body = { name: checked.name };
+  });
+
+  /** Deletes a role and its grants; the page asks the operator first. Resources that still name it are listed. */
+  router.delete('/b/:backend/roles/:role', async (ctx) => {
+    requireManageable(ctx.state.backend);
+    const role = ctx.params.role ?? '';
+    if (role === ctx.state.backend.consoleRole) throw new HttpError(409, `The role ${role} opens this console: it cannot be deleted here`);
+    const grants = await store.deleteRole(role);
+    await console.refresh();
+    await console.record(ctx, 'delete role', role, `${grants} grant${grants === 1 ? '' : 's'} removed`);
+    const stillNamed = ctx.state.backend.resources.filter((resource) =>
+      Object.values(resource.operations).some((operation) => rolesOf(operation!.access).includes(role)),
+    );
+    ctx.body = { deleted: role, grants, stillNamedBy: stillNamed.map(label) };
+  });
+
+  router.get('/b/:backend/roles/:role/users', async (ctx) => {
+    requireManageable(ctx.state.backend);
+    ctx.body = await store.holders(ctx.params.role ?? '', cursor(ctx.query.after), PAGE_SIZE);
+  });
+
+  router.get('/b/:backend/users', async (ctx) => {
+    requireManageable(ctx.state.backend);
+    const prefix = typeof ctx.query.q === 'string' ? ctx.query.q.slice(0, 190) : '';
+    ctx.body = await store.users(cursor(ctx.query.after), PAGE_SIZE, prefix);
+  });
+
+  router.post('/b/:backend/users', console.json, async (ctx) => {
+    requireManageable(ctx.state.backend);
+    const body = (ctx.request as { body?: { name?: unknown; password?: unknown } }).body ?? {};
+    const checked = checkUserName(body.name);
+    if (!checked.ok) throw new HttpError(400, checked.message);
+    const password = checkedPassword(body.password);
+    if ((await store.idOf(checked.name)) !== undefined) throw new HttpError(409, `A user named ${checked.name} exists already`);
+    const id = await store.addUser(checked.name, password);
+    await console.record(ctx, 'create user', checked.name);
+    ctx.status = 201;
+    ctx.body = await store.user(id);
+  });
+
+  router.delete('/b/:backend/users/:id', async (ctx) => {
+    const user = await target(ctx);
+    if (String(user.id) === ctx.state.operator) throw new HttpError(409, 'You cannot remove yourself');
+    await store.removeUser(user.id);
+    await console.refresh();
+    await console.record(ctx, 'remove user', user.name);
+    ctx.body = { removed: user.id };
+  });
+
+  for (const disabled of [true, false]) {
+    router.post(`/b/:backend/users/:id/${disabled ? 'disable' : 'enable'}`, async (ctx) => {
+      const user = await target(ctx);
+      if (disabled && String(user.id) === ctx.state.operator) throw new HttpError(409, 'You cannot disable yourself');
+      await store.setDisabled(user.id, disabled);
+      // A disabled user's tokens end with it, on every backend.
+      if (disabled) await revokeUserTokens(options.database, '*', String(user.id));
+      await console.refresh();
+      await console.record(ctx, disabled ? 'disable user' : 'enable user', user.name);
+      ctx.body = await store.user(user.id);
+    });
+  }
+
+  router.put('/b/:backend/users/:id/password', console.json, async (ctx) => {
+    const user = await target(ctx);
+    const password = checkedPassword((ctx.request as { body?: { password?: unknown } }).body?.password);
+    await store.setPassword(user.id, password);
+    // A reset password ends the sessions the old one opened.
+    await revokeUserTokens(options.database, '*', String(user.id));
+    await console.refresh();
+    await console.record(ctx, 'reset password', user.name);
+    ctx.body = await store.user(user.id);
+  });
+
+  router.put('/b/:backend/users/:id/roles/:role', async (ctx) => {
+    const user = await target(ctx);
+    const checked = checkRoleName(ctx.params.role ?? '');
+    if (!checked.ok) throw new HttpError(400, checked.message);
+    await store.grant(user.id, checked.name);
+    await console.refresh();
+    await console.record(ctx, 'grant role', user.name, checked.name);
+    ctx.body = await store.user(user.id);
+  });
+
+  router.delete('/b/:backend/users/:id/roles/:role', async (ctx) => {
+    const user = await target(ctx);
+    await store.revoke(user.id, ctx.params.role ?? '');
+    // The triggers revoke the user's tokens on every backend and tell every server to forget its remembered
+    // logins; reading that now makes this server refuse them at once, the others within a poll.
+    await console.refresh();
+    await console.record(ctx, 'revoke role', user.name, ctx.params.role ?? '');
+    ctx.body = await store.user(user.id);
+  });
+
+  router.post('/b/:backend/users/:id/revoke-tokens', async (ctx) => {
+    const user = await target(ctx);
+    await revokeUserTokens(options.database, ctx.state.backend.name, String(user.id));
+    await console.refresh();
+    await console.record(ctx, 'revoke tokens', user.name);
+    ctx.body = { revoked: true, user: user.id };
+  });
+
+  /** Everything a user may call on this backend, method by method, and through which role. */
+  router.get('/b/:backend/users/:id/access', async (ctx) => {
+    const { id } = await target(ctx);
+    const user = await store.user(id);
+    const holds = user?.roles ?? [];
+    const routes = routesOf([ctx.state.backend]);
+    ctx.body = {
+      user,
+      resources: ctx.state.backend.resources.flatMap((resource) => {
+        const callable = routes.filter((route) => route.path.endsWith(`/v${resource.version}/${resource.name}`) && admits(route.access, holds));
+        if (callable.length === 0) return [];
+        const through = new Set(
+          callable.map((route) =>
+            route.access === null ? 'public' : route.access === '*' ? '*' : route.access.filter((role) => holds.includes(role)).join(', '),
+          ),
+        );
+        return [
+          { ...describe(options.basePath, ctx.state.backend, resource), methods: callable.map((route) => route.method), because: [...through].join('; ') },
+        ];
+      }),
+    };
+  });
+
+  router.get('/b/:backend/history', async (ctx) => {
+    ctx.body = await console.audit.history(ctx.state.backend.name, cursor(ctx.query.before), PAGE_SIZE);
+  });
+
+  async function target(ctx: ConsoleContext): Promise<{ id: number; name: string }> {
+    requireManageable(ctx.state.backend);
+    const id = await console.existingUser(ctx.params.id ?? '');
+    return { id, name: (await store.user(id))?.user_name ?? String(id) };
+  }
+}
+
+function checkedPassword(value: unknown): string {
+  if (typeof value !== 'string' || value.length < 8) throw new HttpError(400, 'A password needs at least 8 characters');
+  if (credentialProblem('password', value)) throw new HttpError(400, `A password has at most ${MAX_PASSWORD_BYTES} bytes`);
+  return value;
+}
