@@ -31,7 +31,7 @@ describe('generated/openapi.json', () => {
   it('describes security, roles, parameter and row types', () => {
     const orders = document.paths['/shop/v1.0/orders'];
     expect(orders.get.security).toEqual([{ bearerAuth: [] }]);
-    expect(orders.get['x-xmlrest-role']).toBe('customer');
+    expect(orders.get['x-xmlrest-roles']).toEqual(['customer']);
     expect(orders.get.responses['200'].content['application/json'].schema.properties.orders.items.properties.created_on).toEqual({
       type: 'string',
       format: 'date-time',

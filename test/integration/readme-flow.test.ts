@@ -79,7 +79,7 @@ describe('a backend written by following the README', () => {
       outDir: `${DIR}/generated`,
       log: (line) => log.push(line),
     });
-    expect(log.at(-1)).toBe('xmlrest: 6 files from 3 resource files, 6 changed');
+    expect(log.at(-1)).toBe('xmlrest: 7 files from 3 resource files, 7 changed');
     expect(code).toBe(0);
   });
 
