@@ -1,17 +1,8 @@
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
+import type { Explanation } from '../access.js';
 import { api } from './api.js';
 import { errorText, inputValue, Message, type Notice, type Resource, type User } from './shared.js';
-
-interface Explanation {
-  allowed: boolean;
-  backend: string;
-  needs: 'public' | '*' | string[];
-  holds: string[] | null;
-  method: string;
-  path: string;
-  reason: string;
-}
 
 /**
  * Who can call what: a user's whole reach (found by name), who can call a
