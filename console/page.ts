@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type Koa from 'koa';
 import { HttpError } from '../runtime/errors.js';
+import { pageHeaders } from '../runtime/security-headers.js';
 
 /**
  * The console's page: the files `vite build` made of console/ui, read once
@@ -19,7 +20,7 @@ const TYPES: Record<string, string> = {
 
 export function consolePage(prefix: string, assetsDir: string): Koa.Middleware {
   const assets = loadAssets(assetsDir);
-  return async (ctx) => {
+  const serve: Koa.Middleware = async (ctx) => {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') throw new HttpError(405, `Method ${ctx.method} not allowed`, { Allow: 'GET, HEAD' });
     if (ctx.path === prefix) return ctx.redirect(`${prefix}/`);
     const file = ctx.path === `${prefix}/` ? 'index.html' : ctx.path.slice(prefix.length + 1);
@@ -31,6 +32,7 @@ export function consolePage(prefix: string, assetsDir: string): Koa.Middleware {
     ctx.type = asset.type;
     ctx.body = asset.body;
   };
+  return (ctx, next) => pageHeaders(ctx, () => serve(ctx, next));
 }
 
 function loadAssets(dir: string): Map<string, { type: string; body: Buffer }> {

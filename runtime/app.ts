@@ -1,6 +1,5 @@
 import cors from '@koa/cors';
 import Koa from 'koa';
-import helmet from 'koa-helmet';
 import { CredentialCache } from './auth/credential-cache.js';
 import { Guard } from './auth/guard.js';
 import { JwtKey } from './auth/jwt.js';
@@ -10,12 +9,11 @@ import { refuseInsecureCredentials } from './auth/transport.js';
 import { bodyReader } from './body.js';
 import type { BackendModule } from './contract.js';
 import type { Database } from './db.js';
-import { errorResponses } from './errors.js';
-import { healthRoutes, Readiness } from './health.js';
+import { frontDoor, InFlight } from './front-door.js';
+import { Readiness } from './health.js';
 import { STOPPED } from './listen.js';
 import { createLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
-import { requestLog } from './request-log.js';
 import { buildRoutes, type Routes } from './routes.js';
 
 export interface ServerOptions {
@@ -102,19 +100,15 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   const app = new Koa();
   // Background work ends with the server that `listen` started (or with `close()` below).
   app.once(STOPPED, () => revocations.stop());
-  // Errors are logged by errorResponses, with their request id; Koa's own printer would log them again.
+  // Errors are logged by the front door, with their request id; Koa's own printer would log them again.
   app.silent = true;
   // Client address and scheme come from X-Forwarded-* only when told to trust a proxy, and then only
   // from the entry that proxy added (the rightmost): the ones before it are whatever the client sent.
   app.proxy = options.trustProxy ?? false;
   app.maxIpsCount = options.proxyHops ?? 1;
-  app.use(requestLog(logger, metrics));
-  app.use(inFlight.middleware(readiness));
-  app.use(errorResponses(logger));
-  app.use(healthRoutes(readiness));
-  // Security headers on every response (helmet's defaults: no sniffing, no framing, HSTS, a strict CSP
-  // for anything a browser renders); the docs and console pages set their own CSP.
-  app.use(helmet() as Koa.Middleware);
+  // Request id and log line, in-flight count, security headers, health and readiness, error bodies: one
+  // layer (front-door.ts). The docs and console pages add helmet's set for HTML and their own CSP.
+  app.use(frontDoor({ logger, metrics, readiness, inFlight }));
   if (options.corsOrigins && options.corsOrigins.length > 0) {
     const allowed = new Set(options.corsOrigins);
     app.use(
@@ -139,7 +133,17 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
     const guards = new Map(
       backends.map((backend) => [backend.name, new Guard(backend, options.database, { key: keyFor(backend), revocations, limiter, cache })]),
     );
-    const routes = buildRoutes({ backends, guards, db: options.database, readBody, basePath, maxParams: options.maxParams ?? 100, requireTls, openapi });
+    const routes = buildRoutes({
+      backends,
+      guards,
+      db: options.database,
+      readBody,
+      basePath,
+      maxParams: options.maxParams ?? 100,
+      requireTls,
+      openapi,
+      metrics,
+    });
     return { ...routes, guards };
   };
   let current = build(options.backends, options.openapi);
@@ -165,35 +169,4 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
 function normaliseBasePath(basePath: string | undefined): string {
   if (!basePath || basePath === '/') return '';
   return '/' + basePath.replace(/^\/+|\/+$/g, '');
-}
-
-/** Requests being served now: shutdown waits for them to finish. */
-class InFlight {
-  private count = 0;
-  private waiters: (() => void)[] = [];
-
-  middleware(readiness: Readiness): Koa.Middleware {
-    return async (ctx, next) => {
-      this.count++;
-      // Done when the answer has left (or the connection is gone), not when the handler returns: Koa writes
-      // the body after the middleware, and a shutdown must not cut it off.
-      ctx.res.once('close', () => {
-        if (--this.count === 0) for (const wake of this.waiters.splice(0)) wake();
-      });
-      await next();
-      // Once shutdown began, no connection is kept alive for another request.
-      if (readiness.stopped) ctx.set('Connection', 'close');
-    };
-  }
-
-  drained(timeoutMs: number): Promise<boolean> {
-    if (this.count === 0) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => resolve(this.count === 0), timeoutMs);
-      this.waiters.push(() => {
-        clearTimeout(timer);
-        resolve(true);
-      });
-    });
-  }
 }

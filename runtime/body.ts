@@ -8,15 +8,12 @@ import { badRequest, HttpError } from './errors.js';
  * form, at most 1 MB, and at most `maxParams` fields in the body and in the
  * query string each.
  */
-export type BodyReader = (ctx: Koa.Context, maxParams: number) => Promise<unknown>;
+export type BodyReader = (ctx: Koa.Context, maxParams: number) => unknown | Promise<unknown>;
 
 export function bodyReader(): BodyReader {
   const parse = bodyParser({ enableTypes: ['json', 'form'], jsonLimit: '1mb', formLimit: '1mb', strict: true });
-  return async (ctx, maxParams) => {
-    if (Object.keys(ctx.query).length > maxParams) throw badRequest(`Too many parameters: at most ${maxParams}`);
+  const read = async (ctx: Koa.Context, maxParams: number): Promise<unknown> => {
     const request = ctx.request as typeof ctx.request & { body?: unknown };
-    // No body at all (a GET, say): nothing to parse, and no parser round trip on the hot path.
-    if (ctx.req.headers['content-length'] === undefined && ctx.req.headers['transfer-encoding'] === undefined) return undefined;
     if (request.body === undefined) {
       try {
         await parse(ctx, async () => {});
@@ -32,5 +29,11 @@ export function bodyReader(): BodyReader {
       throw badRequest(`Too many parameters: at most ${maxParams}`);
     }
     return request.body;
+  };
+  return (ctx, maxParams) => {
+    if (Object.keys(ctx.query).length > maxParams) throw badRequest(`Too many parameters: at most ${maxParams}`);
+    // No body at all (a GET, say): nothing to parse, and no promise, on the hot path.
+    if (ctx.req.headers['content-length'] === undefined && ctx.req.headers['transfer-encoding'] === undefined) return undefined;
+    return read(ctx, maxParams);
   };
 }

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type Router from '@koa/router';
+import { pageHeaders } from './security-headers.js';
 
 /**
  * Serves the generated OpenAPI document at `{base}/openapi.json` and an API
@@ -57,7 +58,7 @@ export function mountDocs<State>(router: Router<State>, basePath: string, docume
   });
   // The router is not strict about a trailing slash: this answers /_docs too. The page's relative
   // links need the slash, so /_docs is sent there first.
-  router.get(`${basePath}/_docs/`, (ctx) => {
+  router.get(`${basePath}/_docs/`, pageHeaders, (ctx) => {
     if (!ctx.path.endsWith('/')) return ctx.redirect(`${basePath}/_docs/`);
     ctx.set('Content-Security-Policy', CSP);
     ctx.type = 'text/html; charset=utf-8';

@@ -19,7 +19,12 @@ export class HttpError extends Error {
     /** Why, for the log and the metrics (`no_credentials`, `bad_password`, `role_not_held`, ...); never sent. */
     readonly reason?: string,
   ) {
+    // An answer to a client, not a fault: nobody reads its stack, and capturing one is a real part of the
+    // cost of refusing a forged token (a flood of them is an attack to answer cheaply).
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = limit;
     this.name = 'HttpError';
   }
 
@@ -104,40 +109,37 @@ function clientErrorFromKoa(error: unknown): HttpError | undefined {
 const RETRY_AFTER = '1';
 
 /**
- * The one place where failures become JSON bodies (docs/contract.md §3, §7).
- * A database fault is 503 with Retry-After, never 500; the SQL and the
+ * The one place where failures become JSON bodies (docs/contract.md §3, §7):
+ * the front door (front-door.ts) hands it whatever a request threw. A
+ * database fault is 503 with Retry-After, never 500; the SQL and the
  * driver's text go to the log only, never to the client. The reason of a
  * refusal (`ctx.state.reason`) is left for the access log and the metrics.
  */
-export function errorResponses(logger: Logger): Koa.Middleware {
-  return async (ctx, next) => {
-    try {
-      await next();
-    } catch (error) {
-      const requestId = String(ctx.state.requestId);
-      const fault = error instanceof HttpError ? undefined : faultOf(error);
-      const known = error instanceof HttpError ? error : fault ? undefined : (httpErrorFromDatabase(error) ?? clientErrorFromKoa(error));
-      let body: ErrorBody;
-      if (known) {
-        ctx.set(known.headers);
-        if (known.reason !== undefined) ctx.state.reason = known.reason;
-        body = { message: known.message, status: known.status };
-      } else if (fault) {
-        ctx.set('Retry-After', RETRY_AFTER);
-        ctx.state.reason = fault.reason;
-        const cause = fault.cause as { message?: unknown; code?: unknown; errno?: unknown } | undefined;
-        logger.warn({ requestId, reason: fault.reason, error: cause?.message, code: cause?.code, errno: cause?.errno }, 'database fault');
-        body = { message: 'Service unavailable', status: 503, requestId };
-      } else {
-        const detail = error as { message?: unknown; code?: unknown; sql?: unknown; stack?: unknown };
-        logger.error(
-          { requestId, method: ctx.method, path: ctx.path, error: String(detail.message ?? error), code: detail.code, sql: detail.sql, stack: detail.stack },
-          'request failed',
-        );
-        body = { message: 'Internal error', status: 500, requestId };
-      }
-      ctx.status = body.status;
-      ctx.body = body;
+export function errorResponder(logger: Logger): (ctx: Koa.Context, error: unknown) => void {
+  return (ctx, error) => {
+    const requestId = String(ctx.state.requestId);
+    const fault = error instanceof HttpError ? undefined : faultOf(error);
+    const known = error instanceof HttpError ? error : fault ? undefined : (httpErrorFromDatabase(error) ?? clientErrorFromKoa(error));
+    let body: ErrorBody;
+    if (known) {
+      ctx.set(known.headers);
+      if (known.reason !== undefined) ctx.state.reason = known.reason;
+      body = { message: known.message, status: known.status };
+    } else if (fault) {
+      ctx.set('Retry-After', RETRY_AFTER);
+      ctx.state.reason = fault.reason;
+      const cause = fault.cause as { message?: unknown; code?: unknown; errno?: unknown } | undefined;
+      logger.warn({ requestId, reason: fault.reason, error: cause?.message, code: cause?.code, errno: cause?.errno }, 'database fault');
+      body = { message: 'Service unavailable', status: 503, requestId };
+    } else {
+      const detail = error as { message?: unknown; code?: unknown; sql?: unknown; stack?: unknown };
+      logger.error(
+        { requestId, method: ctx.method, path: ctx.path, error: String(detail.message ?? error), code: detail.code, sql: detail.sql, stack: detail.stack },
+        'request failed',
+      );
+      body = { message: 'Internal error', status: 500, requestId };
     }
+    ctx.status = body.status;
+    ctx.body = body;
   };
 }

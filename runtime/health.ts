@@ -61,25 +61,38 @@ export class Readiness {
  */
 export function healthRoutes(readiness: Readiness, metrics?: Metrics): Koa.Middleware {
   return async (ctx, next) => {
-    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
-    if (ctx.path === '/healthz') {
-      ctx.body = { status: 'ok' };
-      return;
-    }
-    if (ctx.path === '/readyz') {
-      const reason = await readiness.reason();
+    if (!(await answerHealth(ctx, readiness, metrics))) await next();
+  };
+}
+
+/**
+ * Answers /healthz, /readyz (and /metrics when given) and says true; false,
+ * at once and without a promise, for every other request (the front door
+ * asks on each one).
+ */
+export function answerHealth(ctx: Koa.Context, readiness: Readiness, metrics?: Metrics): boolean | Promise<boolean> {
+  if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return false;
+  const path = ctx.path;
+  if (path === '/healthz') {
+    ctx.body = { status: 'ok' };
+    return true;
+  }
+  if (path === '/readyz') {
+    return readiness.reason().then((reason) => {
       ctx.status = reason === undefined ? 200 : 503;
       ctx.body = reason === undefined ? { status: 'ready' } : { status: 'unavailable', reason };
       if (reason !== undefined) ctx.set('Retry-After', '1');
-      return;
-    }
-    if (metrics && ctx.path === '/metrics') {
+      return true;
+    });
+  }
+  if (metrics && path === '/metrics') {
+    return metrics.registry.metrics().then((text) => {
       ctx.type = metrics.registry.contentType;
-      ctx.body = await metrics.registry.metrics();
-      return;
-    }
-    return next();
-  };
+      ctx.body = text;
+      return true;
+    });
+  }
+  return false;
 }
 
 /** The admin listener's app (ADMIN_PORT): health, readiness and metrics, nothing else. */

@@ -7,6 +7,7 @@ import type { BackendModule, HttpMethod, Operation, ResourceModule } from './con
 import type { Database } from './db.js';
 import { mountDocs } from './docs.js';
 import { HttpError } from './errors.js';
+import type { Metrics } from './metrics.js';
 import { Scope, type ScopeOptions } from './scope.js';
 
 /** The path a resource is served at (docs/seed.md §4): `{base}/<backend>/v<version>/<name>`. */
@@ -25,6 +26,8 @@ export interface RoutesOptions {
   requireTls: boolean;
   /** The generated OpenAPI document; when given, served with an API reference page. */
   openapi?: object | undefined;
+  /** Where each route's requests are counted (its series is made here, once). */
+  metrics: Metrics;
 }
 
 export interface Routes {
@@ -48,9 +51,11 @@ export function buildRoutes(options: RoutesOptions): Routes {
       const label = `${resource.name}@${resource.version}`;
       for (const method of methods) {
         const operation = resource.operations[method] as Operation;
+        const series = options.metrics.route(backend.name, label, method);
         router.register(path, [method], async (ctx) => {
           ctx.state.backend = backend.name;
           ctx.state.resource = label;
+          ctx.state.series = series;
           const result = await operation.handler(new Scope(ctx as unknown as Koa.Context, scope));
           ctx.status = operation.status;
           ctx.body = result;
@@ -62,9 +67,11 @@ export function buildRoutes(options: RoutesOptions): Routes {
       // One route answers with and without the trailing slash: the router is not strict about it.
       const path = `${options.basePath}/${backend.name}`;
       const issue = tokenShapeA(guard, options.readBody, { requireTls: options.requireTls });
+      const series = options.metrics.route(backend.name, 'token-shape-a', 'POST');
       router.post(path, ((ctx: Koa.Context, next: Koa.Next) => {
         ctx.state.backend = backend.name;
         ctx.state.resource = 'token-shape-a';
+        ctx.state.series = series;
         return issue(ctx, next);
       }) as never);
       allowed.set(`${path}/`, allowHeader(['POST']));

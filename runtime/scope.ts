@@ -39,8 +39,15 @@ export class Scope implements RequestScope {
     return userId;
   }
 
-  async params<Params>(specs: ParamSpecs): Promise<Params> {
-    return readParams<Params>(this.ctx.query, await this.options.readBody(this.ctx, this.options.maxParams), specs);
+  params<Params>(specs: ParamSpecs): Promise<Params> {
+    try {
+      const body = this.options.readBody(this.ctx, this.options.maxParams);
+      // A request without a body (most GETs) is read at once, with no promise of its own to wait on.
+      if (body instanceof Promise) return body.then((parsed) => readParams<Params>(this.ctx.query, parsed, specs));
+      return Promise.resolve(readParams<Params>(this.ctx.query, body, specs));
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   transaction<T>(work: (db: Queryable) => Promise<T>): Promise<T> {

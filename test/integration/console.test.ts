@@ -123,6 +123,16 @@ describe('console API', () => {
     );
   });
 
+  it('serves its page with the headers of a page a browser renders, and its API with those of an API', async () => {
+    const page = await fetch(`${url}/_console/`);
+    expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(page.headers.get('cross-origin-opener-policy')).toBe('same-origin');
+    expect(page.headers.get('referrer-policy')).toBe('no-referrer');
+    const api = await fetch(`${url}/_console/api/backends`);
+    expect(api.headers.get('content-security-policy')).toBe("default-src 'none'; frame-ancestors 'none'");
+    expect(api.headers.get('cross-origin-opener-policy')).toBeNull();
+  });
+
   it('refuses a concurrent edit instead of overwriting it, and writes atomically', async () => {
     const admin = await ADMIN();
     const { body } = await consoleCall('GET', 'b/shop/resources', admin);

@@ -56,6 +56,9 @@ describe('generated/openapi.json', () => {
     const page = await fetch(`${server.url}/api/_docs/`);
     expect(page.status).toBe(200);
     expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+    // A page a browser renders gets helmet's whole set for HTML, beyond the API's headers.
+    expect(page.headers.get('cross-origin-opener-policy')).toBe('same-origin');
+    expect(page.headers.get('referrer-policy')).toBe('no-referrer');
     expect((await fetch(`${server.url}/api/_docs/swagger-ui-bundle.js`)).status).toBe(200);
     expect((await fetch(`${server.url}/api/_docs/package.json`)).status).toBe(404);
     expect((await fetch(`${server.url}/api/_docs/..%2F..%2Fpackage.json`)).status).toBe(404);

@@ -1,0 +1,65 @@
+import type Koa from 'koa';
+import { errorResponder } from './errors.js';
+import { answerHealth, type Readiness } from './health.js';
+import type { Logger } from './log.js';
+import type { Metrics } from './metrics.js';
+import { RequestLog } from './request-log.js';
+import { API_HEADERS } from './security-headers.js';
+
+/**
+ * What every request goes through before anything else, in one middleware
+ * rather than five (each layer of Koa's onion is a promise and a hop on every
+ * request): its id and access log line (request-log.ts), the count of
+ * requests in flight that a graceful stop waits for, the security headers an
+ * API needs (security-headers.ts), /healthz and /readyz (health.ts), and the
+ * JSON body of whatever it throws (errors.ts).
+ */
+export function frontDoor(options: { logger: Logger; metrics: Metrics; readiness: Readiness; inFlight: InFlight }): Koa.Middleware {
+  const { readiness, inFlight } = options;
+  const log = new RequestLog(options.logger, options.metrics);
+  const respondWithError = errorResponder(options.logger);
+  return async (ctx, next) => {
+    const started = log.begin(ctx);
+    inFlight.enter(ctx);
+    ctx.set(API_HEADERS);
+    try {
+      const health = answerHealth(ctx, readiness);
+      if (health === false || !(await health)) await next();
+    } catch (error) {
+      respondWithError(ctx, error);
+    }
+    // Once shutdown began, no connection is kept alive for another request.
+    if (readiness.stopped) ctx.set('Connection', 'close');
+    log.end(ctx, started);
+  };
+}
+
+/** Requests being served now: shutdown waits for them to finish. */
+export class InFlight {
+  private count = 0;
+  private waiters: (() => void)[] = [];
+  /** One listener function for every request, not a closure each. */
+  private readonly left = () => {
+    if (--this.count === 0) for (const wake of this.waiters.splice(0)) wake();
+  };
+
+  /**
+   * Counted until the answer has left (or the connection is gone), not until the handler returns: Koa writes
+   * the body after the middleware, and a shutdown must not cut it off.
+   */
+  enter(ctx: Koa.Context): void {
+    this.count++;
+    ctx.res.once('close', this.left);
+  }
+
+  drained(timeoutMs: number): Promise<boolean> {
+    if (this.count === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(this.count === 0), timeoutMs);
+      this.waiters.push(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+  }
+}
