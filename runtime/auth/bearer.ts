@@ -1,7 +1,7 @@
+import { hash } from 'node:crypto';
 import { HttpError } from '../errors.js';
 import { parseAuthorization } from './header.js';
 import { type TokenFailure, TokenRejected, type VerifiedToken, verifyToken } from './jwt.js';
-import { digestKey } from './keys.js';
 import { type AuthScheme, isCanonicalUid, type Principal, type SchemeFactory } from './scheme.js';
 
 /** The log's reason code for each way a token fails (docs/contract.md §7). */
@@ -27,14 +27,20 @@ const VERIFIED_TOKENS = 10_000;
 export const bearerScheme: SchemeFactory = ({ backend, key, revocations }): AuthScheme => {
   if (key === null) throw new Error(`backend "${backend.name}" uses Bearer tokens: set JWT_SECRET`);
   const challenge = `Bearer realm="${backend.name}"`;
-  const invalid = (description: string, reason: string) =>
-    // The description is one of jwt.ts's fixed phrases: it never echoes the token.
-    new HttpError(
-      401,
-      `Invalid token: ${description}`,
-      { 'WWW-Authenticate': `${challenge}, error="invalid_token", error_description="${description}"` },
-      reason,
-    );
+  // The description is one of jwt.ts's fixed phrases (it never echoes the token), so each answer's message
+  // and challenge are made once, not on every refusal of a flood.
+  const answers = new Map<string, { message: string; headers: Record<string, string> }>();
+  const invalid = (description: string, reason: string) => {
+    let answer = answers.get(description);
+    if (answer === undefined) {
+      answer = {
+        message: `Invalid token: ${description}`,
+        headers: { 'WWW-Authenticate': `${challenge}, error="invalid_token", error_description="${description}"` },
+      };
+      answers.set(description, answer);
+    }
+    return new HttpError(401, answer.message, answer.headers, reason);
+  };
   const options = {
     issuer: backend.issuer,
     clockSkew: backend.clockSkew,
@@ -56,7 +62,8 @@ export const bearerScheme: SchemeFactory = ({ backend, key, revocations }): Auth
     return token;
   };
   const verify = (token: string): VerifiedToken => {
-    const cacheKey = digestKey(token);
+    // One part, so no framing (keys.ts) is needed; the one-shot digest allocates nothing on the way.
+    const cacheKey = hash('sha256', token, 'base64url');
     const known = verified.get(cacheKey);
     if (known !== undefined) {
       if ((known.exp + backend.clockSkew) * 1000 > Date.now()) return unlessRevoked(known);
