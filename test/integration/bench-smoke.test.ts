@@ -13,6 +13,6 @@ describe('npm run bench -- --smoke', () => {
       env: { ...process.env, DATABASE_URL: inject('databaseUrl') },
       timeout: 120_000,
     });
-    expect(stdout).toBe('14 passed, 0 failed\n');
+    expect(stdout).toBe('16 passed, 0 failed\n');
   }, 180_000);
 });
