@@ -79,7 +79,10 @@ export class CredentialChecker {
 
   /** The login limits, for a door that checks the password itself (the token generator). */
   loginGuard(address: string): { begin(user?: string): Promise<void>; succeeded(user?: string): Promise<void> } {
-    const attempt = (user: string | undefined): LoginAttempt => ({ directory: this.directory, user, address });
+    // begin and succeeded of one check name the same attempt, whose keys are then made once.
+    let last: LoginAttempt | undefined;
+    const attempt = (user: string | undefined): LoginAttempt =>
+      last !== undefined && last.user === user ? last : (last = { directory: this.directory, user, address });
     return {
       begin: (user) => this.limiter.begin(attempt(user)),
       succeeded: (user) => this.limiter.succeeded(attempt(user)),

@@ -1,4 +1,4 @@
-import { createHash, createHmac, type Hash, type Hmac, randomBytes } from 'node:crypto';
+import { createHmac, hash, randomBytes } from 'node:crypto';
 
 /**
  * Keys for what is remembered per user, password or address (the credential
@@ -7,20 +7,17 @@ import { createHash, createHmac, type Hash, type Hmac, randomBytes } from 'node:
  * can move a boundary and collide with another part list. Fixed size, so
  * that an over-long input costs no more memory than a short one.
  */
-function framed<T extends Hash | Hmac>(hash: T, parts: readonly string[]): T {
-  const length = Buffer.alloc(4);
-  for (const part of parts) {
-    // UTF-16 code units, not UTF-8: a lone surrogate would encode as U+FFFD and equal another text.
-    const bytes = Buffer.from(part, 'utf16le');
-    length.writeUInt32BE(bytes.length);
-    hash.update(length).update(bytes);
-  }
-  return hash;
+function framed(parts: readonly string[]): Buffer {
+  // `<length>:<part>` for each part: the digits end at the colon, and the length says where the part ends.
+  let text = '';
+  for (const part of parts) text += `${part.length}:${part}`;
+  // UTF-16 code units, not UTF-8: a lone surrogate would encode as U+FFFD and equal another text.
+  return Buffer.from(text, 'utf16le');
 }
 
 /** SHA-256 of the framed parts: the same in every process (counters shared in the database). */
 export function digestKey(...parts: string[]): string {
-  return framed(createHash('sha256'), parts).digest('base64url');
+  return hash('sha256', framed(parts), 'base64url');
 }
 
 /** HMAC-SHA-256 under a key made at start-up: for keys that hold a password, which no dump of memory should reveal. */
@@ -32,6 +29,6 @@ export class SecretDigest {
   }
 
   of(...parts: string[]): string {
-    return framed(createHmac('sha256', this.key), parts).digest('base64url');
+    return createHmac('sha256', this.key).update(framed(parts)).digest('base64url');
   }
 }

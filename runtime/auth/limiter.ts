@@ -19,12 +19,20 @@ export interface LoginLimits {
 
 export const DEFAULT_LOGIN_LIMITS: LoginLimits = { perUser: 10, perAddress: 50, windowSeconds: 300 };
 
-/** Where attempt counts live: `add` counts one and answers the count and when its window ends, at once. */
+/**
+ * Where attempt counts live: `add` counts one and answers the count and when its window ends, at once.
+ * The memory store answers without a promise (every login goes through here); the database's with one.
+ */
 export interface FailureStore {
-  add(key: string, windowSeconds: number): Promise<{ failures: number; resetAt: number }>;
+  add(key: string, windowSeconds: number): Counted | Promise<Counted>;
   /** Takes back one count (a check that turned out right). */
-  subtract(key: string): Promise<void>;
-  clear(key: string): Promise<void>;
+  subtract(key: string): void | Promise<void>;
+  clear(key: string): void | Promise<void>;
+}
+
+interface Counted {
+  failures: number;
+  resetAt: number;
 }
 
 /** Most counters kept in memory; the oldest go first, so a flood of names cannot exhaust it (about 15 MB). */
@@ -33,8 +41,8 @@ const MAX_COUNTERS = 100_000;
 export class MemoryFailureStore implements FailureStore {
   private readonly counters = new Map<string, { failures: number; resetAt: number }>();
 
-  async add(key: string, windowSeconds: number): Promise<{ failures: number; resetAt: number }> {
-    // No await before the count: two requests cannot both read the old one.
+  add(key: string, windowSeconds: number): Counted {
+    // Nothing asynchronous before the count: two requests cannot both read the old one.
     let counter = this.counters.get(key);
     if (!counter || counter.resetAt <= Date.now()) {
       this.counters.delete(key);
@@ -46,12 +54,12 @@ export class MemoryFailureStore implements FailureStore {
     return { ...counter };
   }
 
-  async subtract(key: string): Promise<void> {
+  subtract(key: string): void {
     const counter = this.counters.get(key);
     if (counter && counter.failures > 0) counter.failures--;
   }
 
-  async clear(key: string): Promise<void> {
+  clear(key: string): void {
     this.counters.delete(key);
   }
 }
@@ -111,6 +119,8 @@ export interface LoginAttempt {
   directory: string;
   user: string | undefined;
   address: string;
+  /** Its counters' keys, once made (a check's begin and end share them). */
+  keys?: { account: string | undefined; address: string | undefined };
 }
 
 /**
@@ -137,7 +147,7 @@ export class LoginLimiter {
     const byAccount = account === undefined ? undefined : await this.store.add(account, this.limits.windowSeconds);
     if (byAccount && byAccount.failures > this.limits.perUser) {
       // A refused attempt checked no password: its places are given back.
-      await Promise.all([this.store.subtract(account!), address === undefined ? undefined : this.store.subtract(address)]);
+      await settled(this.store.subtract(account!), address === undefined ? undefined : this.store.subtract(address));
       throw tooMany(byAccount.resetAt);
     }
   }
@@ -145,21 +155,27 @@ export class LoginLimiter {
   /** The password was right: the user name's count at this address starts over, the address's place is given back. */
   async succeeded(attempt: LoginAttempt): Promise<void> {
     const { account, address } = this.keys(attempt);
-    await Promise.all([account === undefined ? undefined : this.store.clear(account), address === undefined ? undefined : this.store.subtract(address)]);
+    await settled(account === undefined ? undefined : this.store.clear(account), address === undefined ? undefined : this.store.subtract(address));
   }
 
   /** No password was checked after all (the database failed): the attempt's places are given back. */
   async cancelled(attempt: LoginAttempt): Promise<void> {
     const { account, address } = this.keys(attempt);
-    await Promise.all([account === undefined ? undefined : this.store.subtract(account), address === undefined ? undefined : this.store.subtract(address)]);
+    await settled(account === undefined ? undefined : this.store.subtract(account), address === undefined ? undefined : this.store.subtract(address));
   }
 
   private keys(attempt: LoginAttempt): { account: string | undefined; address: string | undefined } {
-    return {
+    attempt.keys ??= {
       account: attempt.user === undefined || this.limits.perUser <= 0 ? undefined : digestKey('account', attempt.directory, attempt.user, attempt.address),
       address: this.limits.perAddress <= 0 ? undefined : digestKey('address', attempt.address),
     };
+    return attempt.keys;
   }
+}
+
+/** Both writes done; no promise to wait on when the store answered at once (the memory store always does). */
+function settled(first: void | Promise<void>, second: void | Promise<void>): void | Promise<unknown> {
+  if (first instanceof Promise || second instanceof Promise) return Promise.all([first, second]);
 }
 
 function tooMany(resetAt: number): HttpError {
