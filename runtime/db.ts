@@ -108,11 +108,12 @@ export class Database extends EventEmitter<{ retry: [{ reason: string; attempt: 
 
   /** Autocommit statement: a read, or a write whose retry is safe only when it never reached the server. */
   select<Row>(sql: string, values: readonly SqlValue[]): Promise<Row[]> {
-    return this.run((runner) => runner.select<Row>(sql, values), { reads: true });
+    // A read runs again after a connection fault; an autocommit write might have been applied, so it does not.
+    return this.attempt(AUTOCOMMIT_READ, (connection) => execute<Row[]>(connection, sql, values));
   }
 
   write(sql: string, values: readonly SqlValue[]): Promise<WriteResult> {
-    return this.run((runner) => runner.write(sql, values), { reads: false });
+    return this.attempt(AUTOCOMMIT_WRITE, (connection) => new StatementRunner(connection).write(sql, values));
   }
 
   /** Runs `work` on one connection inside one transaction; any failure rolls every step back. */
@@ -168,11 +169,6 @@ export class Database extends EventEmitter<{ retry: [{ reason: string; attempt: 
 
   end(): Promise<void> {
     return this.source.end();
-  }
-
-  private run<T>(step: (runner: StatementRunner) => Promise<T>, options: { reads: boolean }): Promise<T> {
-    // A read runs again after a connection fault; an autocommit write might have been applied, so it does not.
-    return this.attempt({ transaction: false, retryConnectionFaults: options.reads }, (connection) => step(new StatementRunner(connection)));
   }
 
   /**
@@ -256,6 +252,9 @@ export class Database extends EventEmitter<{ retry: [{ reason: string; attempt: 
     });
   }
 }
+
+const AUTOCOMMIT_READ = { transaction: false, retryConnectionFaults: true } as const;
+const AUTOCOMMIT_WRITE = { transaction: false, retryConnectionFaults: false } as const;
 
 /** Whether the server is a Galera node, and if so its state (Synced when it may serve). */
 const GALERA_STATE = `select @@wsrep_on as wsrep,

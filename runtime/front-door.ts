@@ -49,7 +49,8 @@ export class InFlight {
    */
   enter(ctx: Koa.Context): void {
     this.count++;
-    ctx.res.once('close', this.left);
+    // `on`, not `once`: a response closes once, and once() would wrap the listener anew for every request.
+    ctx.res.on('close', this.left);
   }
 
   drained(timeoutMs: number): Promise<boolean> {

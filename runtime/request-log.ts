@@ -45,7 +45,7 @@ export class RequestLog {
   end(ctx: Koa.Context, started: number): void {
     const state = ctx.state as RequestState;
     const seconds = (performance.now() - started) / 1000;
-    this.metrics.record({ series: state.series, method: ctx.method, status: ctx.status, seconds, reason: state.reason });
+    this.metrics.record(state.series, ctx.method, ctx.status, seconds, state.reason);
     if (this.logger.isLevelEnabled('info')) {
       this.logger.info(
         {

@@ -10,6 +10,8 @@ import { HttpError } from './errors.js';
 import type { Metrics } from './metrics.js';
 import { Scope, type ScopeOptions } from './scope.js';
 
+const JSON_TYPE = 'application/json; charset=utf-8';
+
 /** The path a resource is served at (docs/seed.md §4): `{base}/<backend>/v<version>/<name>`. */
 export function resourcePath(basePath: string, backend: string, resource: ResourceModule): string {
   return `${basePath}/${backend}/v${resource.version}/${resource.name}`;
@@ -58,7 +60,10 @@ export function buildRoutes(options: RoutesOptions): Routes {
           ctx.state.series = series;
           const result = await operation.handler(new Scope(ctx as unknown as Koa.Context, scope));
           ctx.status = operation.status;
-          ctx.body = result;
+          // Every answer is JSON, known before the first request: the type is set as it is, not looked up in
+          // Koa's MIME table on every response, and the text made here rather than in Koa's respond.
+          ctx.set('Content-Type', JSON_TYPE);
+          ctx.body = JSON.stringify(result);
         });
       }
       allowed.set(path, allowHeader(methods));
