@@ -1,5 +1,23 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { JwtKey } from './auth/jwt.js';
+import { parseDatabaseUrl } from './db-url.js';
 import { type LogLevel, parseLogLevel } from './log.js';
+
+/** How to make a JWT_SECRET, said wherever one is missing or too short. */
+export const MAKE_A_SECRET = `node -e "console.log(require('node:crypto').randomBytes(32).toString('base64url'))"`;
+
+/** Every problem of a configuration, each naming its variable and what to do; thrown before any connection is tried. */
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(problems.join('\n'));
+    this.name = 'ConfigError';
+  }
+}
+
+export interface ConfigNeeds {
+  /** The backends that sign and check Bearer tokens: they need JWT_SECRET. */
+  bearerBackends?: readonly string[];
+}
 
 /** Server settings from the environment (docs/contract.md §1); a `.env` file may supply them. */
 export interface ServerConfig {
@@ -36,43 +54,97 @@ export interface ServerConfig {
   loginCounters: 'memory' | 'database';
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env, envFile = '.env'): ServerConfig {
+/**
+ * The server's settings from the environment (or `.env`), every one checked
+ * before anything connects: all problems are reported together, each with
+ * what to do (ConfigError).
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, envFile = '.env', needs: ConfigNeeds = {}): ServerConfig {
   // Values already in the environment win over the file (process.loadEnvFile never overwrites).
   if (env === process.env && existsSync(envFile)) process.loadEnvFile(envFile);
-  const databaseUrl = env.DATABASE_URL;
-  if (!databaseUrl) throw new Error('DATABASE_URL is not set (mysql://user:pass@host:port/db)');
-  const port = portOf(env.PORT, 3000, 'PORT')!;
-  const adminPort = portOf(env.ADMIN_PORT, undefined, 'ADMIN_PORT');
+  const problems: string[] = [];
+  // Reads one setting; a wrong one is noted and the others are read on, so that one run names them all.
+  const checked: Checked = (read, fallback) => {
+    try {
+      return read();
+    } catch (error) {
+      problems.push((error as Error).message);
+      return fallback;
+    }
+  };
+  const config: ServerConfig = {
+    databaseUrl: checked(() => databaseUrlOf(env.DATABASE_URL), ''),
+    jwtSecret: checked(() => secretOf(env.JWT_SECRET, needs.bearerBackends ?? []), undefined),
+    port: checked(() => portOf(env.PORT, 3000, 'PORT'), 3000),
+    adminPort: checked(() => portOf(env.ADMIN_PORT, undefined, 'ADMIN_PORT'), undefined),
+    ...settingsFrom(env, checked),
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}
+
+type Checked = <T>(read: () => T, fallback: T) => T;
+
+function databaseUrlOf(url: string | undefined): string {
+  const shape = 'mysql://user:password@host:3306/database';
+  if (!url) {
+    throw new Error(
+      `DATABASE_URL is not set: set it to your MySQL or MariaDB database, ${shape}, in the environment or in .env beside package.json (npm run demo starts a private MariaDB and prints its URL)`,
+    );
+  }
+  try {
+    parseDatabaseUrl(url);
+  } catch (error) {
+    // The parser's message never holds the URL, whose password it would print.
+    throw new Error(`${(error as Error).message} (the form is ${shape}, or host1:3306,host2:3306 for a cluster)`);
+  }
+  return url;
+}
+
+function secretOf(secret: string | undefined, bearerBackends: readonly string[]): string | undefined {
+  if (!secret) {
+    if (bearerBackends.length === 0) return undefined;
+    throw new Error(
+      `JWT_SECRET is not set: backend ${bearerBackends.join(', ')} signs and checks Bearer tokens with it. Make one with ${MAKE_A_SECRET} and set JWT_SECRET to it in the environment or in .env`,
+    );
+  }
+  try {
+    new JwtKey(secret);
+  } catch (error) {
+    throw new Error(`${(error as Error).message} (make one with ${MAKE_A_SECRET})`);
+  }
+  return secret;
+}
+
+function settingsFrom(env: NodeJS.ProcessEnv, checked: Checked): Omit<ServerConfig, 'databaseUrl' | 'jwtSecret' | 'port' | 'adminPort'> {
+  const number = (value: string | undefined, fallback: number, name: string) => checked(() => whole(value, fallback, name), fallback);
+  const yes = (value: string | undefined, name: string) => checked(() => flag(value, name), false);
   return {
-    databaseUrl,
-    jwtSecret: env.JWT_SECRET || undefined,
-    port,
-    adminPort,
     host: env.HOST || '127.0.0.1',
     basePath: env.BASE_PATH ?? '',
-    logLevel: parseLogLevel(env.LOG_LEVEL),
+    logLevel: checked(() => parseLogLevel(env.LOG_LEVEL), 'info' as LogLevel),
     corsOrigins: (env.CORS_ORIGINS ?? '')
       .split(',')
       .map((origin) => origin.trim())
       .filter(Boolean),
-    maxParams: whole(env.MAX_PARAMS, 100, 'MAX_PARAMS'),
-    maxHeaderBytes: whole(env.MAX_HEADER_BYTES, 16 * 1024, 'MAX_HEADER_BYTES'),
-    requestTimeoutMs: whole(env.REQUEST_TIMEOUT_MS, 30_000, 'REQUEST_TIMEOUT_MS'),
-    headersTimeoutMs: whole(env.HEADERS_TIMEOUT_MS, 10_000, 'HEADERS_TIMEOUT_MS'),
-    statementTimeoutMs: whole(env.QUERY_TIMEOUT_MS, 10_000, 'QUERY_TIMEOUT_MS'),
-    acquireTimeoutMs: whole(env.DB_ACQUIRE_TIMEOUT_MS, 1000, 'DB_ACQUIRE_TIMEOUT_MS'),
-    queueLimit: whole(env.DB_QUEUE_LIMIT, 200, 'DB_QUEUE_LIMIT'),
-    shutdownTimeoutMs: whole(env.SHUTDOWN_TIMEOUT_MS, 10_000, 'SHUTDOWN_TIMEOUT_MS'),
-    syncWait: env.DB_SYNC_WAIT === undefined || env.DB_SYNC_WAIT === '' ? true : flag(env.DB_SYNC_WAIT, 'DB_SYNC_WAIT'),
+    maxParams: number(env.MAX_PARAMS, 100, 'MAX_PARAMS'),
+    maxHeaderBytes: number(env.MAX_HEADER_BYTES, 16 * 1024, 'MAX_HEADER_BYTES'),
+    requestTimeoutMs: number(env.REQUEST_TIMEOUT_MS, 30_000, 'REQUEST_TIMEOUT_MS'),
+    headersTimeoutMs: number(env.HEADERS_TIMEOUT_MS, 10_000, 'HEADERS_TIMEOUT_MS'),
+    statementTimeoutMs: number(env.QUERY_TIMEOUT_MS, 10_000, 'QUERY_TIMEOUT_MS'),
+    acquireTimeoutMs: number(env.DB_ACQUIRE_TIMEOUT_MS, 1000, 'DB_ACQUIRE_TIMEOUT_MS'),
+    queueLimit: number(env.DB_QUEUE_LIMIT, 200, 'DB_QUEUE_LIMIT'),
+    shutdownTimeoutMs: number(env.SHUTDOWN_TIMEOUT_MS, 10_000, 'SHUTDOWN_TIMEOUT_MS'),
+    syncWait: env.DB_SYNC_WAIT === undefined || env.DB_SYNC_WAIT === '' ? true : yes(env.DB_SYNC_WAIT, 'DB_SYNC_WAIT'),
     loginLimits: {
-      perUser: whole(env.LOGIN_MAX_FAILURES, 10, 'LOGIN_MAX_FAILURES'),
-      perAddress: whole(env.LOGIN_MAX_FAILURES_PER_ADDRESS, 50, 'LOGIN_MAX_FAILURES_PER_ADDRESS'),
-      windowSeconds: whole(env.LOGIN_WINDOW_SECONDS, 300, 'LOGIN_WINDOW_SECONDS'),
+      perUser: number(env.LOGIN_MAX_FAILURES, 10, 'LOGIN_MAX_FAILURES'),
+      perAddress: number(env.LOGIN_MAX_FAILURES_PER_ADDRESS, 50, 'LOGIN_MAX_FAILURES_PER_ADDRESS'),
+      windowSeconds: number(env.LOGIN_WINDOW_SECONDS, 300, 'LOGIN_WINDOW_SECONDS'),
     },
-    tls: tlsFiles(env.TLS_CERT_FILE, env.TLS_KEY_FILE),
-    trustProxy: flag(env.TRUST_PROXY, 'TRUST_PROXY'),
-    requireTlsForCredentials: flag(env.REQUIRE_TLS_FOR_CREDENTIALS, 'REQUIRE_TLS_FOR_CREDENTIALS'),
-    loginCounters: loginCounters(env.LOGIN_COUNTERS),
+    tls: checked(() => tlsFiles(env.TLS_CERT_FILE, env.TLS_KEY_FILE), undefined),
+    trustProxy: yes(env.TRUST_PROXY, 'TRUST_PROXY'),
+    requireTlsForCredentials: yes(env.REQUIRE_TLS_FOR_CREDENTIALS, 'REQUIRE_TLS_FOR_CREDENTIALS'),
+    loginCounters: checked(() => loginCounters(env.LOGIN_COUNTERS), 'memory' as const),
   };
 }
 

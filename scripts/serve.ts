@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { backends } from '../generated/index.js';
-import { loadConfig } from '../runtime/config.js';
+import { ConfigError, loadConfig } from '../runtime/config.js';
 import {
   adminApp,
   createLogger,
@@ -23,7 +23,9 @@ import {
  */
 /** Configuration, pool, logger, console and app; throws when the configuration is wrong. */
 async function prepare() {
-  const config = loadConfig();
+  const config = loadConfig(process.env, '.env', {
+    bearerBackends: backends.filter((backend) => backend.authScheme === 'Bearer').map((backend) => backend.name),
+  });
   const database = openDatabase(config.databaseUrl, {
     statementTimeoutMs: config.statementTimeoutMs,
     acquireTimeoutMs: config.acquireTimeoutMs,
@@ -63,8 +65,15 @@ let started: Awaited<ReturnType<typeof prepare>>;
 try {
   started = await prepare();
 } catch (error) {
-  // Only the message: the configuration's values (secrets among them) stay out of the log.
-  createLogger().error({ error: (error as Error).message }, 'refusing to start');
+  if (error instanceof ConfigError) {
+    // Checked before anything connected; said to the person starting it, in words. No value is printed.
+    process.stderr.write(
+      `xmlrest: cannot start: ${error.problems.length === 1 ? 'a problem' : `${error.problems.length} problems`} with the configuration (the environment, or .env):\n${error.problems.map((problem) => `  - ${problem}\n`).join('')}`,
+    );
+  } else {
+    // Only the message: the configuration's values (secrets among them) stay out of the log.
+    createLogger().error({ error: (error as Error).message }, 'refusing to start');
+  }
   process.exit(1);
 }
 const { config, database, server, logger } = started;
