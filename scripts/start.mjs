@@ -2,9 +2,10 @@
 // `npm start`: runs the built server (dist/scripts/serve.js) and never compiles: a production start must
 // not need the build tools. When the build is missing, or older than the sources beside it, it says what to
 // run and exits 1. Plain JavaScript, so that it runs with no build at all.
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { staleSources } from './build-state.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = path.join(root, 'dist');
@@ -14,7 +15,7 @@ if (!existsSync(entry)) {
   process.stderr.write('xmlrest: no build to start (dist/ is missing): run `npm run build`, then `npm start`\n');
   process.exit(1);
 }
-const stale = staleSources();
+const stale = staleSources(root, dist);
 if (stale.length > 0) {
   process.stderr.write(
     `xmlrest: the build is older than its sources (${stale.slice(0, 3).join(', ')}${stale.length > 3 ? ', ...' : ''}): run \`npm run build\`, then \`npm start\`\n`,
@@ -23,43 +24,3 @@ if (stale.length > 0) {
 }
 process.setSourceMapsEnabled(true);
 await import(pathToFileURL(entry).href);
-
-/**
- * Sources changed since they were built: a compiled module older than its TypeScript source, a source with
- * no compiled module, a console page older than its sources. A deployment holding only dist/ has no
- * sources to compare, and starts.
- */
-function staleSources() {
-  const found = [];
-  const mtime = (file) => statSync(file).mtimeMs;
-  for (const folder of ['runtime', 'generated', 'plugins']) {
-    for (const source of walk(path.join(root, folder))) {
-      if (!source.endsWith('.ts') || source.endsWith('.d.ts') || path.basename(source).startsWith('.')) continue;
-      const compiled = path.join(dist, path.relative(root, source)).replace(/\.ts$/, '.js');
-      if (!existsSync(compiled) || mtime(compiled) < mtime(source)) found.push(path.relative(root, source));
-    }
-  }
-  for (const file of ['scripts/serve.ts', 'scripts/project-host.ts', 'console/server.ts']) {
-    const source = path.join(root, file);
-    const compiled = path.join(dist, file.replace(/\.ts$/, '.js'));
-    if (existsSync(source) && (!existsSync(compiled) || mtime(compiled) < mtime(source))) found.push(file);
-  }
-  const openapi = path.join(root, 'generated/openapi.json');
-  const builtOpenapi = path.join(dist, 'generated/openapi.json');
-  if (existsSync(openapi) && (!existsSync(builtOpenapi) || mtime(builtOpenapi) < mtime(openapi))) found.push('generated/openapi.json');
-  const page = path.join(dist, 'console-ui/index.html');
-  for (const source of walk(path.join(root, 'console/ui'))) {
-    if (!existsSync(page) || mtime(page) < mtime(source)) {
-      found.push(path.relative(root, source));
-      break;
-    }
-  }
-  return found;
-}
-
-function walk(folder) {
-  if (!existsSync(folder)) return [];
-  return readdirSync(folder, { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isFile())
-    .map((entry) => path.join(entry.parentPath, entry.name));
-}

@@ -8,6 +8,8 @@ main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error) => {
     process.stderr.write(`xmlrest: ${error instanceof Error ? error.message : String(error)}\n`);
+    // A wrong command line (exit 2) says where usage is.
+    if (error?.exitCode === 2) process.stderr.write('(run xmlrest --help, or xmlrest <command> --help, for usage)\n');
     process.exit(error?.exitCode ?? 1);
   },
 );

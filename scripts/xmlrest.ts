@@ -1,6 +1,7 @@
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
+import { Command, CommanderError } from 'commander';
 import type mysql from 'mysql2/promise';
 import { type Explanation, explain, findRoute, routesOf } from '../console/access.js';
 import { checkRoleName, checkUserName } from '../console/names.js';
@@ -9,138 +10,188 @@ import { credentialProblem, MAX_PASSWORD_BYTES } from '../runtime/auth/bounds.js
 import { revokeToken, revokeUserTokens } from '../runtime/auth/revocations.js';
 import type { BackendModule } from '../runtime/index.js';
 import { connectTo } from './connection.js';
+import { doctor } from './doctor.js';
 import { addUser, createDefaultTables, createDemoDatabase, grantRole, revokeRole, rolesOf, userIdOf } from './schema.js';
 
-const USAGE = `usage:
-  xmlrest generate [--check] [--refresh-types]
-  xmlrest db init [--demo]
-  xmlrest user add NAME --password P [--role R]...
-  xmlrest role grant USER ROLE
-  xmlrest role revoke USER ROLE
-  xmlrest token revoke --backend B --jti JTI [--until UNIX_SECONDS]
-  xmlrest token revoke --backend B --user NAME
-  xmlrest explain USER METHOD PATH [--json]
-Database commands read DATABASE_URL (or .env).`;
-
-async function connect(): Promise<mysql.Connection> {
-  try {
-    process.loadEnvFile('.env');
-  } catch {
-    // No .env file: the environment alone configures the command.
-  }
-  const url = process.env.DATABASE_URL;
-  if (!url) throw new UsageError('DATABASE_URL is not set (mysql://user:pass@host:port/db)');
-  return connectTo(url, { multipleStatements: true });
-}
+/**
+ * The `xmlrest` command (commander): `--help` and `<command> --help` print
+ * usage to stdout and exit 0; an unknown command or option, or a missing
+ * argument, exits 2 with the error and a one-line hint on stderr; a command
+ * that runs exits 0 when it did its work (explain: 0 allowed, 1 denied).
+ */
 
 /** A wrong command line: exit code 2, as usage errors conventionally are. */
 export class UsageError extends Error {
   readonly exitCode = 2;
 }
 
-export async function main(argv: string[]): Promise<number> {
-  const [command, sub, ...rest] = argv;
-  if (command === 'generate') {
-    const root = process.cwd();
-    return generate({ root, check: argv.includes('--check'), refreshTypes: argv.includes('--refresh-types'), databaseUrl: databaseUrlFromEnvironment(root) });
+const HINT = '(run xmlrest --help, or xmlrest <command> --help, for usage)';
+
+async function connect(): Promise<mysql.Connection> {
+  const url = databaseUrlFromEnvironment(process.cwd());
+  if (!url)
+    throw new UsageError('DATABASE_URL is not set: this command works on the database at mysql://user:password@host:3306/database (environment or .env)');
+  return connectTo(url, { multipleStatements: true });
+}
+
+async function withConnection<T>(work: (connection: mysql.Connection) => Promise<T>): Promise<T> {
+  const connection = await connect();
+  try {
+    return await work(connection);
+  } finally {
+    await connection.end();
   }
-  if (command === 'db' && sub === 'init') {
-    const connection = await connect();
-    try {
-      await createDefaultTables(connection);
-      if (rest.includes('--demo')) await createDemoDatabase(process.env.DATABASE_URL!);
-      console.log(`created usr and usr_role${rest.includes('--demo') ? ' and the demo tables' : ''}`);
-      return 0;
-    } finally {
-      await connection.end();
-    }
-  }
-  if (command === 'user' && sub === 'add') {
-    const { values, positionals } = parseArgs({
-      args: rest,
-      allowPositionals: true,
-      options: { password: { type: 'string' }, role: { type: 'string', multiple: true } },
+}
+
+function version(): string {
+  return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+}
+
+function program(done: (code: number) => void): Command {
+  const xmlrest = new Command('xmlrest')
+    .description('XML resource files in, a REST backend on MySQL/MariaDB out.')
+    .version(version(), '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'print this help')
+    .addHelpText('after', '\nDatabase commands read DATABASE_URL (mysql://user:password@host:3306/database) from the environment or .env.')
+    .showHelpAfterError(HINT)
+    .exitOverride()
+    .configureOutput({ writeOut: (text) => process.stdout.write(text), writeErr: (text) => process.stderr.write(text) });
+  // Every subcommand behaves as the top one: help to stdout, errors with the hint, exit codes ours.
+  const command = (parent: Command, name: string, description: string) =>
+    parent
+      .command(name)
+      .description(description)
+      .helpOption('-h, --help', 'print this help')
+      .showHelpAfterError(HINT)
+      .exitOverride()
+      .configureOutput({ writeOut: (text) => process.stdout.write(text), writeErr: (text) => process.stderr.write(text) });
+
+  command(xmlrest, 'generate', 'write generated/ (and access.lock) from resources/; only changed files are written')
+    .option('--check', 'write nothing; exit 1 naming every file that would change')
+    .option('--refresh-types', 'ask the database for every statement’s types again and name what changed')
+    .action(async (options: { check?: boolean; refreshTypes?: boolean }) => {
+      const root = process.cwd();
+      done(await generate({ root, check: options.check ?? false, refreshTypes: options.refreshTypes ?? false, databaseUrl: databaseUrlFromEnvironment(root) }));
     });
-    if (!positionals[0] || positionals.length !== 1 || !values.password) throw new UsageError('user add NAME --password P [--role R]...');
-    const checked = checkUserName(positionals[0]);
-    if (!checked.ok) throw new UsageError(checked.message);
-    if (credentialProblem('password', values.password)) throw new UsageError(`a password has at most ${MAX_PASSWORD_BYTES} bytes`);
-    const roles = (values.role ?? []).map((role) => {
-      const checkedRole = checkRoleName(role);
-      if (!checkedRole.ok) throw new UsageError(checkedRole.message);
-      return checkedRole.name;
+
+  const db = command(xmlrest, 'db', 'the database xmlrest works on');
+  command(db, 'init', 'create usr, usr_role, xmlrest’s own tables and the triggers that end revoked roles everywhere')
+    .option('--demo', 'also the demo’s tables and users')
+    .action(async (options: { demo?: boolean }) => {
+      await withConnection(async (connection) => {
+        await createDefaultTables(connection);
+        if (options.demo) await createDemoDatabase(databaseUrlFromEnvironment(process.cwd())!);
+      });
+      console.log(`created usr and usr_role${options.demo ? ' and the demo tables' : ''}`);
+      done(0);
     });
-    const name = checked.name;
-    const connection = await connect();
-    try {
-      const id = await addUser(connection, name, values.password, roles);
-      console.log(`created user ${name} (user_id ${id})${roles.length ? ` with ${roles.join(', ')}` : ''}`);
-      return 0;
-    } finally {
-      await connection.end();
-    }
-  }
-  if (command === 'role' && (sub === 'grant' || sub === 'revoke')) {
-    const [user, role, ...extra] = rest;
-    if (!user || !role || extra.length > 0) throw new UsageError(`role ${sub} USER ROLE`);
-    const connection = await connect();
-    try {
-      const id = await userIdOf(connection, user);
-      if (id === undefined) throw new UsageError(`no such user: ${user}`);
-      if (sub === 'grant') {
-        const checked = checkRoleName(role);
-        if (!checked.ok) throw new UsageError(checked.message);
-        await grantRole(connection, id, checked.name);
-        console.log(`${user} holds ${role}`);
-      } else {
-        const removed = await revokeRole(connection, id, role);
-        console.log(removed > 0 ? `${user} no longer holds ${role}` : `${user} did not hold ${role}`);
-      }
-      return 0;
-    } finally {
-      await connection.end();
-    }
-  }
-  if (command === 'token' && sub === 'revoke') {
-    const { values } = parseArgs({
-      args: rest,
-      options: { backend: { type: 'string' }, jti: { type: 'string' }, user: { type: 'string' }, until: { type: 'string' } },
+
+  const user = command(xmlrest, 'user', 'users of the default tables');
+  command(user, 'add', 'create a user, with roles')
+    .argument('<name>', 'the user name (NFC-normalised; no control, zero-width or bidirectional characters)')
+    .requiredOption('--password <password>', `the password (at most ${MAX_PASSWORD_BYTES} bytes; stored as an argon2id hash)`)
+    .option('--role <role...>', 'a role to grant (repeat for several)')
+    .action(async (name: string, options: { password: string; role?: string[] }) => {
+      const checked = checkUserName(name);
+      if (!checked.ok) throw new UsageError(checked.message);
+      if (credentialProblem('password', options.password)) throw new UsageError(`a password has at most ${MAX_PASSWORD_BYTES} bytes`);
+      const roles = (options.role ?? []).map((role) => {
+        const checkedRole = checkRoleName(role);
+        if (!checkedRole.ok) throw new UsageError(checkedRole.message);
+        return checkedRole.name;
+      });
+      const id = await withConnection((connection) => addUser(connection, checked.name, options.password, roles));
+      console.log(`created user ${checked.name} (user_id ${id})${roles.length ? ` with ${roles.join(', ')}` : ''}`);
+      done(0);
     });
-    if (!values.backend || (values.jti === undefined) === (values.user === undefined))
-      throw new UsageError('token revoke --backend B (--jti JTI | --user NAME)');
-    const connection = await connect();
-    const db = { write: (sql: string, params: readonly unknown[]) => connection.execute(sql, params as never[]) };
-    try {
-      if (values.jti !== undefined) {
-        // Remembered for a year unless told when the token expires: a revoked token must never come back.
-        const until = values.until ? Number(values.until) : Math.floor(Date.now() / 1000) + 365 * 24 * 3600;
-        await revokeToken(db, values.backend, values.jti, until);
-        console.log(`revoked token ${values.jti} on ${values.backend}`);
-      } else {
-        const id = await userIdOf(connection, values.user!);
-        if (id === undefined) throw new UsageError(`no such user: ${values.user}`);
-        await revokeUserTokens(db, values.backend, String(id));
-        console.log(`revoked every token of ${values.user} on ${values.backend} issued until now`);
-      }
+
+  const role = command(xmlrest, 'role', 'roles of the default tables');
+  for (const action of ['grant', 'revoke'] as const) {
+    command(role, action, action === 'grant' ? 'grant USER the role ROLE (idempotent)' : 'revoke ROLE from USER; the user’s tokens end everywhere')
+      .argument('<user>', 'the user name')
+      .argument('<role>', 'the role name')
+      .action(async (name: string, roleName: string) => {
+        await withConnection(async (connection) => {
+          const id = await userIdOf(connection, name);
+          if (id === undefined) throw new UsageError(`no such user: ${name}`);
+          if (action === 'grant') {
+            const checked = checkRoleName(roleName);
+            if (!checked.ok) throw new UsageError(checked.message);
+            await grantRole(connection, id, checked.name);
+            console.log(`${name} holds ${checked.name}`);
+          } else {
+            const removed = await revokeRole(connection, id, roleName);
+            console.log(removed > 0 ? `${name} no longer holds ${roleName}` : `${name} did not hold ${roleName}`);
+          }
+        });
+        done(0);
+      });
+  }
+
+  const token = command(xmlrest, 'token', 'Bearer tokens');
+  command(token, 'revoke', 'revoke one token (--jti) or every token a user holds (--user); servers refuse it within their poll (5 s)')
+    .requiredOption('--backend <backend>', 'the backend that issued it')
+    .option('--jti <jti>', 'the token’s jti')
+    .option('--until <seconds>', 'with --jti: when the token expires (Unix seconds); remembered a year otherwise')
+    .option('--user <name>', 'every token of this user')
+    .action(async (options: { backend: string; jti?: string; until?: string; user?: string }) => {
+      if ((options.jti === undefined) === (options.user === undefined)) throw new UsageError('token revoke takes --jti JTI or --user NAME, one of them');
+      if (options.until !== undefined && !/^[0-9]{1,12}$/.test(options.until)) throw new UsageError('--until is a number of Unix seconds');
+      await withConnection(async (connection) => {
+        const db = { write: (sql: string, params: readonly unknown[]) => connection.execute(sql, params as never[]) };
+        if (options.jti !== undefined) {
+          // Remembered for a year unless told when the token expires: a revoked token must never come back.
+          const until = options.until ? Number(options.until) : Math.floor(Date.now() / 1000) + 365 * 24 * 3600;
+          await revokeToken(db, options.backend, options.jti, until);
+          console.log(`revoked token ${options.jti} on ${options.backend}`);
+        } else {
+          const id = await userIdOf(connection, options.user!);
+          if (id === undefined) throw new UsageError(`no such user: ${options.user}`);
+          await revokeUserTokens(db, options.backend, String(id));
+          console.log(`revoked every token of ${options.user} on ${options.backend} issued until now`);
+        }
+      });
       console.log('running servers refuse it within their revocation poll (5 s by default)');
-      return 0;
-    } finally {
-      await connection.end();
-    }
+      done(0);
+    });
+
+  command(xmlrest, 'explain', 'may USER call METHOD PATH, and why (exit 0 allowed, 1 denied)')
+    .argument('<user>', 'the user name')
+    .argument('<method>', 'GET, POST, PUT, PATCH or DELETE')
+    .argument('<path>', 'the served path without BASE_PATH, as access.lock lists it, such as /shop/v1.0/orders')
+    .option('--json', 'print {"allowed", "backend", "needs", "holds"}')
+    .action(async (name: string, method: string, served: string, options: { json?: boolean }) => {
+      done(await explainCommand(name, method, served, options.json ?? false));
+    });
+
+  command(xmlrest, 'doctor', 'check Node, the configuration, the database, the default tables, generated/ and the build, and say what to fix').action(
+    async () => done(await doctor(process.cwd())),
+  );
+  return xmlrest;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  let code = 0;
+  const xmlrest = program((result) => (code = result));
+  if (argv.length === 0) {
+    xmlrest.outputHelp({ error: true });
+    return 2;
   }
-  if (command === 'explain') return explainCommand(argv.slice(1));
-  throw new UsageError(USAGE);
+  try {
+    await xmlrest.parseAsync(argv, { from: 'user' });
+  } catch (error) {
+    if (!(error instanceof CommanderError)) throw error;
+    // --help and --version end here with exit code 0; a wrong command line with commander's own 1, which is ours 2.
+    return error.exitCode === 0 ? 0 : 2;
+  }
+  return code;
 }
 
 /**
  * `xmlrest explain USER METHOD PATH [--json]` (docs/contract.md §8): may USER
- * call METHOD PATH (the served path without BASE_PATH), and why. Exit 0
- * allowed, 1 denied, 2 for a wrong command line or a route nobody serves.
+ * call METHOD PATH (the served path without BASE_PATH), and why.
  */
-async function explainCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: 'boolean' } } });
-  const [user, method, served] = positionals;
-  if (!user || !method || !served || positionals.length !== 3) throw new UsageError('explain USER METHOD PATH [--json]');
+async function explainCommand(user: string, method: string, served: string, json: boolean): Promise<number> {
   const generated = pathToFileURL(path.resolve('generated/index.ts')).href;
   const { backends } = (await import(generated)) as { backends: BackendModule[] };
   const route = findRoute(routesOf(backends), method, served);
@@ -153,16 +204,13 @@ async function explainCommand(args: string[]): Promise<number> {
       reason: `backend ${backend.name} checks credentials with its own AuthQuery: its users' roles are not known here`,
     };
   } else {
-    const connection = await connect();
-    try {
+    answer = await withConnection(async (connection) => {
       const id = await userIdOf(connection, user);
-      const holds = id === undefined ? null : await rolesOf(connection, id);
-      answer = id === undefined ? { ...explain(route, user, null), reason: `there is no user ${user}` } : explain(route, user, holds);
-    } finally {
-      await connection.end();
-    }
+      if (id === undefined) return { ...explain(route, user, null), reason: `there is no user ${user}` };
+      return explain(route, user, await rolesOf(connection, id));
+    });
   }
-  if (values.json) console.log(JSON.stringify({ allowed: answer.allowed, backend: answer.backend, needs: answer.needs, holds: answer.holds }));
+  if (json) console.log(JSON.stringify({ allowed: answer.allowed, backend: answer.backend, needs: answer.needs, holds: answer.holds }));
   else {
     const needs =
       answer.needs === 'public'
@@ -187,6 +235,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     (code) => process.exit(code),
     (error: unknown) => {
       process.stderr.write(`xmlrest: ${error instanceof Error ? error.message : String(error)}\n`);
+      if (error instanceof UsageError) process.stderr.write(`${HINT}\n`);
       process.exit(error instanceof UsageError ? error.exitCode : 1);
     },
   );

@@ -1,0 +1,2 @@
+/** Sources changed since they were built (dist/ missing: every one). See build-state.mjs. */
+export function staleSources(root: string, dist?: string): string[];

@@ -1,0 +1,129 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { generateProject } from '../generator/index.js';
+import { ConfigError, loadConfig } from '../runtime/config.js';
+import type { BackendModule } from '../runtime/index.js';
+import { staleSources } from './build-state.mjs';
+import { connectTo } from './connection.js';
+import { DEFAULT_TABLE_TRIGGERS } from './schema.js';
+
+/** The tables `xmlrest db init` makes, besides the default user tables: revocations, roles, audit, login counters. */
+const OWN_TABLES = [
+  'usr',
+  'usr_role',
+  'xmlrest_revoked_token',
+  'xmlrest_revoked_user',
+  'xmlrest_user_change',
+  'xmlrest_role',
+  'xmlrest_console_audit',
+  'xmlrest_login_failure',
+];
+const NODE_NEEDED = [20, 12] as const;
+
+interface Finding {
+  ok: boolean;
+  what: string;
+}
+
+/**
+ * `xmlrest doctor`: checks what a server needs, in the order it needs it,
+ * and says what to fix: Node, the configuration (as `npm start` reads it),
+ * the database (reachable, its version), the default tables and triggers,
+ * whether generated/ matches resources/, and whether the build is current.
+ * Exit 0 when everything is fine, 1 otherwise.
+ */
+export async function doctor(root: string): Promise<number> {
+  const findings: Finding[] = [];
+  const say = (finding: Finding) => {
+    findings.push(finding);
+    process.stdout.write(`${finding.ok ? 'ok  ' : 'FIX '} ${finding.what}\n`);
+  };
+
+  const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+  const nodeOk = major > NODE_NEEDED[0] || (major === NODE_NEEDED[0] && minor >= NODE_NEEDED[1]);
+  say({ ok: nodeOk, what: `Node.js ${process.versions.node}${nodeOk ? '' : `: xmlrest needs ${NODE_NEEDED.join('.')} or newer (https://nodejs.org)`}` });
+
+  let backends: readonly BackendModule[] = [];
+  try {
+    backends = ((await import(pathToFileURL(path.join(root, 'generated/index.ts')).href)) as { backends: BackendModule[] }).backends;
+  } catch (error) {
+    say({ ok: false, what: `generated/ cannot be loaded (${(error as Error).message.split('\n')[0]}): run npm run generate` });
+  }
+  const bearerBackends = backends.filter((backend) => backend.authScheme === 'Bearer').map((backend) => backend.name);
+
+  let databaseUrl: string | undefined;
+  try {
+    const config = loadConfig(process.env, path.join(root, '.env'), { bearerBackends });
+    databaseUrl = config.databaseUrl;
+    say({
+      ok: true,
+      what: `configuration: DATABASE_URL set${config.jwtSecret ? ', JWT_SECRET set' : ''}, PORT ${config.port}${config.basePath ? `, BASE_PATH ${config.basePath}` : ''}`,
+    });
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    for (const problem of error.problems) say({ ok: false, what: problem });
+    // A well-formed URL among other problems can still be tried.
+    if (!error.problems.some((problem) => problem.startsWith('DATABASE_URL'))) databaseUrl = process.env.DATABASE_URL;
+  }
+
+  if (databaseUrl) {
+    const started = Date.now();
+    try {
+      const connection = await connectTo(databaseUrl);
+      try {
+        const [[server]] = (await connection.query('select version() as version')) as unknown as [{ version: string }[]];
+        say({ ok: true, what: `database: ${server?.version ?? 'unknown version'}, answered in ${Date.now() - started} ms` });
+        if (backends.length === 0 || backends.some((backend) => backend.defaultTables)) {
+          const [tables] = (await connection.query('select table_name as name from information_schema.tables where table_schema = database()')) as unknown as [
+            { name: string }[],
+          ];
+          const [triggers] = (await connection.query(
+            'select trigger_name as name from information_schema.triggers where trigger_schema = database()',
+          )) as unknown as [{ name: string }[]];
+          const present = new Set([...tables, ...triggers].map((row) => row.name));
+          const missing = [...OWN_TABLES, ...Object.keys(DEFAULT_TABLE_TRIGGERS)].filter((name) => !present.has(name));
+          say(
+            missing.length === 0
+              ? {
+                  ok: true,
+                  what: `default tables: usr, usr_role and xmlrest's own ${OWN_TABLES.length - 2} tables and ${Object.keys(DEFAULT_TABLE_TRIGGERS).length} triggers`,
+                }
+              : { ok: false, what: `default tables: ${missing.join(', ')} missing: run npx xmlrest db init` },
+          );
+        }
+      } finally {
+        await connection.end();
+      }
+    } catch (error) {
+      const detail = error as { code?: string; message?: string };
+      say({
+        ok: false,
+        what: `database: not reachable (${detail.code ?? detail.message ?? 'unknown error'}): is it running, and does DATABASE_URL name it (host, port, user, password, database)?`,
+      });
+    }
+  }
+
+  const changes: string[] = [];
+  const code = await generateProject({ root, check: true, log: (line) => changes.push(line) });
+  say(
+    code === 0
+      ? { ok: true, what: 'generated/ and access.lock match resources/' }
+      : { ok: false, what: `generated/ does not match resources/ (${changes.at(-1) ?? 'see npm run generate'}): run npm run generate` },
+  );
+
+  if (existsSync(path.join(root, 'dist/scripts/serve.js'))) {
+    const stale = staleSources(root);
+    say(
+      stale.length === 0
+        ? { ok: true, what: 'the build (dist/) is current: npm start will run it' }
+        : { ok: false, what: `the build is older than its sources (${stale.slice(0, 3).join(', ')}${stale.length > 3 ? ', ...' : ''}): run npm run build` },
+    );
+  } else {
+    say({ ok: false, what: 'no build (dist/ is missing): run npm run build before npm start' });
+  }
+
+  const problems = findings.filter((finding) => !finding.ok).length;
+  process.stdout.write(problems === 0 ? 'everything looks right\n' : `${problems} thing${problems === 1 ? '' : 's'} to fix\n`);
+  return problems === 0 ? 0 : 1;
+}
