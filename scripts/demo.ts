@@ -1,91 +1,169 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { generateProject as generate } from '../generator/index.js';
 import { freePort, type PrivateMariadb, startPrivateMariadb } from './mariadb.js';
 import { createDemoDatabase } from './schema.js';
 
 /**
  * `npm run demo`: a private MariaDB (unless DATABASE_URL is set), the default
- * and demo tables, generate, build, then the compiled server in the foreground.
+ * and demo tables, generate, build, then the compiled server in the
+ * foreground, and every call worth trying, printed so that each works when
+ * pasted. The private database keeps its port and password between runs
+ * (`.xmlrest/demo-db/`), so the URL it prints stays good for the commands of
+ * another terminal. Whatever fails (the database, generate, build, the
+ * server), the private database is stopped before the demo exits.
  */
 const say = (line: string) => process.stdout.write(`demo: ${line}\n`);
+const DIR = '.xmlrest/demo-db';
 
 try {
   process.loadEnvFile('.env');
 } catch {
   // No .env: a private database and a fresh secret.
 }
+
 let privateDb: PrivateMariadb | undefined;
-let databaseUrl = process.env.DATABASE_URL;
-if (!databaseUrl) {
-  say('starting a private MariaDB under .xmlrest/demo-db ...');
-  privateDb = await startPrivateMariadb({ dir: '.xmlrest/demo-db', log: say });
-  databaseUrl = privateDb.url;
-}
-await createDemoDatabase(databaseUrl);
-say('database ready: usr, usr_role and the demo tables');
+let running: ReturnType<typeof spawn> | undefined;
+let stopping = false;
 
-if ((await generate({ root: process.cwd(), check: false, databaseUrl, log: say })) !== 0) process.exit(1);
-say('building ...');
-execFileSync('npm', ['run', '-s', 'build'], { stdio: 'inherit' });
-
-const port = process.env.PORT ? Number(process.env.PORT) : await freePort();
-const host = process.env.HOST || '127.0.0.1';
-// A secret made for this run only: tokens from an earlier run stop working, which a demo can afford.
-const jwtSecret = process.env.JWT_SECRET || randomBytes(32).toString('base64url');
-const base = `http://${host}:${port}${process.env.BASE_PATH ?? ''}`;
-const server = spawn(process.execPath, ['--enable-source-maps', 'dist/scripts/serve.js'], {
-  stdio: ['ignore', 'ignore', 'inherit'],
-  env: { ...process.env, DATABASE_URL: databaseUrl, JWT_SECRET: jwtSecret, PORT: String(port), HOST: host, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
-});
-
-for (let i = 0; i < 100; i++) {
-  try {
-    await fetch(`${base}/shop/v1.0/products`);
-    break;
-  } catch {
-    await new Promise((resolve) => setTimeout(resolve, 100));
+/** Stops the server (when running) and the private database, then exits with `code`. */
+async function finish(code: number, server?: ReturnType<typeof spawn>): Promise<void> {
+  // A second Ctrl-C while stopping, or the server's exit during it, changes nothing.
+  if (stopping) return;
+  stopping = true;
+  if (server && server.exitCode === null) {
+    server.kill('SIGTERM');
+    await new Promise((resolve) => server.once('exit', resolve));
   }
+  if (privateDb) {
+    say('stopping the private MariaDB ...');
+    await privateDb.stop();
+  }
+  process.exit(code);
 }
-process.stdout.write(`
-xmlrest demo is serving ${base}  (Ctrl-C stops it and the database)
 
+// Ctrl-C while the database starts, or during generate or build, stops it too.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void finish(0, running));
+
+try {
+  let databaseUrl = process.env.DATABASE_URL;
+  if (!databaseUrl) {
+    say(`starting a private MariaDB under ${DIR} ...`);
+    privateDb = await startPrivateDatabase();
+    databaseUrl = privateDb.url;
+  }
+  await createDemoDatabase(databaseUrl);
+  say('database ready: usr, usr_role and the demo tables');
+
+  if ((await generate({ root: process.cwd(), check: false, databaseUrl, log: say })) !== 0) throw new Error('generate failed (the errors are above)');
+  say('building ...');
+  try {
+    execFileSync('npm', ['run', '-s', 'build'], { stdio: 'inherit' });
+  } catch {
+    throw new Error('npm run build failed (its errors are above)');
+  }
+
+  const port = process.env.PORT ? Number(process.env.PORT) : await preferredPort(3000);
+  const host = process.env.HOST || '127.0.0.1';
+  // A secret made for this run only: tokens from an earlier run stop working, which a demo can afford.
+  const jwtSecret = process.env.JWT_SECRET || randomBytes(32).toString('base64url');
+  const base = `http://${host}:${port}${process.env.BASE_PATH ?? ''}`;
+  running = spawn(process.execPath, ['--enable-source-maps', 'dist/scripts/serve.js'], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, DATABASE_URL: databaseUrl, JWT_SECRET: jwtSecret, PORT: String(port), HOST: host, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
+  });
+  const server = running;
+  server.once('exit', (code) => {
+    if (stopping) return;
+    say(`the server stopped (exit code ${code})`);
+    void finish(code || 1);
+  });
+  if (!(await answering(`${base}/healthz`))) throw new Error(`the server did not answer at ${base} within 10 s`);
+  process.stdout.write(calls(base, databaseUrl));
+} catch (error) {
+  say(`${(error as Error).message}`);
+  await finish(1, running);
+}
+
+/** The private database, on the port and with the password of its last run when it had one. */
+async function startPrivateDatabase(): Promise<PrivateMariadb> {
+  const saved = `${DIR}/connection.json`;
+  const last = existsSync(saved) ? (JSON.parse(readFileSync(saved, 'utf8')) as { port: number; password: string }) : undefined;
+  const port = last && (await isFree(last.port)) ? last.port : await freePort();
+  const db = await startPrivateMariadb({ dir: DIR, log: say, port, password: last?.password ?? randomBytes(18).toString('base64url') });
+  mkdirSync(DIR, { recursive: true });
+  // Readable by this user only: they hold the password of a database bound to 127.0.0.1.
+  writeFileSync(saved, JSON.stringify({ port: db.port, password: db.password }), { mode: 0o600 });
+  writeFileSync(`${DIR}/url`, `${db.url}\n`, { mode: 0o600 });
+  writeFileSync(`${DIR}/client.cnf`, `[client]\nhost=127.0.0.1\nport=${db.port}\nuser=xmlrest\npassword=${db.password}\ndatabase=xmlrest\n`, { mode: 0o600 });
+  return db;
+}
+
+function isFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+  });
+}
+
+async function preferredPort(port: number): Promise<number> {
+  return (await isFree(port)) ? port : freePort();
+}
+
+async function answering(url: string): Promise<boolean> {
+  for (let i = 0; i < 100; i++) {
+    try {
+      await fetch(url);
+      return true;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  return false;
+}
+
+/** What to try, each line a command that works as printed (test/integration/first-hour.test.ts runs them). */
+function calls(base: string, databaseUrl: string): string {
+  const database = privateDb
+    ? `  Its database (keeps its port and password between runs; for npx xmlrest and npm run generate in another terminal):
+    export DATABASE_URL='${databaseUrl}'
+    mariadb --defaults-extra-file=${DIR}/client.cnf                 # a SQL prompt on it
+`
+    : `  Its database: the one DATABASE_URL names.
+`;
+  return `
+xmlrest demo is serving ${base}  (Ctrl-C stops it${privateDb ? ' and its database' : ''})
+
+${database}
   Public:
     curl ${base}/shop/v1.0/products
     curl '${base}/shop/v2.0/products?max_price=25'
-  A token (shape B), then a customer's own orders:
+    curl '${base}/shop/v1.0/reviews?product_id=1'
+  A token (shape B) for alice, then her own orders:
     TOKEN=$(curl -s -d user=alice -d pass=alice-pass ${base}/shop/v1.0/token | sed 's/.*"token":"\\([^"]*\\)".*/\\1/')
     curl -H "Authorization: Bearer $TOKEN" ${base}/shop/v1.0/orders
     curl -H "Authorization: Bearer $TOKEN" -d product_id=1 -d quantity=2 ${base}/shop/v1.0/orders
-  A token with every role (shape A), then the admin report:
-    curl -d auth=bearer -d userid=bob -d password=bob-pass ${base}/shop/
+    curl -H "Authorization: Bearer $TOKEN" ${base}/shop/v1.0/account
+  A token with every role bob holds (shape A), then the admin report:
+    ADMIN=$(curl -s -d auth=bearer -d userid=bob -d password=bob-pass ${base}/shop/ | sed 's/.*"token":"\\([^"]*\\)".*/\\1/')
+    curl -H "Authorization: Bearer $ADMIN" ${base}/shop/v1.0/report
   HTTP Basic (staff):
     curl -u carol:carol-pass ${base}/staff/v1.0/me
     curl -u carol:carol-pass -d title=hello -d body=world ${base}/staff/v1.0/notes
+    curl -u carol:carol-pass ${base}/staff/v1.0/board
   Refused:
     curl -i ${base}/shop/v1.0/orders                         # 403, no credentials
     curl -i -u dave:dave-pass ${base}/staff/v1.0/me          # 403, dave is no staff
-    curl -i -u carol:wrong ${base}/staff/v1.0/me             # 401
+    curl -i -u carol:wrong ${base}/staff/v1.0/me             # 401, wrong password
+    curl -i -H "Authorization: Bearer $TOKEN" ${base}/shop/v1.0/report    # 403, alice is no admin
 
   API reference: ${base}/_docs/   (OpenAPI document: ${base}/openapi.json)
   Admin console: ${base}/_console/   (sign in on shop as bob / bob-pass, or on staff with an admin)
+  Who may call what: access.lock; why: npx xmlrest explain alice GET /shop/v1.0/report
 
   Users: alice (customer), bob (customer, admin), carol (staff), dave (guest); password: <name>-pass
-`);
-
-let stopping = false;
-const stop = async () => {
-  if (stopping) return;
-  stopping = true;
-  server.kill('SIGTERM');
-  await new Promise((resolve) => server.once('exit', resolve));
-  await privateDb?.stop();
-  process.exit(0);
-};
-process.on('SIGINT', () => void stop());
-process.on('SIGTERM', () => void stop());
-server.once('exit', (code) => {
-  if (stopping) return;
-  say(`the server stopped (exit code ${code})`);
-  void privateDb?.stop().then(() => process.exit(code ?? 1));
-});
+`;
+}
