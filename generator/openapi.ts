@@ -110,18 +110,42 @@ function operationObject(backend: Backend, resource: Resource, operation: Operat
       },
     },
   };
-  if (params.length > 0) responses['400'] = errorResponse('A missing parameter, or a value its column does not take.');
+  // Every status the operation can answer, each with its body (a validating proxy checks them all).
+  const issuesTokens = operation.steps.some((step) => step.kind === 'execute' && step.plugin.builtin && step.plugin.exportName === 'tokenGenerator');
+  const checksPasswords = issuesTokens || (access !== null && backend.authScheme === 'Basic');
+  if (params.length > 0) {
+    responses['400'] = errorResponse('A missing parameter, a value its column does not take, too many parameters, or a body that is not JSON or a form.');
+  }
+  if (access !== null || issuesTokens) {
+    responses['401'] = errorResponse(
+      issuesTokens && access === null ? 'Invalid credentials.' : 'Credentials are wrong, malformed, expired or of the other scheme.',
+    );
+  }
   if (access !== null) {
-    responses['401'] = errorResponse('Credentials are wrong, malformed, expired or of the other scheme.');
     responses['403'] = errorResponse(
       access === '*' ? 'No Authorization header.' : `No Authorization header, or the user holds none of the roles ${access.join(', ')}.`,
     );
   }
   if (operation.steps.some((step) => step.kind === 'sql' && step.statement === 'write'))
     responses['409'] = errorResponse('A duplicate key or a foreign-key violation.');
-  responses['500'] = errorResponse('A database failure; the details are in the server log under the request id.');
+  if (params.length > 0) {
+    responses['413'] = errorResponse('A request body over 1 MB.');
+    responses['415'] = errorResponse('A request body that is neither JSON nor a form.');
+  }
+  if (checksPasswords)
+    responses['429'] = retryLater('Too many failed logins from this address (or for this user name from it): try again after Retry-After seconds.');
+  responses['500'] = errorResponse('An unexpected failure; the details are in the server log under the request id.');
+  responses['503'] = retryLater('The database is unreachable, busy or not ready: try again after Retry-After seconds.');
   object.responses = responses;
   return object;
+}
+
+/** A refusal that says when to try again. */
+function retryLater(description: string): Schema {
+  return {
+    ...errorResponse(description),
+    headers: { 'Retry-After': { description: 'Seconds to wait before trying again.', schema: { type: 'string', pattern: '^[0-9]+$' } } },
+  };
 }
 
 function shapeA(backend: Backend): Schema {
@@ -145,8 +169,13 @@ function shapeA(backend: Backend): Schema {
           'application/json': { schema: { type: 'object', required: ['token', 'type'], properties: { token: { type: 'string' }, type: { const: 'Bearer' } } } },
         },
       },
-      '400': errorResponse('A missing field, or auth other than bearer.'),
+      '400': errorResponse('A missing field, auth other than bearer, or a body that is not JSON or a form.'),
       '401': errorResponse('Invalid credentials.'),
+      '413': errorResponse('A request body over 1 MB.'),
+      '415': errorResponse('A request body that is neither JSON nor a form.'),
+      '429': retryLater('Too many failed logins from this address (or for this user name from it): try again after Retry-After seconds.'),
+      '500': errorResponse('An unexpected failure; the details are in the server log under the request id.'),
+      '503': retryLater('The database is unreachable, busy or not ready: try again after Retry-After seconds.'),
     },
   };
 }
