@@ -24,8 +24,12 @@ export interface ScanTarget {
 export interface ScanResult {
   target: string;
   injectable: string[];
-  /** sqlmap's own closing verdict line. */
+  /** sqlmap's own closing verdict line (it words "nothing found" as an [ERROR]). */
   verdict: string;
+  /** sqlmap concluded that no tested parameter is injectable. */
+  clean: boolean;
+  /** Everything sqlmap printed: for a log of its own, not for the test runner's output. */
+  log: string;
 }
 
 const run = promisify(execFile);
@@ -85,7 +89,8 @@ export async function scan(base: string, target: ScanTarget, seconds = 180): Pro
       .at(-1)
       ?.trim() ??
     'no verdict';
-  return { target: target.name, injectable: [...new Set(injectable)], verdict };
+  const clean = !confirmed && /all tested parameters do not appear to be injectable/i.test(text);
+  return { target: target.name, injectable: [...new Set(injectable)], verdict, clean, log: text };
 }
 
 /** Every parameter of the demo's resources, with the demo users' credentials. */
@@ -94,6 +99,7 @@ export async function demoTargets(base: string): Promise<ScanTarget[]> {
   if (!response.ok) throw new Error(`cannot get a demo token from ${base}/shop/ (${response.status})`);
   const bearer = `Bearer ${((await response.json()) as { token: string }).token}`;
   const carol = `Basic ${Buffer.from('carol:carol-pass').toString('base64')}`;
+  const bob = `Basic ${Buffer.from('bob:bob-pass').toString('base64')}`;
   return [
     { name: 'products v2.0 (public GET)', method: 'GET', path: '/shop/v2.0/products?max_price=30', params: ['max_price'] },
     { name: 'token shape B', method: 'POST', path: '/shop/v1.0/token', body: 'user=alice&pass=alice-pass', params: ['user', 'pass'] },
@@ -108,6 +114,16 @@ export async function demoTargets(base: string): Promise<ScanTarget[]> {
       params: ['product_id', 'quantity'],
     },
     { name: 'notes (Basic POST)', method: 'POST', path: '/staff/v1.0/notes', body: 'title=scan&body=text', authorization: carol, params: ['title', 'body'] },
+    { name: 'reviews (public GET of a protected resource)', method: 'GET', path: '/shop/v1.0/reviews?product_id=2', params: ['product_id'] },
+    {
+      name: 'reviews (Bearer POST)',
+      method: 'POST',
+      path: '/shop/v1.0/reviews',
+      body: 'product_id=2&stars=4&body=scan',
+      authorization: bearer,
+      params: ['product_id', 'stars', 'body'],
+    },
+    { name: 'board (Basic POST, admins)', method: 'POST', path: '/staff/v1.0/board', body: 'title=scan', authorization: bob, params: ['title'] },
   ];
 }
 
@@ -122,7 +138,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   for (const target of await demoTargets(base)) {
     const result = await scan(base, target);
     injectable += result.injectable.length;
-    process.stdout.write(`${target.name}: ${result.injectable.length > 0 ? `INJECTABLE ${result.injectable.join(', ')}` : result.verdict}\n`);
+    process.stdout.write(
+      `${target.name}: ${result.injectable.length > 0 ? `INJECTABLE ${result.injectable.join(', ')}` : result.clean ? 'not injectable' : result.verdict}\n`,
+    );
   }
   process.stdout.write(`${injectable} injectable parameters\n`);
   process.exit(injectable > 0 ? 1 : 0);
