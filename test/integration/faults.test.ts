@@ -17,6 +17,10 @@ const DIR = 'test/.tmp/faults-db';
 let db: PrivateMariadb;
 let server: BuiltServer;
 let token = '';
+/** What each fault was answered with, and how fast: printed once the file is done (the figures quoted in notes). */
+const measured: string[] = [];
+const slowest = (answers: { status: number; ms: number }[]) =>
+  `${answers.map((answer) => answer.status).join(', ')}; slowest ${Math.max(...answers.map((answer) => answer.ms))} ms`;
 
 async function startDatabase(fresh = false): Promise<void> {
   db = await startPrivateMariadb({
@@ -46,6 +50,9 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
+  process.stdout.write(
+    `faults (QUERY_TIMEOUT_MS ${QUERY_TIMEOUT_MS}, DB_ACQUIRE_TIMEOUT_MS ${ACQUIRE_TIMEOUT_MS}):\n${measured.map((line) => `  ${line}\n`).join('')}`,
+  );
   await server?.stop();
   await db?.kill('SIGCONT').catch(() => undefined);
   await db?.stop();
@@ -107,6 +114,7 @@ describe('a database that is down', () => {
       expectServiceUnavailable(answer);
       expect(answer.ms).toBeLessThan(QUERY_TIMEOUT_MS + 1000);
     }
+    measured.push(`database stopped (connection refused): ${slowest(answers)}`);
     expect((await send(`${server.url}/healthz`)).status).toBe(200);
     const notReady = await send(`${server.url}/readyz`);
     expect(notReady.status).toBe(503);
@@ -140,6 +148,7 @@ describe('a database that is down', () => {
       const answer = await send(`${nowhere.url}/shop/v1.0/products`);
       expect(answer.status).toBe(503);
       expect(Date.now() - started).toBeLessThan(QUERY_TIMEOUT_MS + 1000);
+      measured.push(`unreachable host (192.0.2.1): ${answer.status} in ${Date.now() - started} ms`);
     } finally {
       await nowhere.stop();
     }
@@ -160,6 +169,8 @@ describe('a database that dies or hangs under load', () => {
     await load;
     expect(statuses.filter((status) => ![200, 201, 503].includes(status))).toEqual([]);
     expect(statuses).toContain(503);
+    const counts = statuses.reduce<Record<number, number>>((all, status) => ({ ...all, [status]: (all[status] ?? 0) + 1 }), {});
+    measured.push(`killed (SIGKILL) under load: ${JSON.stringify(counts)}`);
     await startDatabase();
     await ready(server);
     expect((await timed('/shop/v1.0/products')).status).toBe(200);
@@ -181,6 +192,7 @@ describe('a database that dies or hangs under load', () => {
         expectServiceUnavailable(answer);
         expect(answer.ms).toBeLessThanOrEqual(QUERY_TIMEOUT_MS + 1000);
       }
+      measured.push(`stopped (SIGSTOP), six kinds of request at once: ${slowest(answers)}`);
       const started = Date.now();
       expect((await send(`${server.adminUrl}/readyz`)).status).toBe(503);
       expect(Date.now() - started).toBeLessThan(1500);
@@ -217,6 +229,7 @@ describe('a busy database', () => {
       await new Promise((resolve) => setTimeout(resolve, 200));
       const started = Date.now();
       const answer = await send(`${single.url}/shop/v1.0/products`);
+      measured.push(`pool exhausted (one connection, held): ${answer.status} in ${Date.now() - started} ms`);
       expect(answer.status).toBe(503);
       expect(answer.headers['retry-after']).toBe('1');
       expect(Date.now() - started).toBeGreaterThanOrEqual(ACQUIRE_TIMEOUT_MS - 50);
@@ -243,6 +256,7 @@ describe('a busy database', () => {
       const answer = await order(1);
       expectServiceUnavailable(answer);
       expect(answer.ms).toBeLessThanOrEqual(QUERY_TIMEOUT_MS + 1000);
+      measured.push(`lock held past every try (1205 x4): ${answer.status} in ${answer.ms} ms`);
     } finally {
       await lock.release();
     }
@@ -300,6 +314,7 @@ describe('graceful shutdown', () => {
       expect(statuses).toEqual([201, 201, 201]);
       expect(await stopping.exited).toBe(0);
       expect(Date.now() - signalled).toBeLessThan(8000);
+      measured.push(`SIGTERM with 3 requests in flight: ${statuses.join(', ')}, exit 0 after ${Date.now() - signalled} ms`);
       agent.destroy();
     } finally {
       await connection.end();
