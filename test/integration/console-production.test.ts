@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import mysql from 'mysql2/promise';
 import { type Browser, chromium, type Page } from 'playwright-core';
@@ -9,6 +9,7 @@ import { connectTo } from '../../scripts/connection.js';
 import { addUser } from '../../scripts/schema.js';
 import { type BuiltServer, startBuiltServer } from '../support/built-server.js';
 import { formBody, send } from '../support/http.js';
+import { copyProject } from '../support/project-copy.js';
 
 /**
  * The console in production. A production install (the
@@ -24,13 +25,7 @@ let browser: Browser;
 let page: Page;
 
 beforeAll(async () => {
-  rmSync(ROOT, { recursive: true, force: true });
-  mkdirSync(ROOT, { recursive: true });
-  // The project's own files (tracked, or new and not ignored), as a clone would have them; not the tests.
-  const files = execFileSync('git', ['ls-files', '-co', '--exclude-standard'], { encoding: 'utf8' })
-    .split('\n')
-    .filter((file) => file !== '' && !file.startsWith('test/') && existsSync(file));
-  for (const file of files) cpSync(file, path.join(ROOT, file), { recursive: true });
+  copyProject(ROOT);
   execFileSync('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: ROOT, stdio: 'ignore' });
   for (const tool of ['tsx', 'typescript', 'vite', 'vitest']) expect(existsSync(path.join(ROOT, 'node_modules', tool)), tool).toBe(false);
   // The build, made where the build tools are (global-setup.ts), copied last so it is newer than its sources.

@@ -1,8 +1,9 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../scripts/mariadb.js';
+import { copyProject } from '../support/project-copy.js';
 
 /**
  * A newcomer's first hour, for real, in a copy of the project: `npm run demo`
@@ -16,13 +17,7 @@ const ROOT = path.resolve('test/.tmp/first-hour');
 let port = 0;
 
 beforeAll(async () => {
-  rmSync(ROOT, { recursive: true, force: true });
-  mkdirSync(ROOT, { recursive: true });
-  // The project's own files (tracked, or new and not ignored), as a clone has them; not the tests.
-  const files = execFileSync('git', ['ls-files', '-co', '--exclude-standard'], { encoding: 'utf8' })
-    .split('\n')
-    .filter((file) => file !== '' && !file.startsWith('test/') && existsSync(file));
-  for (const file of files) cpSync(file, path.join(ROOT, file), { recursive: true });
+  copyProject(ROOT);
   symlinkSync(path.resolve('node_modules'), path.join(ROOT, 'node_modules'));
   port = await freePort();
 }, 60_000);
