@@ -6,7 +6,7 @@ import type { Access, BackendModule, Database, ReloadableApp, ResourceModule } f
 import type { Logger } from '../runtime/log.js';
 import { AuditLog } from './audit.js';
 import { checkRoleName } from './names.js';
-import { UserStore } from './store.js';
+import { type UserRow, UserStore } from './store.js';
 
 /** What the console is given by the server it is part of (scripts/serve.ts, scripts/dev.ts). */
 export interface ConsoleOptions {
@@ -63,10 +63,12 @@ export class Console {
     await this.options.server()?.revocations.refresh();
   }
 
-  async existingUser(id: string): Promise<number> {
+  /** The user of an id in a path, read once; 400 for what is no id, 404 for nobody. */
+  async existingUser(id: string): Promise<UserRow> {
     if (!/^[0-9]{1,10}$/.test(id)) throw new HttpError(400, 'Not a user id');
-    if (!(await this.store.user(Number(id)))) throw new HttpError(404, 'No such user');
-    return Number(id);
+    const user = await this.store.user(Number(id));
+    if (!user) throw new HttpError(404, 'No such user');
+    return user;
   }
 }
 

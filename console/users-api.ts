@@ -15,6 +15,7 @@ import {
   rolesOf,
 } from './context.js';
 import { checkRoleName, checkUserName } from './names.js';
+import type { UserRow } from './store.js';
 
 /**
  * The console's users and roles, in the default user tables: listing and
@@ -157,9 +158,8 @@ export function usersApi(router: ConsoleRouter, console: Console): void {
 
   /** Everything a user may call on this backend, method by method, and through which role. */
   router.get('/b/:backend/users/:id/access', async (ctx) => {
-    const { id } = await target(ctx);
-    const user = await store.user(id);
-    const holds = user?.roles ?? [];
+    const { row: user } = await target(ctx);
+    const holds = user.roles;
     const routes = routesOf([ctx.state.backend]);
     ctx.body = {
       user,
@@ -182,10 +182,10 @@ export function usersApi(router: ConsoleRouter, console: Console): void {
     ctx.body = await console.audit.history(ctx.state.backend.name, cursor(ctx.query.before), PAGE_SIZE);
   });
 
-  async function target(ctx: ConsoleContext): Promise<{ id: number; name: string }> {
+  async function target(ctx: ConsoleContext): Promise<{ id: number; name: string; row: UserRow }> {
     requireManageable(ctx.state.backend);
-    const id = await console.existingUser(ctx.params.id ?? '');
-    return { id, name: (await store.user(id))?.user_name ?? String(id) };
+    const row = await console.existingUser(ctx.params.id ?? '');
+    return { id: row.user_id, name: row.user_name, row };
   }
 }
 
