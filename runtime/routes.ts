@@ -43,6 +43,11 @@ export interface Routes {
 export function buildRoutes(options: RoutesOptions): Routes {
   const router = new Router();
   const allowed = new Map<string, string>();
+  // Every resource path is fixed text, known when the routes are built: a request for exactly one of them
+  // (the method and the path as registered) goes straight to its handler by one map lookup. @koa/router
+  // still holds every route and answers everything else (HEAD, a trailing slash, other letter case, the docs)
+  // as it always has; it would otherwise test each route's pattern and compose a chain on every request.
+  const exact = new Map<string, Koa.Middleware>();
   for (const backend of options.backends) {
     const guard = options.guards.get(backend.name)!;
     const scope: ScopeOptions = { guard, db: options.db, readBody: options.readBody, maxParams: options.maxParams, requireTls: options.requireTls };
@@ -54,7 +59,7 @@ export function buildRoutes(options: RoutesOptions): Routes {
       for (const method of methods) {
         const operation = resource.operations[method] as Operation;
         const series = options.metrics.route(backend.name, label, method);
-        router.register(path, [method], async (ctx) => {
+        const handle: Koa.Middleware = async (ctx) => {
           ctx.state.backend = backend.name;
           ctx.state.resource = label;
           ctx.state.series = series;
@@ -64,7 +69,9 @@ export function buildRoutes(options: RoutesOptions): Routes {
           // Koa's MIME table on every response, and the text made here rather than in Koa's respond.
           ctx.set('Content-Type', JSON_TYPE);
           ctx.body = JSON.stringify(result);
-        });
+        };
+        router.register(path, [method], handle as never);
+        exact.set(`${method} ${path}`, handle);
       }
       allowed.set(path, allowHeader(methods));
     }
@@ -83,7 +90,9 @@ export function buildRoutes(options: RoutesOptions): Routes {
     }
   }
   if (options.openapi) mountDocs(router, options.basePath, options.openapi);
-  return { routes: router.routes() as unknown as Koa.Middleware, unmatched: unmatched(allowed) };
+  const dispatch = router.routes() as unknown as Koa.Middleware;
+  const routes: Koa.Middleware = (ctx, next) => (exact.get(`${ctx.method} ${ctx.path}`) ?? dispatch)(ctx, next);
+  return { routes, unmatched: unmatched(allowed) };
 }
 
 function allowHeader(methods: readonly HttpMethod[]): string {

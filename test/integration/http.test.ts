@@ -78,6 +78,20 @@ describe('routing (docs/contract.md §3)', () => {
     expect(status).toBe(404);
   });
 
+  it('answers a resource the same at its exact path, with a trailing slash, in other letter case and to HEAD', async () => {
+    // The exact path goes straight to its handler (routes.ts); the router answers every other spelling.
+    const exact = await call('/shop/v1.0/products');
+    expect(exact.status).toBe(200);
+    expect(Array.isArray(exact.body.products)).toBe(true);
+    for (const path of ['/shop/v1.0/products/', '/SHOP/v1.0/Products']) {
+      const { status, body } = await call(path);
+      expect({ path, status, body }).toEqual({ path, status: 200, body: exact.body });
+    }
+    const head = await fetch(`${url}/shop/v1.0/products`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(await head.text()).toBe('');
+  });
   it('serves each version at its own path', async () => {
     const v1 = await call('/shop/v1.0/products');
     const v2 = await call('/shop/v2.0/products?max_price=10');
