@@ -67,8 +67,9 @@ app.use((ctx, next) => {
     'X-Content-Type-Options': 'nosniff',
     'X-Frame-Options': 'DENY',
     'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'",
-    'Strict-Transport-Security': 'max-age=31536000; includeSubDomains',
   });
+  // HSTS only over HTTPS (RFC 6797 §7.2), as the generated server sends it.
+  if (ctx.secure) ctx.set('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
   return next();
 });
 app.use(bodyParser({ enableTypes: ['json', 'form'] }));

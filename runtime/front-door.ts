@@ -4,7 +4,7 @@ import { answerHealth, type Readiness } from './health.js';
 import type { Logger } from './log.js';
 import type { Metrics } from './metrics.js';
 import { RequestLog } from './request-log.js';
-import { API_HEADERS } from './security-headers.js';
+import { API_HEADERS, HSTS } from './security-headers.js';
 
 /**
  * What every request goes through before anything else, in one middleware
@@ -22,6 +22,7 @@ export function frontDoor(options: { logger: Logger; metrics: Metrics; readiness
     const started = log.begin(ctx);
     inFlight.enter(ctx);
     ctx.set(API_HEADERS);
+    if (ctx.secure) ctx.set(HSTS.name, HSTS.value);
     try {
       const health = answerHealth(ctx, readiness);
       if (health === false || !(await health)) await next();

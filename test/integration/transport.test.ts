@@ -43,13 +43,13 @@ afterAll(async () => {
   await proxied.close();
 });
 
-function httpsGet(url: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+function httpsGet(url: string, headers: Record<string, string>): Promise<{ status: number; body: string; hsts: string | undefined }> {
   return new Promise((resolve, reject) => {
     // Trust exactly this test's certificate, nothing looser.
     const call = request(url, { headers, ca: tls.cert }, (response) => {
       let body = '';
       response.on('data', (chunk) => (body += chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body, hsts: response.headers['strict-transport-security'] }));
     });
     call.on('error', reject);
     call.end();
@@ -62,6 +62,9 @@ describe('transport', () => {
     const answer = await httpsGet(`${secure.url}/staff/v1.0/me`, { authorization: basic('carol', 'carol-pass') });
     expect(answer.status).toBe(200);
     expect(JSON.parse(answer.body).me[0].user_name).toBe('carol');
+    // HTTPS only from now on, said over HTTPS (RFC 6797), on answers and refusals alike.
+    expect(answer.hsts).toBe('max-age=31536000; includeSubDomains');
+    expect((await httpsGet(`${secure.url}/nothing`, {})).hsts).toBe('max-age=31536000; includeSubDomains');
   });
 
   it('behind a trusted proxy, refuses credentials that reached it over plain HTTP from another host', async () => {
@@ -75,6 +78,9 @@ describe('transport', () => {
       headers: { ...from, 'x-forwarded-proto': 'https', authorization: basic('carol', 'carol-pass') },
     });
     expect(viaTls.status).toBe(200);
+    // What reached the proxy over HTTPS is answered with HSTS; what reached it over plain HTTP never is.
+    expect(viaTls.headers.get('strict-transport-security')).toBe('max-age=31536000; includeSubDomains');
+    expect(plain.headers.get('strict-transport-security')).toBeNull();
     for (const [path, fields] of [
       ['/shop/', { auth: 'bearer', userid: 'alice', password: 'alice-pass' }],
       ['/shop/v1.0/token', { user: 'alice', pass: 'alice-pass' }],
