@@ -185,7 +185,9 @@ export class Database extends EventEmitter<{ retry: [{ reason: string; attempt: 
       const connection = await this.acquire(deadline);
       let broken = false;
       try {
-        return await withinDeadline(operation(connection), deadline);
+        // A database that stopped answering (a SIGSTOPped process) is not waited for past the deadline; the
+        // connection is then destroyed below, so nothing of it is reused.
+        return await bounded(operation(connection), remaining(deadline), TIMED_OUT);
       } catch (error) {
         const fault = faultOf(error);
         broken = fault !== undefined && fault.kind !== 'conflict';
@@ -218,38 +220,15 @@ export class Database extends EventEmitter<{ retry: [{ reason: string; attempt: 
     try {
       // An idle connection is handed over at once: there is no wait to bound, and no timer to arm and clear.
       if (this.source.hasIdle()) return await this.source.getConnection();
-      return await this.waitForConnection(Math.min(this.timings.acquireTimeoutMs, remaining(deadline)));
+      // A connection that comes after all, too late, goes straight back.
+      const limit = Math.min(this.timings.acquireTimeoutMs, remaining(deadline));
+      return await bounded(this.source.getConnection(), limit, POOL_EXHAUSTED, (late) => late.release());
     } catch (error) {
       if (error instanceof DatabaseFault) throw error;
       if (error instanceof Error && /Queue limit reached|No connections available/.test(error.message))
         throw new DatabaseFault('timeout', 'db_pool_exhausted', { cause: error });
       throw faultOf(error) ?? error;
     }
-  }
-
-  /** A connection when one frees up (or is made) within `limit` ms; else the pool is exhausted. */
-  private waitForConnection(limit: number): Promise<PoolConnection> {
-    const pending = this.source.getConnection();
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        // Whenever the connection comes after all, it goes straight back.
-        pending.then(
-          (late) => late.release(),
-          () => undefined,
-        );
-        reject(new DatabaseFault('timeout', 'db_pool_exhausted'));
-      }, limit);
-      pending.then(
-        (connection) => {
-          clearTimeout(timer);
-          resolve(connection);
-        },
-        (error) => {
-          clearTimeout(timer);
-          reject(error);
-        },
-      );
-    });
   }
 }
 
@@ -264,17 +243,24 @@ function remaining(deadline: number): number {
   return Math.max(1, deadline - Date.now());
 }
 
+const TIMED_OUT = () => new DatabaseFault('timeout', 'db_timeout');
+const POOL_EXHAUSTED = () => new DatabaseFault('timeout', 'db_pool_exhausted');
+
 /**
- * The operation's answer, or a timeout fault once its deadline passes: a
- * database that stopped answering (a SIGSTOPped process) is not waited for.
- * The caller then destroys the connection, so nothing of it is reused.
+ * What `work` settles to, or the fault `timeout` makes once `ms` have passed.
+ * Work that settles later settles nothing and is never unhandled; a value
+ * that came too late is handed to `late` (a connection goes back to its pool).
  */
-function withinDeadline<T>(work: Promise<T>, deadline: number): Promise<T> {
+function bounded<T>(work: Promise<T>, ms: number, timeout: () => DatabaseFault, late?: (value: T) => void): Promise<T> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new DatabaseFault('timeout', 'db_timeout')), remaining(deadline));
-    // Work that settles after the deadline settles nothing (the promise is taken), and is never unhandled.
+    let expired = false;
+    const timer = setTimeout(() => {
+      expired = true;
+      reject(timeout());
+    }, ms);
     work.then(
       (value) => {
+        if (expired) late?.(value);
         clearTimeout(timer);
         resolve(value);
       },
