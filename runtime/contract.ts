@@ -151,8 +151,10 @@ export interface PluginContext {
    * For a plug-in that checks credentials: `begin(user)` counts an attempt
    * (by the user name when given, and the client address) and throws 429
    * past the limits; `succeeded(user)` takes it back when it was right.
+   * Await both: with the counters in memory they answer at once, without a
+   * promise; shared in the database, with one.
    */
-  readonly login: { begin(user?: string): Promise<void>; succeeded(user?: string): Promise<void> };
+  readonly login: { begin(user?: string): void | Promise<void>; succeeded(user?: string): void | Promise<void> };
   /**
    * Verifies a password against a stored value (argon2id hash, or plain text from before), remembering a
    * success for the backend's credential_cache seconds like HTTP Basic does.

@@ -78,7 +78,7 @@ export class CredentialChecker {
   }
 
   /** The login limits, for a door that checks the password itself (the token generator). */
-  loginGuard(address: string): { begin(user?: string): Promise<void>; succeeded(user?: string): Promise<void> } {
+  loginGuard(address: string): { begin(user?: string): void | Promise<void>; succeeded(user?: string): void | Promise<void> } {
     // begin and succeeded of one check name the same attempt, whose keys are then made once.
     let last: LoginAttempt | undefined;
     const attempt = (user: string | undefined): LoginAttempt =>

@@ -130,52 +130,84 @@ export interface LoginAttempt {
  * gives it back when its password was right (`succeeded`).
  */
 export class LoginLimiter {
+  private readonly addressKeys = new Map<string, string>();
+
   constructor(
     private readonly limits: LoginLimits = DEFAULT_LOGIN_LIMITS,
     private readonly store: FailureStore = new MemoryFailureStore(),
   ) {}
 
-  /** Holds a place for this attempt; throws 429 when its address, or its user name from that address, is over the limit. */
-  async begin(attempt: LoginAttempt): Promise<void> {
+  /**
+   * Holds a place for this attempt; throws 429 when its address, or its user name from that address, is over the
+   * limit. With the memory store it answers at once, without a promise (every login passes here); await it.
+   */
+  begin(attempt: LoginAttempt): void | Promise<void> {
     const { account, address } = this.keys(attempt);
+    const { perAddress, perUser, windowSeconds } = this.limits;
     // The address first: an address over its limit leaves nothing behind for the names it sends.
-    const byAddress = address === undefined ? undefined : await this.store.add(address, this.limits.windowSeconds);
-    if (byAddress && byAddress.failures > this.limits.perAddress) {
-      await this.store.subtract(address!);
-      throw tooMany(byAddress.resetAt);
-    }
-    const byAccount = account === undefined ? undefined : await this.store.add(account, this.limits.windowSeconds);
-    if (byAccount && byAccount.failures > this.limits.perUser) {
-      // A refused attempt checked no password: its places are given back.
-      await settled(this.store.subtract(account!), address === undefined ? undefined : this.store.subtract(address));
-      throw tooMany(byAccount.resetAt);
-    }
+    return then(address === undefined ? undefined : this.store.add(address, windowSeconds), (byAddress) => {
+      if (byAddress && byAddress.failures > perAddress) return then(this.store.subtract(address!), () => refuse(byAddress));
+      return then(account === undefined ? undefined : this.store.add(account, windowSeconds), (byAccount) => {
+        if (!byAccount || byAccount.failures <= perUser) return;
+        // A refused attempt checked no password: its places are given back.
+        return then(both(this.store.subtract(account!), address === undefined ? undefined : this.store.subtract(address)), () => refuse(byAccount));
+      });
+    });
   }
 
   /** The password was right: the user name's count at this address starts over, the address's place is given back. */
-  async succeeded(attempt: LoginAttempt): Promise<void> {
+  succeeded(attempt: LoginAttempt): void | Promise<void> {
     const { account, address } = this.keys(attempt);
-    await settled(account === undefined ? undefined : this.store.clear(account), address === undefined ? undefined : this.store.subtract(address));
+    return both(account === undefined ? undefined : this.store.clear(account), address === undefined ? undefined : this.store.subtract(address));
   }
 
   /** No password was checked after all (the database failed): the attempt's places are given back. */
-  async cancelled(attempt: LoginAttempt): Promise<void> {
+  cancelled(attempt: LoginAttempt): void | Promise<void> {
     const { account, address } = this.keys(attempt);
-    await settled(account === undefined ? undefined : this.store.subtract(account), address === undefined ? undefined : this.store.subtract(address));
+    return both(account === undefined ? undefined : this.store.subtract(account), address === undefined ? undefined : this.store.subtract(address));
   }
 
   private keys(attempt: LoginAttempt): { account: string | undefined; address: string | undefined } {
     attempt.keys ??= {
       account: attempt.user === undefined || this.limits.perUser <= 0 ? undefined : digestKey('account', attempt.directory, attempt.user, attempt.address),
-      address: this.limits.perAddress <= 0 ? undefined : digestKey('address', attempt.address),
+      address: this.limits.perAddress <= 0 ? undefined : this.addressKey(attempt.address),
     };
     return attempt.keys;
   }
+
+  /**
+   * An address's counter key, remembered: a client signs in from the same address again and again, and a
+   * SHA-256 per login was a measurable part of issuing a token. At most ADDRESS_KEYS are kept, all forgotten
+   * at once when full, so that a flood of addresses costs bounded memory and only the digests it would cost anyway.
+   */
+  private addressKey(address: string): string {
+    let key = this.addressKeys.get(address);
+    if (key === undefined) {
+      if (this.addressKeys.size >= ADDRESS_KEYS) this.addressKeys.clear();
+      key = digestKey('address', address);
+      this.addressKeys.set(address, key);
+    }
+    return key;
+  }
+}
+
+/** Most address keys a limiter remembers (about 1 MB). */
+const ADDRESS_KEYS = 10_000;
+
+type Maybe<T> = T | Promise<T>;
+
+/** `next(value)` at once when the store answered at once, else when its promise does: no promise where none is needed. */
+function then<T, U>(value: Maybe<T>, next: (value: T) => Maybe<U>): Maybe<U> {
+  return value instanceof Promise ? value.then(next) : next(value);
 }
 
 /** Both writes done; no promise to wait on when the store answered at once (the memory store always does). */
-function settled(first: void | Promise<void>, second: void | Promise<void>): void | Promise<unknown> {
-  if (first instanceof Promise || second instanceof Promise) return Promise.all([first, second]);
+function both(first: void | Promise<void>, second: void | Promise<void>): void | Promise<void> {
+  if (first instanceof Promise || second instanceof Promise) return Promise.all([first, second]).then(() => undefined);
+}
+
+function refuse(counted: Counted): never {
+  throw tooMany(counted.resetAt);
 }
 
 function tooMany(resetAt: number): HttpError {
