@@ -64,6 +64,7 @@ app.use(async (ctx, next) => {
 // The security headers an API needs (OWASP's REST Security Cheat Sheet), as the generated server sends them.
 app.use((ctx, next) => {
   ctx.set({
+    'Cache-Control': 'no-store',
     'X-Content-Type-Options': 'nosniff',
     'X-Frame-Options': 'DENY',
     'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'",

@@ -3,13 +3,16 @@ import helmet from 'koa-helmet';
 
 /**
  * The security headers an API's JSON answers need (OWASP's REST Security
- * Cheat Sheet): no MIME sniffing, never framed, no content of any kind
- * loaded on their behalf. helmet's defaults are written for HTML pages; a
- * JSON body needs none of the rest, and every response carried them (about
- * 600 bytes). Set as one constant object: the values are known before the
- * first request.
+ * Cheat Sheet): stored by no cache, browser's or shared (an answer holds a
+ * user's rows or a token: RFC 6749 §5.1 asks no-store of every answer with a
+ * token), no MIME sniffing, never framed, no content of any kind loaded on
+ * their behalf. helmet's defaults are written for HTML pages; a JSON body
+ * needs none of the rest, and every response carried them (about 600 bytes).
+ * Set as one constant object: the values are known before the first request.
+ * What may be cached says so itself (the API reference's assets, docs.ts).
  */
 export const API_HEADERS: Readonly<Record<string, string>> = {
+  'Cache-Control': 'no-store',
   'X-Content-Type-Options': 'nosniff',
   'X-Frame-Options': 'DENY',
   'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'",

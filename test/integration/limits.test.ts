@@ -58,10 +58,22 @@ describe('headers', () => {
       const response = await fetch(plain.url + path);
       expect(response.headers.get('x-content-type-options'), path).toBe('nosniff');
       expect(response.headers.get('x-frame-options'), path).toBe('DENY');
+      // Rows and tokens are stored by no cache (OWASP's REST list; RFC 6749 §5.1 for tokens).
+      expect(response.headers.get('cache-control'), path).toBe('no-store');
       // Never over plain HTTP (RFC 6797 §7.2); transport.test.ts sees it over HTTPS.
       expect(response.headers.get('strict-transport-security'), path).toBeNull();
       // A JSON answer loads nothing and is framed nowhere.
       expect(response.headers.get('content-security-policy'), path).toBe("default-src 'none'; frame-ancestors 'none'");
+    }
+    // A token, of either shape, is never kept by a cache.
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    for (const [path, body] of [
+      ['/shop/v1.0/token', 'user=bob&pass=bob-pass'],
+      ['/shop/', 'auth=bearer&userid=bob&password=bob-pass'],
+    ] as const) {
+      const response = await fetch(plain.url + path, { method: 'POST', headers: form, body });
+      expect(typeof ((await response.json()) as { token?: unknown }).token, path).toBe('string');
+      expect(response.headers.get('cache-control'), path).toBe('no-store');
     }
   });
 
