@@ -178,9 +178,11 @@ export class LoginLimiter {
   /**
    * An address's counter key, remembered: a client signs in from the same address again and again, and a
    * SHA-256 per login was a measurable part of issuing a token. At most ADDRESS_KEYS are kept, all forgotten
-   * at once when full, so that a flood of addresses costs bounded memory and only the digests it would cost anyway.
+   * at once when full, so that a flood of addresses costs bounded memory and only the digests it would cost anyway;
+   * an address longer than any IP address's text (from a proxy's header) is never kept.
    */
   private addressKey(address: string): string {
+    if (address.length > LONGEST_ADDRESS) return digestKey('address', address);
     let key = this.addressKeys.get(address);
     if (key === undefined) {
       if (this.addressKeys.size >= ADDRESS_KEYS) this.addressKeys.clear();
@@ -191,8 +193,10 @@ export class LoginLimiter {
   }
 }
 
-/** Most address keys a limiter remembers (about 1 MB). */
+/** Most address keys a limiter remembers (about 2 MB). */
 const ADDRESS_KEYS = 10_000;
+/** An IPv6 address with an IPv4 tail and a zone is at most about 60 characters. */
+const LONGEST_ADDRESS = 64;
 
 type Maybe<T> = T | Promise<T>;
 

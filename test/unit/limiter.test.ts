@@ -34,4 +34,12 @@ describe('login limiter (counters in memory)', () => {
     expect(() => fail(limiter, '192.0.2.7')).toThrow(expect.objectContaining({ status: 429 }));
     expect(fail(limiter, '192.0.2.8')).toBeUndefined();
   });
+
+  it('counts an address too long to remember all the same', () => {
+    const limiter = new LoginLimiter({ perUser: 0, perAddress: 2, windowSeconds: 60 });
+    const long = `${'f'.repeat(100)}.example`;
+    fail(limiter, long);
+    fail(limiter, long);
+    expect(() => fail(limiter, long)).toThrow(expect.objectContaining({ status: 429 }));
+  });
 });
