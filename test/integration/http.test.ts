@@ -71,6 +71,9 @@ describe('routing (docs/contract.md §3)', () => {
     expect(status).toBe(405);
     expect(body).toEqual({ message: 'Method DELETE not allowed', status: 405 });
     expect(headers.get('allow')).toBe('GET, HEAD, OPTIONS');
+    // In any spelling that reaches the resource: letter case and a trailing slash.
+    const other = await call('/SHOP/v1.0/Products/', { method: 'DELETE' });
+    expect({ status: other.status, allow: other.headers.get('allow') }).toEqual({ status: 405, allow: 'GET, HEAD, OPTIONS' });
   });
 
   it('routes before it authenticates: an unknown path with bad credentials is 404', async () => {
@@ -79,7 +82,7 @@ describe('routing (docs/contract.md §3)', () => {
   });
 
   it('answers a resource the same at its exact path, with a trailing slash, in other letter case and to HEAD', async () => {
-    // The exact path goes straight to its handler (routes.ts); the router answers every other spelling.
+    // The exact path goes straight to its handler (routes.ts); its loose spelling finds the same one.
     const exact = await call('/shop/v1.0/products');
     expect(exact.status).toBe(200);
     expect(Array.isArray(exact.body.products)).toBe(true);
