@@ -59,7 +59,10 @@ describe('generated/openapi.json', () => {
     // A page a browser renders gets helmet's whole set for HTML, beyond the API's headers.
     expect(page.headers.get('cross-origin-opener-policy')).toBe('same-origin');
     expect(page.headers.get('referrer-policy')).toBe('no-referrer');
-    expect((await fetch(`${server.url}/api/_docs/swagger-ui-bundle.js`)).status).toBe(200);
+    const asset = await fetch(`${server.url}/api/_docs/swagger-ui-bundle.js`);
+    expect(asset.status).toBe(200);
+    // The assets are the same for everyone: they say so, over the API answers' no-store.
+    expect(asset.headers.get('cache-control')).toBe('public, max-age=3600');
     expect((await fetch(`${server.url}/api/_docs/package.json`)).status).toBe(404);
     expect((await fetch(`${server.url}/api/_docs/..%2F..%2Fpackage.json`)).status).toBe(404);
   });
