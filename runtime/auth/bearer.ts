@@ -16,8 +16,9 @@ const REASONS: Record<TokenFailure, string> = {
   revoked: 'revoked',
 };
 
-/** How many verified tokens a backend remembers. */
+/** How many verified tokens a backend remembers, and how many tokens it refused for good. */
 const VERIFIED_TOKENS = 10_000;
+const REFUSED_TOKENS = 10_000;
 
 /**
  * Bearer tokens (RFC 6750; HS256 JWTs, docs/contract.md §4, §5): `Bearer
@@ -55,8 +56,15 @@ export const bearerScheme: SchemeFactory = ({ backend, key, revocations }): Auth
    * token, so that a token differing in any byte is verified afresh and a long
    * one costs no more to remember. A remembered token is still refused once
    * its `exp` has passed, and when revoked: revocations are checked on every use.
+   * Tokens refused for good (jwt.ts: a bad signature, a passed expiry, an
+   * unknown key, ...) are remembered as well, apart, so that a client retrying
+   * a dead token, or a flood of one forged token, costs a digest and a lookup
+   * rather than an HMAC each time; a token that time may make good (nbf) is
+   * never remembered as refused. Each map is bounded on its own, so refused
+   * tokens never push out verified ones.
    */
   const verified = new Map<string, VerifiedToken>();
+  const refused = new Map<string, TokenRejected>();
   const unlessRevoked = (token: VerifiedToken) => {
     if (revocations?.isRevoked(backend.name, token)) throw invalid('token revoked', 'revoked');
     return token;
@@ -69,16 +77,18 @@ export const bearerScheme: SchemeFactory = ({ backend, key, revocations }): Auth
       if ((known.exp + backend.clockSkew) * 1000 > Date.now()) return unlessRevoked(known);
       verified.delete(cacheKey);
     }
+    const refusal = refused.get(cacheKey);
+    if (refusal !== undefined) throw invalid(refusal.description, REASONS[refusal.reason]);
     let fresh: VerifiedToken;
     try {
       fresh = verifyToken(key, token, options);
     } catch (error) {
-      if (error instanceof TokenRejected) throw invalid(error.description, REASONS[error.reason]);
-      throw error;
+      if (!(error instanceof TokenRejected)) throw error;
+      if (error.lasting) remember(refused, REFUSED_TOKENS, cacheKey, error);
+      throw invalid(error.description, REASONS[error.reason]);
     }
     unlessRevoked(fresh);
-    if (verified.size >= VERIFIED_TOKENS) verified.delete(verified.keys().next().value!);
-    verified.set(cacheKey, fresh);
+    remember(verified, VERIFIED_TOKENS, cacheKey, fresh);
     return fresh;
   };
 
@@ -92,3 +102,9 @@ export const bearerScheme: SchemeFactory = ({ backend, key, revocations }): Auth
     },
   };
 };
+
+/** Adds an entry to a bounded map, dropping the oldest when it is full. */
+function remember<T>(map: Map<string, T>, limit: number, key: string, value: T): void {
+  if (map.size >= limit) map.delete(map.keys().next().value!);
+  map.set(key, value);
+}

@@ -97,6 +97,12 @@ export class TokenRejected extends Error {
   constructor(
     readonly reason: TokenFailure,
     readonly description: string,
+    /**
+     * Whether this token is refused for good, whenever it comes again: its signature, its key, its algorithm,
+     * its issuer, a passed expiry. Not a token that is not yet valid (nbf, an iat ahead of the clock, an exp
+     * further away than the lifetime): time may make it good.
+     */
+    readonly lasting = false,
   ) {
     // A verdict on a client's token, turned into a 401 at once: no stack (see HttpError).
     const limit = Error.stackTraceLimit;
@@ -149,19 +155,19 @@ export function verifyToken(key: JwtKey, token: string, options: VerifyOptions):
     // With one key the token is verified at once and its header read from the result: a forged token costs
     // one decoding, not two. With several, the header must first say which key (kid) signed it.
     let verifying = key.single;
-    if (verifying !== undefined && forged(token, verifying)) throw new TokenRejected('signature', 'token signature is invalid');
+    if (verifying !== undefined && forged(token, verifying)) throw new TokenRejected('signature', 'token signature is invalid', true);
     if (verifying === undefined) {
       const named = jwt.decode(token, { complete: true })?.header;
       if (!named) throw new TokenRejected('malformed', 'token is malformed');
       verifying = key.verifying(named.kid);
-      if (!verifying) throw new TokenRejected('key', 'token key (kid) is not known');
+      if (!verifying) throw new TokenRejected('key', 'token key (kid) is not known', true);
     }
     // nbf is honoured, and exp and nbf allow the backend's clock skew (RFC 8725 leaves it to the verifier).
     const verified = jwt.verify(token, verifying, { algorithms: ['HS256'], issuer: options.issuer, clockTolerance: options.clockSkew, complete: true });
     const header = verified.header as jwt.JwtHeader & { crit?: unknown };
     if (header.crit !== undefined) throw new TokenRejected('malformed', 'token names critical extensions (crit)');
     if (header.typ !== undefined && String(header.typ).toUpperCase() !== 'JWT') throw new TokenRejected('malformed', 'token type (typ) is not JWT');
-    if (key.verifying(header.kid) !== verifying) throw new TokenRejected('key', 'token key (kid) is not known');
+    if (key.verifying(header.kid) !== verifying) throw new TokenRejected('key', 'token key (kid) is not known', true);
     payload = verified.payload;
   } catch (error) {
     throw error instanceof TokenRejected ? error : rejectionOf(error);
@@ -225,13 +231,13 @@ function isTime(value: unknown): value is number {
 }
 
 function rejectionOf(error: unknown): TokenRejected {
-  if (error instanceof jwt.TokenExpiredError) return new TokenRejected('expired', 'token expired');
+  if (error instanceof jwt.TokenExpiredError) return new TokenRejected('expired', 'token expired', true);
   if (error instanceof jwt.NotBeforeError) return new TokenRejected('expired', 'token not yet valid');
   const message = error instanceof Error ? error.message : '';
-  if (message === 'invalid signature') return new TokenRejected('signature', 'token signature is invalid');
-  if (message.startsWith('jwt issuer invalid')) return new TokenRejected('issuer', 'token issuer is not accepted');
+  if (message === 'invalid signature') return new TokenRejected('signature', 'token signature is invalid', true);
+  if (message.startsWith('jwt issuer invalid')) return new TokenRejected('issuer', 'token issuer is not accepted', true);
   if (message === 'invalid algorithm' || message === 'jwt signature is required') {
-    return new TokenRejected('algorithm', 'token algorithm is not HS256');
+    return new TokenRejected('algorithm', 'token algorithm is not HS256', true);
   }
   return new TokenRejected('malformed', 'token is malformed');
 }

@@ -101,6 +101,41 @@ describe('clock skew and nbf', () => {
   });
 });
 
+describe('refusals the server remembers', () => {
+  const answer = async (token: string) => {
+    const response = await fetch(`${url}/shop/v1.0/orders`, { headers: { authorization: `Bearer ${token}` } });
+    return { status: response.status, challenge: response.headers.get('www-authenticate'), body: await response.json() };
+  };
+
+  it('answers a token refused for good the same way every time it comes back', async () => {
+    const forged = sign(claims(), OLD, { algorithm: 'HS256', keyid: '2026-11' });
+    const expired = sign(claims({ exp: now() - 90 }));
+    for (const [token, description] of [
+      [forged, 'token signature is invalid'],
+      [expired, 'token expired'],
+    ] as const) {
+      const first = await answer(token);
+      expect(first.status).toBe(401);
+      expect(first.challenge).toContain(`error_description="${description}"`);
+      expect(await answer(token)).toEqual(first);
+      expect(await answer(token)).toEqual(first);
+    }
+  });
+
+  it('does not remember a refusal that time undoes: a token not yet valid is accepted once it is', async () => {
+    // nbf two seconds past the 60 s of skew: refused now, good within about two seconds.
+    const token = sign(claims({ nbf: now() + 62 }));
+    expect(await orders(token)).toEqual({ status: 401, description: 'token not yet valid' });
+    const deadline = Date.now() + 5000;
+    let status = 401;
+    while (status === 401 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      status = (await orders(token)).status;
+    }
+    expect(status).toBe(200);
+  });
+});
+
 describe('revocation, kept in the database', () => {
   it('refuses a token revoked by jti, even one the server remembers as verified', async () => {
     const token = sign(claims({ jti: 'revoke-me' }));
