@@ -69,6 +69,8 @@ const form = { 'content-type': 'application/x-www-form-urlencoded' };
 let token = '';
 /** The same token signed with another key: what a flood of forged tokens sends. */
 let forged = '';
+/** The token's user: the Bearer GET's ceiling reads the same rows with no authentication. */
+let uid = '';
 const mine = (server: ServerName, body: any) => (server === 'platformatic' ? body : body.items);
 const scenarios: Scenario[] = [
   {
@@ -83,14 +85,13 @@ const scenarios: Scenario[] = [
     servers: ['generated', 'handwritten', 'koa-select', ...peers],
     request: (server) =>
       server === 'koa-select'
-        ? { method: 'GET', path: '/api/v1.0/catalog?id=42' }
+        ? { method: 'GET', path: `/api/v1.0/items-of?uid=${uid}` }
         : {
             method: 'GET',
             path: server === 'platformatic' ? '/benchItems/?limit=10&orderby.itemId=asc' : '/api/v1.0/my-items',
             headers: { authorization: `Bearer ${token}` },
           },
-    check: (status, body, server) =>
-      status === 200 && (server === 'koa-select' ? body.catalog?.[0]?.item_id === 42 : Array.isArray(mine(server, body)) && mine(server, body).length > 0),
+    check: (status, body, server) => status === 200 && Array.isArray(mine(server, body)) && mine(server, body).length > 0,
   },
   {
     name: 'Bearer GET, forged signature (flood)',
@@ -249,12 +250,15 @@ try {
   for (const name of [...(Object.keys(SERVER_COMMANDS) as Process[]).filter((server) => server !== 'platformatic'), ...peers]) {
     servers.set(name, await startServer(name, url));
   }
-  // The hand-written server, asked for its public GET inside the Bearer GET scenario: the unauthenticated Koa +
-  // mysql2 SELECT that the Bearer GET is held against, measured in the same slices of time.
+  // The hand-written server, asked inside the Bearer GET scenario for the same rows by the same SELECT with no
+  // authentication: the Koa + mysql2 ceiling the Bearer GET is held against, measured in the same slices of time.
+  // (Until 2026-11-24 the ceiling was its one-row public GET, which also counted nine rows more against the
+  // Bearer GET; the report still gives that ratio, from the public GET scenario.)
   servers.set('koa-select', servers.get('handwritten')!);
   const tokenResponse = await call(servers.get('generated')!, { method: 'POST', path: '/api/v1.0/token', headers: form, body: 'user=bench-1&pass=pass-1' });
   token = (tokenResponse.body as { token: string }).token;
   const [header, payload] = token.split('.');
+  uid = String((JSON.parse(Buffer.from(payload!, 'base64url').toString('utf8')) as { sub: string }).sub);
   forged = `${header}.${payload}.${createHmac('sha256', 'not-the-secret-of-this-server-0123456789').update(`${header}.${payload}`).digest('base64url')}`;
 
   // Every server must answer every scenario correctly before anything is measured.
