@@ -30,9 +30,9 @@ export async function writeResults(
   rss: Map<ServerName, number>,
   startup: { ms: number; rssMb: number },
   generation: GenerationTiming[],
-  flags: { connections: string; duration: string; rounds: string; slices: number; pinned: boolean; databasePinned: boolean },
+  flags: { connections: string; duration: string; rounds: string; slices: number; pinned: boolean },
 ): Promise<void> {
-  const { pinned, databasePinned } = flags;
+  const { pinned } = flags;
   const when = new Date().toISOString().replace(/:\d\d\.\d+Z$/, 'Z');
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   const machine = `${os.availableParallelism()} cores (${cpu}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.type()} ${os.release()}, Node ${process.version}`;
@@ -40,7 +40,7 @@ export async function writeResults(
     `# xmlrest benchmark, ${when}`,
     '',
     `Machine: ${machine}. Load generator: autocannon, ${flags.connections} connections, ${flags.duration} s per server, scenario and round after a 1 s warm-up,`,
-    `measured in ${flags.slices} slices interleaved with the other servers' (A B C C B A ...), ${flags.rounds} rounds. ${pinned ? `Servers pinned to core 1, load generator${databasePinned ? ' and the private MariaDB' : ''} to core 0 (taskset).` : 'No core pinning (taskset or a second core missing).'}`,
+    `measured in ${flags.slices} slices interleaved with the other servers' (A B C C B A ...), ${flags.rounds} rounds. ${pinned ? 'Servers pinned to core 1, load generator to core 0 (taskset).' : 'No core pinning (taskset or a second core missing).'}`,
     `Data: 10,000 users, 100,000 rows in a user-owned table, on a private MariaDB. Figures are medians over rounds; spread is min-max of req/s;`,
     "ratios are medians of the ratios within each round (its slices are adjacent in time); a round's p50 and p99 are its slices' weighted by requests;",
     'every round is in the .json beside this file.',

@@ -226,12 +226,7 @@ if (!url) {
   say('starting a private MariaDB under .xmlrest/bench-db ...');
   privateDb = await startPrivateMariadb({ dir: '.xmlrest/bench-db', fresh: true, database: 'bench' });
   url = privateDb.url;
-  // The database shares the load generator's core, so that the server's core is its own: left to the scheduler,
-  // MariaDB's threads are woken on the core of the server that wrote the query, and every server then pays
-  // part of the database's time as its own. All its threads, and those it starts later (-a).
-  if (pinned) execFileSync('taskset', ['-a', '-p', '-c', '0', String(privateDb.pid)], { stdio: 'ignore' });
 }
-const databasePinned = pinned && privateDb !== undefined;
 const [users, items] = flags.smoke ? [50, 500] : [10_000, 100_000];
 say(`seeding ${users} users and ${items} items ...`);
 await seed(url, users, items);
@@ -319,14 +314,7 @@ try {
   const startup = await measureStartup(url);
   say('generation speed ...');
   const generation = await measureGeneration([10, 100, 1000]);
-  await writeResults(results, rss, startup, generation, {
-    connections: flags.connections,
-    duration: flags.duration,
-    rounds: flags.rounds,
-    slices,
-    pinned,
-    databasePinned,
-  });
+  await writeResults(results, rss, startup, generation, { connections: flags.connections, duration: flags.duration, rounds: flags.rounds, slices, pinned });
 } finally {
   await stopAll();
 }
