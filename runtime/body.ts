@@ -31,9 +31,32 @@ export function bodyReader(): BodyReader {
     return request.body;
   };
   return (ctx, maxParams) => {
-    if (Object.keys(ctx.query).length > maxParams) throw badRequest(`Too many parameters: at most ${maxParams}`);
     // No body at all (a GET, say): nothing to parse, and no promise, on the hot path.
     if (ctx.req.headers['content-length'] === undefined && ctx.req.headers['transfer-encoding'] === undefined) return undefined;
     return read(ctx, maxParams);
   };
+}
+
+/**
+ * The query string's fields, in one pass, refused past `maxParams` of them.
+ * Koa's `ctx.query` looks each key up again in the whole list (getAll), so its
+ * work grows with the square of the fields' number, and the limit could only
+ * be checked once it was done: a URL of a few thousand empty fields, within
+ * the header limit, cost milliseconds of CPU before its 400. The decoding is
+ * the same (WHATWG URLSearchParams), and a repeated key gives an array, as in
+ * Koa, which readParams refuses.
+ */
+export function queryFields(text: string, maxParams: number): Record<string, string | string[]> {
+  const fields: Record<string, string | string[]> = Object.create(null);
+  if (text === '') return fields;
+  let count = 0;
+  for (const [key, value] of new URLSearchParams(text)) {
+    const seen = fields[key];
+    if (seen === undefined) {
+      if (++count > maxParams) throw badRequest(`Too many parameters: at most ${maxParams}`);
+      fields[key] = value;
+    } else if (Array.isArray(seen)) seen.push(value);
+    else fields[key] = [seen, value];
+  }
+  return fields;
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { queryFields } from '../../runtime/body.js';
 import type { ParamSpec } from '../../runtime/contract.js';
 import { HttpError } from '../../runtime/errors.js';
 import { readParams } from '../../runtime/params.js';
@@ -50,5 +51,35 @@ describe('readParams: checks and converts each parameter to what its column take
     expect(readParams({ p: 'query' }, { p: 'body' }, { p: { kind: 'any', nullable: false } })).toEqual({ p: 'body' });
     expect(readParams({ p: 'query' }, undefined, { p: { kind: 'any', nullable: false } })).toEqual({ p: 'query' });
     expect(() => readParams({}, {}, { p: { kind: 'any', nullable: false } })).toThrow("Missing parameter 'p'");
+  });
+});
+
+describe('queryFields: the query string, in one pass and within the limit', () => {
+  // What Koa's ctx.query gave before (koa/lib/search-params.js): the same decoding, the same arrays.
+  const koa = (text: string) => {
+    const searchParams = new URLSearchParams(text);
+    const fields: Record<string, string | string[]> = {};
+    for (const key of searchParams.keys()) {
+      const values = searchParams.getAll(key);
+      Object.defineProperty(fields, key, { value: values.length <= 1 ? values[0] : values, writable: true, enumerable: true, configurable: true });
+    }
+    return fields;
+  };
+
+  it.each(['', 'id=42', 'a=1&b=two', 'a=1&a=2&a=3', 'q=caf%C3%A9+au+lait', 'bad=%zz%E0%A4', 'flag&empty=&=nameless', '__proto__=x&constructor=y', 'a=1&&b=2&'])(
+    'reads %j as Koa did',
+    (text) => {
+      const fields = queryFields(text, 100);
+      expect(Object.getPrototypeOf(fields)).toBeNull();
+      expect({ ...fields }).toEqual({ ...koa(text) });
+    },
+  );
+
+  it('refuses the first distinct field past the limit; repeats of a field count once', () => {
+    expect(Object.keys(queryFields('a=1&b=2&c=3', 3))).toEqual(['a', 'b', 'c']);
+    expect(() => queryFields('a=1&b=2&c=3&d=4', 3)).toThrow('Too many parameters: at most 3');
+    expect(queryFields('a=1&a=2&a=3&a=4', 1).a).toEqual(['1', '2', '3', '4']);
+    const many = Array.from({ length: 3000 }, (_, i) => `k${i}=`).join('&');
+    expect(() => queryFields(many, 100)).toThrow(HttpError);
   });
 });
