@@ -6,7 +6,7 @@ import { JwtKey } from './auth/jwt.js';
 import { DatabaseFailureStore, LoginLimiter, type LoginLimits } from './auth/limiter.js';
 import { Revocations } from './auth/revocations.js';
 import { refuseInsecureCredentials } from './auth/transport.js';
-import { bodyReader } from './body.js';
+import { fieldReader } from './body.js';
 import type { BackendModule } from './contract.js';
 import type { Database } from './db.js';
 import { frontDoor, InFlight } from './front-door.js';
@@ -128,7 +128,7 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   }
   for (const middleware of options.middleware ?? []) app.use(middleware);
 
-  const readBody = bodyReader();
+  const readFields = fieldReader();
   const build = (backends: readonly BackendModule[], openapi: object | undefined): Routes & { guards: Map<string, Guard> } => {
     const guards = new Map(
       backends.map((backend) => [backend.name, new Guard(backend, options.database, { key: keyFor(backend), revocations, limiter, cache })]),
@@ -137,7 +137,7 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
       backends,
       guards,
       db: options.database,
-      readBody,
+      readFields,
       basePath,
       maxParams: options.maxParams ?? 100,
       requireTls,

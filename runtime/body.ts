@@ -2,15 +2,21 @@ import type Koa from 'koa';
 import bodyParser from 'koa-bodyparser';
 import { badRequest, HttpError } from './errors.js';
 
-/**
- * The request body, parsed only when a handler reads parameters, so that
- * routing and authentication answer first (docs/contract.md §3): JSON or a
- * form, at most 1 MB, and at most `maxParams` fields in the body and in the
- * query string each.
- */
-export type BodyReader = (ctx: Koa.Context, maxParams: number) => unknown | Promise<unknown>;
+/** A request's fields: the query string's at once, the body's parsed (a promise) only when there is a body. */
+export interface RequestFields {
+  query: Record<string, string | string[]>;
+  body: unknown | Promise<unknown>;
+}
 
-export function bodyReader(): BodyReader {
+/**
+ * A request's fields, read only when a handler reads parameters, so that
+ * routing and authentication answer first (docs/contract.md §3): the query
+ * string, and a JSON or form body of at most 1 MB; at most `maxParams`
+ * fields in the body and in the query string each.
+ */
+export type FieldReader = (ctx: Koa.Context, maxParams: number) => RequestFields;
+
+export function fieldReader(): FieldReader {
   const parse = bodyParser({ enableTypes: ['json', 'form'], jsonLimit: '1mb', formLimit: '1mb', strict: true });
   const read = async (ctx: Koa.Context, maxParams: number): Promise<unknown> => {
     const request = ctx.request as typeof ctx.request & { body?: unknown };
@@ -31,9 +37,10 @@ export function bodyReader(): BodyReader {
     return request.body;
   };
   return (ctx, maxParams) => {
+    const query = queryFields(ctx.querystring, maxParams);
     // No body at all (a GET, say): nothing to parse, and no promise, on the hot path.
-    if (ctx.req.headers['content-length'] === undefined && ctx.req.headers['transfer-encoding'] === undefined) return undefined;
-    return read(ctx, maxParams);
+    if (ctx.req.headers['content-length'] === undefined && ctx.req.headers['transfer-encoding'] === undefined) return { query, body: undefined };
+    return { query, body: read(ctx, maxParams) };
   };
 }
 

@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type Koa from 'koa';
 import type { Guard } from './auth/guard.js';
 import { tokenShapeA } from './auth/token-a.js';
-import type { BodyReader } from './body.js';
+import type { FieldReader } from './body.js';
 import type { BackendModule, HttpMethod, Operation, ResourceModule } from './contract.js';
 import type { Database } from './db.js';
 import { mountDocs } from './docs.js';
@@ -22,7 +22,7 @@ export interface RoutesOptions {
   /** Each backend's guard, by name. */
   guards: ReadonlyMap<string, Guard>;
   db: Database;
-  readBody: BodyReader;
+  readFields: FieldReader;
   basePath: string;
   maxParams: number;
   requireTls: boolean;
@@ -61,7 +61,7 @@ export function buildRoutes(options: RoutesOptions): Routes {
   };
   for (const backend of options.backends) {
     const guard = options.guards.get(backend.name)!;
-    const scope: ScopeOptions = { guard, db: options.db, readBody: options.readBody, maxParams: options.maxParams, requireTls: options.requireTls };
+    const scope: ScopeOptions = { guard, db: options.db, readFields: options.readFields, maxParams: options.maxParams, requireTls: options.requireTls };
     for (const resource of backend.resources) {
       const path = resourcePath(options.basePath, backend.name, resource);
       const methods = Object.keys(resource.operations) as HttpMethod[];
@@ -86,7 +86,7 @@ export function buildRoutes(options: RoutesOptions): Routes {
     }
     if (backend.authScheme === 'Bearer') {
       const path = `${options.basePath}/${backend.name}`;
-      const issue = tokenShapeA(guard, options.readBody, { requireTls: options.requireTls });
+      const issue = tokenShapeA(guard, options.readFields, { requireTls: options.requireTls });
       const series = options.metrics.route(backend.name, 'token-shape-a', 'POST');
       const handle: Koa.Middleware = (ctx, next) => {
         ctx.state.backend = backend.name;

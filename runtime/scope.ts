@@ -1,7 +1,7 @@
 import type Koa from 'koa';
 import type { Guard } from './auth/guard.js';
 import { refuseInsecureCredentials } from './auth/transport.js';
-import { type BodyReader, queryFields } from './body.js';
+import type { FieldReader } from './body.js';
 import type { ParamSpecs, PluginContext, Queryable, RequestScope, Roles } from './contract.js';
 import type { Database } from './db.js';
 import { readParams } from './params.js';
@@ -10,7 +10,7 @@ import { readParams } from './params.js';
 export interface ScopeOptions {
   guard: Guard;
   db: Database;
-  readBody: BodyReader;
+  readFields: FieldReader;
   /** Most query-string and body fields one request may carry. */
   maxParams: number;
   /** Refuse credentials over plain HTTP from anywhere but loopback. */
@@ -41,8 +41,7 @@ export class Scope implements RequestScope {
 
   params<Params>(specs: ParamSpecs): Promise<Params> {
     try {
-      const query = queryFields(this.ctx.querystring, this.options.maxParams);
-      const body = this.options.readBody(this.ctx, this.options.maxParams);
+      const { query, body } = this.options.readFields(this.ctx, this.options.maxParams);
       // A request without a body (most GETs) is read at once, with no promise of its own to wait on.
       if (body instanceof Promise) return body.then((parsed) => readParams<Params>(query, parsed, specs));
       return Promise.resolve(readParams<Params>(query, body, specs));

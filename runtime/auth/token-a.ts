@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import type { BodyReader } from '../body.js';
+import type { FieldReader } from '../body.js';
 import type { ParamSpecs } from '../contract.js';
 import { badRequest, HttpError } from '../errors.js';
 import { readParams } from '../params.js';
@@ -18,12 +18,12 @@ const FIELDS = {
  * `auth=bearer&userid=..&password=..` answers `{"token", "type": "Bearer"}`,
  * one token whose `aud` holds every role the user holds.
  */
-export function tokenShapeA(guard: Guard, readBody: BodyReader, options: { requireTls: boolean }): Koa.Middleware {
+export function tokenShapeA(guard: Guard, readFields: FieldReader, options: { requireTls: boolean }): Koa.Middleware {
   return async (ctx) => {
     if (options.requireTls) refuseInsecureCredentials(ctx);
     // Body only: a password in the query string would end up in access logs and browser history.
     // Bounded before anything else happens: no query and no hash for an over-long name or password.
-    const fields = readParams<Record<keyof typeof FIELDS, string>>({}, await readBody(ctx, 10), FIELDS);
+    const fields = readParams<Record<keyof typeof FIELDS, string>>({}, await readFields(ctx, 10).body, FIELDS);
     if (fields.auth.toLowerCase() !== 'bearer') throw badRequest("Parameter 'auth' must be 'bearer'");
     ctx.status = 200;
     ctx.body = { token: await issueForCredentials(guard, fields.userid, fields.password, ctx.ip), type: 'Bearer' };

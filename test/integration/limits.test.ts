@@ -39,6 +39,13 @@ describe('limits', () => {
       body: JSON.stringify(Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`p${i}`, i]))),
     });
     expect(body.status).toBe(400);
+    // The token door reads its body only, and still counts the query string's fields (at most 10 there).
+    const token = await fetch(`${strict.url}/shop/?${Array.from({ length: 11 }, (_, i) => `q${i}=1`).join('&')}`, {
+      method: 'POST',
+      body: new URLSearchParams({ auth: 'bearer', userid: 'alice', password: 'alice-pass' }),
+    });
+    expect(token.status).toBe(400);
+    expect(await token.json()).toEqual({ message: 'Too many parameters: at most 10', status: 400 });
   });
 
   it('answers 431 to an oversized header block, then serves the next request', async () => {
