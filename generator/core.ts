@@ -3,6 +3,7 @@ import { accessText } from './analyse/access.js';
 import { analyse, type SourceFile } from './analyse/index.js';
 import { Diagnostics } from './diagnostics.js';
 import { type EmitCache, emit } from './emit/index.js';
+import { FileTexts } from './file-texts.js';
 import type { Project } from './ir.js';
 import { openApiDocument } from './openapi.js';
 import type { RawElement } from './parse.js';
@@ -36,10 +37,12 @@ export interface GeneratorCache {
   parsed: Map<string, RawElement>;
   modules: EmitCache;
   plugins: PluginCheckCache;
+  /** The resources and modules on disk as the last run read or wrote them. */
+  files: FileTexts;
 }
 
 export function newGeneratorCache(): GeneratorCache {
-  return { parsed: new Map(), modules: new Map(), plugins: {} };
+  return { parsed: new Map(), modules: new Map(), plugins: {}, files: new FileTexts() };
 }
 
 export type GenerateResult = { ok: true; files: Map<string, string>; project: Project; untyped: string[] } | { ok: false; errors: string[] };

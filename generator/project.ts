@@ -3,6 +3,7 @@ import path from 'node:path';
 import { analyseSources, emitProject, type GenerateOptions, type GeneratorCache, type SourceFile } from './core.js';
 import { openDescriber } from './database.js';
 import type { Diagnostics } from './diagnostics.js';
+import { FileTexts } from './file-texts.js';
 import type { Project } from './ir.js';
 import { inferTypes, type TypeSnapshot } from './types.js';
 import { listFiles, writeOutput } from './write.js';
@@ -37,7 +38,7 @@ export async function generateProject(options: RunOptions): Promise<number> {
   const log = options.log ?? ((line: string) => process.stderr.write(line + '\n'));
   const resourcesDir = options.resourcesDir ?? 'resources';
   const outDir = options.outDir ?? 'generated';
-  const sources = readSources(options.root, resourcesDir);
+  const sources = readSources(options.root, resourcesDir, options.cache?.files);
   const generateOptions = {
     resourcesDir,
     outDir,
@@ -95,7 +96,7 @@ function finishRun(
   }
   const lockFile = generateOptions.lockFile ?? 'access.lock';
   const lockBefore = existsSync(path.join(options.root, lockFile)) ? readFileSync(path.join(options.root, lockFile), 'utf8') : '';
-  const changes = writeOutput(result.files, { root: options.root, outDir, check: options.check });
+  const changes = writeOutput(result.files, { root: options.root, outDir, check: options.check, ...(options.cache ? { texts: options.cache.files } : {}) });
   if (options.check) {
     if (changes.length === 0) return 0;
     for (const change of changes) log(change);
@@ -120,10 +121,14 @@ function lockDiff(before: string, after: string): string[] {
 }
 
 /** Every .xml file under resources/, at any depth, so that misplaced files are reported, not ignored. */
-export function readSources(root: string, resourcesDir: string): SourceFile[] {
+export function readSources(root: string, resourcesDir: string, texts = new FileTexts()): SourceFile[] {
   return listFiles(root, resourcesDir)
     .filter((file) => file.endsWith('.xml'))
-    .map((file) => ({ path: file, text: readFileSync(path.join(root, file), 'utf8') }));
+    .flatMap((file) => {
+      const text = texts.read(path.join(root, file));
+      // Listed a moment ago and gone now (an editor's save): the next run, which the change triggers, reads it.
+      return text === undefined ? [] : [{ path: file, text }];
+    });
 }
 
 /** DATABASE_URL from the environment or `.env`; the environment wins. */

@@ -1,5 +1,6 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import { FileTexts } from './file-texts.js';
 
 /**
  * Stage 4: the emitted files onto disk. Only files whose text changed are
@@ -10,20 +11,23 @@ export interface WriteOptions {
   root: string;
   outDir: string;
   check: boolean;
+  /** What earlier runs of this process read and wrote (`npm run dev`); a fresh one otherwise. */
+  texts?: FileTexts;
 }
 
 /** Writes (or, checking, only compares) `files`; returns the changes as `create|update|remove <file>`. */
 export function writeOutput(files: ReadonlyMap<string, string>, options: WriteOptions): string[] {
   const existing = listFiles(options.root, options.outDir).filter((file) => file.endsWith('.ts'));
+  const texts = options.texts ?? new FileTexts();
   const changes: string[] = [];
   for (const [file, text] of files) {
     const absolute = path.join(options.root, file);
-    const before = existsSync(absolute) ? readFileSync(absolute, 'utf8') : undefined;
+    const before = texts.read(absolute);
     if (before === text) continue;
     changes.push(`${before === undefined ? 'create' : 'update'} ${file}`);
     if (!options.check) {
       mkdirSync(path.dirname(absolute), { recursive: true });
-      writeFileSync(absolute, text);
+      texts.write(absolute, text);
     }
   }
   for (const file of existing) {

@@ -1,7 +1,7 @@
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { generateProject } from '../../generator/index.js';
+import { generateProject, newGeneratorCache } from '../../generator/index.js';
 
 /** `npm run generate` on a scratch project: writes only changes, removes stale modules, --check, atomic failure. */
 const ROOT = 'test/.tmp/cli';
@@ -51,6 +51,29 @@ describe('generate', () => {
     expect(lines).toEqual(['xmlrest: 12 files from 8 resource files, 0 changed']);
     expect(statSync(path.join(ROOT, 'generated/shop/orders.ts')).mtimeMs).toBe(mtime);
     expect(await generate(true)).toBe(0);
+  });
+
+  it('with the cache the dev loop keeps, still reads every file someone else changed, a hand edit of a module included', async () => {
+    const cache = newGeneratorCache();
+    const dev = () => generateProject({ root: ROOT, check: false, cache, log: (line) => lines.push(line) });
+    expect(await dev()).toBe(0);
+    const module = path.join(ROOT, 'generated/shop/orders.ts');
+    const generated = readFileSync(module, 'utf8');
+    // The same size: only the modification time tells the edit apart. A save a second later, whatever the
+    // granularity of the file system's clock (a coarse one could give a save within its tick the same time).
+    const written = statSync(module).mtime;
+    writeFileSync(module, generated.replace('DO NOT EDIT', 'DO NOT edit'));
+    utimesSync(module, written.getTime() / 1000 + 1, written.getTime() / 1000 + 1);
+    const resource = path.join(ROOT, 'resources/shop/report.xml');
+    writeFileSync(resource, readFileSync(resource, 'utf8').replace('auth="admin"', 'auth="manager"'));
+    lines = [];
+    expect(await dev()).toBe(0);
+    expect(readFileSync(module, 'utf8')).toBe(generated);
+    expect(lines).toContain('update generated/shop/orders.ts');
+    expect(lines).toContain('update generated/shop/report.ts');
+    lines = [];
+    expect(await dev()).toBe(0);
+    expect(lines).toEqual(['xmlrest: 12 files from 8 resource files, 0 changed']);
   });
 
   it('--check writes nothing and exits 1 naming every file that would change', async () => {
