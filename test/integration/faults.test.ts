@@ -140,6 +140,29 @@ describe('a database that is down', () => {
     }
   });
 
+  it('answers 503 when the database refuses the server its user or its database, and logs why', async () => {
+    const wrongPassword = new URL(db.url);
+    wrongPassword.password = 'not-the-password';
+    const otherDatabase = new URL(db.url);
+    otherDatabase.pathname = '/no_such_database';
+    for (const url of [wrongPassword, otherDatabase]) {
+      const wrong = await startBuiltServer({ env: env({ DATABASE_URL: url.toString() }) });
+      try {
+        const started = Date.now();
+        const response = await send(`${wrong.url}/shop/v1.0/products`);
+        expectServiceUnavailable({ status: response.status, retryAfter: response.headers['retry-after'], body: response.text });
+        expect(Date.now() - started).toBeLessThan(QUERY_TIMEOUT_MS + 1000);
+        expect((await send(`${wrong.adminUrl}/readyz`)).status).toBe(503);
+        expect(wrong.logs).toContainEqual(
+          expect.objectContaining({ msg: 'database fault', reason: 'db_unreachable', error: expect.stringMatching(/Access denied/) }),
+        );
+        expect(wrong.logs.filter((line) => line.level === 'error' || line.level === 50)).toEqual([]);
+      } finally {
+        await wrong.stop();
+      }
+    }
+  });
+
   it('answers 503 within the limits for a host that does not answer at all', async () => {
     // TEST-NET-1 (RFC 5737): routed nowhere, so a connection is never accepted, or refused at once.
     const nowhere = await startBuiltServer({ env: env({ DATABASE_URL: 'mysql://u:p@192.0.2.1:3306/none' }) });
