@@ -227,10 +227,14 @@ export class Database extends EventEmitter<{ retry: [{ reason: string; attempt: 
       if (error instanceof DatabaseFault) throw error;
       if (error instanceof Error && /Queue limit reached|No connections available/.test(error.message))
         throw new DatabaseFault('timeout', 'db_pool_exhausted', { cause: error });
-      // Whatever stops a connection being made or set up (the database refusing the server's user or its
-      // database, 1045 and 1044, as much as a refused socket) is the database's to mend, never the client's:
-      // 503, with the driver's words in the log. No request ran on it.
-      throw faultOf(error) ?? new DatabaseFault('connection', 'db_unreachable', { cause: error });
+      // Whatever the driver or the database says stops a connection being made or set up (the database
+      // refusing the server's user or its database, 1045 and 1044, as much as a refused socket) is the
+      // database's to mend, never the client's: 503, with the driver's words in the log. No request ran on it.
+      // An error of no driver's (a bug) stays what it is.
+      const fault = faultOf(error);
+      if (fault) throw fault;
+      if (typeof (error as { code?: unknown } | null)?.code === 'string') throw new DatabaseFault('connection', 'db_unreachable', { cause: error });
+      throw error;
     }
   }
 }
