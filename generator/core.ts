@@ -2,13 +2,15 @@ import path from 'node:path';
 import { accessText } from './analyse/access.js';
 import { analyse, type SourceFile } from './analyse/index.js';
 import { Diagnostics } from './diagnostics.js';
-import { type EmitCache, emit } from './emit/index.js';
+import { emit, resourceKeys } from './emit/index.js';
 import { FileTexts } from './file-texts.js';
 import type { Project } from './ir.js';
-import { openApiDocument } from './openapi.js';
+import { openApiDocument, type PathItem } from './openapi.js';
 import type { RawElement } from './parse.js';
 import { checkPluginCalls, type PluginCheckCache } from './plugin-check.js';
 import { applyArgumentBounds } from './plugins.js';
+import { RunCache } from './run-cache.js';
+import type { ScannedSql } from './sql/index.js';
 import { applyTypes, snapshotText, sqlSteps, type TypeSnapshot } from './types.js';
 
 export type { SourceFile } from './analyse/index.js';
@@ -33,16 +35,28 @@ export interface GenerateOptions {
   cache?: GeneratorCache;
 }
 
+/** What `npm run dev` keeps between runs, so that a one-file change among 1,000 resources redoes one file's work. */
 export interface GeneratorCache {
-  parsed: Map<string, RawElement>;
-  modules: EmitCache;
+  /** Resource files parsed, by path. */
+  parsed: RunCache<RawElement>;
+  /** Statements scanned, by text. */
+  scans: RunCache<ScannedSql>;
+  /** Modules emitted (resources and backend indexes), by file. */
+  modules: RunCache<string>;
+  /** Each resource's paths of the OpenAPI document, by path. */
+  pathItems: RunCache<PathItem>;
   plugins: PluginCheckCache;
   /** The resources and modules on disk as the last run read or wrote them. */
   files: FileTexts;
 }
 
 export function newGeneratorCache(): GeneratorCache {
-  return { parsed: new Map(), modules: new Map(), plugins: {}, files: new FileTexts() };
+  return { parsed: new RunCache(), scans: new RunCache(), modules: new RunCache(), pathItems: new RunCache(), plugins: {}, files: new FileTexts() };
+}
+
+/** Ends a run of the generator: each cache forgets what the run did not use. */
+export function endRun(cache: GeneratorCache): void {
+  for (const part of [cache.parsed, cache.scans, cache.modules, cache.pathItems]) part.endRun();
 }
 
 export type GenerateResult = { ok: true; files: Map<string, string>; project: Project; untyped: string[] } | { ok: false; errors: string[] };
@@ -53,7 +67,7 @@ export function analyseSources(sources: readonly SourceFile[], options: Generate
   const project = analyse(sources, diagnostics, {
     resourcesDir: options.resourcesDir ?? 'resources',
     exists: options.exists ?? (() => false),
-    ...(options.cache ? { parsed: options.cache.parsed } : {}),
+    ...(options.cache ? { parsed: options.cache.parsed, scans: options.cache.scans } : {}),
   });
   return { project, diagnostics };
 }
@@ -64,9 +78,13 @@ export function analyseSources(sources: readonly SourceFile[], options: Generate
  * error of the run. The snapshot goes out too, trimmed to the current steps.
  */
 export function generate(sources: readonly SourceFile[], options: GenerateOptions = {}): GenerateResult {
-  const { project, diagnostics } = analyseSources(sources, options);
-  if (diagnostics.count > 0) return { ok: false, errors: diagnostics.lines() };
-  return emitProject(project, diagnostics, options);
+  try {
+    const { project, diagnostics } = analyseSources(sources, options);
+    if (diagnostics.count > 0) return { ok: false, errors: diagnostics.lines() };
+    return emitProject(project, diagnostics, options);
+  } finally {
+    if (options.cache) endRun(options.cache);
+  }
 }
 
 export function emitProject(project: Project, diagnostics: Diagnostics, options: GenerateOptions = {}): GenerateResult {
@@ -76,17 +94,17 @@ export function emitProject(project: Project, diagnostics: Diagnostics, options:
   if (diagnostics.count === 0) checkPluginCalls(project, options.projectRoot ?? process.cwd(), diagnostics, options.cache?.plugins);
   if (diagnostics.count > 0) return { ok: false, errors: diagnostics.lines() };
   const outDir = options.outDir ?? 'generated';
-  const files = emit(
-    project,
-    {
-      outDir,
-      runtimeDir: options.runtimeDir ?? 'runtime',
-      resourcesDir: options.resourcesDir ?? 'resources',
-      projectRoot: toPosix(path.resolve(options.projectRoot ?? '.')),
-    },
-    options.cache?.modules,
-  );
-  files.set(`${outDir}/openapi.json`, JSON.stringify(openApiDocument(project), null, 2) + '\n');
+  const emitOptions = {
+    outDir,
+    runtimeDir: options.runtimeDir ?? 'runtime',
+    resourcesDir: options.resourcesDir ?? 'resources',
+    projectRoot: toPosix(path.resolve(options.projectRoot ?? '.')),
+  };
+  // With a cache, each resource's IR (typed, bounded) as text, once: what its module and its paths are made from.
+  const keys = options.cache ? resourceKeys(project, emitOptions) : undefined;
+  const files = emit(project, emitOptions, options.cache && keys ? { modules: options.cache.modules, keys } : undefined);
+  const openapi = openApiDocument(project, options.cache && keys ? { pathItems: options.cache.pathItems, keys } : undefined);
+  files.set(`${outDir}/openapi.json`, JSON.stringify(openapi, null, 2) + '\n');
   files.set(options.lockFile ?? 'access.lock', accessLock(project));
   const used: TypeSnapshot = {};
   for (const { key, step } of sqlSteps(project)) {

@@ -1,6 +1,8 @@
 import { ERROR_BODY_SCHEMA } from '../runtime/contract.js';
+import type { ResourceKeys } from './emit/index.js';
 import type { Backend, Operation, ParamType, Project, Resource, ResultColumn, Step } from './ir.js';
 import { camel } from './names.js';
+import type { RunCache } from './run-cache.js';
 
 /**
  * An OpenAPI 3.1 document for every backend, from the same IR as the
@@ -10,6 +12,15 @@ import { camel } from './names.js';
  * server fills `servers` in when it serves the document.
  */
 type Schema = Record<string, unknown>;
+
+/** One resource's path in the document: an operation object per method. */
+export type PathItem = Record<string, Schema>;
+
+/** Path items kept by `npm run dev`, by path, each made from its resource's IR (emit/index.ts `resourceKeys`). */
+export interface PathItemCache {
+  pathItems: RunCache<PathItem>;
+  keys: ResourceKeys;
+}
 
 const ERROR_REF = { $ref: '#/components/schemas/Error' };
 
@@ -36,7 +47,7 @@ function shared(name: keyof typeof SHARED_RESPONSES): Schema {
   return { $ref: `#/components/responses/${name}` };
 }
 
-export function openApiDocument(project: Project): Schema {
+export function openApiDocument(project: Project, cache?: PathItemCache): Schema {
   const paths: Record<string, Record<string, unknown>> = {};
   const schemes = new Set<'Basic' | 'Bearer'>();
   for (const backend of project.backends) {
@@ -45,12 +56,11 @@ export function openApiDocument(project: Project): Schema {
       paths[`/${backend.name}/`] = { post: shapeA(backend) };
     }
     for (const resource of backend.resources) {
-      const item: Record<string, unknown> = {};
-      for (const operation of resource.operations) {
-        if (resource.operations.some((operation) => operation.access !== null) && backend.authScheme) schemes.add(backend.authScheme);
-        item[operation.method.toLowerCase()] = operationObject(backend, resource, operation);
-      }
-      paths[`/${backend.name}/v${resource.version}/${resource.name}`] = item;
+      if (resource.operations.some((operation) => operation.access !== null) && backend.authScheme) schemes.add(backend.authScheme);
+      const path = `/${backend.name}/v${resource.version}/${resource.name}`;
+      const item = () =>
+        Object.fromEntries(resource.operations.map((operation) => [operation.method.toLowerCase(), operationObject(backend, resource, operation)]));
+      paths[path] = cache ? cache.pathItems.through(path, cache.keys.get(resource)!, item) : item();
     }
   }
   const securitySchemes: Record<string, Schema> = {};

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { analyseSources, emitProject, type GenerateOptions, type GeneratorCache, type SourceFile } from './core.js';
+import { analyseSources, emitProject, endRun, type GenerateOptions, type GeneratorCache, type SourceFile } from './core.js';
 import { openDescriber } from './database.js';
 import type { Diagnostics } from './diagnostics.js';
 import { FileTexts } from './file-texts.js';
@@ -35,6 +35,14 @@ export interface RunOptions {
 }
 
 export async function generateProject(options: RunOptions): Promise<number> {
+  try {
+    return await run(options);
+  } finally {
+    if (options.cache) endRun(options.cache);
+  }
+}
+
+async function run(options: RunOptions): Promise<number> {
   const log = options.log ?? ((line: string) => process.stderr.write(line + '\n'));
   const resourcesDir = options.resourcesDir ?? 'resources';
   const outDir = options.outDir ?? 'generated';

@@ -3,6 +3,7 @@ import { AUTH_SCHEMES, type AuthSchemeName } from '../../runtime/contract.js';
 import type { Diagnostics } from '../diagnostics.js';
 import type { AuthQuery, Backend, PluginRef } from '../ir.js';
 import { BUILTIN_PLUGINS } from '../plugins.js';
+import type { RunCache } from '../run-cache.js';
 import { scanSql } from '../sql/index.js';
 import { AttributeReader, checkNamespace, describePlaceholder, parseCached, type RawElement, ROLE, type SourceFile } from './elements.js';
 import { ARG_NAME } from './request.js';
@@ -91,7 +92,7 @@ const BACKEND_ATTRIBUTES: readonly AttributeRule[] = [
   rule('uid_type', 'uidType', oneOf('integer', 'text'), (value) => `uid_type is integer or text, not "${value}"`),
 ];
 
-export function analyseBackend(name: string, file: SourceFile | undefined, diagnostics: Diagnostics, parsed?: Map<string, RawElement>): BackendWithPlugins {
+export function analyseBackend(name: string, file: SourceFile | undefined, diagnostics: Diagnostics, parsed?: RunCache<RawElement>): BackendWithPlugins {
   const backend: BackendWithPlugins = {
     name,
     source: file?.path ?? null,

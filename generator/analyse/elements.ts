@@ -1,6 +1,7 @@
 import type { Diagnostics, SourceLocation } from '../diagnostics.js';
 import { parseXml, type RawAttribute, type RawElement } from '../parse.js';
-import type { Placeholder } from '../sql/index.js';
+import type { RunCache } from '../run-cache.js';
+import { type Placeholder, type ScannedSql, scanSql } from '../sql/index.js';
 
 /** What every part of the analysis shares: the input files, the options, and how raw elements are read. */
 export const RESOURCE_NAMESPACE = 'urn:xmlrest:resource:1.0';
@@ -16,22 +17,32 @@ export interface AnalyseOptions {
   resourcesDir?: string;
   /** Whether a project-relative file exists (user plug-in modules). */
   exists(path: string): boolean;
-  /** Parsed files kept by a long-running process, keyed by path and text; only clean parses are kept. */
-  parsed?: Map<string, RawElement>;
+  /** Parsed files kept by a long-running process, by path, each with its text; only clean parses are kept. */
+  parsed?: RunCache<RawElement> | undefined;
+  /** Scanned statements kept by a long-running process, keyed by their text. */
+  scans?: RunCache<ScannedSql> | undefined;
 }
 
 export const ROLE = /^[A-Za-z0-9_.:-]{1,64}$/;
 
 export type { RawAttribute, RawElement };
 
-export function parseCached(file: SourceFile, diagnostics: Diagnostics, cache: Map<string, RawElement> | undefined): RawElement | undefined {
-  const key = `${file.path}\0${file.text}`;
-  const cached = cache?.get(key);
+export function parseCached(file: SourceFile, diagnostics: Diagnostics, cache: RunCache<RawElement> | undefined): RawElement | undefined {
+  const cached = cache?.get(file.path, file.text);
   if (cached) return cached;
   const before = diagnostics.count;
   const root = parseXml(file.path, file.text, diagnostics);
-  if (root && diagnostics.count === before) cache?.set(key, root);
+  if (root && diagnostics.count === before) cache?.set(file.path, file.text, root);
   return root;
+}
+
+/**
+ * A statement scanned (sql/), or as an earlier run scanned the same text: the
+ * scan is a pure function of the text, and its result is only read, never
+ * changed, so one result may serve every step that has the text.
+ */
+export function scanCached(text: string, cache: RunCache<ScannedSql> | undefined): ScannedSql {
+  return cache ? cache.through(text, '', () => scanSql(text)) : scanSql(text);
 }
 
 /** Reads attributes by name, then reports every one nobody asked for. */

@@ -6,7 +6,7 @@ import { BUILTIN_PLUGINS } from '../plugins.js';
 import { type Placeholder, scanSql } from '../sql/index.js';
 import { readAccess } from './access.js';
 import type { BackendWithPlugins } from './backend.js';
-import { type AnalyseOptions, AttributeReader, type RawAttribute, type RawElement, readDesc, type SourceFile } from './elements.js';
+import { type AnalyseOptions, AttributeReader, type RawAttribute, type RawElement, readDesc, type SourceFile, scanCached } from './elements.js';
 
 /** A request of a resource file: its method, status and steps, each bind checked against the steps before it. */
 const STEP_ID = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -122,7 +122,7 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
 
     if (child.name === 'Sql') {
       if (child.children.length > 0) diagnostics.error(child.children[0]!.at, `Sql holds only the statement, not ${child.children[0]!.name}`);
-      const scanned = scanSql(child.text);
+      const scanned = scanCached(child.text, context.options.scans);
       for (const problem of scanned.problems) diagnostics.error(child.locate(problem.offset), `${where}: ${problem.message}`);
       const binds: Bind[] = [];
       for (const [index, placeholder] of scanned.placeholders.entries()) {

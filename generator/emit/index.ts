@@ -1,5 +1,6 @@
 import path from 'node:path/posix';
 import type { Project, Resource } from '../ir.js';
+import type { RunCache } from '../run-cache.js';
 import { emitBackendIndex, emitProjectIndex } from './indexes.js';
 import { emitResource } from './resource.js';
 
@@ -20,26 +21,40 @@ export interface EmitOptions {
 }
 
 /**
- * Emitted resource modules keyed by everything they are made from, kept by a
- * long-running process (`npm run dev`) so that one changed file re-emits one module.
+ * Emitted modules kept by a long-running process (`npm run dev`), so that one
+ * changed file re-emits one module: a resource's module by its file, made from
+ * its IR (`resourceKeys`); a backend's index by its file, made from its
+ * settings and the names of its resources (a changed statement leaves the
+ * index as it was).
  */
-export type EmitCache = Map<string, string>;
+export interface EmitCache {
+  modules: RunCache<string>;
+  keys: ResourceKeys;
+}
+
+/** Each resource's IR as JSON, with the options and the backend's name and scheme: all its module and its OpenAPI paths are made from. */
+export type ResourceKeys = ReadonlyMap<Resource, string>;
+
+export function resourceKeys(project: Project, options: EmitOptions): ResourceKeys {
+  return new Map(
+    project.backends.flatMap((backend) =>
+      backend.resources.map((resource) => [resource, JSON.stringify([options, backend.name, backend.authScheme, resource])] as const),
+    ),
+  );
+}
 
 export function emit(project: Project, options: EmitOptions, cache?: EmitCache): Map<string, string> {
   const files = new Map<string, string>();
   for (const backend of project.backends) {
     for (const resource of backend.resources) {
       const file = path.join(options.outDir, backend.name, `${moduleName(resource)}.ts`);
-      const key = cache ? JSON.stringify([file, options, resource]) : '';
-      let text = cache?.get(key);
-      if (text === undefined) {
-        text = emitResource(resource, file, options);
-        cache?.set(key, text);
-      }
-      files.set(file, text);
+      const make = () => emitResource(resource, file, options);
+      files.set(file, cache ? cache.modules.through(file, cache.keys.get(resource)!, make) : make());
     }
     const index = path.join(options.outDir, backend.name, 'index.ts');
-    files.set(index, emitBackendIndex(backend, index, options));
+    const make = () => emitBackendIndex(backend, index, options);
+    const from = cache ? JSON.stringify([options, { ...backend, resources: backend.resources.map(moduleName) }]) : '';
+    files.set(index, cache ? cache.modules.through(index, from, make) : make());
   }
   const index = path.join(options.outDir, 'index.ts');
   files.set(index, emitProjectIndex(project, index, options));

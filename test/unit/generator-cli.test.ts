@@ -76,6 +76,36 @@ describe('generate', () => {
     expect(lines).toEqual(['xmlrest: 12 files from 8 resource files, 0 changed']);
   });
 
+  it('with the dev cache, every run writes what a run without it would, whatever was edited', async () => {
+    const cache = newGeneratorCache();
+    const dev = () => generateProject({ root: ROOT, check: false, cache, log: () => {} });
+    const file = (name: string) => path.join(ROOT, 'resources/shop', name);
+    const edit = (name: string, from: string, to: string) => {
+      const text = readFileSync(file(name), 'utf8');
+      expect(text, name).toContain(from);
+      writeFileSync(file(name), text.replace(from, to));
+    };
+    // Each edit reaches another of the cache's parts: scans, modules, the backend's index, the OpenAPI paths.
+    const edits: [string, () => void, number][] = [
+      ['a copy of a resource (the same statement twice)', () => cpSync(file('products.xml'), file('catalog.xml')), 0],
+      ['the statement of one of the two', () => edit('catalog.xml', 'order by product_id', 'order by name'), 0],
+      ['a description', () => edit('products.xml', 'The product list', 'Every product'), 0],
+      ['a backend setting', () => edit('backend.xml', 'issuer="shop"', 'issuer="store"'), 0],
+      ['a role', () => edit('report.xml', 'auth="admin"', 'auth="manager"'), 0],
+      ['a removed resource', () => rmSync(file('products@2.0.xml')), 0],
+      ['an error', () => edit('catalog.xml', '<Sql id="products"', '<Sql id="products" cache="yes"'), 1],
+      ['its repair', () => edit('catalog.xml', ' cache="yes"', ''), 0],
+    ];
+    expect(await dev()).toBe(0);
+    for (const [what, change, status] of edits) {
+      change();
+      expect(await dev(), what).toBe(status);
+      if (status !== 0) continue;
+      lines = [];
+      expect(await generate(true), `${what}: ${lines.join('; ')}`).toBe(0);
+    }
+  });
+
   it('--check writes nothing and exits 1 naming every file that would change', async () => {
     await generate();
     const before = snapshot(path.join(ROOT, 'generated'));
