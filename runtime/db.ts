@@ -90,14 +90,14 @@ type PreparedStatement = Parameters<NonNullable<Parameters<PoolConnection['prepa
  * statement in the connection's cache and then the Execute, after an options
  * object, a check of every value and the tracing hooks: running the held
  * statement itself is one command (co-run against the same build without it:
- * 3% more Bearer GETs a second, 6% more public GETs, at 3% and 6% less CPU
- * per request). A generated project has a fixed
- * set of statements, but a plug-in may make its own texts: at most
- * HELD_STATEMENTS are held per connection, the oldest dropped first. mysql2
- * closes a statement only when its own cache (maxPreparedStatements, 16,000 by
- * default) evicts it, which takes more statements prepared since it was last
- * asked for than are held here (held ones are never asked for again, so fewer
- * are held than mysql2 keeps): a held statement is always open.
+ * 3% more Bearer GETs a second, 6% more public GETs, at 3% and 6% less CPU per
+ * request). A generated project has a fixed set of statements, but a plug-in
+ * may make its own texts: at most HELD_STATEMENTS are held per connection, the
+ * oldest dropped first. mysql2 closes a statement only when its own cache
+ * (maxPreparedStatements, 16,000 by default) evicts it, after that many other
+ * texts were prepared since it was last asked for; the runtime asks for a text
+ * only when it does not hold it, and holds fewer than that: a held statement
+ * is always open.
  */
 const heldStatements = new WeakMap<PoolConnection, Map<string, PreparedStatement>>();
 const HELD_STATEMENTS = 256;
