@@ -101,9 +101,9 @@ export function emitProject(project: Project, diagnostics: Diagnostics, options:
     projectRoot: toPosix(path.resolve(options.projectRoot ?? '.')),
   };
   // With a cache, each resource's IR (typed, bounded) as text, once: what its module and its paths are made from.
-  const keys = options.cache ? resourceKeys(project, emitOptions) : undefined;
-  const files = emit(project, emitOptions, options.cache && keys ? { modules: options.cache.modules, keys } : undefined);
-  const openapi = openApiDocument(project, options.cache && keys ? { pathItems: options.cache.pathItems, keys } : undefined);
+  const cache = options.cache && { modules: options.cache.modules, pathItems: options.cache.pathItems, keys: resourceKeys(project, emitOptions) };
+  const files = emit(project, emitOptions, cache);
+  const openapi = openApiDocument(project, cache);
   files.set(`${outDir}/openapi.json`, JSON.stringify(openapi, null, 2) + '\n');
   files.set(options.lockFile ?? 'access.lock', accessLock(project));
   const used: TypeSnapshot = {};
