@@ -8,7 +8,7 @@ import { Revocations } from './auth/revocations.js';
 import { refuseInsecureCredentials } from './auth/transport.js';
 import { fieldReader } from './body.js';
 import type { BackendModule } from './contract.js';
-import type { Database } from './db.js';
+import type { Database } from './db/index.js';
 import { frontDoor, InFlight } from './front-door.js';
 import { Readiness } from './health.js';
 import { STOPPED } from './listen.js';

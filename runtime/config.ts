@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { JwtKey } from './auth/jwt.js';
-import { parseDatabaseUrl } from './db-url.js';
+import { parseDatabaseUrl } from './db/index.js';
 import { type LogLevel, parseLogLevel } from './log.js';
 
 /** How to make a JWT_SECRET, said wherever one is missing or too short. */

@@ -1,4 +1,4 @@
-import type { Queryable, SqlValue } from './db.js';
+import type { Queryable, SqlValue } from './db/index.js';
 
 /**
  * The contract between the generator and the runtime, written once: the

@@ -1,6 +1,6 @@
 import type Koa from 'koa';
 import type { ErrorBody } from './contract.js';
-import { faultOf } from './db-faults.js';
+import { faultOf } from './db/index.js';
 import type { Logger } from './log.js';
 
 /**

@@ -23,10 +23,7 @@ export type {
   SqlValue,
 } from './contract.js';
 export { cell } from './contract.js';
-export type { WriteResult } from './db.js';
-export { Database } from './db.js';
-export { DatabaseFault } from './db-faults.js';
-export { openDatabase } from './db-url.js';
+export { Database, DatabaseFault, openDatabase, type WriteResult } from './db/index.js';
 export { HttpError } from './errors.js';
 export { adminApp, Readiness } from './health.js';
 export { type ListenOptions, listen, type RunningServer } from './listen.js';

@@ -4,7 +4,7 @@ import type { Guard } from './auth/guard.js';
 import { tokenShapeA } from './auth/token-a.js';
 import type { FieldReader } from './body.js';
 import type { BackendModule, HttpMethod, Operation, ResourceModule } from './contract.js';
-import type { Database } from './db.js';
+import type { Database } from './db/index.js';
 import { mountDocs } from './docs.js';
 import { HttpError } from './errors.js';
 import type { Metrics } from './metrics.js';

@@ -3,7 +3,7 @@ import type { Guard } from './auth/guard.js';
 import { refuseInsecureCredentials } from './auth/transport.js';
 import type { FieldReader } from './body.js';
 import type { ParamSpecs, PluginContext, Queryable, RequestScope, Roles } from './contract.js';
-import type { Database } from './db.js';
+import type { Database } from './db/index.js';
 import { readParams } from './params.js';
 
 /** What every request of one mounted route shares. */

@@ -1,5 +1,5 @@
 import type { ReloadableApp } from './app.js';
-import type { Database } from './db.js';
+import type { Database } from './db/index.js';
 import type { RunningServer } from './listen.js';
 import type { Logger } from './log.js';
 

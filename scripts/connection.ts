@@ -1,5 +1,5 @@
 import mysql from 'mysql2/promise';
-import { parseDatabaseUrl } from '../runtime/db-url.js';
+import { parseDatabaseUrl } from '../runtime/db/index.js';
 
 /**
  * One connection for a command (`xmlrest db init`, `user add`, ...), from

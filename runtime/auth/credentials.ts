@@ -1,5 +1,5 @@
 import type { BackendModule } from '../contract.js';
-import type { Queryable, SqlValue } from '../db.js';
+import type { Queryable, SqlValue } from '../db/index.js';
 import { credentialProblem } from './bounds.js';
 import type { CredentialCache } from './credential-cache.js';
 import type { LoginAttempt, LoginLimiter } from './limiter.js';

@@ -1,5 +1,5 @@
 import type { BackendModule, Roles } from '../contract.js';
-import type { Queryable } from '../db.js';
+import type { Queryable } from '../db/index.js';
 import { forbidden, HttpError } from '../errors.js';
 import type { CredentialCache } from './credential-cache.js';
 import { CredentialChecker } from './credentials.js';

@@ -1,4 +1,4 @@
-import type { Queryable } from '../db.js';
+import type { Queryable } from '../db/index.js';
 import type { Logger } from '../log.js';
 import type { VerifiedToken } from './jwt.js';
 

@@ -1,5 +1,5 @@
 import type { BackendModule } from '../contract.js';
-import type { Queryable } from '../db.js';
+import type { Queryable } from '../db/index.js';
 import type { CredentialChecker } from './credentials.js';
 import type { JwtKey } from './jwt.js';
 import type { Revocations } from './revocations.js';

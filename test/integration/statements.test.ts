@@ -1,7 +1,6 @@
 import mysql from 'mysql2';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { type ConnectionSource, Database } from '../../runtime/db.js';
-import { DatabaseFault } from '../../runtime/db-faults.js';
+import { type ConnectionSource, Database, DatabaseFault } from '../../runtime/db/index.js';
 
 /**
  * Statements run as each connection's prepared statements, held by the

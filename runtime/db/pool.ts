@@ -1,5 +1,6 @@
 import mysql from 'mysql2';
-import { type ConnectionSource, Database, type DatabaseTimings, DEFAULT_TIMINGS } from './db.js';
+import { type ConnectionSource, Database, type DatabaseTimings, DEFAULT_TIMINGS } from './database.js';
+import { type DatabaseHost, parseDatabaseUrl } from './url.js';
 
 export interface DatabaseOptions {
   /** Longest a statement may run, in milliseconds (QUERY_TIMEOUT_MS): MariaDB aborts it (max_statement_time). */
@@ -50,45 +51,6 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
   const source =
     hosts.length === 1 ? poolSource(mysql.createPool({ ...pool, ...hosts[0] }), session) : clusterSource(hosts, pool, session, options.restoreHostMs ?? 2000);
   return new Database(source, timings);
-}
-
-interface Host {
-  host: string;
-  port: number;
-}
-
-/** The URL's parts; the password never appears in an error. */
-export function parseDatabaseUrl(url: string): { hosts: Host[]; config: mysql.PoolOptions } {
-  const match = /^(mysql|mariadb):\/\/(?:([^@/]*)@)?([^/?#]*)(\/[^?#]*)?(\?[^#]*)?$/.exec(url);
-  if (!match) {
-    if (!/^(mysql|mariadb):\/\//.test(url)) throw new Error('DATABASE_URL must start with mysql://');
-    // Node's own error would print the input, password included.
-    throw new Error('DATABASE_URL is not a valid URL: percent-encode special characters in the user and password');
-  }
-  const [, , credentials = '', hostList = '', pathname = '', search = ''] = match;
-  const [user = '', password = ''] = credentials.split(/:(.*)/s);
-  const hosts = (hostList || 'localhost').split(',').map((entry): Host => {
-    const parsed = /^(\[[^\]]+\]|[^:]+)(?::([0-9]{1,5}))?$/.exec(entry.trim());
-    if (!parsed) throw new Error('DATABASE_URL lists a host that is not host or host:port');
-    return { host: parsed[1]!.replace(/^\[|\]$/g, ''), port: parsed[2] ? Number(parsed[2]) : 3306 };
-  });
-  const extra = Object.fromEntries(new URLSearchParams(search));
-  let decoded: { user: string; password: string; database: string };
-  try {
-    decoded = { user: decodeURIComponent(user), password: decodeURIComponent(password), database: decodeURIComponent(pathname.replace(/^\//, '')) };
-  } catch {
-    throw new Error('DATABASE_URL is not a valid URL: percent-encode special characters in the user and password');
-  }
-  return {
-    hosts,
-    config: {
-      user: decoded.user,
-      password: decoded.password,
-      database: decoded.database || undefined,
-      socketPath: extra.socketPath,
-      connectionLimit: extra.connectionLimit ? Number(extra.connectionLimit) : 10,
-    },
-  };
 }
 
 /**
@@ -186,7 +148,7 @@ interface ClusterInternals {
  * (1047), is taken out of rotation the same way, so that the operation's
  * next try goes to the next host.
  */
-function clusterSource(hosts: readonly Host[], pool: mysql.PoolOptions, session: string, restoreHostMs: number): ConnectionSource {
+function clusterSource(hosts: readonly DatabaseHost[], pool: mysql.PoolOptions, session: string, restoreHostMs: number): ConnectionSource {
   const cluster = mysql.createPoolCluster({ canRetry: true, removeNodeErrorCount: 1, restoreNodeTimeout: restoreHostMs, defaultSelector: 'ORDER' });
   for (const [index, host] of hosts.entries()) cluster.add(`host${index + 1}`, { ...pool, ...host });
   const internals = cluster as unknown as ClusterInternals;

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
-import type { ExecuteValues, PoolConnection, QueryOptions, ResultSetHeader } from 'mysql2';
-import { DatabaseFault, faultOf } from './db-faults.js';
+import type { PoolConnection } from 'mysql2';
+import { bounded, DatabaseFault, faultOf, mayRunAgain, POOL_EXHAUSTED, pause, remaining, TIMED_OUT } from './faults.js';
+import { execute, query, StatementRunner } from './statements.js';
 
 /**
  * A value bound to a `?` placeholder; nothing is ever spliced into SQL text.
@@ -52,88 +53,6 @@ export const DEFAULT_TIMINGS: DatabaseTimings = { queryTimeoutMs: 10_000, acquir
  * QUERY_TIMEOUT_MS + 1 s.
  */
 const MARGIN_MS = 750;
-
-/**
- * One statement on a connection, as one promise over mysql2's callback API
- * (its promise API wraps every connection and statement in objects and
- * promises of its own), run as the connection's prepared statement for its
- * text (`heldStatements`). The SQL goes as a string: mysql2's options-object
- * form, the only one taking a per-statement timeout, builds each statement's
- * options by object spread, which cost a third more CPU per statement here;
- * the operation's deadline bounds its statements instead (`Database.attempt`).
- */
-function execute<T>(connection: PoolConnection, sql: string, values: readonly SqlValue[]): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const done = (error: (Error & { sql?: string }) | null, result: unknown) => {
-      if (error === null) return resolve(result as T);
-      // As connection.execute names it, for the log of a failed request (errors.ts).
-      error.sql ??= sql;
-      reject(error);
-    };
-    // Values mysql2 refuses: its own TypeError, as before.
-    if (!values.every(isBindable)) return void connection.execute(sql, values as ExecuteValues, done);
-    const held = heldStatements.get(connection)?.get(sql);
-    if (held !== undefined) return void held.execute(values, done);
-    connection.prepare(sql, (error, statement) => {
-      if (error) return done(error, undefined);
-      hold(connection, sql, statement);
-      statement.execute(values, done);
-    });
-  });
-}
-
-type PreparedStatement = Parameters<NonNullable<Parameters<PoolConnection['prepare']>[1]>>[1];
-
-/**
- * Each connection's prepared statements, by their SQL text. A statement run
- * through `connection.execute` is two commands, a Prepare that finds the
- * statement in the connection's cache and then the Execute, after an options
- * object, a check of every value and the tracing hooks: running the held
- * statement itself is one command (co-run against the same build without it:
- * 3% more Bearer GETs a second, 6% more public GETs, at 3% and 6% less CPU per
- * request). A generated project has a fixed set of statements, but a plug-in
- * may make its own texts: at most HELD_STATEMENTS are held per connection, the
- * oldest dropped first. mysql2 closes a statement only when its own cache
- * (maxPreparedStatements, 16,000 by default) evicts it, after that many other
- * texts were prepared since it was last asked for; the runtime asks for a text
- * only when it does not hold it, and holds fewer than that: a held statement
- * is always open.
- */
-const heldStatements = new WeakMap<PoolConnection, Map<string, PreparedStatement>>();
-const HELD_STATEMENTS = 256;
-
-function hold(connection: PoolConnection, sql: string, statement: PreparedStatement): void {
-  let held = heldStatements.get(connection);
-  if (held === undefined) heldStatements.set(connection, (held = new Map()));
-  if (held.size >= Math.min(HELD_STATEMENTS, (connection.config.maxPreparedStatements ?? 16_000) - 1)) held.delete(held.keys().next().value!);
-  held.set(sql, statement);
-}
-
-/** What mysql2's execute accepts as a value (it throws a TypeError for the others). */
-function isBindable(value: SqlValue): boolean {
-  return value !== undefined && typeof value !== 'function';
-}
-
-/** A statement without parameters (transaction control, the readiness probe); options may bound it in time. */
-function query<T>(connection: PoolConnection, sql: string | QueryOptions): Promise<T> {
-  return new Promise((resolve, reject) => {
-    connection.query(sql as QueryOptions, (error: Error | null, result: unknown) => (error ? reject(error) : resolve(result as T)));
-  });
-}
-
-/** The statements of one operation, on its connection. */
-class StatementRunner implements Queryable {
-  constructor(private readonly connection: PoolConnection) {}
-
-  select<Row>(sql: string, values: readonly SqlValue[]): Promise<Row[]> {
-    return execute<Row[]>(this.connection, sql, values);
-  }
-
-  async write(sql: string, values: readonly SqlValue[]): Promise<WriteResult> {
-    const { affectedRows, insertId } = await execute<ResultSetHeader>(this.connection, sql, values);
-    return { affectedRows, insertId: insertId === 0 ? null : insertId };
-  }
-}
 
 /**
  * The database as the server uses it: every operation bounded in time,
@@ -244,17 +163,9 @@ export class Database extends EventEmitter<{ retry: [{ reason: string; attempt: 
           await query(connection, { sql: 'rollback', timeout: Math.max(remaining(deadline), 1) }).catch(() => (broken = true));
         }
         if (!fault) throw error;
-        const again =
-          attempt < this.timings.attempts &&
-          fault.reason !== 'db_commit_unknown' &&
-          // 1047 (a node not ready) ran nothing: any operation may run again, on the next host.
-          (fault.kind === 'conflict' || fault.kind === 'unavailable' || (fault.kind === 'connection' && options.retryConnectionFaults)) &&
-          remaining(deadline) > 50;
-        if (!again) throw fault;
+        if (!mayRunAgain(fault, options, attempt, this.timings.attempts, remaining(deadline))) throw fault;
         this.emit('retry', { reason: fault.reason, attempt });
-        // Full jitter: anywhere up to an exponentially growing bound, so that two requests that collided do
-        // not collide again in step.
-        await sleep(Math.min(remaining(deadline) / 2, Math.random() * 50 * 2 ** attempt));
+        await pause(attempt, remaining(deadline));
       } finally {
         if (broken) connection.destroy();
         else connection.release();
@@ -292,40 +203,3 @@ const AUTOCOMMIT_WRITE = { transaction: false, retryConnectionFaults: false } as
 /** Whether the server is a Galera node, and if so its state (Synced when it may serve). */
 const GALERA_STATE = `select @@wsrep_on as wsrep,
   (select variable_value from information_schema.global_status where variable_name = 'WSREP_LOCAL_STATE_COMMENT') as state`;
-
-function remaining(deadline: number): number {
-  return Math.max(1, deadline - Date.now());
-}
-
-const TIMED_OUT = () => new DatabaseFault('timeout', 'db_timeout');
-const POOL_EXHAUSTED = () => new DatabaseFault('timeout', 'db_pool_exhausted');
-
-/**
- * What `work` settles to, or the fault `timeout` makes once `ms` have passed.
- * Work that settles later settles nothing and is never unhandled; a value
- * that came too late is handed to `late` (a connection goes back to its pool).
- */
-function bounded<T>(work: Promise<T>, ms: number, timeout: () => DatabaseFault, late?: (value: T) => void): Promise<T> {
-  return new Promise((resolve, reject) => {
-    let expired = false;
-    const timer = setTimeout(() => {
-      expired = true;
-      reject(timeout());
-    }, ms);
-    work.then(
-      (value) => {
-        if (expired) late?.(value);
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}

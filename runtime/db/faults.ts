@@ -81,3 +81,67 @@ export function faultOf(error: unknown): DatabaseFault | undefined {
   }
   return undefined;
 }
+
+/** Deadlines: every database operation is bounded in time, and a late answer is a fault, never a hang. */
+export function remaining(deadline: number): number {
+  return Math.max(1, deadline - Date.now());
+}
+
+export const TIMED_OUT = () => new DatabaseFault('timeout', 'db_timeout');
+export const POOL_EXHAUSTED = () => new DatabaseFault('timeout', 'db_pool_exhausted');
+
+/**
+ * What `work` settles to, or the fault `timeout` makes once `ms` have passed.
+ * Work that settles later settles nothing and is never unhandled; a value
+ * that came too late is handed to `late` (a connection goes back to its pool).
+ */
+export function bounded<T>(work: Promise<T>, ms: number, timeout: () => DatabaseFault, late?: (value: T) => void): Promise<T> {
+  return new Promise((resolve, reject) => {
+    let expired = false;
+    const timer = setTimeout(() => {
+      expired = true;
+      reject(timeout());
+    }, ms);
+    work.then(
+      (value) => {
+        if (expired) late?.(value);
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}
+
+/**
+ * Whether an operation that failed with `fault` runs again (docs/contract.md §7): a transaction the database
+ * rolled back (deadlock, Galera conflict, lock wait) always may; a connection that failed before COMMIT was
+ * sent committed nothing, so an operation that allows it (`retryConnectionFaults`: a read, a transaction) may;
+ * a node that says it is not ready (1047) ran nothing; a failure during COMMIT (`db_commit_unknown`) never.
+ */
+export function mayRunAgain(
+  fault: DatabaseFault,
+  options: { retryConnectionFaults: boolean },
+  attempt: number,
+  attempts: number,
+  remainingMs: number,
+): boolean {
+  return (
+    attempt < attempts &&
+    fault.reason !== 'db_commit_unknown' &&
+    (fault.kind === 'conflict' || fault.kind === 'unavailable' || (fault.kind === 'connection' && options.retryConnectionFaults)) &&
+    remainingMs > 50
+  );
+}
+
+/**
+ * The wait before try `attempt + 1`. Full jitter: anywhere up to an exponentially growing bound, so that two
+ * requests that collided do not collide again in step; never more than half the time left.
+ */
+export function pause(attempt: number, remainingMs: number): Promise<void> {
+  const ms = Math.min(remainingMs / 2, Math.random() * 50 * 2 ** attempt);
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

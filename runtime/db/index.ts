@@ -1,0 +1,12 @@
+/**
+ * The database room: what the rest of the runtime imports of it.
+ * - database.ts: `Database`, every operation bounded in time, run again when that is safe, in a transaction or not;
+ * - statements.ts: statements on one connection, each held as its connection's prepared statement;
+ * - faults.ts: which driver errors are faults (503), when an operation runs again, and the deadlines;
+ * - pool.ts: the pool, or mysql2's pool cluster over several hosts, and each connection's session setup;
+ * - url.ts: DATABASE_URL read into hosts and pool options.
+ */
+export { type ConnectionSource, Database, type DatabaseTimings, DEFAULT_TIMINGS, type Queryable, type SqlValue, type WriteResult } from './database.js';
+export { DatabaseFault, type FaultKind, faultOf } from './faults.js';
+export { type DatabaseOptions, openDatabase } from './pool.js';
+export { type DatabaseHost, parseDatabaseUrl } from './url.js';
