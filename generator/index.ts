@@ -14,5 +14,5 @@ export {
   type SourceFile,
   type TypeSnapshot,
 } from './core.js';
-export { databaseUrlFromEnvironment, generateProject, type RunOptions, readSources } from './project.js';
+export { DEMO_DATABASE_URL_FILE, databaseUrlFromEnvironment, generateProject, type RunOptions, readSources } from './project.js';
 export { isRoleName, setAuthAttribute } from './xml-edit.js';

@@ -2,7 +2,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { generateProject as generate } from '../generator/index.js';
+import { DEMO_DATABASE_URL_FILE, generateProject as generate } from '../generator/index.js';
 import { freePort, type PrivateMariadb, startPrivateMariadb } from './mariadb.js';
 import { createDemoDatabase } from './schema.js';
 
@@ -96,7 +96,8 @@ async function startPrivateDatabase(): Promise<PrivateMariadb> {
   mkdirSync(DIR, { recursive: true });
   // Readable by this user only: they hold the password of a database bound to 127.0.0.1.
   writeFileSync(saved, JSON.stringify({ port: db.port, password: db.password }), { mode: 0o600 });
-  writeFileSync(`${DIR}/url`, `${db.url}\n`, { mode: 0o600 });
+  // Every xmlrest command run in this folder with no DATABASE_URL finds it here (generator/project.ts).
+  writeFileSync(DEMO_DATABASE_URL_FILE, `${db.url}\n`, { mode: 0o600 });
   writeFileSync(`${DIR}/client.cnf`, `[client]\nhost=127.0.0.1\nport=${db.port}\nuser=xmlrest\npassword=${db.password}\ndatabase=xmlrest\n`, { mode: 0o600 });
   return db;
 }
@@ -128,9 +129,10 @@ async function answering(url: string): Promise<boolean> {
 /** What to try, each line a command that works as printed (test/integration/first-hour.test.ts runs them). */
 function calls(base: string, databaseUrl: string): string {
   const database = privateDb
-    ? `  Its database (keeps its port and password between runs; for npx xmlrest and npm run generate in another terminal):
-    export DATABASE_URL='${databaseUrl}'
+    ? `  Its database keeps its port and password between runs. npx xmlrest and npm run generate, run in this folder
+  with no DATABASE_URL, use it by themselves (and say so); other tools can take its URL:
     mariadb --defaults-extra-file=${DIR}/client.cnf                 # a SQL prompt on it
+    export DATABASE_URL='${databaseUrl}'
 `
     : `  Its database: the one DATABASE_URL names.
 `;
@@ -162,7 +164,8 @@ ${database}
 
   API reference: ${base}/_docs/   (OpenAPI document: ${base}/openapi.json)
   Admin console: ${base}/_console/   (sign in on shop as bob / bob-pass, or on staff with an admin)
-  Who may call what: access.lock; why: npx xmlrest explain alice GET /shop/v1.0/report
+  Who may call what: access.lock; and why, here bob may read the report:
+    npx xmlrest explain bob GET /shop/v1.0/report
 
   Users: alice (customer), bob (customer, admin), carol (staff), dave (guest); password: <name>-pass
 `;

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { generateProject } from '../generator/index.js';
+import { databaseUrlFromEnvironment, generateProject } from '../generator/index.js';
 import { ConfigError, loadConfig } from '../runtime/config.js';
 import type { BackendModule } from '../runtime/index.js';
 import { staleSources } from './build-state.mjs';
@@ -53,6 +53,8 @@ export async function doctor(root: string): Promise<number> {
   const bearerBackends = backends.filter((backend) => backend.authScheme === 'Bearer').map((backend) => backend.name);
 
   let databaseUrl: string | undefined;
+  // As every xmlrest command: the environment, .env, or else the demo's database.
+  databaseUrlFromEnvironment(root);
   try {
     const config = loadConfig(process.env, path.join(root, '.env'), { bearerBackends });
     databaseUrl = config.databaseUrl;

@@ -92,32 +92,39 @@ describe('npm run demo, from a fresh copy', () => {
     expect(printed).toContain(`xmlrest demo is serving ${base}`);
     expect(printed).toMatch(/^ {4}export DATABASE_URL='mysql:\/\/xmlrest:[^@']+@127\.0\.0\.1:\d+\/xmlrest'$/m);
     expect(printed).toContain('    mariadb --defaults-extra-file=.xmlrest/demo-db/client.cnf');
-    // Every command line, in order, in one shell: TOKEN and ADMIN are set before they are used.
+    // Every command line, in order, in one new shell (TOKEN and ADMIN are set before they are used), but for the
+    // export: a second terminal in the project folder has no DATABASE_URL, and the printed commands work there.
     const commands = printed
       .split('\n')
-      .filter((line) => /^ {4}(curl|TOKEN=|ADMIN=|export |mariadb )/.test(line))
+      .filter((line) => /^ {4}(curl|TOKEN=|ADMIN=|mariadb |npx )/.test(line))
       .map((line) => line.trim());
     expect(commands.length).toBeGreaterThan(15);
-    const script = commands.map((command, index) => `echo "@@ ${index}"\n${command}${command.startsWith('mariadb') ? ' < /dev/null' : ''}\necho`).join('\n');
+    expect(commands.filter((command) => command.startsWith('npx xmlrest'))).not.toHaveLength(0);
+    const pasted = (command: string) => (command.startsWith('mariadb') ? `${command} < /dev/null` : command.startsWith('npx') ? `${command} 2>&1` : command);
+    const script = commands.map((command, index) => `echo "@@ ${index}"\n${pasted(command)}\necho`).join('\n');
     const output = bash(script);
     const answers = output.split(/^@@ \d+$/m).slice(1);
     expect(answers).toHaveLength(commands.length);
     for (const [index, command] of commands.entries()) {
       const answer = answers[index]!;
-      expect(answer, command).not.toMatch(/curl: \(\d+\)|command not found|ERROR/);
+      expect(answer, command).not.toMatch(/curl: \(\d+\)|command not found|ERROR|DATABASE_URL is not set:(?! using)/);
       const status = /# (\d{3})/.exec(command)?.[1];
       if (status) expect(answer, command).toContain(`HTTP/1.1 ${status}`);
       else if (command.startsWith('curl')) expect(answer, command).not.toMatch(/"status":(4|5)\d\d/);
+      // Said once, on stderr, by the command that fell back to the demo's database.
+      if (command.startsWith('npx xmlrest'))
+        expect(answer, command).toContain("xmlrest: DATABASE_URL is not set: using the demo's database (.xmlrest/demo-db/url");
     }
+    expect(answers[commands.indexOf('npx xmlrest explain bob GET /shop/v1.0/report')]).toContain('allowed: bob may call GET /shop/v1.0/report');
   }, 240_000);
 
   it('runs "Your first resource" of the README as written, against its database, across a restart', async () => {
     const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
     const section = readme.slice(readme.indexOf('## Your first resource'), readme.indexOf('## Writing a resource'));
     const blocks = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!);
-    expect(blocks).toHaveLength(4);
-    // Steps 1 to 3 in one shell (step 1 exports DATABASE_URL for the others).
-    bash(blocks.slice(0, 3).join('\n'));
+    expect(blocks).toHaveLength(3);
+    // Steps 2 and 3 in one new shell, with no DATABASE_URL: the commands find the demo's database themselves.
+    bash(blocks.slice(0, 2).join('\n'));
     expect(readFileSync(path.join(ROOT, 'access.lock'), 'utf8')).toContain('library /library/v1.0/loans GET reader\n');
     // Step 4: Ctrl-C, and the demo again, on the same database URL.
     await interrupt(demo);
@@ -127,10 +134,18 @@ describe('npm run demo, from a fresh copy', () => {
     const again = await serving(demo);
     expect(/export DATABASE_URL='([^']+)'/.exec(again)![1]).toBe(url);
     // Step 5, with the demo's URL for 127.0.0.1:3000 (the port this test gave it).
-    const calls = bash(blocks[3]!.replaceAll('http://127.0.0.1:3000', `http://127.0.0.1:${port}`));
+    const calls = bash(blocks[2]!.replaceAll('http://127.0.0.1:3000', `http://127.0.0.1:${port}`));
     expect(calls).toContain('HTTP/1.1 403 Forbidden');
     expect(calls).toContain('{"message":"Forbidden access to resource","status":403}');
     expect(calls).toContain('{"loans":[{"loan_id":1,"title":"Dune"}]}');
+    // The commands the README names in its text, each pasted into a new terminal of its own.
+    expect(readme).toContain('`npx xmlrest explain rita GET /library/v1.0/loans` says why she may');
+    expect(bash('npx xmlrest explain rita GET /library/v1.0/loans 2>&1')).toContain('allowed: rita may call GET /library/v1.0/loans');
+    expect(readme).toContain('`npx xmlrest doctor` checks a setup');
+    // Without JWT_SECRET it rightly says what to fix before `npm start`; what matters here is that it found the database.
+    const doctor = bash('npx xmlrest doctor 2>&1 || true');
+    expect(doctor).toContain("using the demo's database");
+    expect(doctor).toMatch(/^ok {3}database: /m);
     await interrupt(demo);
     expect(databaseAlive()).toBe(false);
   }, 300_000);
