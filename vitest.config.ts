@@ -10,7 +10,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     exclude: ['test/.tmp/**', 'node_modules/**'],
-    reporters: ['default'],
+    // Errors outside any test (a failed hook, an unhandled rejection) named just before the summary.
+    reporters: ['./test/support/outside-errors-reporter.ts', 'default'],
     projects: [
       {
         extends: true,
@@ -22,7 +23,9 @@ export default defineConfig({
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
           globalSetup: ['test/support/build-setup.ts', 'test/support/global-setup.ts'],
-          testTimeout: 20_000,
+          // A guard against hangs, not a speed test (speed is the bench's): these tests start servers, databases
+          // and browsers, which on a busy 2-core machine take several times as long as on a quiet one.
+          testTimeout: 60_000,
           hookTimeout: 120_000,
         },
       },

@@ -82,7 +82,10 @@ describe('the console under npm start, in a production install', () => {
     await expect.poll(() => page.textContent('[data-testid=message]')).toMatch(/resources\/shop\/orders\.xml:\d+:\d+: step "orders" uses \$uid/);
     await page.screenshot({ path: 'test/.artifacts/console-production-refused.png', fullPage: true });
     expect(readFileSync(path.join(ROOT, 'resources/shop/orders.xml'), 'utf8')).toBe(before);
-    const warned = server.logs.find((line) => line.level === 'warn' && line.msg === 'console change refused by the generator');
+    const refusal = () => server.logs.find((line) => line.level === 'warn' && line.msg === 'console change refused by the generator');
+    // The log comes through a pipe: the page may show the answer before the line arrives.
+    await expect.poll(refusal, { timeout: 10_000 }).toBeDefined();
+    const warned = refusal();
     expect(warned).toMatchObject({
       source: 'resources/shop/orders.xml',
       errors: [expect.stringMatching(/^resources\/shop\/orders\.xml:\d+:\d+: /), expect.any(String)],
