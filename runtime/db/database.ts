@@ -1,27 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { PoolConnection } from 'mysql2';
 import { bounded, DatabaseFault, faultOf, mayRunAgain, POOL_EXHAUSTED, pause, remaining, TIMED_OUT } from './faults.js';
-import { execute, query, StatementRunner } from './statements.js';
-
-/**
- * A value bound to a `?` placeholder; nothing is ever spliced into SQL text.
- * Request parameters are scalars; a value read from an earlier step's row is
- * whatever the driver returned for that column (a Date, a Buffer, ...).
- */
-export type SqlValue = unknown;
-
-/** What a write statement reports (docs/contract.md §3). */
-export interface WriteResult {
-  affectedRows: number;
-  /** null when the statement generated no id. */
-  insertId: number | null;
-}
-
-/** What generated handlers run their steps on: the pool, or one transaction's connection. */
-export interface Queryable {
-  select<Row>(sql: string, values: readonly SqlValue[]): Promise<Row[]>;
-  write(sql: string, values: readonly SqlValue[]): Promise<WriteResult>;
-}
+import { execute, type Queryable, query, type SqlValue, StatementRunner, type WriteResult } from './statements.js';
 
 /** Where connections come from: one pool, or a pool per host in order (db-url.ts). Narrow, so a cluster can stand in. */
 export interface ConnectionSource {

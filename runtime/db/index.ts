@@ -6,7 +6,8 @@
  * - pool.ts: the pool, or mysql2's pool cluster over several hosts, and each connection's session setup;
  * - url.ts: DATABASE_URL read into hosts and pool options.
  */
-export { type ConnectionSource, Database, type DatabaseTimings, DEFAULT_TIMINGS, type Queryable, type SqlValue, type WriteResult } from './database.js';
+export { type ConnectionSource, Database, type DatabaseTimings, DEFAULT_TIMINGS } from './database.js';
 export { DatabaseFault, type FaultKind, faultOf } from './faults.js';
 export { type DatabaseOptions, openDatabase } from './pool.js';
+export type { Queryable, SqlValue, WriteResult } from './statements.js';
 export { type DatabaseHost, parseDatabaseUrl } from './url.js';

@@ -1,5 +1,4 @@
 import type { ExecuteValues, PoolConnection, QueryOptions, ResultSetHeader } from 'mysql2';
-import type { Queryable, SqlValue, WriteResult } from './database.js';
 
 /**
  * Statements on one connection: each text run as the connection's prepared
@@ -7,6 +6,26 @@ import type { Queryable, SqlValue, WriteResult } from './database.js';
  * `Queryable`. What a statement means to a request (retries, deadlines,
  * transactions) is database.ts's.
  */
+
+/**
+ * A value bound to a `?` placeholder; nothing is ever spliced into SQL text.
+ * Request parameters are scalars; a value read from an earlier step's row is
+ * whatever the driver returned for that column (a Date, a Buffer, ...).
+ */
+export type SqlValue = unknown;
+
+/** What a write statement reports (docs/contract.md §3). */
+export interface WriteResult {
+  affectedRows: number;
+  /** null when the statement generated no id. */
+  insertId: number | null;
+}
+
+/** What generated handlers run their steps on: the pool, or one transaction's connection. */
+export interface Queryable {
+  select<Row>(sql: string, values: readonly SqlValue[]): Promise<Row[]>;
+  write(sql: string, values: readonly SqlValue[]): Promise<WriteResult>;
+}
 
 /**
  * One statement on a connection, as one promise over mysql2's callback API
