@@ -68,7 +68,7 @@ describe('xmlrest commands', () => {
 describe('the server entry (npm start): the configuration, checked first and explained', () => {
   /** The built server (npm start's entry) with exactly this environment; its exit code and what it said. */
   const serve = (env: Record<string, string>) =>
-    exec(process.execPath, ['dist/scripts/serve.js'], { env: { PATH: process.env.PATH ?? '', PORT: '0', ...env }, timeout: 15_000 }).then(
+    exec(process.execPath, ['dist/scripts/serve.js'], { env: { PATH: process.env.PATH ?? '', PORT: '0', ...env }, timeout: 60_000 }).then(
       () => ({ code: 0, output: '' }),
       (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, output: error.stdout + error.stderr }),
     );

@@ -77,7 +77,7 @@ describe('the API reference page in headless Chromium', () => {
       if (!request.url().startsWith(server.url) && !request.url().startsWith('data:')) offsite.push(request.url());
     });
     await page.goto(`${server.url}/api/_docs/`);
-    await page.waitForSelector('.opblock-summary', { timeout: 15_000 });
+    await page.waitForSelector('.opblock-summary', { timeout: 60_000 });
     const operations = await page.$$eval('.opblock', (blocks) =>
       blocks.map((block) => ({
         path: block.querySelector('.opblock-summary-path')?.getAttribute('data-path') ?? '',
