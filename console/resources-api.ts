@@ -72,7 +72,7 @@ export function resourcesApi(router: ConsoleRouter, console: Console): void {
       if (result.reason === 'refused') {
         // The generator's own words (file:line:col and why), to the operator and to the log.
         options.logger?.warn(
-          { requestId: ctx.state.requestId, source: resource.source, method, auth, reason: result.message },
+          { requestId: ctx.state.requestId, source: resource.source, method, auth, errors: result.errors },
           'console change refused by the generator',
         );
       }

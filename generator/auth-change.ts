@@ -56,6 +56,8 @@ export type AuthChangeResult =
       /** invalid: not an auth value; changed: the file changed since `etag`; no-request: no Request for that method; refused: the project does not generate with it. */
       reason: 'invalid' | 'changed' | 'no-request' | 'refused';
       message: string;
+      /** refused: the generator's own errors (`file:line:col: why`). */
+      errors?: readonly string[];
     };
 
 export async function changeAuth(change: AuthChange): Promise<AuthChangeResult> {
@@ -83,7 +85,12 @@ export async function changeAuth(change: AuthChange): Promise<AuthChangeResult> 
     if (readFileSync(file, 'utf8') === edited) writeAtomically(file, original);
     await change.regenerate().catch(() => undefined);
     const errors = result.errors?.length ? result.errors : ['the generator gave no reason'];
-    return { ok: false, reason: 'refused', message: `${change.source} is as it was: the project does not generate with this change: ${errors.join('; ')}` };
+    return {
+      ok: false,
+      reason: 'refused',
+      message: `${change.source} is as it was: the project does not generate with this change: ${errors.join('; ')}`,
+      errors,
+    };
   }
   return { ok: true, before, after, etag: etagOf(edited), ms: result.ms };
 }

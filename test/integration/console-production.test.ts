@@ -63,8 +63,8 @@ describe('the console under npm start, in a production install', () => {
     await page.fill('#password', 'bob-pass');
     await page.click('button[type=submit]');
     await page.waitForSelector('[data-testid="resource-products@1.0"]');
-    await page.selectOption('[aria-label="Role for products@1.0"]', 'prod-viewer');
-    await page.click('[data-testid="resource-products@1.0"] button:has-text("Set")');
+    await page.selectOption('[aria-label="Role to add to products@1.0"]', 'prod-viewer');
+    await page.click('[data-testid="editor-products@1.0"] button:has-text("Add")');
     await page.click('[data-testid=impact] button:has-text("Confirm")');
     await expect.poll(() => products(customer), { timeout: 15_000, interval: 50 }).toBe(403);
     expect(await products(viewer)).toBe(200);
@@ -77,7 +77,7 @@ describe('the console under npm start, in a production install', () => {
   it("shows the generator's own message when it refuses a change, and logs it at warn", async () => {
     const before = readFileSync(path.join(ROOT, 'resources/shop/orders.xml'), 'utf8');
     // orders reads $uid: without auth there is no user, which the generator refuses.
-    await page.click('[data-testid="resource-orders@1.0"] button:has-text("Clear")');
+    await page.click('[data-testid="editor-orders@1.0"] button:has-text("Public")');
     await page.click('[data-testid=impact] button:has-text("Confirm")');
     await expect.poll(() => page.textContent('[data-testid=message]')).toMatch(/resources\/shop\/orders\.xml:\d+:\d+: step "orders" uses \$uid/);
     await page.screenshot({ path: 'test/.artifacts/console-production-refused.png', fullPage: true });
@@ -106,7 +106,7 @@ describe('the console under npm start, in a production install', () => {
     await page.fill('#password', 'bob-pass');
     await page.click('button[type=submit]');
     await page.waitForSelector('[data-testid="resource-products@1.0"]');
-    await page.click('[data-testid="resource-products@1.0"] button:has-text("Clear")');
+    await page.click('[data-testid="editor-products@1.0"] button:has-text("Public")');
     await page.click('[data-testid=impact] button:has-text("Confirm")');
     await expect.poll(() => products(), { timeout: 15_000, interval: 50 }).toBe(200);
     mkdirSync('test/.artifacts', { recursive: true });
