@@ -1,11 +1,11 @@
 import type Router from '@koa/router';
 import type { RouterContext } from '@koa/router';
 import bodyParser from 'koa-bodyparser';
+import { parseAuth } from '../runtime/contract.js';
 import { HttpError } from '../runtime/errors.js';
 import type { Access, BackendModule, Database, ReloadableApp, ResourceModule } from '../runtime/index.js';
 import type { Logger } from '../runtime/log.js';
 import { AuditLog } from './audit.js';
-import { checkRoleName } from './names.js';
 import { type UserRow, UserStore } from './store.js';
 
 /** What the console is given by the server it is part of (scripts/serve.ts, scripts/dev.ts). */
@@ -87,28 +87,29 @@ export function requireManageable(backend: BackendModule): void {
   }
 }
 
-/** A resource-level `auth` as the console sends it: role names separated by spaces, `*`, or empty (public). */
-export function parseAccess(value: unknown): Access {
-  if (value === null || value === undefined || (typeof value === 'string' && value.trim() === '')) return null;
-  if (typeof value !== 'string') throw new HttpError(400, 'auth is role names separated by spaces, or *');
-  if (value.trim() === '*') return '*';
-  return [
-    ...new Set(
-      value
-        .trim()
-        .split(/\s+/)
-        .map((word) => {
-          const checked = checkRoleName(word);
-          if (!checked.ok) throw new HttpError(400, checked.message);
-          return checked.name;
-        }),
-    ),
-  ];
+/**
+ * An `auth` as the console's JSON carries it: a string is the attribute's
+ * value as the file would hold it, checked by the rule every door shares
+ * (`parseAuth`, docs/contract.md §8), for the resource or for one method
+ * (where exactly `""` is a public method); null is no attribute at all (a
+ * public resource; a method that inherits the resource's). A missing `auth`
+ * is a mistake: public is said explicitly.
+ */
+export function parseAccess(value: unknown, on: 'Resource' | 'Request'): { auth: string | null; access: Access | 'inherit' } {
+  if (value === null) return { auth: null, access: on === 'Resource' ? null : 'inherit' };
+  if (typeof value !== 'string') throw new HttpError(400, 'auth is role names separated by spaces, *, or null');
+  const checked = parseAuth(value, on);
+  if (!checked.ok) throw new HttpError(400, checked.message);
+  return { auth: value, access: checked.access };
 }
 
 /** The access a resource's own `auth` attribute gives the methods that do not override it. */
 export function resourceAccess(resource: ResourceModule): Access {
-  return resource.auth === null ? null : parseAccess(resource.auth);
+  if (resource.auth === null) return null;
+  const checked = parseAuth(resource.auth, 'Resource');
+  // The generator refused any other value: a module holding one is not ours.
+  if (!checked.ok) throw new Error(`${resource.source}: ${checked.message}`);
+  return checked.access;
 }
 
 /** The roles an access names (none for public or `*`). */

@@ -1,3 +1,5 @@
+import { ROLE_NAME } from '../runtime/contract.js';
+
 /**
  * Names of new users and roles, from the console or the CLI. A name is
  * NFC-normalised, so that "é" typed as one character or as "e" and a
@@ -21,12 +23,11 @@ export function checkUserName(value: unknown): NameCheck {
   return { ok: true, name };
 }
 
-/** Role names stay the generator's identifiers (letters, digits and _ . : -), which NFC leaves as they are. */
-const ROLE = /^[A-Za-z0-9_.:-]{1,64}$/;
+/** Role names stay the generator's identifiers (ROLE_NAME: letters, digits and _ . : -), which NFC leaves as they are. */
 
 export function checkRoleName(value: unknown): NameCheck {
   if (typeof value !== 'string') return { ok: false, message: 'A role needs a name' };
   const name = value.normalize('NFC');
-  if (!ROLE.test(name)) return { ok: false, message: 'A role name is letters, digits and _ . : - (at most 64)' };
+  if (!ROLE_NAME.test(name)) return { ok: false, message: 'A role name is letters, digits and _ . : - (at most 64)' };
   return { ok: true, name };
 }

@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { setAuthAttribute } from '../generator/index.js';
+import { authAttributes, changeAuth, etagOf } from '../generator/index.js';
+import { type Access, HTTP_METHODS, type HttpMethod, type ResourceModule } from '../runtime/contract.js';
 import { HttpError } from '../runtime/errors.js';
 import { explain, findRoute, routesOf } from './access.js';
 import {
@@ -19,9 +19,10 @@ import {
 
 /**
  * The console's resources: their access per method, setting or clearing a
- * resource's `auth` (the XML file rewritten, the module regenerated, the
- * server enforcing it within the request), what such a change would do to
- * whom, who may call a resource, and why a user may or may not call a route.
+ * resource's `auth` or a method's own (the XML file rewritten, the module
+ * regenerated, the server enforcing it within the request), what such a
+ * change would do to whom, who may call a resource, and why a user may or
+ * may not call a route.
  */
 export function resourcesApi(router: ConsoleRouter, console: Console): void {
   const { options, store } = console;
@@ -29,10 +30,15 @@ export function resourcesApi(router: ConsoleRouter, console: Console): void {
   router.get('/b/:backend/resources', (ctx) => {
     const backend = ctx.state.backend;
     ctx.body = {
-      resources: backend.resources.map((resource) => ({
-        ...describe(options.basePath, backend, resource),
-        etag: etagOf(path.join(options.root, resource.source)),
-      })),
+      resources: backend.resources.map((resource) => {
+        const text = readFileSync(path.join(options.root, resource.source), 'utf8');
+        return {
+          ...describe(options.basePath, backend, resource),
+          /** Each method's own `auth` as the file writes it (`""` a public method), for the methods that have one. */
+          requestAuth: authAttributes(resource.source, text).requests,
+          etag: etagOf(text),
+        };
+      }),
     };
   });
 
@@ -41,45 +47,64 @@ export function resourcesApi(router: ConsoleRouter, console: Console): void {
     if (!resource) throw new HttpError(404, 'No such resource');
     return resource;
   };
+  /** A method of the resource named in a body or query (absent: the change is the resource's own `auth`). */
+  const findMethod = (resource: ResourceModule, value: unknown): HttpMethod | undefined => {
+    if (value === undefined) return undefined;
+    const method = typeof value === 'string' ? (value.toUpperCase() as HttpMethod) : undefined;
+    if (method === undefined || !HTTP_METHODS.includes(method)) throw new HttpError(400, `method is one of ${HTTP_METHODS.join(', ')}`);
+    if (!resource.operations[method]) throw new HttpError(404, `${resource.name} v${resource.version} has no ${method} method`);
+    return method;
+  };
 
+  /**
+   * Sets or clears an `auth`: `{auth, etag}` for the resource's own (a string of role names or `*`; null, public),
+   * `{method, auth, etag}` for a method's own (a string, `""` a public method; null, the method inherits).
+   */
   router.put('/b/:backend/resources/:name/:version/auth', console.json, async (ctx) => {
     const resource = findResource(ctx);
-    const body = (ctx.request as { body?: { auth?: unknown; etag?: unknown } }).body ?? {};
-    const access = parseAccess(body.auth);
-    const auth = access === null ? null : access === '*' ? '*' : access.join(' ');
-    const file = path.join(options.root, resource.source);
-    const before = readFileSync(file, 'utf8');
-    if (body.etag !== etag(before)) throw new HttpError(409, `${resource.source} changed since the page loaded it: reload and try again`);
-    const edited = setAuthAttribute(before, auth);
-    writeAtomically(file, edited);
-    const result = await options.regenerate().catch((error: unknown) => ({ ok: false, ms: 0, errors: [`xmlrest: ${(error as Error).message}`] }));
+    const body = (ctx.request as { body?: Record<string, unknown> }).body ?? {};
+    const method = findMethod(resource, body.method);
+    if (!('auth' in body)) throw new HttpError(400, `auth is role names separated by spaces, *, or null (${method ? 'the method inherits' : 'public'})`);
+    const { auth } = parseAccess(body.auth, method ? 'Request' : 'Resource');
+    if (typeof body.etag !== 'string') throw new HttpError(400, 'etag is the one the resource list gave');
+    const result = await changeAuth({ root: options.root, source: resource.source, method, auth, etag: body.etag, regenerate: options.regenerate });
     if (!result.ok) {
-      // Put the file back, unless someone changed it again meanwhile, and serve what was served before.
-      if (readFileSync(file, 'utf8') === edited) writeAtomically(file, before);
-      await options.regenerate().catch(() => undefined);
-      // The generator's own words (file:line:col and why), to the operator and to the log.
-      const errors = result.errors?.length ? result.errors : ['the generator gave no reason'];
-      options.logger?.warn({ requestId: ctx.state.requestId, source: resource.source, auth, errors }, 'console change refused by the generator');
-      throw new HttpError(422, `${resource.source} is as it was: the project does not generate with this change: ${errors.join('; ')}`);
+      if (result.reason === 'refused') {
+        // The generator's own words (file:line:col and why), to the operator and to the log.
+        options.logger?.warn(
+          { requestId: ctx.state.requestId, source: resource.source, method, auth, errors: result.errors },
+          'console change refused by the generator',
+        );
+      }
+      throw new HttpError(STATUS[result.reason], result.message);
     }
-    await console.record(
-      ctx,
-      auth === null ? 'clear auth' : 'set auth',
-      `${resource.name} v${resource.version}`,
-      `${resource.auth ?? 'public'} -> ${auth ?? 'public'}`,
-    );
-    ctx.body = { auth, etag: etagOf(file), enforcedAfterMs: Math.round(result.ms) };
+    const target = `${resource.name} v${resource.version}${method ? ` ${method}` : ''}`;
+    const described = (value: string | null) => (value === null ? (method ? 'inherit' : 'public') : method && value === '' ? 'public' : value);
+    const action = method ? (result.after === null ? 'clear method auth' : 'set method auth') : result.after === null ? 'clear auth' : 'set auth';
+    await console.record(ctx, action, target, `${described(result.before)} -> ${described(result.after)}`);
+    ctx.body = { ...(method ? { method } : {}), auth: result.after, etag: result.etag, enforcedAfterMs: Math.round(result.ms) };
   });
 
-  /** Before a role change is saved: the users who would gain access and the users who would lose it. */
+  /**
+   * Before an `auth` change is saved: the users who would gain access and those who would lose it, and the
+   * methods it changes. `?auth=` the new value, absent for none (as null in the PUT); `&method=` for a method's own.
+   */
   router.get('/b/:backend/resources/:name/:version/impact', async (ctx) => {
     const resource = findResource(ctx);
     requireManageable(ctx.state.backend);
-    const after = parseAccess(typeof ctx.query.auth === 'string' ? ctx.query.auth : null);
-    const inherit = Object.entries(resource.operations)
-      .filter(([, operation]) => JSON.stringify(operation!.access) === JSON.stringify(resourceAccess(resource)))
-      .map(([method]) => method);
-    ctx.body = { methods: inherit, ...(await store.impact(resourceAccess(resource), after)) };
+    const method = findMethod(resource, ctx.query.method);
+    const value = ctx.query.auth;
+    if (Array.isArray(value)) throw new HttpError(400, 'one auth at a time');
+    const { access } = parseAccess(value ?? null, method ? 'Request' : 'Resource');
+    if (method) {
+      const after = access === 'inherit' ? resourceAccess(resource) : access;
+      ctx.body = { methods: [method], ...(await store.impact(resource.operations[method]!.access, after)) };
+      return;
+    }
+    // A resource's auth reaches the methods without one of their own.
+    const own = authAttributes(resource.source, readFileSync(path.join(options.root, resource.source), 'utf8')).requests;
+    const inherit = Object.keys(resource.operations).filter((candidate) => !(candidate in own));
+    ctx.body = { methods: inherit, ...(await store.impact(resourceAccess(resource), access as Access)) };
   });
 
   router.get('/b/:backend/resources/:name/:version/access', async (ctx) => {
@@ -113,17 +138,4 @@ export function resourcesApi(router: ConsoleRouter, console: Console): void {
   });
 }
 
-function etag(text: string): string {
-  return createHash('sha256').update(text).digest('hex').slice(0, 16);
-}
-
-function etagOf(file: string): string {
-  return etag(readFileSync(file, 'utf8'));
-}
-
-/** A crash mid-write leaves the old file or the new one, never half of one: write a sibling, then rename. */
-function writeAtomically(file: string, text: string): void {
-  const temporary = `${file}.${process.pid}.tmp`;
-  writeFileSync(temporary, text);
-  renameSync(temporary, file);
-}
+const STATUS = { invalid: 400, changed: 409, 'no-request': 404, refused: 422 } as const;

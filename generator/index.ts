@@ -3,6 +3,8 @@
  * the tests use. Data flows one way through it: parse, analyse, (types),
  * emit, write (ARCHITECTURE.md).
  */
+
+export { type AuthChange, type AuthChangeResult, changeAuth, etagOf, findResourceFile, type Regeneration, regenerateProject } from './auth-change.js';
 export {
   analyseSources,
   emitProject,
@@ -15,4 +17,4 @@ export {
   type TypeSnapshot,
 } from './core.js';
 export { DEMO_DATABASE_URL_FILE, databaseUrlFromEnvironment, generateProject, type RunOptions, readSources } from './project.js';
-export { isRoleName, setAuthAttribute } from './xml-edit.js';
+export { authAttributes, setAuthAttribute } from './xml-edit.js';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { generateProject, newGeneratorCache } from '../generator/index.js';
+import { newGeneratorCache, type Regeneration, regenerateProject } from '../generator/index.js';
 import type { BackendModule, ReloadableApp } from '../runtime/index.js';
 
 /**
@@ -31,16 +31,6 @@ export interface ProjectHostOptions {
   /** The build the server runs from (holding generated/ compiled); absent when it runs from source. */
   buildDir?: string | undefined;
 }
-
-export interface Regeneration {
-  ok: boolean;
-  ms: number;
-  /** The generator's errors (`file:line:col: why`) when it refused. */
-  errors: string[];
-}
-
-/** A generator line that is an error at a place, as opposed to a summary. */
-const LOCATED = /^[^\s:]+:\d+:\d+: /;
 
 export class ProjectHost {
   private readonly cache = newGeneratorCache();
@@ -72,23 +62,11 @@ export class ProjectHost {
 
   private async regenerateNow(): Promise<Regeneration> {
     const started = performance.now();
-    const lines: string[] = [];
-    const log = (line: string) => {
-      lines.push(line);
-      this.options.log(line);
-    };
-    const code = await generateProject({
-      root: this.options.root,
-      check: false,
-      databaseUrl: this.options.databaseUrl,
-      runtimeDir: this.runtimeDir,
-      cache: this.cache,
-      log,
-    });
-    if (code !== 0) {
-      const located = lines.filter((line) => LOCATED.test(line));
-      return { ok: false, ms: performance.now() - started, errors: located.length > 0 ? located : lines };
-    }
+    const result = await regenerateProject(
+      { root: this.options.root, check: false, databaseUrl: this.options.databaseUrl, runtimeDir: this.runtimeDir, cache: this.cache },
+      this.options.log,
+    );
+    if (!result.ok) return result;
     const { backends, openapi } = await this.load();
     this.options.server.reload(backends, openapi);
     this.current = backends;

@@ -63,9 +63,9 @@ export function Roles({ roles, manageable, onChanged }: { roles: Role[]; managea
             <td><span class="badge">${role.name}</span></td>
             <td>${role.holders}</td>
             <td>${role.resources.join(', ') || html`<span class="muted">nothing yet</span>`}</td>
-            <td class="row">${
+            <td class="actions">${
               manageable
-                ? html`<button class="secondary" onClick=${() => show(role.name)}>Who holds it</button><button class="danger" aria-label=${`Delete role ${role.name}`} onClick=${() => setDeleting(role)}>Delete</button>`
+                ? html`<div class="row"><button class="secondary" onClick=${() => show(role.name)}>Who holds it</button><button class="danger" aria-label=${`Delete role ${role.name}`} onClick=${() => setDeleting(role)}>Delete</button></div>`
                 : null
             }</td>
           </tr>`,

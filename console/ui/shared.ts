@@ -9,6 +9,8 @@ export interface Resource {
   auth: string | null;
   /** Each method's access: `public`, `*`, or the roles. */
   access: Record<string, 'public' | '*' | string[]>;
+  /** Each method's own `auth` as the file writes it (`""` a public method), for the methods that have one. */
+  requestAuth: Record<string, string>;
   source: string;
   etag: string;
 }

@@ -103,18 +103,18 @@ export function Users({ roles, manageable, onChanged }: { roles: Role[]; managea
             <td>${user.user_id}</td>
             <td>${user.user_name}${user.disabled ? html` <span class="badge" data-testid="disabled-badge">disabled</span>` : null}</td>
             <td>${user.roles.map((name) => html`<span class="chip">${name}<button aria-label=${`Revoke ${name} from ${user.user_name}`} onClick=${() => role(user, name, false)}>×</button></span>`)}</td>
-            <td class="row">
+            <td class="actions"><div class="row">
               <select aria-label=${`Role to grant ${user.user_name}`} value=${grant[user.user_id] ?? ''} onChange=${(e: Event) => setGrant({ ...grant, [user.user_id]: inputValue(e) })}>
                 <option value="">choose a role</option>
                 ${roles.map((choice) => html`<option value=${choice.name}>${choice.name}</option>`)}
               </select>
               <button class="secondary" disabled=${!grant[user.user_id]} onClick=${() => role(user, grant[user.user_id]!, true)}>Grant</button>
-            </td>
-            <td class="row">
+            </div></td>
+            <td class="actions"><div class="row">
               <button class="secondary" aria-label=${`${user.disabled ? 'Enable' : 'Disable'} ${user.user_name}`} onClick=${() => act(() => api<User>('POST', `users/${user.user_id}/${user.disabled ? 'enable' : 'disable'}`), `${user.disabled ? 'Enabled' : 'Disabled'} ${user.user_name}.`)}>${user.disabled ? 'Enable' : 'Disable'}</button>
               <button class="secondary" aria-label=${`Reset the password of ${user.user_name}`} onClick=${() => setResetting({ user, password: '' })}>Reset password</button>
               <button class="danger" aria-label=${`Remove ${user.user_name}`} onClick=${() => setRemoving(user)}>Remove</button>
-            </td>
+            </div></td>
           </tr>`,
           )}
         </tbody>

@@ -1,42 +1,29 @@
+import { parseAuth } from '../../runtime/contract.js';
 import type { Diagnostics } from '../diagnostics.js';
 import type { Access, Backend } from '../ir.js';
-import { type RawAttribute, ROLE } from './elements.js';
+import type { RawAttribute } from './elements.js';
 
 /**
- * An `auth` attribute (docs/contract.md §8): role names separated by spaces,
- * any one of which admits; `*`, any authenticated caller; or, on a Request
- * only, `""`, a public method. Undefined when the attribute is wrong (the
- * diagnostic says why).
+ * An `auth` attribute, by the one rule every door uses (`parseAuth`,
+ * docs/contract.md §8). Undefined when the attribute is wrong (the
+ * diagnostic says why, and how to write what was likely meant).
  */
 export function readAccess(attribute: RawAttribute, on: 'Resource' | 'Request', backend: Backend, diagnostics: Diagnostics): Access | undefined {
-  const value = attribute.value.trim();
-  if (value === '') {
-    if (on === 'Request') return null;
-    diagnostics.error(attribute.at, 'auth on Resource names one or more roles, or *: leave it out for a public resource');
+  const checked = parseAuth(attribute.value, on);
+  if (!checked.ok) {
+    const empty = attribute.value.trim() === '';
+    const hint = !empty ? '' : on === 'Resource' ? ': leave auth out for a public resource' : ': write auth="" for a public method';
+    diagnostics.error(attribute.at, checked.message + hint);
     return undefined;
   }
-  const words = [...new Set(value.split(/\s+/))];
-  let access: Access;
-  if (value === '*') access = '*';
-  else if (words.includes('*')) {
-    diagnostics.error(attribute.at, `auth is * alone (any authenticated caller) or role names, not both: "${value}"`);
-    return undefined;
-  } else {
-    const bad = words.find((word) => !ROLE.test(word));
-    if (bad !== undefined) {
-      diagnostics.error(attribute.at, `auth is role names (letters, digits, _ . : -) separated by spaces, or *, not "${value}"`);
-      return undefined;
-    }
-    access = words;
-  }
-  if (backend.authScheme === null) {
+  if (checked.access !== null && backend.authScheme === null) {
     diagnostics.error(
       attribute.at,
       `${on === 'Resource' ? 'resource' : 'request'} is protected but backend "${backend.name}" has no auth_scheme: add resources/${backend.name}/backend.xml with auth_scheme="Basic" or "Bearer"`,
     );
     return undefined;
   }
-  return access;
+  return checked.access;
 }
 
 /** The line of access.lock an access is written as: `public`, `*`, or the roles sorted. */

@@ -1,3 +1,4 @@
+import { ROLE_NAME } from '../../runtime/contract.js';
 import type { Diagnostics, SourceLocation } from '../diagnostics.js';
 import { parseXml, type RawAttribute, type RawElement } from '../parse.js';
 import type { RunCache } from '../run-cache.js';
@@ -23,7 +24,8 @@ export interface AnalyseOptions {
   scans?: RunCache<ScannedSql> | undefined;
 }
 
-export const ROLE = /^[A-Za-z0-9_.:-]{1,64}$/;
+/** A role name (console_role), by the rule every door shares. */
+export const ROLE = ROLE_NAME;
 
 export type { RawAttribute, RawElement };
 

@@ -1,9 +1,11 @@
 import { execFile } from 'node:child_process';
+import { cpSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import mysql from 'mysql2/promise';
-import { describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { connectTo } from '../../scripts/connection.js';
 
 /** The `xmlrest` bin and `npm start`'s entry, run as processes against the run's MariaDB. */
@@ -63,6 +65,110 @@ describe('xmlrest commands', () => {
     expect(nobody.code).toBe(2);
     expect(nobody.stderr).toBe('xmlrest: no such user: nobody-at-all\n(run xmlrest --help, or xmlrest <command> --help, for usage)\n');
   });
+});
+
+describe('xmlrest resource auth: who may call a resource or a method, written to its file as the console does (docs/contract.md §8)', () => {
+  const ROOT = 'test/.tmp/resource-auth';
+  const file = (name: string) => readFileSync(path.join(ROOT, 'resources/shop', name), 'utf8');
+  const lock = () => readFileSync(path.join(ROOT, 'access.lock'), 'utf8');
+  const inProject = (...args: string[]) => xmlrestIn(ROOT, ...args);
+  // Each command is a process that starts tsx and regenerates the project: seconds each on a busy machine.
+  const SLOW = 300_000;
+  beforeAll(async () => {
+    rmSync(ROOT, { recursive: true, force: true });
+    mkdirSync(path.join(ROOT, 'generated'), { recursive: true });
+    cpSync('resources/shop', path.join(ROOT, 'resources/shop'), { recursive: true });
+    cpSync('generated/column-types.json', path.join(ROOT, 'generated/column-types.json'));
+    expect((await inProject('generate')).code).toBe(0);
+  }, SLOW);
+  afterAll(() => rmSync(ROOT, { recursive: true, force: true }));
+
+  it(
+    'refuses a list with no role name in it, on the resource and on a method, with exit 2 and nothing written',
+    async () => {
+      const before = { report: file('report.xml'), reviews: file('reviews.xml'), lock: lock() };
+      for (const args of [
+        ['shop/report', '--roles', ' '],
+        ['shop/report', '--roles', ''],
+        ['shop/report@1.0', '--method', 'GET', '--roles', '\t '],
+        ['shop/reviews', '--method', 'DELETE', '--roles', ''],
+      ]) {
+        const refused = await inProject('resource', 'auth', ...args);
+        expect(refused, args.join(' ')).toMatchObject({ code: 2, stdout: '' });
+        expect(refused.stderr).toBe('xmlrest: auth holds no role name\n(run xmlrest --help, or xmlrest <command> --help, for usage)\n');
+      }
+      expect(await inProject('resource', 'auth', 'shop/report', '--roles', 'admin;drop')).toMatchObject({ code: 2 });
+      expect({ report: file('report.xml'), reviews: file('reviews.xml'), lock: lock() }).toEqual(before);
+    },
+    SLOW,
+  );
+
+  it(
+    'sets a list of roles, *, public, and a method’s own rule, regenerating generated/ and access.lock',
+    async () => {
+      const original = file('report.xml');
+      const set = await inProject('resource', 'auth', 'shop/report', '--roles', 'admin  auditor admin');
+      expect(set).toMatchObject({ code: 0, stdout: 'resources/shop/report.xml: report v1.0: admin -> admin auditor; generated/ and access.lock rewritten\n' });
+      expect(file('report.xml')).toBe(original.replace('auth="admin"', 'auth="admin auditor"'));
+      expect(lock()).toContain('shop /shop/v1.0/report GET admin auditor\n');
+      expect(readFileSync(path.join(ROOT, 'generated/shop/report.ts'), 'utf8')).toContain("['admin', 'auditor']");
+
+      expect((await inProject('resource', 'auth', 'shop/report', '--any')).code).toBe(0);
+      expect(lock()).toContain('shop /shop/v1.0/report GET *\n');
+      expect((await inProject('resource', 'auth', 'shop/report', '--public')).code).toBe(0);
+      expect(file('report.xml')).toBe(original.replace(' auth="admin"', ''));
+      expect(lock()).toContain('shop /shop/v1.0/report GET public\n');
+      expect((await inProject('resource', 'auth', 'shop/report', '--roles', 'admin')).code).toBe(0);
+      expect(file('report.xml')).toBe(original);
+
+      // A method's own rule: public as auth="", then removed so that the method inherits again.
+      const method = await inProject('resource', 'auth', 'shop/report', '--method', 'get', '--public');
+      expect(method).toMatchObject({
+        code: 0,
+        stdout: 'resources/shop/report.xml: report v1.0 GET: inherits the resource’s -> public; generated/ and access.lock rewritten\n',
+      });
+      expect(file('report.xml')).toBe(original.replace('<Request method="GET">', '<Request method="GET" auth="">'));
+      expect(lock()).toContain('shop /shop/v1.0/report GET public\n');
+      expect((await inProject('resource', 'auth', 'shop/report', '--method', 'GET', '--inherit')).code).toBe(0);
+      expect(file('report.xml')).toBe(original);
+      expect(lock()).toContain('shop /shop/v1.0/report GET admin\n');
+    },
+    SLOW,
+  );
+
+  it(
+    'puts the file back when the project does not generate with the change, and says why',
+    async () => {
+      const before = { reviews: file('reviews.xml'), lock: lock() };
+      // POST binds $uid: it cannot become public.
+      const refused = await inProject('resource', 'auth', 'shop/reviews', '--method', 'POST', '--public');
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain(
+        'xmlrest: resources/shop/reviews.xml is as it was: the project does not generate with this change: resources/shop/reviews.xml:',
+      );
+      expect(refused.stderr).toContain('uses $uid but POST is public');
+      expect({ reviews: file('reviews.xml'), lock: lock() }).toEqual(before);
+    },
+    SLOW,
+  );
+
+  it.each([
+    [['shop/report'], 'resource auth takes one of --roles "ROLE ...", --any, --public or --inherit'],
+    [['shop/report', '--any', '--public'], 'resource auth takes one of --roles "ROLE ...", --any, --public or --inherit'],
+    [['shop/report', '--inherit'], '--inherit removes a method’s own rule: give --method'],
+    [['shop/report', '--method', 'DELETE', '--any'], 'resources/shop/report.xml has no DELETE Request'],
+    [['shop/report', '--method', 'FETCH', '--any'], '--method is one of GET, POST, PUT, PATCH, DELETE, not FETCH'],
+    [['shop/nothing', '--any'], 'no resource nothing v1.0 in resources/shop/'],
+    [['shop/../report', '--any'], 'name the resource as BACKEND/NAME or BACKEND/NAME@VERSION, not shop/../report'],
+  ])(
+    'xmlrest resource auth %j exits 2 saying what is wrong',
+    async (args, message) => {
+      const wrong = await inProject('resource', 'auth', ...args);
+      expect(wrong.code).toBe(2);
+      expect(wrong.stderr.split('\n')[0]).toBe(`xmlrest: ${message}`);
+    },
+    SLOW,
+  );
 });
 
 describe('the server entry (npm start): the configuration, checked first and explained', () => {
@@ -132,6 +238,17 @@ describe('xmlrest doctor', () => {
   });
 });
 
+/** The `xmlrest` bin run in another project folder, typed by its snapshot alone (no DATABASE_URL). */
+async function xmlrestIn(cwd: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await exec(process.execPath, [path.resolve('scripts/xmlrest.mjs'), ...args], { cwd, env: { ...process.env, DATABASE_URL: '' } });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
 async function xmlrestWith(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await exec(process.execPath, ['scripts/xmlrest.mjs', ...args], { env: { ...process.env, ...env } });
@@ -156,6 +273,8 @@ describe('the xmlrest command line', () => {
     ['token'],
     ['token', 'revoke'],
     ['explain'],
+    ['resource'],
+    ['resource', 'auth'],
     ['doctor'],
   ];
 

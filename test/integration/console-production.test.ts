@@ -69,8 +69,8 @@ describe('the console under npm start, in a production install', { timeout: 150_
     await page.fill('#password', 'bob-pass');
     await page.click('button[type=submit]');
     await page.waitForSelector('[data-testid="resource-products@1.0"]');
-    await page.selectOption('[aria-label="Role for products@1.0"]', 'prod-viewer');
-    await page.click('[data-testid="resource-products@1.0"] button:has-text("Set")');
+    await page.selectOption('[aria-label="Role to add to products@1.0"]', 'prod-viewer');
+    await page.click('[data-testid="editor-products@1.0"] button:has-text("Add")');
     await page.click('[data-testid=impact] button:has-text("Confirm")');
     // The console answers once the module is regenerated, compiled and swapped in: from then on the server enforces it.
     await expect.poll(() => page.textContent('[data-testid=message]'), { timeout: REGENERATED_WITHIN }).toMatch(/enforces it now/);
@@ -85,7 +85,7 @@ describe('the console under npm start, in a production install', { timeout: 150_
   it("shows the generator's own message when it refuses a change, and logs it at warn", async () => {
     const before = readFileSync(path.join(ROOT, 'resources/shop/orders.xml'), 'utf8');
     // orders reads $uid: without auth there is no user, which the generator refuses.
-    await page.click('[data-testid="resource-orders@1.0"] button:has-text("Clear")');
+    await page.click('[data-testid="editor-orders@1.0"] button:has-text("Public")');
     await page.click('[data-testid=impact] button:has-text("Confirm")');
     await expect
       .poll(() => page.textContent('[data-testid=message]'), { timeout: REGENERATED_WITHIN })
@@ -119,7 +119,7 @@ describe('the console under npm start, in a production install', { timeout: 150_
     await page.fill('#password', 'bob-pass');
     await page.click('button[type=submit]');
     await page.waitForSelector('[data-testid="resource-products@1.0"]');
-    await page.click('[data-testid="resource-products@1.0"] button:has-text("Clear")');
+    await page.click('[data-testid="editor-products@1.0"] button:has-text("Public")');
     await page.click('[data-testid=impact] button:has-text("Confirm")');
     await expect.poll(() => products(), { timeout: REGENERATED_WITHIN, interval: 50 }).toBe(200);
     mkdirSync('test/.artifacts', { recursive: true });

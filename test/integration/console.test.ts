@@ -234,8 +234,8 @@ describe('console API: access rules, users and roles, history (docs/contract.md 
     const widen = await consoleCall('GET', `b/shop/resources/report/1.0/impact?auth=${encodeURIComponent('admin imp-reading')}`, admin);
     expect(widen.body.lose).toEqual({ count: 0, users: [], anonymous: false });
     expect(widen.body.gain.users).toEqual(['imp-reader']);
-    // Making it public: everyone not an admin gains, callers without credentials too.
-    const open = await consoleCall('GET', 'b/shop/resources/report/1.0/impact?auth=', admin);
+    // Making it public (no auth at all): everyone not an admin gains, callers without credentials too.
+    const open = await consoleCall('GET', 'b/shop/resources/report/1.0/impact', admin);
     expect(open.body.gain.anonymous).toBe(true);
     expect(open.body.gain.users).toContain('alice');
     expect(open.body.lose.count).toBe(0);
@@ -274,6 +274,88 @@ describe('console API: access rules, users and roles, history (docs/contract.md 
     }
     expect(lock()).toContain('shop /shop/v1.0/report GET admin\n');
     expect(await report(holder)).toBe(403);
+  });
+
+  it('refuses an auth with no role name in it, on a resource and on a method: such a list is a mistake, never public', async () => {
+    const admin = await ADMIN();
+    const report = path.join(ROOT, 'resources/shop/report.xml');
+    const reviews = path.join(ROOT, 'resources/shop/reviews.xml');
+    const before = { report: readFileSync(report, 'utf8'), reviews: readFileSync(reviews, 'utf8') };
+    for (const auth of [' ', '', '\t\n ']) {
+      const refused = await consoleCall('PUT', 'b/shop/resources/report/1.0/auth', admin, { auth, etag: await etagOf('report') });
+      expect(refused).toEqual({ status: 400, body: { message: 'auth holds no role name', status: 400 } });
+      expect((await consoleCall('GET', `b/shop/resources/report/1.0/impact?auth=${encodeURIComponent(auth)}`, admin)).body.message).toBe(
+        'auth holds no role name',
+      );
+    }
+    // On a method, exactly "" is a public method (docs/contract.md §8); white space alone is no role name there either.
+    const method = await consoleCall('PUT', 'b/shop/resources/reviews/1.0/auth', admin, { method: 'DELETE', auth: ' ', etag: await etagOf('reviews') });
+    expect(method).toEqual({ status: 400, body: { message: 'auth holds no role name', status: 400 } });
+    // Public is said explicitly (null), never by leaving auth out.
+    const missing = await consoleCall('PUT', 'b/shop/resources/report/1.0/auth', admin, { etag: await etagOf('report') });
+    expect(missing.status).toBe(400);
+    expect({ report: readFileSync(report, 'utf8'), reviews: readFileSync(reviews, 'utf8') }).toEqual(before);
+    expect((await fetch(`${url}/shop/v1.0/report`)).status).toBe(403);
+    expect((await fetch(`${url}/shop/v1.0/report`, { headers: { authorization: await shapeA('shop', 'alice', 'alice-pass') } })).status).toBe(403);
+  });
+
+  it('sets and clears a method’s own rule: previewed, enforced at once, in access.lock and the history', async () => {
+    const admin = await ADMIN();
+    const file = path.join(ROOT, 'resources/shop/report.xml');
+    const original = readFileSync(file, 'utf8');
+    const lock = () => readFileSync(path.join(ROOT, 'access.lock'), 'utf8');
+    try {
+      // The preview of a method's change is that method's: making GET public opens it to callers without credentials.
+      const preview = await consoleCall('GET', 'b/shop/resources/report/1.0/impact?method=GET&auth=', admin);
+      expect(preview.status).toBe(200);
+      expect(preview.body.methods).toEqual(['GET']);
+      expect(preview.body.gain).toMatchObject({ anonymous: true });
+      expect(preview.body.gain.users).toContain('alice');
+      const set = await consoleCall('PUT', 'b/shop/resources/report/1.0/auth', admin, { method: 'get', auth: '', etag: await etagOf('report') });
+      expect(set.status).toBe(200);
+      expect(set.body).toMatchObject({ method: 'GET', auth: '' });
+      expect(readFileSync(file, 'utf8')).toBe(original.replace('<Request method="GET">', '<Request method="GET" auth="">'));
+      expect(lock()).toContain('shop /shop/v1.0/report GET public\n');
+      expect((await fetch(`${url}/shop/v1.0/report`)).status).toBe(200);
+      const listed = (await consoleCall('GET', 'b/shop/resources', admin)).body.resources.find((resource: { name: string }) => resource.name === 'report');
+      expect(listed).toMatchObject({ auth: 'admin', requestAuth: { GET: '' }, access: { GET: 'public' } });
+      // A list on the method replaces the resource's for it; a resource change no longer reaches that method.
+      expect((await consoleCall('GET', 'b/shop/resources/report/1.0/impact?auth=customer', admin)).body.methods).toEqual([]);
+      const list = await consoleCall('PUT', 'b/shop/resources/report/1.0/auth', admin, {
+        method: 'GET',
+        auth: 'customer  admin',
+        etag: await etagOf('report'),
+      });
+      expect(list.body.auth).toBe('customer admin');
+      expect(lock()).toContain('shop /shop/v1.0/report GET admin customer\n');
+      expect((await fetch(`${url}/shop/v1.0/report`, { headers: { authorization: await shapeA('shop', 'alice', 'alice-pass') } })).status).toBe(200);
+      // Removing the method's own rule: it inherits the resource's again.
+      const inherit = await consoleCall('PUT', 'b/shop/resources/report/1.0/auth', admin, { method: 'GET', auth: null, etag: await etagOf('report') });
+      expect(inherit.status).toBe(200);
+      expect(readFileSync(file, 'utf8')).toBe(original);
+      expect(lock()).toContain('shop /shop/v1.0/report GET admin\n');
+      expect((await fetch(`${url}/shop/v1.0/report`)).status).toBe(403);
+      const history = (await consoleCall('GET', 'b/shop/history', admin)).body.entries
+        .filter((entry: { target: string }) => entry.target === 'report v1.0 GET')
+        .map((entry: { action: string; detail: string }) => `${entry.action}: ${entry.detail}`);
+      expect(history.slice(0, 3)).toEqual([
+        'clear method auth: customer admin -> inherit',
+        'set method auth: public -> customer admin',
+        'set method auth: inherit -> public',
+      ]);
+      // A method the resource does not have, or no method at all.
+      expect(
+        (await consoleCall('PUT', 'b/shop/resources/report/1.0/auth', admin, { method: 'DELETE', auth: 'admin', etag: await etagOf('report') })).status,
+      ).toBe(404);
+      expect(
+        (await consoleCall('PUT', 'b/shop/resources/report/1.0/auth', admin, { method: 'FETCH', auth: 'admin', etag: await etagOf('report') })).status,
+      ).toBe(400);
+    } finally {
+      if (readFileSync(file, 'utf8') !== original) {
+        writeFileSync(file, original);
+        await consoleCall('PUT', 'b/shop/resources/report/1.0/auth', admin, { auth: 'admin', etag: await etagOf('report') });
+      }
+    }
   });
 
   it('answers a duplicate role or user with a clear message', async () => {
@@ -467,29 +549,105 @@ describe('console in headless Chromium', () => {
     expect(await call('/shop/v1.0/products', alice)).toBe(200);
     await signIn();
     await page.waitForSelector('[data-testid="resource-products@1.0"]');
-    await page.selectOption('[aria-label="Role for products@1.0"]', 'ui-viewing');
-    await page.click('[data-testid="resource-products@1.0"] button:has-text("Set")');
+    await page.selectOption('[aria-label="Role to add to products@1.0"]', 'ui-viewing');
+    await page.click('[data-testid="editor-products@1.0"] button:has-text("Add")');
     // Before it is saved, the page says who would gain access and who would lose it.
     await expect
       .poll(() => page.textContent('[data-testid=impact]'))
       .toMatch(
         // products is public: everyone may call it now, so nobody gains, and every user but ui-viewer loses it.
-        /Setting ui-viewing on products v1\.0: nobody would gain access; \d+ users \(alice, bob.*\) and callers without credentials would lose it\./,
+        /Setting products v1\.0 to ui-viewing: nobody would gain access; \d+ users \(alice, bob.*\) and callers without credentials would lose it\./,
       );
     await shot('impact');
     const clicked = Date.now();
     await page.click('[data-testid=impact] button:has-text("Confirm")');
-    await expect.poll(() => call('/shop/v1.0/products', alice), { timeout: 10_000, interval: 20 }).toBe(403);
+    await expect.poll(() => call('/shop/v1.0/products', alice), { timeout: 60_000, interval: 20 }).toBe(403);
     writeFileSync(`${ARTIFACTS}/console-enforcement-ms.txt`, `${Date.now() - clicked}\n`);
     expect(await call('/shop/v1.0/products', viewer)).toBe(200);
     expect(await call('/shop/v1.0/products')).toBe(403);
     await expect.poll(() => page.textContent('[data-testid="resource-products@1.0"] [data-testid=auth-badge]')).toBe('ui-viewing');
-    expect(await page.textContent('[data-testid=message]')).toContain('Set role ui-viewing on products v1.0');
+    expect(await page.textContent('[data-testid=message]')).toContain('Set products v1.0 to ui-viewing');
     expect(readFileSync(path.join(ROOT, 'resources/shop/products.xml'), 'utf8')).toBe(PRODUCTS().replace('v="1.0"', 'v="1.0" auth="ui-viewing"'));
     expect(readFileSync(path.join(ROOT, 'generated/shop/products.ts'), 'utf8')).toContain("const PRODUCTS_GET_ROLES = ['ui-viewing'] as const;");
     // Written by rename from a sibling file: none is left behind.
     expect(readdirSync(path.join(ROOT, 'resources/shop')).filter((name) => name.includes('.tmp'))).toEqual([]);
     await shot('role-set');
+  });
+
+  it('edits a rule as a list and a method’s own rule, its action cells lined up with their rows (docs/contract.md §8)', async () => {
+    await addUser(connection, 'ui-list-a-holder', 'ui-list-a-pass', ['ui-list-a']);
+    await addUser(connection, 'ui-list-b-holder', 'ui-list-b-pass', ['ui-list-b']);
+    const report = path.join(ROOT, 'resources/shop/report.xml');
+    const original = readFileSync(report, 'utf8');
+    const badge = () => page.textContent('[data-testid="resource-report@1.0"] [data-testid=auth-badge]');
+    const confirm = async (impact: RegExp) => {
+      await expect.poll(() => page.textContent('[data-testid=impact]')).toMatch(impact);
+      await page.click('[data-testid=impact] button:has-text("Confirm")');
+      await page.waitForSelector('[data-testid=impact]', { state: 'detached' });
+    };
+    const add = async (role: string, label = 'report@1.0') => {
+      await page.selectOption(`[aria-label="Role to add to ${label}"]`, role);
+      await page.click(`[data-testid="editor-${label}"] button:has-text("Add")`);
+    };
+    try {
+      await signIn();
+      await page.waitForSelector('[data-testid="resource-report@1.0"]');
+      // Add two roles to the list, one at a time: each keeps those already there.
+      await add('ui-list-a');
+      await confirm(/^Setting report v1\.0 to admin or ui-list-a: 1 user \(ui-list-a-holder\) would gain access; nobody would lose it\./);
+      await expect.poll(badge).toBe('admin ui-list-a');
+      await add('ui-list-b');
+      await confirm(/^Setting report v1\.0 to admin or ui-list-a or ui-list-b: /);
+      await expect.poll(badge).toBe('admin ui-list-a ui-list-b');
+      // Remove one: the others stay.
+      await page.click('[aria-label="Remove ui-list-a from report@1.0"]');
+      await confirm(/^Setting report v1\.0 to admin or ui-list-b: nobody would gain access; 1 user \(ui-list-a-holder\) would lose it\./);
+      await expect.poll(badge).toBe('admin ui-list-b');
+      expect(readFileSync(report, 'utf8')).toBe(original.replace('auth="admin"', 'auth="admin ui-list-b"'));
+      expect(await call('/shop/v1.0/report', await shapeA('shop', 'ui-list-b-holder', 'ui-list-b-pass'))).toBe(200);
+      expect(await call('/shop/v1.0/report', await shapeA('shop', 'ui-list-a-holder', 'ui-list-a-pass'))).toBe(403);
+      expect(await page.isDisabled('[aria-label="Remove admin from report@1.0"]')).toBe(false);
+
+      // A rule of GET's own, which replaces the resource's for that method: public, then back to the resource's.
+      await page.selectOption('[aria-label="Rule of report@1.0"]', 'GET');
+      await page.waitForSelector('[data-testid="editor-report@1.0 GET"]');
+      expect(await page.textContent('[data-testid="editor-report@1.0 GET"]')).toContain('the resource’s rule');
+      await page.click('[data-testid="editor-report@1.0 GET"] button:has-text("Public")');
+      await confirm(/^Setting report v1\.0 GET to public: .*callers without credentials would gain access; nobody would lose it\./);
+      await expect.poll(() => page.textContent('[data-testid="resource-report@1.0"] [data-testid=method-access-GET]')).toBe('GET: public');
+      expect(readFileSync(report, 'utf8')).toContain('<Request method="GET" auth="">');
+      expect(await call('/shop/v1.0/report')).toBe(200);
+      // The resource's list is as it was: GET's own rule overrides it.
+      expect(await badge()).toBe('admin ui-list-b');
+      await page.selectOption('[aria-label="Rule of report@1.0"]', 'GET');
+      await add('ui-list-a', 'report@1.0 GET');
+      await confirm(/^Setting report v1\.0 GET to ui-list-a: nobody would gain access; \d+ users .* and callers without credentials would lose it\./);
+      await expect.poll(() => page.textContent('[data-testid="resource-report@1.0"] [data-testid=method-access-GET]')).toBe('GET: ui-list-a');
+
+      // Every action cell (the users' too) spans its row exactly: top and bottom on the row's.
+      await page.screenshot({ path: 'test/.tmp/console-rules.png', fullPage: true });
+      const misaligned = async () =>
+        page.$$eval('table tbody tr', (rows) =>
+          rows.flatMap((row) => {
+            const box = row.getBoundingClientRect();
+            return [...row.children]
+              .map((cell) => cell.getBoundingClientRect())
+              .filter((cell) => Math.abs(cell.top - box.top) > 0.5 || Math.abs(cell.bottom - box.bottom) > 0.5)
+              .map((cell) => `${row.getAttribute('data-testid')}: cell ${cell.top}-${cell.bottom}, row ${box.top}-${box.bottom}`);
+          }),
+        );
+      expect(await page.$$eval('table tbody tr', (rows) => rows.length)).toBeGreaterThan(5);
+      expect(await misaligned()).toEqual([]);
+      await showUser('ui-list-a-holder');
+      await page.screenshot({ path: 'test/.tmp/console-users.png', fullPage: true });
+      expect(await misaligned()).toEqual([]);
+    } finally {
+      if (readFileSync(report, 'utf8') !== original) {
+        writeFileSync(report, original);
+        await setRole('report', 'admin');
+      }
+    }
+    expect(await call('/shop/v1.0/report')).toBe(403);
   });
 
   it('shows effective access both ways', async () => {
@@ -580,9 +738,9 @@ describe('console in headless Chromium', () => {
     expect(await call('/shop/v1.0/products', alice)).toBe(403);
     await signIn();
     await page.waitForSelector('[data-testid="resource-products@1.0"]');
-    await page.click('[data-testid="resource-products@1.0"] button:has-text("Clear")');
+    await page.click('[data-testid="editor-products@1.0"] button:has-text("Public")');
     await page.click('[data-testid=impact] button:has-text("Confirm")');
-    await expect.poll(() => call('/shop/v1.0/products', alice), { timeout: 10_000, interval: 20 }).toBe(200);
+    await expect.poll(() => call('/shop/v1.0/products', alice), { timeout: 60_000, interval: 20 }).toBe(200);
     expect(await call('/shop/v1.0/products')).toBe(200);
     expect(readFileSync(path.join(ROOT, 'resources/shop/products.xml'), 'utf8')).toBe(PRODUCTS());
     await showUser('ui-leaver');
