@@ -83,9 +83,9 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   let key: JwtKey | null = null;
   const keyFor = (backend: BackendModule) => (backend.authScheme === 'Bearer' ? (key ??= new JwtKey(options.jwtSecret ?? '')) : key);
   // One cache and one limiter for the server's life, shared by every backend: reloading routes must not
-  // reset the count of failed logins, and a change of a user's roles must reach every backend's cache.
+  // reset the count of failed logins.
   const cache = new CredentialCache();
-  const revocations = new Revocations(options.database, logger, (userId) => cache.forget(userId));
+  const revocations = new Revocations(options.database, logger);
   const limiter = new LoginLimiter(options.loginLimits, options.loginCounters === 'database' ? new DatabaseFailureStore(options.database) : undefined);
   if ((options.revocationPollMs ?? 5000) > 0) void revocations.start(options.revocationPollMs ?? 5000);
 

@@ -148,16 +148,22 @@ export interface PluginContext {
   /** Signs a token with the server's key and this backend's settings. */
   signToken(claims: { sub: string; aud: string | string[] }): string;
   /**
-   * For a plug-in that checks credentials: `begin(user)` counts an attempt
-   * (by the user name when given, and the client address) and throws 429
-   * past the limits; `succeeded(user)` takes it back when it was right.
-   * Await both: with the counters in memory they answer at once, without a
+   * For a plug-in that checks credentials. `verify(user, password, stored)` is a whole login against the
+   * stored value the plug-in's query read, as HTTP Basic does one: a verdict remembered for that value
+   * answers at once; otherwise the attempt is counted (by the user name when given, and the client address),
+   * 429 past the limits, and the hash checked. When the query compared the password itself,
+   * `begin(user)` counts the attempt (429 past the limits) and `succeeded(user)` takes it back when it was
+   * right. Await them all: with the counters in memory `begin` and `succeeded` answer at once, without a
    * promise; shared in the database, with one.
    */
-  readonly login: { begin(user?: string): void | Promise<void>; succeeded(user?: string): void | Promise<void> };
+  readonly login: {
+    begin(user?: string): void | Promise<void>;
+    succeeded(user?: string): void | Promise<void>;
+    verify(user: string | undefined, supplied: string, stored: unknown): Promise<boolean>;
+  };
   /**
    * Verifies a password against a stored value (argon2id hash, or plain text from before), remembering a
-   * success for the backend's credential_cache seconds like HTTP Basic does.
+   * success for the backend's credential_cache seconds like HTTP Basic does; counts nothing (`login.verify` does).
    */
   verifyPassword(user: string, supplied: string, stored: unknown): Promise<boolean>;
 }

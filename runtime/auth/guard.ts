@@ -1,8 +1,7 @@
 import type { BackendModule, Roles } from '../contract.js';
-import type { Queryable } from '../db.js';
 import { forbidden, HttpError } from '../errors.js';
 import type { CredentialCache } from './credential-cache.js';
-import { CredentialChecker } from './credentials.js';
+import { CredentialChecker, type UserDatabase } from './credentials.js';
 import type { JwtKey } from './jwt.js';
 import type { LoginLimiter } from './limiter.js';
 import type { Revocations } from './revocations.js';
@@ -33,7 +32,7 @@ export class Guard {
 
   constructor(
     readonly backend: BackendModule,
-    db: Queryable,
+    db: UserDatabase,
     services: SecurityServices,
   ) {
     this.credentials = new CredentialChecker(backend, db, services.limiter, services.cache);
