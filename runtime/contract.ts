@@ -24,6 +24,8 @@ export interface ParamSpec {
   /** Most bytes of UTF-8: credentials (user name 255, password 1,024) are bounded in bytes. */
   maxBytes?: number;
   values?: readonly string[];
+  /** Read from the body only, never the query string (a token request's fields, credentials among them). */
+  from?: 'body';
 }
 export type ParamSpecs = Readonly<Record<string, ParamSpec>>;
 

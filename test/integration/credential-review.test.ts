@@ -128,3 +128,50 @@ describe('9. a password changed or a user locked with SQL ends their tokens', ()
     });
   }
 });
+
+describe('8. credentials come from the body only, on every token request', () => {
+  let server: BuiltServer;
+
+  beforeAll(async () => {
+    server = await startBuiltServer();
+  });
+  afterAll(() => server.stop());
+
+  const missing = (name: string) => ({ message: `Missing parameter '${name}'`, status: 400 });
+
+  it('refuses a shape B token request whose user or password is in the query string', async () => {
+    const inQuery = await send(`${server.url}/shop/v1.0/token?user=alice&pass=alice-pass`, { method: 'POST' });
+    expect([inQuery.status, inQuery.json()]).toEqual([400, missing('user')]);
+    // One field in the body, the other in the query string: still refused, naming the one missing from the body.
+    const split = await send(`${server.url}/shop/v1.0/token?pass=alice-pass`, { method: 'POST', ...formBody({ user: 'alice' }) });
+    expect([split.status, split.json()]).toEqual([400, missing('pass')]);
+    const json = await send(`${server.url}/shop/v1.0/token?user=alice&pass=alice-pass`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect([json.status, json.json()]).toEqual([400, missing('user')]);
+    // The body wins over a query string it does not need: the request is judged by its body alone.
+    const both = await send(`${server.url}/shop/v1.0/token?user=bob&pass=bob-pass`, { method: 'POST', ...formBody({ user: 'alice', pass: 'alice-pass' }) });
+    expect(both.status).toBe(201);
+    expect(decodeJwt((both.json() as { token: string }).token).payload.sub).toBe('1');
+  });
+
+  it('refuses a shape A token request whose fields are in the query string', async () => {
+    const inQuery = await send(`${server.url}/shop/?auth=bearer&userid=alice&password=alice-pass`, { method: 'POST' });
+    expect(inQuery.status).toBe(400);
+    const split = await send(`${server.url}/shop/?password=alice-pass`, { method: 'POST', ...formBody({ auth: 'bearer', userid: 'alice' }) });
+    expect([split.status, split.json()]).toEqual([400, missing('password')]);
+  });
+
+  it('still issues tokens for credentials in a form or JSON body', async () => {
+    expect((await shapeB(server.url, 'alice', 'alice-pass')).status).toBe(201);
+    const json = await send(`${server.url}/shop/v1.0/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ user: 'alice', pass: 'alice-pass' }),
+    });
+    expect(json.status).toBe(201);
+    expect((await shapeA(server.url, 'alice', 'alice-pass')).status).toBe(200);
+  });
+});
