@@ -153,7 +153,8 @@ export interface PluginContext {
    * For a plug-in that checks credentials. `verify(user, password, stored)` is a whole login against the
    * stored value the plug-in's query read, as HTTP Basic does one: a verdict remembered for that value
    * answers at once; otherwise the attempt is counted (by the user name when given, and the client address),
-   * 429 past the limits, and the hash checked. When the query compared the password itself,
+   * 429 past the limits, delayed after repeated failures of the name, and the hash checked when a core is
+   * free (503 with Retry-After when too many wait). When the query compared the password itself,
    * `begin(user)` counts the attempt (429 past the limits) and `succeeded(user)` takes it back when it was
    * right. Await them all: with the counters in memory `begin` and `succeeded` answer at once, without a
    * promise; shared in the database, with one.

@@ -3,6 +3,7 @@ import type { Queryable, SqlValue } from '../db.js';
 import { addressGroup } from './address.js';
 import { credentialProblem } from './bounds.js';
 import type { CredentialCache } from './credential-cache.js';
+import type { Hashing } from './hashing.js';
 import type { LoginAttempt, LoginLimiter } from './limiter.js';
 import { checkPassword, hashPassword, type PasswordCheck } from './passwords.js';
 import { DEFAULT_USER_TABLES } from './user-tables.js';
@@ -17,7 +18,8 @@ export type UserDatabase = Queryable & { transaction<T>(work: (db: Queryable) =>
  * the database's word, never a remembered one), then verifies the password:
  * a verdict remembered for this stored value and this client
  * (credential-cache.ts) answers at once, before any limit; otherwise the
- * login limits (limiter.ts), then argon2id. Callers bound the inputs first (bounds.ts). The
+ * login limits and the backoff (limiter.ts), then argon2id on the bounded
+ * hashing (hashing.ts). Callers bound the inputs first (bounds.ts). The
  * query runs before the limits are consulted (the remembered verdict needs
  * the stored value), so a client over its limit still costs one query per
  * attempt, never a hash.
@@ -31,6 +33,7 @@ export class CredentialChecker {
     private readonly db: UserDatabase,
     private readonly limiter: LoginLimiter,
     private readonly cache: CredentialCache,
+    private readonly hashing: Hashing,
   ) {
     this.directory = backend.defaultTables ? 'default' : `backend:${backend.name}`;
   }
@@ -66,7 +69,7 @@ export class CredentialChecker {
   /**
    * A password check for a plug-in, with no login limits (a plug-in that
    * counts attempts itself calls `begin` and `succeeded`): a verdict
-   * remembered for this stored value and client, or argon2id.
+   * remembered for this stored value and client, or argon2id on the bounded hashing.
    */
   async verifyPassword(user: string, supplied: string, stored: unknown, address: string): Promise<boolean> {
     if (credentialProblem('user', user) || credentialProblem('password', supplied)) return false;
@@ -96,7 +99,8 @@ export class CredentialChecker {
    * A password against the stored value its login read: a remembered verdict
    * first, before any limit (a client whose right password is remembered is
    * never refused because others behind its address guessed wrong); else the
-   * limits (429), then argon2id. A failure stays counted.
+   * limits (429) and the backoff, then argon2id when a core is free (503 when
+   * too many wait, which counts as no attempt). A failure stays counted.
    */
   private async verify(attempt: LoginAttempt, stored: unknown, supplied: string): Promise<PasswordCheck> {
     const client = addressGroup(attempt.address);
@@ -114,9 +118,9 @@ export class CredentialChecker {
     return check;
   }
 
-  /** argon2id (or a plain-text row's check, which spends as long); a success is remembered for `client`. */
+  /** argon2id (or a plain-text row's check, which spends as long) on the bounded hashing; a success is remembered for `client`. */
   private async hash(client: string, stored: unknown, supplied: string): Promise<PasswordCheck> {
-    const check = await checkPassword(stored, supplied);
+    const check = await this.hashing.run(() => checkPassword(stored, supplied));
     if (check.ok && typeof stored === 'string') this.cache.remember(client, stored, supplied, check, this.backend.credentialCacheSeconds);
     return check;
   }
@@ -139,7 +143,7 @@ export class CredentialChecker {
    */
   private async rehash(user: string, stored: string, pass: string): Promise<void> {
     const { users, password, userName } = DEFAULT_USER_TABLES;
-    const hashed = await hashPassword(pass);
+    const hashed = await this.hashing.run(() => hashPassword(pass));
     await this.db.transaction(async (db) => {
       await db.write(`set ${REHASH_VARIABLE} = sha2(?, 256)`, [stored]);
       await db.write(`update ${users} set ${password} = ? where ${userName} = ? and ${password} = ?`, [hashed, user, stored]);

@@ -175,3 +175,108 @@ describe('8. credentials come from the body only, on every token request', () =>
     expect((await shapeA(server.url, 'alice', 'alice-pass')).status).toBe(200);
   });
 });
+
+describe('7. login limits and hashing under a flood', () => {
+  const fromClient = (server: BuiltServer, forwardedFor: string, name: string, pass: string) =>
+    send(`${server.url}/staff/v1.0/me`, { headers: { authorization: basicHeader(name, pass), 'x-forwarded-for': forwardedFor } });
+
+  it('counts the addresses of one IPv6 /64 as one client (X-Forwarded-For from one proxy, PROXY_HOPS=1)', async () => {
+    const server = await startBuiltServer({ env: { PROXY_HOPS: '1', LOGIN_MAX_FAILURES: '100', LOGIN_MAX_FAILURES_PER_ADDRESS: '3' } });
+    try {
+      // Three addresses of one /64, each failing once: the /64 has failed three times.
+      for (const address of ['2001:db8:27:7::1', '2001:db8:27:7::2', '2001:db8:27:7:ffff:ffff:ffff:ffff']) {
+        expect((await fromClient(server, address, 'carol', 'wrong')).status).toBe(401);
+      }
+      const another = await fromClient(server, '2001:db8:27:7:abcd::9', 'carol', 'carol-pass');
+      expect(another.status).toBe(429);
+      expect(Number(another.headers['retry-after'])).toBeGreaterThan(0);
+      // The next /64 is another client; the proxy's own address is not what counts.
+      expect((await fromClient(server, '2001:db8:27:8::1', 'carol', 'carol-pass')).status).toBe(200);
+      // An IPv4 client counts as itself whether or not it comes IPv4-mapped.
+      for (const address of ['192.0.2.27', '::ffff:192.0.2.27', '192.0.2.27']) expect((await fromClient(server, address, 'dave', 'wrong')).status).toBe(401);
+      expect((await fromClient(server, '::ffff:c000:21b', 'dave', 'dave-pass')).status).toBe(429);
+      // A client cannot pick its address: the entry the proxy added is the last one, whatever came before it.
+      expect((await fromClient(server, '192.0.2.99, 2001:db8:27:7::5', 'carol', 'carol-pass')).status).toBe(429);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('takes the client PROXY_HOPS entries from the right, and keeps TRUST_PROXY=true as one proxy', async () => {
+    const two = await startBuiltServer({ env: { PROXY_HOPS: '2', LOGIN_MAX_FAILURES: '100', LOGIN_MAX_FAILURES_PER_ADDRESS: '1' } });
+    const legacy = await startBuiltServer({ env: { TRUST_PROXY: 'true', LOGIN_MAX_FAILURES: '100', LOGIN_MAX_FAILURES_PER_ADDRESS: '1' } });
+    try {
+      // Client 198.51.100.1, then the outer proxy (198.51.100.200) as the inner one saw it.
+      expect((await fromClient(two, '203.0.113.9, 198.51.100.1, 198.51.100.200', 'carol', 'wrong')).status).toBe(401);
+      expect((await fromClient(two, '198.51.100.1, 198.51.100.201', 'carol', 'carol-pass')).status).toBe(429);
+      expect((await fromClient(two, '198.51.100.1, 198.51.100.200', 'dave', 'dave-pass')).status).toBe(429);
+      expect((await fromClient(two, '198.51.100.2, 198.51.100.200', 'carol', 'carol-pass')).status).toBe(200);
+      expect((await fromClient(legacy, '198.51.100.1, 198.51.100.3', 'carol', 'wrong')).status).toBe(401);
+      expect((await fromClient(legacy, '198.51.100.3', 'carol', 'carol-pass')).status).toBe(429);
+      expect((await fromClient(legacy, '198.51.100.1', 'carol', 'carol-pass')).status).toBe(200);
+    } finally {
+      await two.stop();
+      await legacy.stop();
+    }
+  });
+
+  it('answers 503 with Retry-After when too many password checks wait, while a remembered right password passes', async () => {
+    // No login limits: the flood reaches the hashing. A generous wait for a pooled connection, so that a busy
+    // machine's slowness is not taken for the 503 under test.
+    const server = await startBuiltServer({ env: { LOGIN_MAX_FAILURES: '0', LOGIN_MAX_FAILURES_PER_ADDRESS: '0', DB_ACQUIRE_TIMEOUT_MS: '10000' } });
+    try {
+      await user('cr-flood', ['staff']);
+      expect((await staffMe(server.url, 'cr-flood', 'cr-flood-pw')).status).toBe(200);
+      const flood = Array.from({ length: 120 }, (_, i) => staffMe(server.url, `cr-flood-guess-${i % 7}`, `wrong-${i}`));
+      // While the flood is queued: the remembered login, within seconds.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const started = Date.now();
+      const own = await staffMe(server.url, 'cr-flood', 'cr-flood-pw');
+      const ownMs = Date.now() - started;
+      const answers = await Promise.all(flood);
+      const busy = answers.filter((answer) => answer.status === 503);
+      process.stdout.write(`hashing flood: ${busy.length} of ${answers.length} answered 503; the remembered login took ${ownMs} ms\n`);
+      expect(own.status, own.text).toBe(200);
+      expect(ownMs).toBeLessThan(10_000);
+      expect(busy.length).toBeGreaterThan(0);
+      expect(answers.every((answer) => answer.status === 401 || answer.status === 503)).toBe(true);
+      expect(busy[0]!.headers['retry-after']).toBe('1');
+      expect(busy[0]!.json()).toEqual({ message: 'Too many password checks at once: try again shortly', status: 503 });
+      // A right password that is not remembered gets through once the flood has passed.
+      await user('cr-flood-2', ['staff']);
+      const after = await staffMe(server.url, 'cr-flood-2', 'cr-flood-2-pw');
+      expect(after.status, after.text).toBe(200);
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
+
+  it('slows a user name failing from many addresses, up to a few seconds, and never locks its owner out', async () => {
+    const server = await startBuiltServer({ env: { LOGIN_MAX_FAILURES: '2', LOGIN_MAX_FAILURES_PER_ADDRESS: '0' } });
+    try {
+      await user('cr-backoff', ['staff']);
+      // Six addresses, one failure each: no address reaches its limit of 2 for the name.
+      for (let i = 1; i <= 6; i++)
+        expect(
+          (await send(`${server.url}/staff/v1.0/me`, { headers: { authorization: basicHeader('cr-backoff', 'wrong') }, from: `127.0.0.${10 + i}` })).status,
+        ).toBe(401);
+      const timed = async (pass: string, from: string) => {
+        const started = Date.now();
+        const { status } = await send(`${server.url}/staff/v1.0/me`, { headers: { authorization: basicHeader('cr-backoff', pass) }, from });
+        return { status, ms: Date.now() - started };
+      };
+      // Six failures, two of them free: the next waits 250 ms doubled four times, capped at 3 s.
+      const guess = await timed('wrong', '127.0.0.17');
+      expect(guess.status).toBe(401);
+      expect(guess.ms).toBeGreaterThanOrEqual(2_500);
+      // The owner, from elsewhere, waits as long and gets in.
+      const owner = await timed('cr-backoff-pw', '127.0.0.18');
+      expect(owner.status).toBe(200);
+      expect(owner.ms).toBeGreaterThanOrEqual(2_500);
+      // Once in, the owner's right password is remembered: no wait at all, however the name is attacked.
+      expect((await timed('cr-backoff-pw', '127.0.0.18')).status).toBe(200);
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
+});
