@@ -109,7 +109,8 @@ export function usersApi(router: ConsoleRouter, console: Console): void {
       const user = await target(ctx);
       if (disabled && String(user.id) === ctx.state.operator) throw new HttpError(409, 'You cannot disable yourself');
       await store.setDisabled(user.id, disabled);
-      // A disabled user's tokens end with it, on every backend.
+      // A disabled user's tokens end with it, on every backend (the trigger on the password column says so too,
+      // once `xmlrest db init` has put it there).
       if (disabled) await revokeUserTokens(options.database, '*', String(user.id));
       await console.refresh();
       await console.record(ctx, disabled ? 'disable user' : 'enable user', user.name);
@@ -141,8 +142,8 @@ export function usersApi(router: ConsoleRouter, console: Console): void {
   router.delete('/b/:backend/users/:id/roles/:role', async (ctx) => {
     const user = await target(ctx);
     await store.revoke(user.id, ctx.params.role ?? '');
-    // The triggers revoke the user's tokens on every backend and tell every server to forget its remembered
-    // logins; reading that now makes this server refuse them at once, the others within a poll.
+    // The next login reads the roles without it. The triggers revoke the user's tokens on every backend;
+    // reading that now makes this server refuse them at once, the others within a poll.
     await console.refresh();
     await console.record(ctx, 'revoke role', user.name, ctx.params.role ?? '');
     ctx.body = await store.user(user.id);

@@ -61,6 +61,8 @@ export interface PluginRef {
   builtin: boolean;
   /** Arguments with a byte limit (credentials): a request parameter passed to one takes the limit. */
   argBytes?: Readonly<Record<string, number>>;
+  /** It checks credentials (a token generator): a request calling it reads every parameter from the body only. */
+  login?: true;
 }
 
 export interface ExecuteStep {
@@ -89,6 +91,8 @@ export interface Operation {
   usesUid: boolean;
   /** A write or more than one Sql step: one connection, one transaction (docs/contract.md §3). */
   transaction: boolean;
+  /** It calls a plug-in that checks credentials (a token request): every parameter comes from the body only. */
+  paramsFromBody?: true;
   steps: Step[];
 }
 

@@ -119,6 +119,7 @@ function operationObject(backend: Backend, resource: Resource, operation: Operat
     object.security = [];
   }
   if (operation.transaction) notes.push('Runs in one transaction: any failure rolls back every step.');
+  if (operation.paramsFromBody) notes.push('Reads its fields from the body only: a field in the query string is missing (400).');
   if (notes.length > 0) object.description = notes.join(' ');
 
   const params = operation.params.map((name) => ({ name, type: operation.paramTypes[name] }));

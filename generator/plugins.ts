@@ -15,6 +15,8 @@ export const BUILTIN_PLUGINS: ReadonlyMap<string, PluginRef> = new Map([
       builtin: true,
       // Credentials: a request parameter that reaches these arguments is bounded before any step runs.
       argBytes: { user: MAX_USER_BYTES, password: MAX_PASSWORD_BYTES },
+      // A token request: its fields, the credentials among them, come from the body only (never a URL).
+      login: true,
     },
   ],
 ]);

@@ -2,6 +2,7 @@ import cors from '@koa/cors';
 import Koa from 'koa';
 import { CredentialCache } from './auth/credential-cache.js';
 import { Guard } from './auth/guard.js';
+import { Hashing } from './auth/hashing.js';
 import { JwtKey } from './auth/jwt.js';
 import { DatabaseFailureStore, LoginLimiter, type LoginLimits } from './auth/limiter.js';
 import { Revocations } from './auth/revocations.js';
@@ -38,10 +39,13 @@ export interface ServerOptions {
   loginLimits?: LoginLimits;
   /** Where failure counts live: this process (default), or the database, shared by every server. */
   loginCounters?: 'memory' | 'database';
-  /** Trust X-Forwarded-For and X-Forwarded-Proto: only behind a proxy that sets them. */
-  trustProxy?: boolean;
-  /** How many trusted proxies append to X-Forwarded-For; default 1. */
+  /**
+   * How many proxies in front of the server append to X-Forwarded-For: the client address is that many entries
+   * from the right, and X-Forwarded-Proto is trusted. Default 0 (neither header is read), or 1 with `trustProxy`.
+   */
   proxyHops?: number;
+  /** The older form of `proxyHops: 1`. */
+  trustProxy?: boolean;
   /** Refuse credentials sent over plain HTTP from anywhere but loopback. */
   requireTlsForCredentials?: boolean;
 }
@@ -82,10 +86,11 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   // (or to reload) rather than serve forgeable tokens.
   let key: JwtKey | null = null;
   const keyFor = (backend: BackendModule) => (backend.authScheme === 'Bearer' ? (key ??= new JwtKey(options.jwtSecret ?? '')) : key);
-  // One cache and one limiter for the server's life, shared by every backend: reloading routes must not
-  // reset the count of failed logins, and a change of a user's roles must reach every backend's cache.
+  // One cache, one limiter and one bound on hashing for the server's life, shared by every backend: reloading
+  // routes must not reset the count of failed logins, and a flood on one backend must not take every core.
   const cache = new CredentialCache();
-  const revocations = new Revocations(options.database, logger, (userId) => cache.forget(userId));
+  const hashing = new Hashing();
+  const revocations = new Revocations(options.database, logger);
   const limiter = new LoginLimiter(options.loginLimits, options.loginCounters === 'database' ? new DatabaseFailureStore(options.database) : undefined);
   if ((options.revocationPollMs ?? 5000) > 0) void revocations.start(options.revocationPollMs ?? 5000);
 
@@ -102,10 +107,12 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   app.once(STOPPED, () => revocations.stop());
   // Errors are logged by the front door, with their request id; Koa's own printer would log them again.
   app.silent = true;
-  // Client address and scheme come from X-Forwarded-* only when told to trust a proxy, and then only
-  // from the entry that proxy added (the rightmost): the ones before it are whatever the client sent.
-  app.proxy = options.trustProxy ?? false;
-  app.maxIpsCount = options.proxyHops ?? 1;
+  // Client address and scheme come from X-Forwarded-* only when told proxies stand in front, and then only
+  // from the entry the outermost of them added (that many from the right): the ones before it are whatever the
+  // client sent. Koa takes the first of the last `maxIpsCount` entries.
+  const hops = options.proxyHops ?? (options.trustProxy ? 1 : 0);
+  app.proxy = hops > 0;
+  app.maxIpsCount = hops;
   // Request id and log line, in-flight count, security headers, health and readiness, error bodies: one
   // layer (front-door.ts). The docs and console pages add helmet's set for HTML and their own CSP.
   app.use(frontDoor({ logger, metrics, readiness, inFlight }));
@@ -131,7 +138,7 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   const readFields = fieldReader();
   const build = (backends: readonly BackendModule[], openapi: object | undefined): Routes & { guards: Map<string, Guard> } => {
     const guards = new Map(
-      backends.map((backend) => [backend.name, new Guard(backend, options.database, { key: keyFor(backend), revocations, limiter, cache })]),
+      backends.map((backend) => [backend.name, new Guard(backend, options.database, { key: keyFor(backend), revocations, limiter, cache, hashing })]),
     );
     const routes = buildRoutes({
       backends,

@@ -46,10 +46,14 @@ export interface ServerConfig {
   shutdownTimeoutMs: number;
   /** On Galera, causal reads (wsrep_sync_wait=1) on every session. */
   syncWait: boolean;
-  loginLimits: { perUser: number; perAddress: number; windowSeconds: number };
+  loginLimits: { perUser: number; perAddress: number; windowSeconds: number; backoffMaxMs: number };
   /** PEM files: the server speaks HTTPS itself. */
   tls: { cert: Buffer; key: Buffer } | undefined;
-  trustProxy: boolean;
+  /**
+   * How many proxies in front of the server append to X-Forwarded-For (PROXY_HOPS, or 1 for TRUST_PROXY=true):
+   * the client is that many entries from the right, and X-Forwarded-Proto is trusted; 0 trusts neither header.
+   */
+  proxyHops: number;
   requireTlsForCredentials: boolean;
   loginCounters: 'memory' | 'database';
 }
@@ -140,9 +144,10 @@ function settingsFrom(env: NodeJS.ProcessEnv, checked: Checked): Omit<ServerConf
       perUser: number(env.LOGIN_MAX_FAILURES, 10, 'LOGIN_MAX_FAILURES'),
       perAddress: number(env.LOGIN_MAX_FAILURES_PER_ADDRESS, 50, 'LOGIN_MAX_FAILURES_PER_ADDRESS'),
       windowSeconds: number(env.LOGIN_WINDOW_SECONDS, 300, 'LOGIN_WINDOW_SECONDS'),
+      backoffMaxMs: number(env.LOGIN_BACKOFF_MAX_MS, 3000, 'LOGIN_BACKOFF_MAX_MS'),
     },
     tls: checked(() => tlsFiles(env.TLS_CERT_FILE, env.TLS_KEY_FILE), undefined),
-    trustProxy: yes(env.TRUST_PROXY, 'TRUST_PROXY'),
+    proxyHops: checked(() => proxyHops(env.TRUST_PROXY, env.PROXY_HOPS), 0),
     requireTlsForCredentials: yes(env.REQUIRE_TLS_FOR_CREDENTIALS, 'REQUIRE_TLS_FOR_CREDENTIALS'),
     loginCounters: checked(() => loginCounters(env.LOGIN_COUNTERS), 'memory' as const),
   };
@@ -165,6 +170,23 @@ function flag(value: string | undefined, name: string): boolean {
   if (value === undefined || value === '' || value === 'false' || value === '0') return false;
   if (value === 'true' || value === '1') return true;
   throw new Error(`${name} is true or false, not ${value}`);
+}
+
+/**
+ * PROXY_HOPS says how many proxies stand in front; TRUST_PROXY=true, the older setting, says one does. Either
+ * alone is enough; both must agree.
+ */
+function proxyHops(trust: string | undefined, hops: string | undefined): number {
+  const trusted = flag(trust, 'TRUST_PROXY');
+  if (hops === undefined || hops === '') return trusted ? 1 : 0;
+  const count = whole(hops, 0, 'PROXY_HOPS');
+  const said = trust !== undefined && trust !== '';
+  if (said && trusted !== count > 0) {
+    throw new Error(
+      `TRUST_PROXY=${trust} and PROXY_HOPS=${hops} disagree: PROXY_HOPS alone says how many proxies stand in front of the server (0 for none), so remove TRUST_PROXY`,
+    );
+  }
+  return count;
 }
 
 function tlsFiles(cert: string | undefined, key: string | undefined): { cert: Buffer; key: Buffer } | undefined {

@@ -24,6 +24,8 @@ export interface ParamSpec {
   /** Most bytes of UTF-8: credentials (user name 255, password 1,024) are bounded in bytes. */
   maxBytes?: number;
   values?: readonly string[];
+  /** Read from the body only, never the query string (a token request's fields, credentials among them). */
+  from?: 'body';
 }
 export type ParamSpecs = Readonly<Record<string, ParamSpec>>;
 
@@ -182,16 +184,23 @@ export interface PluginContext {
   /** Signs a token with the server's key and this backend's settings. */
   signToken(claims: { sub: string; aud: string | string[] }): string;
   /**
-   * For a plug-in that checks credentials: `begin(user)` counts an attempt
-   * (by the user name when given, and the client address) and throws 429
-   * past the limits; `succeeded(user)` takes it back when it was right.
-   * Await both: with the counters in memory they answer at once, without a
+   * For a plug-in that checks credentials. `verify(user, password, stored)` is a whole login against the
+   * stored value the plug-in's query read, as HTTP Basic does one: a verdict remembered for that value
+   * answers at once; otherwise the attempt is counted (by the user name when given, and the client address),
+   * 429 past the limits, delayed after repeated failures of the name, and the hash checked when a core is
+   * free (503 with Retry-After when too many wait). When the query compared the password itself,
+   * `begin(user)` counts the attempt (429 past the limits) and `succeeded(user)` takes it back when it was
+   * right. Await them all: with the counters in memory `begin` and `succeeded` answer at once, without a
    * promise; shared in the database, with one.
    */
-  readonly login: { begin(user?: string): void | Promise<void>; succeeded(user?: string): void | Promise<void> };
+  readonly login: {
+    begin(user?: string): void | Promise<void>;
+    succeeded(user?: string): void | Promise<void>;
+    verify(user: string | undefined, supplied: string, stored: unknown): Promise<boolean>;
+  };
   /**
    * Verifies a password against a stored value (argon2id hash, or plain text from before), remembering a
-   * success for the backend's credential_cache seconds like HTTP Basic does.
+   * success for the backend's credential_cache seconds like HTTP Basic does; counts nothing (`login.verify` does).
    */
   verifyPassword(user: string, supplied: string, stored: unknown): Promise<boolean>;
 }

@@ -3,7 +3,9 @@ import { badRequest } from './errors.js';
 
 /**
  * Request parameters come from the query string and the body (form-encoded or
- * JSON); the body wins (docs/contract.md §2). Only scalars are parameters: an object,
+ * JSON); the body wins (docs/contract.md §2), and a parameter whose spec says
+ * `from: 'body'` (a token request's) is read from the body only: a password in
+ * a URL ends up in access logs, proxies and browser history. Only scalars are parameters: an object,
  * an array or a repeated query key is a 400, never silently flattened. Each is
  * then checked against its spec and converted to what the column takes.
  */
@@ -13,7 +15,7 @@ export function readParams<Params>(query: Record<string, string | string[] | und
   const values = Object.create(null) as Record<string, unknown>;
   for (const name in specs) {
     const spec = specs[name] as ParamSpec;
-    const value = Object.hasOwn(fromBody, name) ? fromBody[name] : query[name];
+    const value = Object.hasOwn(fromBody, name) ? fromBody[name] : spec.from === 'body' ? undefined : query[name];
     if (value === undefined) throw badRequest(`Missing parameter '${name}'`);
     if (!(value === null || typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value)))) {
       throw badRequest(`Parameter '${name}' must be a single string, number, boolean or null`);

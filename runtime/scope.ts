@@ -65,7 +65,7 @@ export class Scope implements RequestScope {
         if (guard.tokens === null) throw new Error(`backend "${guard.backend.name}" has no JWT key: set JWT_SECRET`);
         return guard.tokens.sign(claims);
       },
-      verifyPassword: (user, supplied, stored) => guard.credentials.verifyPassword(user, supplied, stored),
+      verifyPassword: (user, supplied, stored) => guard.credentials.verifyPassword(user, supplied, stored, ctx.ip),
       // A plug-in that checks credentials (the token generator) is a login: the transport rule applies too.
       login: {
         begin: (user) => {
@@ -73,6 +73,10 @@ export class Scope implements RequestScope {
           return limits.begin(user);
         },
         succeeded: limits.succeeded,
+        verify: (user, supplied, stored) => {
+          if (requireTls) refuseInsecureCredentials(ctx);
+          return limits.verify(user, supplied, stored);
+        },
       },
     };
   }

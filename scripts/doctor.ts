@@ -9,16 +9,7 @@ import { connectTo } from './connection.js';
 import { DEFAULT_TABLE_TRIGGERS } from './schema.js';
 
 /** The tables `xmlrest db init` makes, besides the default user tables: revocations, roles, audit, login counters. */
-const OWN_TABLES = [
-  'usr',
-  'usr_role',
-  'xmlrest_revoked_token',
-  'xmlrest_revoked_user',
-  'xmlrest_user_change',
-  'xmlrest_role',
-  'xmlrest_console_audit',
-  'xmlrest_login_failure',
-];
+const OWN_TABLES = ['usr', 'usr_role', 'xmlrest_revoked_token', 'xmlrest_revoked_user', 'xmlrest_role', 'xmlrest_console_audit', 'xmlrest_login_failure'];
 const NODE_NEEDED = [20, 12] as const;
 
 interface Finding {
@@ -81,17 +72,25 @@ export async function doctor(root: string): Promise<number> {
             { name: string }[],
           ];
           const [triggers] = (await connection.query(
-            'select trigger_name as name from information_schema.triggers where trigger_schema = database()',
-          )) as unknown as [{ name: string }[]];
+            'select trigger_name as name, action_statement as body from information_schema.triggers where trigger_schema = database()',
+          )) as unknown as [{ name: string; body: string }[]];
           const present = new Set([...tables, ...triggers].map((row) => row.name));
           const missing = [...OWN_TABLES, ...Object.keys(DEFAULT_TABLE_TRIGGERS)].filter((name) => !present.has(name));
+          // A trigger of an earlier version (a password changed by SQL did not revoke tokens before) is there, but wrong.
+          const stale = triggers.filter((row) => row.name in DEFAULT_TABLE_TRIGGERS && !sameBody(row.body, DEFAULT_TABLE_TRIGGERS[row.name]!));
           say(
-            missing.length === 0
+            missing.length === 0 && stale.length === 0
               ? {
                   ok: true,
                   what: `default tables: usr, usr_role and xmlrest's own ${OWN_TABLES.length - 2} tables and ${Object.keys(DEFAULT_TABLE_TRIGGERS).length} triggers`,
                 }
-              : { ok: false, what: `default tables: ${missing.join(', ')} missing: run npx xmlrest db init` },
+              : {
+                  ok: false,
+                  what: `default tables: ${[
+                    ...(missing.length > 0 ? [`${missing.join(', ')} missing`] : []),
+                    ...(stale.length > 0 ? [`${stale.map((row) => row.name).join(', ')} from an earlier version`] : []),
+                  ].join('; ')}: run npx xmlrest db init`,
+                },
           );
         }
       } finally {
@@ -128,4 +127,10 @@ export async function doctor(root: string): Promise<number> {
   const problems = findings.filter((finding) => !finding.ok).length;
   process.stdout.write(problems === 0 ? 'everything looks right\n' : `${problems} thing${problems === 1 ? '' : 's'} to fix\n`);
   return problems === 0 ? 0 : 1;
+}
+
+/** Whether a trigger's statement in the database is ours (`create trigger NAME <definition>`), whatever the spacing. */
+function sameBody(statement: string, definition: string): boolean {
+  const squeeze = (text: string) => text.replace(/\s+/g, ' ').trim();
+  return squeeze(statement) === squeeze(definition.slice(definition.indexOf(' for each row ') + ' for each row '.length));
 }

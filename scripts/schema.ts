@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Connection } from 'mysql2/promise';
 import { AUDIT_TABLE } from '../console/audit.js';
 import { ROLE_CATALOG, UserStore } from '../console/store.js';
+import { REHASH_VARIABLE } from '../runtime/auth/credentials.js';
 import { LOGIN_FAILURE_TABLE } from '../runtime/auth/limiter.js';
 import { hashPassword } from '../runtime/auth/passwords.js';
 import { REVOCATION_TABLES } from '../runtime/auth/revocations.js';
@@ -38,41 +39,41 @@ export const DEFAULT_TABLES = [
 /**
  * Whoever changes the default user tables (the console of any backend, the
  * CLI, SQL by hand), every server hears of it within its revocation poll:
- * a role that is removed or renamed, or a user that is deleted, revokes
- * every token that user holds on every backend (`*`), and any change of a
- * user's roles or password makes every server forget its remembered logins
- * of that user. Foreign-key cascades fire no triggers, so deleting a user
- * has a trigger of its own.
+ * a role that is removed or renamed, a user that is deleted, and a password
+ * that changes (a reset, or a lock: the console disables a user by
+ * prefixing the stored value, console/store.ts) revoke every token that user
+ * holds on every backend (`*`). What a login reads needs nothing of the
+ * kind: every login runs the auth query, and a remembered password is
+ * remembered for its stored value only (runtime/auth/credential-cache.ts).
+ * Foreign-key cascades fire no triggers, so deleting a user has a trigger of
+ * its own. The server replacing a plain-text password with its hash
+ * (rehash_plaintext) changes no password: it says so in a session variable
+ * naming the plain value it replaces (runtime/auth/credentials.ts), which the
+ * trigger takes.
  */
-const CHANGED = (user: string) => `insert into xmlrest_user_change (user_id) values (cast(${user} as char));
-    delete from xmlrest_user_change where changed_on < now() - interval 1 day;`;
 const REVOKED = (user: string) => `insert into xmlrest_revoked_user (backend, sub, revoked_before) values ('*', cast(${user} as char), now())
       on duplicate key update revoked_before = now();`;
+const REHASHED = `${REHASH_VARIABLE} is not null and ${REHASH_VARIABLE} = sha2(old.${PASSWORD}, 256) and new.${PASSWORD} like '$argon2%'`;
 export const DEFAULT_TABLE_TRIGGERS: Record<string, string> = {
-  [`xmlrest_${ROLES}_insert`]: `after insert on ${ROLES} for each row begin
-    ${CHANGED(`new.${ID}`)}
-  end`,
   [`xmlrest_${ROLES}_update`]: `after update on ${ROLES} for each row begin
     ${REVOKED(`old.${ID}`)}
-    ${CHANGED(`old.${ID}`)}
-    if new.${ID} <> old.${ID} then
-      ${CHANGED(`new.${ID}`)}
-    end if;
   end`,
   [`xmlrest_${ROLES}_delete`]: `after delete on ${ROLES} for each row begin
     ${REVOKED(`old.${ID}`)}
-    ${CHANGED(`old.${ID}`)}
   end`,
   [`xmlrest_${USERS}_update`]: `after update on ${USERS} for each row begin
-    if new.${PASSWORD} <> old.${PASSWORD} or new.${NAME} <> old.${NAME} or new.${ID} <> old.${ID} then
-      ${CHANGED(`old.${ID}`)}
+    if new.${ID} <> old.${ID} or (new.${PASSWORD} <> old.${PASSWORD} and not (${REHASHED})) then
+      ${REVOKED(`old.${ID}`)}
     end if;
+    set ${REHASH_VARIABLE} = null;
   end`,
   [`xmlrest_${USERS}_delete`]: `after delete on ${USERS} for each row begin
     ${REVOKED(`old.${ID}`)}
-    ${CHANGED(`old.${ID}`)}
   end`,
 };
+
+/** Triggers of earlier versions, dropped by `xmlrest db init` (granting a role told servers to forget remembered logins). */
+const RETIRED_TRIGGERS = [`xmlrest_${ROLES}_insert`];
 
 /** The demo's users and roles (their passwords are `<name>-pass`, printed by `npm run demo`). */
 export const DEMO_USERS: readonly { id: number; name: string; roles: readonly string[] }[] = [
@@ -112,6 +113,8 @@ export async function createDemoDatabase(url: string): Promise<void> {
 }
 
 export async function createDefaultTables(connection: Connection): Promise<void> {
+  // First, so that no trigger of an earlier version writes to a table that is dropped below.
+  for (const name of [...RETIRED_TRIGGERS, ...Object.keys(DEFAULT_TABLE_TRIGGERS)]) await connection.query(`drop trigger if exists ${name}`);
   for (const statement of DEFAULT_TABLES) await connection.query(statement);
   // Roles created on the console before anyone holds them (console/store.ts).
   await connection.query(ROLE_CATALOG);
@@ -119,11 +122,8 @@ export async function createDefaultTables(connection: Connection): Promise<void>
   await connection.query(AUDIT_TABLE);
   for (const statement of REVOCATION_TABLES) await connection.query(statement);
   await connection.query(LOGIN_FAILURE_TABLE);
-  for (const [name, body] of Object.entries(DEFAULT_TABLE_TRIGGERS)) {
-    // Replaced on every run, so that `xmlrest db init` upgrades them (MySQL has no CREATE OR REPLACE TRIGGER).
-    await connection.query(`drop trigger if exists ${name}`);
-    await connection.query(`create trigger ${name} ${body}`);
-  }
+  // Replaced on every run (dropped above), so that `xmlrest db init` upgrades them (MySQL has no CREATE OR REPLACE TRIGGER).
+  for (const [name, body] of Object.entries(DEFAULT_TABLE_TRIGGERS)) await connection.query(`create trigger ${name} ${body}`);
 }
 
 /** The default user tables through a mysql2 connection: the same store the console uses. */
@@ -171,7 +171,7 @@ export function grantRole(connection: Connection, userId: number, role: string):
   return storeOn(connection).grant(userId, role);
 }
 
-/** Running servers end the user's tokens and remembered logins within their poll (the triggers above). */
+/** The next login reads the roles without it; running servers end the user's tokens within their poll (the triggers above). */
 export async function revokeRole(connection: Connection, userId: number, role: string): Promise<number> {
   return (await storeOn(connection).revoke(userId, role)) ? 1 : 0;
 }

@@ -50,7 +50,7 @@ async function prepare() {
       maxParams: config.maxParams,
       loginLimits: config.loginLimits,
       loginCounters: config.loginCounters,
-      trustProxy: config.trustProxy,
+      proxyHops: config.proxyHops,
       requireTlsForCredentials: config.requireTlsForCredentials,
     });
     adminConsole?.attach(server);

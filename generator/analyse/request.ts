@@ -169,7 +169,23 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
   if (!httpMethod) return undefined;
   const sqlSteps = steps.filter((step): step is SqlStep => step.kind === 'sql');
   const transaction = sqlSteps.length > 1 || sqlSteps.some((step) => step.statement === 'write');
-  return { method: httpMethod, status: httpStatus, description, params, paramTypes: {}, access, usesUid, transaction, steps };
+  // A request that checks credentials reads its fields from the body only, so it needs a body.
+  const login = steps.find((step): step is ExecuteStep => step.kind === 'execute' && step.plugin.login === true);
+  if (login && (httpMethod === 'GET' || httpMethod === 'DELETE')) {
+    diagnostics.error(login.at, `${login.plugin.classname} reads credentials from the request body only: call it from a POST request, not ${httpMethod}`);
+  }
+  return {
+    method: httpMethod,
+    status: httpStatus,
+    description,
+    params,
+    paramTypes: {},
+    access,
+    usesUid,
+    transaction,
+    ...(login ? { paramsFromBody: true as const } : {}),
+    steps,
+  };
 }
 
 /** An Arg value is a whole placeholder (`$name`, `$uid`, `$[step][row].column`) or a literal string. */

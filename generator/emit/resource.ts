@@ -85,16 +85,19 @@ export function emitResource(resource: Resource, file: string, options: EmitOpti
       });
     }
     if (operation.params.length > 0) {
+      const fromBody = operation.paramsFromBody === true;
       statements.push(
         objectConstant(
-          `What the parameters of ${operation.method} must be, from the columns they meet; checked before any step runs.`,
+          `What the parameters of ${operation.method} must be, from the columns they meet; checked before any step runs.${fromBody ? ' A token request: from the body only, never the query string.' : ''}`,
           `export const ${paramsConstant(resource, operation)}: ParamSpecs`,
-          operation.params.map((name) => `${propertyName(name)}: ${paramSpecLiteral(operation.paramTypes[name])},`),
+          operation.params.map((name) => `${propertyName(name)}: ${paramSpecLiteral(operation.paramTypes[name], fromBody)},`),
         ),
       );
       statements.push({
         kind: StructureKind.Interface,
-        docs: [`Request parameters of ${operation.method}, from the query string or the body, converted to what their columns take.`],
+        docs: [
+          `Request parameters of ${operation.method}, from ${fromBody ? 'the body only' : 'the query string or the body'}, converted to what their columns take.`,
+        ],
         isExported: true,
         name: `${prefix}Params`,
         properties: operation.params.map((name) => {
@@ -234,13 +237,13 @@ function paramsConstant(resource: Resource, operation: Operation): string {
   return `${constant(resource.name)}_${operation.method}_PARAMS`;
 }
 
-function paramSpecLiteral(type: ParamType | undefined): string {
-  if (!type) return "{ kind: 'any', nullable: true }";
-  const fields = [`kind: ${quote(type.kind)}`, `nullable: ${type.nullable}`];
-  if (type.unsigned) fields.push('unsigned: true');
-  if (type.maxLength !== undefined) fields.push(`maxLength: ${type.maxLength}`);
-  if (type.maxBytes !== undefined) fields.push(`maxBytes: ${type.maxBytes}`);
-  if (type.values) fields.push(`values: [${type.values.map(quote).join(', ')}]`);
+function paramSpecLiteral(type: ParamType | undefined, fromBody: boolean): string {
+  const fields = type ? [`kind: ${quote(type.kind)}`, `nullable: ${type.nullable}`] : ["kind: 'any'", 'nullable: true'];
+  if (type?.unsigned) fields.push('unsigned: true');
+  if (type?.maxLength !== undefined) fields.push(`maxLength: ${type.maxLength}`);
+  if (type?.maxBytes !== undefined) fields.push(`maxBytes: ${type.maxBytes}`);
+  if (type?.values) fields.push(`values: [${type.values.map(quote).join(', ')}]`);
+  if (fromBody) fields.push("from: 'body'");
   return `{ ${fields.join(', ')} }`;
 }
 

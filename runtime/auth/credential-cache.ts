@@ -1,64 +1,57 @@
 import { SecretDigest } from './keys.js';
 
 /**
- * Successful password checks, remembered for a short time so that HTTP Basic,
- * which sends the password on every request, does not pay for an argon2id
- * check (tens of milliseconds) and a query each time. One instance per
- * server, handed to the authenticators of every backend.
+ * Verdicts of password checks, remembered for a short time so that HTTP
+ * Basic, which sends the password on every request, does not pay for an
+ * argon2id check (tens of milliseconds of a core) each time. One instance
+ * per server, handed to the credential checks of every backend.
  *
- * - Keys are an HMAC of the length-framed parts (keys.ts) under a key made at
- *   start-up: no crafted name or password can meet another's entry, the cache
- *   holds no password, and every key has the same small size.
+ * An entry says one thing only: "this password is right for this stored
+ * value", as proved by a client at this address (its group, address.ts). The
+ * address is part of it because a remembered verdict is let through before
+ * the login limits (a client that proved its password is not refused for
+ * what others did from its address): from anywhere else, a password is
+ * checked, and counted, again, so that the limits stop an attacker whose
+ * guess happens to be a password someone else proved. It holds no user id and no role: every login still runs the auth
+ * query, so the roles, the user's existence and the stored value itself come
+ * from the database each time. A changed stored value (a new password, a
+ * lock, which prefixes it) never meets an entry made for the old one, and a
+ * role revoked by anyone, by any means, shows in the very next login. Nothing
+ * needs forgetting, on this server or any other.
+ *
+ * - Keys are an HMAC of the length-framed address, stored value and password (keys.ts)
+ *   under a key made at start-up: the cache holds no password, and every key
+ *   has the same small size.
  * - Entries are bounded in number; the oldest goes first.
- * - Each entry names its owner (the user id the check found), so that a
- *   change of that user's roles or password forgets it (`forget`), and a
- *   check that was running when something was forgotten is not remembered.
  */
-export interface RememberOptions {
-  /** The user id the entry belongs to; `forget(owner)` drops it. */
-  owner: string;
-  seconds: number;
-  /** `mark()` taken before the check began. */
-  mark: number;
+export interface Verdict {
+  /** The stored value was plain text (a row from before xmlrest hashed passwords). */
+  plain: boolean;
 }
 
 export class CredentialCache {
   private readonly digest = new SecretDigest();
-  private readonly entries = new Map<string, { owner: string; value: unknown; expiresAt: number }>();
-  private forgotten = 0;
+  private readonly entries = new Map<string, { plain: boolean; expiresAt: number }>();
 
   constructor(private readonly capacity = 10_000) {}
 
-  get<T>(parts: readonly string[]): T | undefined {
-    const key = this.digest.of(...parts);
+  /** The remembered verdict that `supplied` is right for `stored`, proved from `client` (an address group), or undefined. */
+  verdict(client: string, stored: string, supplied: string): Verdict | undefined {
+    const key = this.digest.of(client, stored, supplied);
     const entry = this.entries.get(key);
     if (entry === undefined) return undefined;
-    if (entry.expiresAt > Date.now()) return entry.value as T;
+    if (entry.expiresAt > Date.now()) return { plain: entry.plain };
     this.entries.delete(key);
     return undefined;
   }
 
-  /** Taken before a check: what it read is not remembered if anything was forgotten meanwhile. */
-  mark(): number {
-    return this.forgotten;
-  }
-
-  set(parts: readonly string[], value: unknown, options: RememberOptions): void {
-    if (options.seconds <= 0 || options.mark !== this.forgotten) return;
-    const key = this.digest.of(...parts);
+  /** Remembers that `supplied` is right for `stored`, proved from `client`, for `seconds` (0 remembers nothing). */
+  remember(client: string, stored: string, supplied: string, verdict: Verdict, seconds: number): void {
+    if (seconds <= 0) return;
+    const key = this.digest.of(client, stored, supplied);
     this.entries.delete(key);
     if (this.entries.size >= this.capacity) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(key, { owner: options.owner, value, expiresAt: Date.now() + options.seconds * 1000 });
-  }
-
-  /** Drops what is remembered of one user id, or of everyone. */
-  forget(owner?: string): void {
-    this.forgotten++;
-    if (owner === undefined) {
-      this.entries.clear();
-      return;
-    }
-    for (const [key, entry] of this.entries) if (entry.owner === owner) this.entries.delete(key);
+    this.entries.set(key, { plain: verdict.plain, expiresAt: Date.now() + seconds * 1000 });
   }
 
   get size(): number {

@@ -1,17 +1,28 @@
 import type { BackendModule } from '../contract.js';
 import type { Queryable, SqlValue } from '../db/index.js';
+import { addressGroup } from './address.js';
 import { credentialProblem } from './bounds.js';
 import type { CredentialCache } from './credential-cache.js';
+import type { Hashing } from './hashing.js';
 import type { LoginAttempt, LoginLimiter } from './limiter.js';
-import { checkPassword, hashPassword } from './passwords.js';
+import { checkPassword, hashPassword, type PasswordCheck } from './passwords.js';
 import { DEFAULT_USER_TABLES } from './user-tables.js';
+
+/** The database a credential check needs: statements, and one transaction to upgrade a plain-text password. */
+export type UserDatabase = Queryable & { transaction<T>(work: (db: Queryable) => Promise<T>): Promise<T> };
 
 /**
  * Checks a user name and password for one backend, whichever door they came
  * through (HTTP Basic, token shape A, the token generator of shape B): runs
- * the backend's auth query, verifies the stored password, counts failures
- * towards the login limits, and remembers successes in the server's
- * credential cache. Callers bound the inputs first (bounds.ts).
+ * the backend's auth query, every time (the roles and the stored password are
+ * the database's word, never a remembered one), then verifies the password:
+ * a verdict remembered for this stored value and this client
+ * (credential-cache.ts) answers at once, before any limit; otherwise the
+ * login limits and the backoff (limiter.ts), then argon2id on the bounded
+ * hashing (hashing.ts). Callers bound the inputs first (bounds.ts). The
+ * query runs before the limits are consulted (the remembered verdict needs
+ * the stored value), so a client over its limit still costs one query per
+ * attempt, never a hash.
  */
 export class CredentialChecker {
   /** The user tables this backend reads: the default ones are one directory whichever backend reads them. */
@@ -19,9 +30,10 @@ export class CredentialChecker {
 
   constructor(
     private readonly backend: BackendModule,
-    private readonly db: Queryable,
+    private readonly db: UserDatabase,
     private readonly limiter: LoginLimiter,
     private readonly cache: CredentialCache,
+    private readonly hashing: Hashing,
   ) {
     this.directory = backend.defaultTables ? 'default' : `backend:${backend.name}`;
   }
@@ -32,53 +44,42 @@ export class CredentialChecker {
    * either way, and takes as long to hear it).
    */
   async check(user: string, pass: string, address: string): Promise<CredentialCheck> {
-    // The exact right credentials, remembered: no guess, so no limit to consult (nor a database round trip).
-    const parts = ['rows', this.backend.name, user, pass];
-    const remembered = this.cache.get<Row[]>(parts);
-    if (remembered) return { rows: remembered };
+    const query = this.backend.authQuery;
+    if (query === null) return { rows: [], reason: 'unknown_user' };
     const attempt: LoginAttempt = { directory: this.directory, user, address };
-    // A role change during the check (forget) must not be undone by remembering what was read before it.
-    const mark = this.cache.mark();
-    await this.limiter.begin(attempt);
-    let checked: CredentialCheck;
-    try {
-      checked = await this.runAuthQuery(user, pass);
-    } catch (error) {
-      // No password was checked (the database failed): this attempt is no failure of the user's.
-      await this.limiter.cancelled(attempt);
-      throw error;
+    const values: SqlValue[] = query.binds.map((name) => (name === 'user' ? user : pass));
+    const column = query.passwordColumn;
+    if (column === null) {
+      // The SQL compares the password itself: the query is the check, so the limits come before it,
+      // and no row says only that something was wrong.
+      await this.limiter.begin(attempt);
+      const rows = await this.selectOrCancel(attempt, query.sql, values);
+      if (rows.length === 0) return { rows, reason: 'bad_credentials' };
+      await this.limiter.succeeded(attempt);
+      return { rows };
     }
-    if (checked.rows.length === 0) return checked;
-    await this.limiter.succeeded(attempt);
-    const owner = checked.rows[0]!.user_id ?? checked.rows[0]!.sub;
-    if (owner !== undefined && owner !== null)
-      this.cache.set(parts, checked.rows, { owner: String(owner), seconds: this.backend.credentialCacheSeconds, mark });
-    return checked;
+    const rows = await this.db.select<Row>(query.sql, values);
+    const stored = rows[0]?.[column];
+    const check = await this.verify(attempt, stored, pass);
+    if (!check.ok) return { rows: [], reason: rows.length === 0 ? 'unknown_user' : 'bad_password' };
+    if (check.plain && this.backend.rehashPlaintext && this.backend.defaultTables) await this.rehash(user, stored as string, pass);
+    return { rows: rows.map(({ [column]: _password, ...rest }) => rest) };
   }
 
   /**
-   * A password check for a plug-in (the token generator), remembered like
-   * Basic's. The stored value is part of the key: a success proves this
-   * password against this stored hash only, never against another user's row.
+   * A password check for a plug-in, with no login limits (a plug-in that
+   * counts attempts itself calls `begin` and `succeeded`): a verdict
+   * remembered for this stored value and client, or argon2id on the bounded hashing.
    */
-  async verifyPassword(user: string, supplied: string, stored: unknown): Promise<boolean> {
+  async verifyPassword(user: string, supplied: string, stored: unknown, address: string): Promise<boolean> {
     if (credentialProblem('user', user) || credentialProblem('password', supplied)) return false;
-    if (typeof stored !== 'string') {
-      // As long as a real check: no answer comes back faster for a user that does not exist.
-      await checkPassword(stored, supplied);
-      return false;
-    }
-    const parts = ['verified', this.directory, user, supplied, stored];
-    if (this.cache.get<boolean>(parts)) return true;
-    const mark = this.cache.mark();
-    const ok = (await checkPassword(stored, supplied)).ok;
-    // Owned by no user id: a changed password is a changed stored value, which no longer meets this key.
-    if (ok) this.cache.set(parts, true, { owner: '', seconds: this.backend.credentialCacheSeconds, mark });
-    return ok;
+    const client = addressGroup(address);
+    if (typeof stored === 'string' && this.cache.verdict(client, stored, supplied)) return true;
+    return (await this.hash(client, stored, supplied)).ok;
   }
 
-  /** The login limits, for a door that checks the password itself (the token generator). */
-  loginGuard(address: string): { begin(user?: string): void | Promise<void>; succeeded(user?: string): void | Promise<void> } {
+  /** The login limits, for a door that runs its own query (the token generator). */
+  loginGuard(address: string): LoginGuard {
     // begin and succeeded of one check name the same attempt, whose keys are then made once.
     let last: LoginAttempt | undefined;
     const attempt = (user: string | undefined): LoginAttempt =>
@@ -86,33 +87,83 @@ export class CredentialChecker {
     return {
       begin: (user) => this.limiter.begin(attempt(user)),
       succeeded: (user) => this.limiter.succeeded(attempt(user)),
+      verify: async (user, supplied, stored) => {
+        if ((user !== undefined && credentialProblem('user', user)) || credentialProblem('password', supplied)) return false;
+        return (await this.verify(attempt(user), stored, supplied)).ok;
+      },
     };
     // The token generator checks the password after its query; a fault there never reaches `begin`.
   }
 
   /**
-   * Runs the backend's auth query with `$user` and `$pass` bound. When it
-   * returns the stored password rather than comparing it, the password is
-   * verified here (argon2id, or a plain-text row from before in constant
-   * time, upgraded to a hash when the backend asks), and dropped from the rows.
+   * A password against the stored value its login read: a remembered verdict
+   * first, before any limit (a client whose right password is remembered is
+   * never refused because others behind its address guessed wrong); else the
+   * limits (429) and the backoff, then argon2id when a core is free (503 when
+   * too many wait, which counts as no attempt). A failure stays counted.
    */
-  private async runAuthQuery(user: string, pass: string): Promise<CredentialCheck> {
-    const query = this.backend.authQuery;
-    if (query === null) return { rows: [], reason: 'unknown_user' };
-    const values: SqlValue[] = query.binds.map((name) => (name === 'user' ? user : pass));
-    const rows = await this.db.select<Row>(query.sql, values);
-    const column = query.passwordColumn;
-    // The SQL compared the password itself: no row says only that something was wrong.
-    if (column === null) return rows.length > 0 ? { rows } : { rows, reason: 'bad_credentials' };
-    const stored = rows[0]?.[column];
-    const check = await checkPassword(stored, pass);
-    if (!check.ok) return { rows: [], reason: rows.length === 0 ? 'unknown_user' : 'bad_password' };
-    if (check.plain && this.backend.rehashPlaintext && this.backend.defaultTables) {
-      const { users, password, userName } = DEFAULT_USER_TABLES;
-      await this.db.write(`update ${users} set ${password} = ? where ${userName} = ? and ${password} = ?`, [await hashPassword(pass), user, stored]);
+  private async verify(attempt: LoginAttempt, stored: unknown, supplied: string): Promise<PasswordCheck> {
+    const client = addressGroup(attempt.address);
+    const remembered = typeof stored === 'string' ? this.cache.verdict(client, stored, supplied) : undefined;
+    if (remembered) return { ok: true, plain: remembered.plain };
+    await this.limiter.begin(attempt);
+    let check: PasswordCheck;
+    try {
+      check = await this.hash(client, stored, supplied);
+    } catch (error) {
+      await this.limiter.cancelled(attempt);
+      throw error;
     }
-    return { rows: rows.map(({ [column]: _password, ...rest }) => rest) };
+    if (check.ok) await this.limiter.succeeded(attempt);
+    return check;
   }
+
+  /** argon2id (or a plain-text row's check, which spends as long) on the bounded hashing; a success is remembered for `client`. */
+  private async hash(client: string, stored: unknown, supplied: string): Promise<PasswordCheck> {
+    const check = await this.hashing.run(() => checkPassword(stored, supplied));
+    if (check.ok && typeof stored === 'string') this.cache.remember(client, stored, supplied, check, this.backend.credentialCacheSeconds);
+    return check;
+  }
+
+  private async selectOrCancel(attempt: LoginAttempt, sql: string, values: SqlValue[]): Promise<Row[]> {
+    try {
+      return await this.db.select<Row>(sql, values);
+    } catch (error) {
+      // No password was checked (the database failed): this attempt is no failure of the user's.
+      await this.limiter.cancelled(attempt);
+      throw error;
+    }
+  }
+
+  /**
+   * Replaces a plain-text password with its hash (rehash_plaintext). The same
+   * password, so no revocation: the user tables' triggers revoke a user's
+   * tokens when the password changes (scripts/schema.ts), unless the session
+   * says that this very update replaces this plain value with its hash.
+   */
+  private async rehash(user: string, stored: string, pass: string): Promise<void> {
+    const { users, password, userName } = DEFAULT_USER_TABLES;
+    const hashed = await this.hashing.run(() => hashPassword(pass));
+    await this.db.transaction(async (db) => {
+      await db.write(`set ${REHASH_VARIABLE} = sha2(?, 256)`, [stored]);
+      await db.write(`update ${users} set ${password} = ? where ${userName} = ? and ${password} = ?`, [hashed, user, stored]);
+      await db.write(`set ${REHASH_VARIABLE} = null`, []);
+    });
+  }
+}
+
+/**
+ * The session variable that tells the user tables' update trigger that the
+ * server is replacing a plain-text password with its hash (the SHA-256 of the
+ * plain value, so that it excuses that change only).
+ */
+export const REHASH_VARIABLE = '@xmlrest_rehash';
+
+/** The login limits as a plug-in sees them (contract.ts `PluginContext.login`). */
+export interface LoginGuard {
+  begin(user?: string): void | Promise<void>;
+  succeeded(user?: string): void | Promise<void>;
+  verify(user: string | undefined, supplied: string, stored: unknown): Promise<boolean>;
 }
 
 type Row = Record<string, unknown>;

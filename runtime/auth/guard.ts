@@ -1,8 +1,8 @@
 import type { BackendModule, Roles } from '../contract.js';
-import type { Queryable } from '../db/index.js';
 import { forbidden, HttpError } from '../errors.js';
 import type { CredentialCache } from './credential-cache.js';
-import { CredentialChecker } from './credentials.js';
+import { CredentialChecker, type UserDatabase } from './credentials.js';
+import type { Hashing } from './hashing.js';
 import type { JwtKey } from './jwt.js';
 import type { LoginLimiter } from './limiter.js';
 import type { Revocations } from './revocations.js';
@@ -10,12 +10,13 @@ import type { AuthScheme } from './scheme.js';
 import { SCHEMES } from './schemes.js';
 import { TokenIssuer } from './tokens.js';
 
-/** What every backend of one server shares: the token key, revocations, the login limits and the credential cache. */
+/** What every backend of one server shares: the token key, revocations, the login limits, the credential cache and the hashing. */
 export interface SecurityServices {
   key: JwtKey | null;
   revocations: Revocations | undefined;
   limiter: LoginLimiter;
   cache: CredentialCache;
+  hashing: Hashing;
 }
 
 /**
@@ -33,10 +34,10 @@ export class Guard {
 
   constructor(
     readonly backend: BackendModule,
-    db: Queryable,
+    db: UserDatabase,
     services: SecurityServices,
   ) {
-    this.credentials = new CredentialChecker(backend, db, services.limiter, services.cache);
+    this.credentials = new CredentialChecker(backend, db, services.limiter, services.cache, services.hashing);
     this.tokens = services.key === null ? null : new TokenIssuer(backend, services.key);
     const factory = backend.authScheme === null ? undefined : SCHEMES[backend.authScheme];
     this.scheme = factory ? factory({ backend, db, credentials: this.credentials, key: services.key, revocations: services.revocations }) : null;

@@ -1,23 +1,33 @@
 import { HttpError } from '../errors.js';
+import { addressGroup } from './address.js';
 import { digestKey } from './keys.js';
 
 /**
  * Failed-login limits (OWASP API2): after `perUser` failed password checks
- * for one user name from one client address, or `perAddress` from one client
- * address whatever the names, within `windowSeconds`, further attempts from
- * that address answer 429 with Retry-After until the window ends, even with
- * the right password. The user signing in from anywhere else is never
- * stopped: an attacker's failures cannot lock the real user out. The counters
- * live in this process by default; servers behind one load balancer can
- * share them in the database (LOGIN_COUNTERS=database).
+ * for one user name from one client, or `perAddress` from one client
+ * whatever the names, within `windowSeconds`, further attempts from that
+ * client answer 429 with Retry-After until the window ends, even with the
+ * right password. A client is an address, an IPv6 one by its /64
+ * (address.ts). The user signing in from anywhere else is never stopped: an
+ * attacker's failures cannot lock the real user out. Guesses spread over many
+ * clients are slowed instead: once a user name has failed `perUser` times
+ * from all clients together, each further check of it waits, twice as long
+ * each time from BACKOFF_BASE_MS up to `backoffMaxMs`, and then goes on. The
+ * counters live in this process by default; servers behind one load balancer
+ * can share them in the database (LOGIN_COUNTERS=database).
  */
 export interface LoginLimits {
   perUser: number;
   perAddress: number;
   windowSeconds: number;
+  /** Longest wait before a check of a user name that failed often (0: no backoff); default 3 s. */
+  backoffMaxMs?: number;
 }
 
-export const DEFAULT_LOGIN_LIMITS: LoginLimits = { perUser: 10, perAddress: 50, windowSeconds: 300 };
+export const DEFAULT_LOGIN_LIMITS: LoginLimits = { perUser: 10, perAddress: 50, windowSeconds: 300, backoffMaxMs: 3000 };
+
+/** The first wait of the backoff, doubled with each further failure of the name. */
+export const BACKOFF_BASE_MS = 250;
 
 /**
  * Where attempt counts live: `add` counts one and answers the count and when its window ends, at once.
@@ -120,7 +130,16 @@ export interface LoginAttempt {
   user: string | undefined;
   address: string;
   /** Its counters' keys, once made (a check's begin and end share them). */
-  keys?: { account: string | undefined; address: string | undefined };
+  keys?: AttemptKeys;
+}
+
+interface AttemptKeys {
+  /** The user name from this client. */
+  account: string | undefined;
+  /** This client, whatever the name. */
+  address: string | undefined;
+  /** The user name from every client: the backoff's count. */
+  name: string | undefined;
 }
 
 /**
@@ -138,55 +157,73 @@ export class LoginLimiter {
   ) {}
 
   /**
-   * Holds a place for this attempt; throws 429 when its address, or its user name from that address, is over the
-   * limit. With the memory store it answers at once, without a promise (every login passes here); await it.
+   * Holds a place for this attempt; throws 429 when its client, or its user name from that client, is over the
+   * limit; then waits as long as the name's backoff asks. With the memory store and no backoff due it answers at
+   * once, without a promise (every login passes here); await it.
    */
   begin(attempt: LoginAttempt): void | Promise<void> {
-    const { account, address } = this.keys(attempt);
+    const { account, address, name } = this.keys(attempt);
     const { perAddress, perUser, windowSeconds } = this.limits;
     // The address first: an address over its limit leaves nothing behind for the names it sends.
     return then(address === undefined ? undefined : this.store.add(address, windowSeconds), (byAddress) => {
       if (byAddress && byAddress.failures > perAddress) return then(this.store.subtract(address!), () => refuse(byAddress));
       return then(account === undefined ? undefined : this.store.add(account, windowSeconds), (byAccount) => {
-        if (!byAccount || byAccount.failures <= perUser) return;
-        // A refused attempt checked no password: its places are given back.
-        return then(both(this.store.subtract(account!), address === undefined ? undefined : this.store.subtract(address)), () => refuse(byAccount));
+        if (byAccount && byAccount.failures > perUser) {
+          // A refused attempt checked no password: its places are given back.
+          return then(both(this.store.subtract(account!), address === undefined ? undefined : this.store.subtract(address)), () => refuse(byAccount));
+        }
+        return name === undefined ? undefined : then(this.store.add(name, windowSeconds), (byName) => pause(this.backoffMs(byName.failures - 1)));
       });
     });
   }
 
-  /** The password was right: the user name's count at this address starts over, the address's place is given back. */
+  /** The password was right: the user name's count at this client starts over, the other places are given back. */
   succeeded(attempt: LoginAttempt): void | Promise<void> {
-    const { account, address } = this.keys(attempt);
-    return both(account === undefined ? undefined : this.store.clear(account), address === undefined ? undefined : this.store.subtract(address));
+    const { account, address, name } = this.keys(attempt);
+    return all([account === undefined ? undefined : this.store.clear(account), this.giveBack(address), this.giveBack(name)]);
   }
 
-  /** No password was checked after all (the database failed): the attempt's places are given back. */
+  /** No password was checked after all (the database failed, or the hashing was too busy): the attempt's places are given back. */
   cancelled(attempt: LoginAttempt): void | Promise<void> {
-    const { account, address } = this.keys(attempt);
-    return both(account === undefined ? undefined : this.store.subtract(account), address === undefined ? undefined : this.store.subtract(address));
+    const { account, address, name } = this.keys(attempt);
+    return all([this.giveBack(account), this.giveBack(address), this.giveBack(name)]);
   }
 
-  private keys(attempt: LoginAttempt): { account: string | undefined; address: string | undefined } {
-    attempt.keys ??= {
-      account: attempt.user === undefined || this.limits.perUser <= 0 ? undefined : digestKey('account', attempt.directory, attempt.user, attempt.address),
-      address: this.limits.perAddress <= 0 ? undefined : this.addressKey(attempt.address),
+  /** How long a check of a name waits after `failures` of it from every client: nothing below `perUser`, then doubling. */
+  backoffMs(failures: number): number {
+    const { perUser, backoffMaxMs = DEFAULT_LOGIN_LIMITS.backoffMaxMs! } = this.limits;
+    if (perUser <= 0 || backoffMaxMs <= 0 || failures < perUser) return 0;
+    return Math.min(backoffMaxMs, BACKOFF_BASE_MS * 2 ** Math.min(failures - perUser, 30));
+  }
+
+  private giveBack(key: string | undefined): void | Promise<void> {
+    return key === undefined ? undefined : this.store.subtract(key);
+  }
+
+  private keys(attempt: LoginAttempt): AttemptKeys {
+    if (attempt.keys !== undefined) return attempt.keys;
+    const { perUser, perAddress, backoffMaxMs = DEFAULT_LOGIN_LIMITS.backoffMaxMs! } = this.limits;
+    const named = attempt.user !== undefined && perUser > 0;
+    attempt.keys = {
+      account: named ? digestKey('account', attempt.directory, attempt.user!, addressGroup(attempt.address)) : undefined,
+      address: perAddress <= 0 ? undefined : this.addressKey(attempt.address),
+      name: named && backoffMaxMs > 0 ? digestKey('name', attempt.directory, attempt.user!) : undefined,
     };
     return attempt.keys;
   }
 
   /**
-   * An address's counter key, remembered: a client signs in from the same address again and again, and a
-   * SHA-256 per login was a measurable part of issuing a token. At most ADDRESS_KEYS are kept, all forgotten
-   * at once when full, so that a flood of addresses costs bounded memory and only the digests it would cost anyway;
-   * an address longer than any IP address's text (from a proxy's header) is never kept.
+   * A client's counter key, remembered by its address: a client signs in from the same address again and again,
+   * and a SHA-256 per login was a measurable part of issuing a token. At most ADDRESS_KEYS are kept, all
+   * forgotten at once when full, so that a flood of addresses costs bounded memory and only the digests it would
+   * cost anyway; an address longer than any IP address's text (from a proxy's header) is never kept.
    */
   private addressKey(address: string): string {
     if (address.length > LONGEST_ADDRESS) return digestKey('address', address);
     let key = this.addressKeys.get(address);
     if (key === undefined) {
       if (this.addressKeys.size >= ADDRESS_KEYS) this.addressKeys.clear();
-      key = digestKey('address', address);
+      key = digestKey('address', addressGroup(address));
       this.addressKeys.set(address, key);
     }
     return key;
@@ -207,7 +244,16 @@ function then<T, U>(value: Maybe<T>, next: (value: T) => Maybe<U>): Maybe<U> {
 
 /** Both writes done; no promise to wait on when the store answered at once (the memory store always does). */
 function both(first: void | Promise<void>, second: void | Promise<void>): void | Promise<void> {
-  if (first instanceof Promise || second instanceof Promise) return Promise.all([first, second]).then(() => undefined);
+  return all([first, second]);
+}
+
+function all(writes: (void | Promise<void>)[]): void | Promise<void> {
+  if (writes.some((write) => write instanceof Promise)) return Promise.all(writes).then(() => undefined);
+}
+
+/** Waits `ms`; no promise at all for no wait. */
+function pause(ms: number): void | Promise<void> {
+  if (ms > 0) return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 function refuse(counted: Counted): never {

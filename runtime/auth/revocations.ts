@@ -21,15 +21,9 @@ export const REVOCATION_TABLES = [
     revoked_before timestamp not null,
     primary key (backend, sub)
   ) engine = InnoDB`,
-  // Users whose password or roles changed, by id (written by triggers on the user tables, whoever changed
-  // them): every server forgets its remembered password checks of them.
-  `create table if not exists xmlrest_user_change (
-    id bigint unsigned not null auto_increment primary key,
-    user_id varchar(190) character set utf8mb4 collate utf8mb4_nopad_bin not null,
-    changed_on timestamp not null default current_timestamp,
-    key xmlrest_user_change_on (changed_on)
-  ) engine = InnoDB`,
-  // Replaced by xmlrest_user_change, which names users by id rather than by a name a lookup may fold.
+  // Lists of users whose remembered logins servers had to forget: a remembered login now says only that a
+  // password is right for a stored value, so a change of the user's roles or password needs no forgetting.
+  'drop table if exists xmlrest_user_change',
   'drop table if exists xmlrest_credential_change',
 ];
 
@@ -45,15 +39,11 @@ export class Revocations {
   private users = new Map<string, Map<string, number>>();
   private timer: NodeJS.Timeout | undefined;
   private warned = false;
-  /** The last credential change seen; undefined until the first read, which only learns where the list ends. */
-  private lastChange: number | undefined;
   private reading: Promise<void> | undefined;
 
   constructor(
     private readonly db: Queryable,
     private readonly logger: Logger,
-    /** Called with the id of each user whose password or roles changed since the last read. */
-    private readonly onUserChange: (userId: string) => void = () => {},
   ) {}
 
   /** Reads the lists now and then every `intervalMs`. */
@@ -93,14 +83,6 @@ export class Revocations {
         if (!byUser) this.users.set(row.backend, (byUser = new Map()));
         byUser.set(row.sub, Number(row.before));
       }
-      const changes = await this.db.select<{ id: number | string; user_id: string }>(
-        this.lastChange === undefined
-          ? 'select coalesce(max(id), 0) as id, null as user_id from xmlrest_user_change'
-          : 'select id, user_id from xmlrest_user_change where id > ? order by id',
-        this.lastChange === undefined ? [] : [this.lastChange],
-      );
-      if (this.lastChange !== undefined) for (const change of changes) this.onUserChange(String(change.user_id));
-      this.lastChange = Number(changes.at(-1)?.id ?? this.lastChange ?? 0);
     } catch (error) {
       if ((error as { errno?: number }).errno === NO_TABLE) return;
       if (!this.warned) this.logger.warn({ error: (error as Error).message }, 'cannot read token revocations; keeping the last lists');

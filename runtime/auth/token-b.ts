@@ -23,13 +23,19 @@ export interface TokenGeneratorArgs {
  * means the credentials were wrong.
  */
 export const tokenGenerator: Plugin<TokenGeneratorArgs, string> = async (args, context) => {
-  // The query has run already; a client over the limit is refused all the same, and learns nothing.
   const user = args.user === undefined || args.user === null ? undefined : String(args.user);
-  await context.login.begin(user);
-  const verified = 'hash' in args ? await context.verifyPassword(user ?? String(args.sub ?? ''), String(args.password ?? ''), args.hash) : true;
-  if (!verified || args.sub === null || args.sub === undefined || args.aud === null || args.aud === undefined) {
-    throw new HttpError(401, 'Invalid credentials', {}, args.sub === null || args.sub === undefined ? 'unknown_user' : 'bad_password');
+  const noRow = args.sub === null || args.sub === undefined || args.aud === null || args.aud === undefined;
+  if ('hash' in args) {
+    // The query returned the stored value: a whole login against it (a remembered verdict, else the limits,
+    // the backoff and the hash), as HTTP Basic does one.
+    const verified = await context.login.verify(user, String(args.password ?? ''), args.hash);
+    if (!verified || noRow) throw new HttpError(401, 'Invalid credentials', {}, args.sub === null || args.sub === undefined ? 'unknown_user' : 'bad_password');
+  } else {
+    // The query compared the password itself and has run already: a client over the limit is refused all
+    // the same, and learns nothing.
+    await context.login.begin(user);
+    if (noRow) throw new HttpError(401, 'Invalid credentials', {}, 'bad_credentials');
+    await context.login.succeeded(user);
   }
-  await context.login.succeeded(user);
   return context.signToken({ sub: String(args.sub), aud: String(args.aud) });
 };

@@ -3,7 +3,7 @@ import type { PoolConnection } from 'mysql2';
 import { bounded, DatabaseFault, faultOf, mayRunAgain, POOL_EXHAUSTED, pause, remaining, TIMED_OUT } from './faults.js';
 import { execute, type Queryable, query, type SqlValue, StatementRunner, type WriteResult } from './statements.js';
 
-/** Where connections come from: one pool, or a pool per host in order (db-url.ts). Narrow, so a cluster can stand in. */
+/** Where connections come from: one pool, or a pool per host in order (pool.ts). Narrow, so a cluster can stand in. */
 export interface ConnectionSource {
   getConnection(): Promise<PoolConnection>;
   /** The connection failed, or its host said it cannot serve: in a cluster, that host rests and the next one serves. */

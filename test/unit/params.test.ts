@@ -15,6 +15,21 @@ const message = (value: unknown, spec: ParamSpec) => {
   }
 };
 
+describe('readParams: where a parameter comes from', () => {
+  const spec: ParamSpec = { kind: 'string', nullable: false };
+  it('takes the body over the query string, and the query string when the body lacks it', () => {
+    expect(readParams({ p: 'query' }, { p: 'body' }, { p: spec })).toEqual({ p: 'body' });
+    expect(readParams({ p: 'query' }, undefined, { p: spec })).toEqual({ p: 'query' });
+  });
+
+  it("reads a parameter marked from: 'body' (a token request's) from the body only", () => {
+    const fromBody: ParamSpec = { ...spec, from: 'body' };
+    expect(readParams({ p: 'query' }, { p: 'body' }, { p: fromBody })).toEqual({ p: 'body' });
+    expect(() => readParams({ p: 'query' }, undefined, { p: fromBody })).toThrow("Missing parameter 'p'");
+    expect(() => readParams({ p: 'query' }, {}, { p: fromBody })).toThrow("Missing parameter 'p'");
+  });
+});
+
 describe('readParams: checks and converts each parameter to what its column takes', () => {
   it('converts whole numbers, keeping BIGINT and DECIMAL exact as strings', () => {
     expect(read('42', { kind: 'integer', nullable: false })).toBe(42);

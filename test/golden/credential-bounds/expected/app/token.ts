@@ -13,13 +13,13 @@ export interface AuthQueryRow {
   pass_word: unknown;
 }
 
-/** What the parameters of POST must be, from the columns they meet; checked before any step runs. */
+/** What the parameters of POST must be, from the columns they meet; checked before any step runs. A token request: from the body only, never the query string. */
 export const TOKEN_POST_PARAMS: ParamSpecs = {
-  user: { kind: 'string', nullable: false, maxBytes: 255 },
-  pass: { kind: 'string', nullable: false, maxBytes: 1024 },
+  user: { kind: 'string', nullable: false, maxBytes: 255, from: 'body' },
+  pass: { kind: 'string', nullable: false, maxBytes: 1024, from: 'body' },
 };
 
-/** Request parameters of POST, from the query string or the body, converted to what their columns take. */
+/** Request parameters of POST, from the body only, converted to what their columns take. */
 export interface TokenPostParams {
   user: string;
   pass: string;

@@ -14,13 +14,13 @@ export interface AuthQueryRow {
   aud: unknown;
 }
 
-/** What the parameters of POST must be, from the columns they meet; checked before any step runs. */
+/** What the parameters of POST must be, from the columns they meet; checked before any step runs. A token request: from the body only, never the query string. */
 export const TOKEN_POST_PARAMS: ParamSpecs = {
-  user: { kind: 'any', nullable: true },
-  pass: { kind: 'any', nullable: true },
+  user: { kind: 'any', nullable: true, from: 'body' },
+  pass: { kind: 'any', nullable: true, from: 'body' },
 };
 
-/** Request parameters of POST, from the query string or the body, converted to what their columns take. */
+/** Request parameters of POST, from the body only, converted to what their columns take. */
 export interface TokenPostParams {
   user: ParamValue;
   pass: ParamValue;

@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../runtime/config.js';
+
+/** runtime/config.ts: how the settings of the environment combine. */
+const load = (env: Record<string, string>) => loadConfig({ DATABASE_URL: 'mysql://u:p@h/d', ...env });
+
+describe('PROXY_HOPS and TRUST_PROXY', () => {
+  it('trusts no proxy by default, one for TRUST_PROXY=true, and as many as PROXY_HOPS says', () => {
+    expect(load({}).proxyHops).toBe(0);
+    expect(load({ TRUST_PROXY: 'true' }).proxyHops).toBe(1);
+    expect(load({ TRUST_PROXY: 'false' }).proxyHops).toBe(0);
+    expect(load({ PROXY_HOPS: '2' }).proxyHops).toBe(2);
+    expect(load({ PROXY_HOPS: '0' }).proxyHops).toBe(0);
+    expect(load({ PROXY_HOPS: '2', TRUST_PROXY: 'true' }).proxyHops).toBe(2);
+    expect(load({ PROXY_HOPS: '0', TRUST_PROXY: 'false' }).proxyHops).toBe(0);
+  });
+
+  it('names both when they disagree, and refuses a PROXY_HOPS that is not a whole number', () => {
+    expect(() => load({ PROXY_HOPS: '0', TRUST_PROXY: 'true' })).toThrow(ConfigError);
+    expect(() => load({ PROXY_HOPS: '1', TRUST_PROXY: 'false' })).toThrow(/TRUST_PROXY=false and PROXY_HOPS=1 disagree/);
+    expect(() => load({ PROXY_HOPS: 'one' })).toThrow(/PROXY_HOPS is a whole number, not one/);
+  });
+});
+
+describe('the login backoff', () => {
+  it('waits at most 3 s by default, and LOGIN_BACKOFF_MAX_MS sets it (0 turns it off)', () => {
+    expect(load({}).loginLimits.backoffMaxMs).toBe(3000);
+    expect(load({ LOGIN_BACKOFF_MAX_MS: '0' }).loginLimits.backoffMaxMs).toBe(0);
+  });
+});
