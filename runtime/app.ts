@@ -94,7 +94,7 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   const limiter = new LoginLimiter(options.loginLimits, options.loginCounters === 'database' ? new DatabaseFailureStore(options.database) : undefined);
   if ((options.revocationPollMs ?? 5000) > 0) void revocations.start(options.revocationPollMs ?? 5000);
 
-  const metrics = new Metrics(options.database);
+  const metrics = new Metrics(options.database, hashing);
   options.database.on('retry', ({ reason, attempt }) => {
     metrics.retried(reason);
     logger.warn({ reason, attempt }, 'database operation run again');

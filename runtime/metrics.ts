@@ -68,7 +68,7 @@ export class Metrics {
   /** Every route's series, kept across reloads so that counters never go back. */
   private readonly series = new Map<string, RouteSeries>();
 
-  constructor(pool: PoolStats) {
+  constructor(pool: PoolStats, hashing?: { readonly checked: number; readonly queued: number }) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
     const all = () => [...this.series.values()];
@@ -99,6 +99,23 @@ export class Metrics {
     gauge('xmlrest_db_pool_connections_in_use', 'Database connections running a statement', (stats) => stats.inUse);
     gauge('xmlrest_db_pool_connections_idle', 'Database connections open and idle', (stats) => stats.idle);
     gauge('xmlrest_db_pool_requests_queued', 'Requests waiting for a database connection', (stats) => stats.queued);
+    if (hashing !== undefined) {
+      registerCustom(
+        this.registry,
+        'xmlrest_password_checks_total',
+        'Password hashes checked (argon2id, or a plain-text row checked as slowly)',
+        'counter',
+        (name) => [{ metricName: name, labels: {}, value: hashing.checked }],
+      );
+      new Gauge({
+        name: 'xmlrest_password_checks_waiting',
+        help: 'Password checks waiting for a free core (past a bound, logins answer 503)',
+        registers,
+        collect() {
+          this.set(hashing.queued);
+        },
+      });
+    }
   }
 
   /** The series of a route and method (made once; a reloaded route keeps counting where it was). */

@@ -32,6 +32,8 @@ export interface Verdict {
 export class CredentialCache {
   private readonly digest = new SecretDigest();
   private readonly entries = new Map<string, { plain: boolean; expiresAt: number }>();
+  /** Checks under way, by the same key: at most one per client, stored value and password at any time. */
+  private readonly running = new Map<string, Promise<Verdict & { ok: boolean }>>();
 
   constructor(private readonly capacity = 10_000) {}
 
@@ -52,6 +54,21 @@ export class CredentialCache {
     this.entries.delete(key);
     if (this.entries.size >= this.capacity) this.entries.delete(this.entries.keys().next().value!);
     this.entries.set(key, { plain: verdict.plain, expiresAt: Date.now() + seconds * 1000 });
+  }
+
+  /**
+   * Runs `check` for `supplied` against `stored` from `client`, unless the same check is under way: then its
+   * answer is shared. A client that opens many connections at once with the same credentials (a pool of
+   * workers, a page's parallel requests) costs one argon2id computation, not one each, which the bounded
+   * hashing (hashing.ts) would otherwise turn into 503s until the first verdict is remembered.
+   */
+  once(client: string, stored: string, supplied: string, check: () => Promise<Verdict & { ok: boolean }>): Promise<Verdict & { ok: boolean }> {
+    const key = this.digest.of(client, stored, supplied);
+    const under = this.running.get(key);
+    if (under !== undefined) return under;
+    const started = check().finally(() => this.running.delete(key));
+    this.running.set(key, started);
+    return started;
   }
 
   get size(): number {

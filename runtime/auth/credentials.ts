@@ -74,8 +74,9 @@ export class CredentialChecker {
   async verifyPassword(user: string, supplied: string, stored: unknown, address: string): Promise<boolean> {
     if (credentialProblem('user', user) || credentialProblem('password', supplied)) return false;
     const client = addressGroup(address);
-    if (typeof stored === 'string' && this.cache.verdict(client, stored, supplied)) return true;
-    return (await this.hash(client, stored, supplied)).ok;
+    if (typeof stored !== 'string') return (await this.hash(client, stored, supplied)).ok;
+    if (this.cache.verdict(client, stored, supplied)) return true;
+    return (await this.cache.once(client, stored, supplied, () => this.hash(client, stored, supplied))).ok;
   }
 
   /** The login limits, for a door that runs its own query (the token generator). */
@@ -104,8 +105,16 @@ export class CredentialChecker {
    */
   private async verify(attempt: LoginAttempt, stored: unknown, supplied: string): Promise<PasswordCheck> {
     const client = addressGroup(attempt.address);
-    const remembered = typeof stored === 'string' ? this.cache.verdict(client, stored, supplied) : undefined;
+    if (typeof stored !== 'string') return this.limitedHash(attempt, client, stored, supplied);
+    const remembered = this.cache.verdict(client, stored, supplied);
     if (remembered) return { ok: true, plain: remembered.plain };
+    // The same password against the same stored value from the same client, already being checked: the same
+    // guess, so it waits for that check's answer (or its 429 or 503) rather than counting, and hashing, again.
+    return this.cache.once(client, stored, supplied, () => this.limitedHash(attempt, client, stored, supplied));
+  }
+
+  /** The limits (429) and the backoff, then the hash; a check the server could not run (503) counts as no attempt. */
+  private async limitedHash(attempt: LoginAttempt, client: string, stored: unknown, supplied: string): Promise<PasswordCheck> {
     await this.limiter.begin(attempt);
     let check: PasswordCheck;
     try {

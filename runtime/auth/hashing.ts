@@ -17,6 +17,8 @@ import { HttpError } from '../errors.js';
 export class Hashing {
   private running = 0;
   private readonly waiting: (() => void)[] = [];
+  /** Checks run since start, for the metrics (xmlrest_password_checks_total). */
+  checked = 0;
 
   constructor(
     readonly concurrency = Math.max(1, availableParallelism() - 1),
@@ -30,12 +32,18 @@ export class Hashing {
     // A turn handed over by a check that ended: `running` already counts this one.
     else await new Promise<void>((resolve) => this.waiting.push(resolve));
     try {
+      this.checked++;
       return await work();
     } finally {
       const next = this.waiting.shift();
       if (next) next();
       else this.running--;
     }
+  }
+
+  /** Checks waiting for a turn now, for the metrics (xmlrest_password_checks_waiting). */
+  get queued(): number {
+    return this.waiting.length;
   }
 }
 

@@ -251,6 +251,23 @@ describe('7. login limits and hashing under a flood', () => {
     }
   }, 60_000);
 
+  it('checks a password once for many connections opened at once with the same credentials, and counts checks in /metrics', async () => {
+    const server = await startBuiltServer({ env: { ADMIN_PORT: '0' } });
+    const checks = async () => Number(/^xmlrest_password_checks_total (\d+)$/m.exec((await send(`${server.adminUrl}/metrics`)).text)?.[1]);
+    try {
+      await user('cr-pool', ['staff']);
+      const before = await checks();
+      // A pool of workers starting together, each with the same Basic credentials, none yet remembered: one argon2id
+      // check serves them all, rather than one each queued behind the bounded hashing (and 503 past its bound).
+      const answers = await Promise.all(Array.from({ length: 60 }, () => staffMe(server.url, 'cr-pool', 'cr-pool-pw')));
+      expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 200));
+      expect((await checks()) - before).toBe(1);
+      expect((await send(`${server.adminUrl}/metrics`)).text).toMatch(/^xmlrest_password_checks_waiting 0$/m);
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
+
   it('slows a user name failing from many addresses, up to a few seconds, and never locks its owner out', async () => {
     const server = await startBuiltServer({ env: { LOGIN_MAX_FAILURES: '2', LOGIN_MAX_FAILURES_PER_ADDRESS: '0' } });
     try {
