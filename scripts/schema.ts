@@ -74,10 +74,14 @@ export const DEFAULT_TABLE_TRIGGERS: Record<string, string> = {
   end`,
 };
 
-/** The demo's users and roles (their passwords are `<name>-pass`, printed by `npm run demo`). */
+/**
+ * The demo's users and roles (their passwords are `<name>-pass`, printed by `npm run demo`). bob operates
+ * both consoles: shop's console role is admin (console_role in its backend.xml), staff's the default,
+ * xmlrest-operator.
+ */
 export const DEMO_USERS: readonly { id: number; name: string; roles: readonly string[] }[] = [
   { id: 1, name: 'alice', roles: ['customer'] },
-  { id: 2, name: 'bob', roles: ['customer', 'admin'] },
+  { id: 2, name: 'bob', roles: ['customer', 'admin', 'xmlrest-operator'] },
   { id: 3, name: 'carol', roles: ['staff'] },
   { id: 4, name: 'dave', roles: ['guest'] },
 ];
@@ -97,6 +101,8 @@ export async function createDemoDatabase(url: string): Promise<void> {
         if (existing.stored === `${user.name}-pass`) {
           await connection.execute(`update ${USERS} set ${PASSWORD} = ? where ${ID} = ?`, [await hashPassword(existing.stored), user.id]);
         }
+        // A demo database from before a demo role was added (xmlrest-operator) gets it; a held one stays as it is.
+        for (const role of user.roles) await grantRole(connection, user.id, role);
         continue;
       }
       await connection.execute(`insert into ${USERS} (${ID}, ${NAME}, ${PASSWORD}) values (?, ?, ?)`, [

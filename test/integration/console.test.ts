@@ -118,7 +118,7 @@ describe('console API', () => {
     expect(body.backends).toEqual(
       expect.arrayContaining([
         { name: 'shop', authScheme: 'Bearer', consoleRole: 'admin' },
-        { name: 'staff', authScheme: 'Basic', consoleRole: 'admin' },
+        { name: 'staff', authScheme: 'Basic', consoleRole: 'xmlrest-operator' },
       ]),
     );
   });

@@ -248,7 +248,7 @@ describe('3. role changes reach every token and cache', () => {
   };
 
   it('from the console of a Basic backend: the Bearer tokens of every backend end too', async () => {
-    await user('sec-staff-admin', 'sec-staff-admin-pw', ['admin', 'staff']);
+    await user('sec-staff-admin', 'sec-staff-admin-pw', ['xmlrest-operator', 'staff']);
     await user('sec-rc-1', 'sec-rc-1-pw', ['customer', 'staff', 'guest']);
     await revokedEverywhere('sec-rc-1', async () => {
       await consoleRevoke('staff', 'sec-rc-1', 'customer');
