@@ -27,6 +27,8 @@ export interface ConsoleOptions {
    */
   server: () => Pick<ReloadableApp, 'guardFor' | 'revocations'> | undefined;
   logger?: Logger;
+  /** Refuse credentials sent over plain HTTP from anywhere but loopback (REQUIRE_TLS_FOR_CREDENTIALS). */
+  requireTlsForCredentials?: boolean;
 }
 
 export interface State {

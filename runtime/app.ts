@@ -10,7 +10,7 @@ import { fieldReader } from './body.js';
 import type { BackendModule } from './contract.js';
 import type { Database } from './db.js';
 import { frontDoor, InFlight } from './front-door.js';
-import { Readiness } from './health.js';
+import { healthRoutes, Readiness } from './health.js';
 import { STOPPED } from './listen.js';
 import { createLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
@@ -57,6 +57,11 @@ export interface ReloadableApp {
   revocations: Revocations;
   /** The guard of a backend served now, shared with other doors to the same users (the console). */
   guardFor(backend: string): Guard | undefined;
+  /**
+   * The admin listener's app (ADMIN_PORT): health, readiness and metrics, and the middleware given (the
+   * console, with CONSOLE=admin), behind the same front door and transport rule as the API.
+   */
+  adminApp(middleware?: readonly Koa.Middleware[]): Koa;
   /** Stops the revocation poll (the HTTP server is closed by whoever listens). */
   close(): void;
   /**
@@ -120,12 +125,11 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
     );
   }
   const requireTls = options.requireTlsForCredentials ?? false;
-  if (requireTls) {
-    app.use((ctx, next) => {
-      if (ctx.headers.authorization !== undefined) refuseInsecureCredentials(ctx);
-      return next();
-    });
-  }
+  const transportRule: Koa.Middleware = (ctx, next) => {
+    if (ctx.headers.authorization !== undefined) refuseInsecureCredentials(ctx);
+    return next();
+  };
+  if (requireTls) app.use(transportRule);
   for (const middleware of options.middleware ?? []) app.use(middleware);
 
   const readFields = fieldReader();
@@ -159,6 +163,25 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
     drain: (timeoutMs) => inFlight.drained(timeoutMs),
     revocations,
     guardFor: (backend) => current.guards.get(backend),
+    adminApp: (middleware = []) => {
+      const admin = new Koa();
+      admin.silent = true;
+      admin.proxy = app.proxy;
+      admin.maxIpsCount = app.maxIpsCount;
+      if (middleware.length > 0) {
+        // Requests other than probes and scrapes (the console) get what the API's get: an id, a log line, the
+        // API's headers, JSON errors, the transport rule. A listener of health checks alone stays as quiet as before.
+        admin.use(frontDoor({ logger, metrics, readiness, inFlight: new InFlight() }));
+        if (requireTls) admin.use(transportRule);
+      }
+      admin.use(healthRoutes(readiness, metrics));
+      for (const more of middleware) admin.use(more);
+      admin.use((ctx) => {
+        ctx.status = 404;
+        ctx.body = { message: 'Not found', status: 404 };
+      });
+      return admin;
+    },
     close: () => revocations.stop(),
     reload: (backends, openapi) => {
       current = build(backends, openapi);
