@@ -3,6 +3,7 @@ import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setAuthAttribute } from '../generator/index.js';
 import { HttpError } from '../runtime/errors.js';
+import type { Peer } from '../runtime/index.js';
 import { explain, findRoute, routesOf } from './access.js';
 import {
   type Console,
@@ -46,6 +47,7 @@ export function resourcesApi(router: ConsoleRouter, console: Console): void {
     const resource = findResource(ctx);
     const body = (ctx.request as { body?: { auth?: unknown; etag?: unknown } }).body ?? {};
     const access = parseAccess(body.auth);
+    await refuseBesideOtherServers(console);
     const auth = access === null ? null : access === '*' ? '*' : access.join(' ');
     const file = path.join(options.root, resource.source);
     const before = readFileSync(file, 'utf8');
@@ -111,6 +113,29 @@ export function resourcesApi(router: ConsoleRouter, console: Console): void {
     }
     ctx.body = explain(route, user, holds);
   });
+}
+
+/**
+ * A console edit rewrites this server's resource files and reloads this server's routes: other servers on
+ * the same database (runtime/peers.ts) would keep the old rule until they restart, so the console refuses it
+ * there, saying why. Role and user changes live in the database and reach every server; they stay allowed.
+ */
+async function refuseBesideOtherServers(console: Console): Promise<void> {
+  const peers = console.options.server()?.peers;
+  if (!peers) throw new HttpError(503, 'The server is starting: try again in a moment', { 'Retry-After': '1' });
+  let others: Peer[];
+  try {
+    others = await peers.others();
+  } catch (error) {
+    if ((error as { errno?: number }).errno !== 1146) throw error;
+    throw new HttpError(409, 'This server cannot tell whether other servers share its database (the table xmlrest_server is missing): run npx xmlrest db init');
+  }
+  if (others.length === 0) return;
+  const named = others.map((peer) => `${peer.host} pid ${peer.pid}`).join(', ');
+  throw new HttpError(
+    409,
+    `Several servers serve this database (this one and ${others.length} more: ${named}): a console edit would change this server's resource files only, and the others would keep the old rule until they restart. Change resources/ in the repository and deploy`,
+  );
 }
 
 function etag(text: string): string {

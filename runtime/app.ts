@@ -14,6 +14,7 @@ import { healthRoutes, Readiness } from './health.js';
 import { STOPPED } from './listen.js';
 import { createLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
+import { Peers } from './peers.js';
 import { buildRoutes, type Routes } from './routes.js';
 
 export interface ServerOptions {
@@ -34,6 +35,8 @@ export interface ServerOptions {
   maxParams?: number;
   /** How often to read token revocations from the database; default 5 s, 0 never. */
   revocationPollMs?: number;
+  /** How often to announce this server to the others on its database (xmlrest_server); default 5 s, 0 never. */
+  announceMs?: number;
   /** Failed-login limits; default 10 per user name from one address and 50 per address in 5 minutes. */
   loginLimits?: LoginLimits;
   /** Where failure counts live: this process (default), or the database, shared by every server. */
@@ -57,12 +60,14 @@ export interface ReloadableApp {
   revocations: Revocations;
   /** The guard of a backend served now, shared with other doors to the same users (the console). */
   guardFor(backend: string): Guard | undefined;
+  /** The other servers on this database; `leave()` when a graceful stop begins. */
+  peers: Peers;
   /**
    * The admin listener's app (ADMIN_PORT): health, readiness and metrics, and the middleware given (the
    * console, with CONSOLE=admin), behind the same front door and transport rule as the API.
    */
   adminApp(middleware?: readonly Koa.Middleware[]): Koa;
-  /** Stops the revocation poll (the HTTP server is closed by whoever listens). */
+  /** Stops the revocation poll and the announcements (the HTTP server is closed by whoever listens). */
   close(): void;
   /**
    * Swaps in new backends (and OpenAPI document) for the requests that start
@@ -93,6 +98,8 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   const revocations = new Revocations(options.database, logger, (userId) => cache.forget(userId));
   const limiter = new LoginLimiter(options.loginLimits, options.loginCounters === 'database' ? new DatabaseFailureStore(options.database) : undefined);
   if ((options.revocationPollMs ?? 5000) > 0) void revocations.start(options.revocationPollMs ?? 5000);
+  const peers = new Peers(options.database, logger);
+  if ((options.announceMs ?? 5000) > 0) void peers.start(options.announceMs ?? 5000);
 
   const metrics = new Metrics(options.database);
   options.database.on('retry', ({ reason, attempt }) => {
@@ -104,7 +111,10 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
 
   const app = new Koa();
   // Background work ends with the server that `listen` started (or with `close()` below).
-  app.once(STOPPED, () => revocations.stop());
+  app.once(STOPPED, () => {
+    revocations.stop();
+    peers.stop();
+  });
   // Errors are logged by the front door, with their request id; Koa's own printer would log them again.
   app.silent = true;
   // Client address and scheme come from X-Forwarded-* only when told to trust a proxy, and then only
@@ -163,6 +173,7 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
     drain: (timeoutMs) => inFlight.drained(timeoutMs),
     revocations,
     guardFor: (backend) => current.guards.get(backend),
+    peers,
     adminApp: (middleware = []) => {
       const admin = new Koa();
       admin.silent = true;
@@ -182,7 +193,10 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
       });
       return admin;
     },
-    close: () => revocations.stop(),
+    close: () => {
+      revocations.stop();
+      peers.stop();
+    },
     reload: (backends, openapi) => {
       current = build(backends, openapi);
     },

@@ -18,6 +18,7 @@ const OWN_TABLES = [
   'xmlrest_role',
   'xmlrest_console_audit',
   'xmlrest_login_failure',
+  'xmlrest_server',
 ];
 const NODE_NEEDED = [20, 12] as const;
 

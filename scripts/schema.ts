@@ -6,6 +6,7 @@ import { LOGIN_FAILURE_TABLE } from '../runtime/auth/limiter.js';
 import { hashPassword } from '../runtime/auth/passwords.js';
 import { REVOCATION_TABLES } from '../runtime/auth/revocations.js';
 import { DEFAULT_USER_TABLES } from '../runtime/auth/user-tables.js';
+import { SERVER_TABLE } from '../runtime/peers.js';
 import { connectTo } from './connection.js';
 
 const { users: USERS, roles: ROLES, userId: ID, userName: NAME, password: PASSWORD, roleName: ROLE } = DEFAULT_USER_TABLES;
@@ -121,6 +122,8 @@ export async function createDefaultTables(connection: Connection): Promise<void>
   for (const statement of DEFAULT_TABLES) await connection.query(statement);
   // Roles created on the console before anyone holds them (console/store.ts).
   await connection.query(ROLE_CATALOG);
+  // The servers on this database, each announcing itself every few seconds (runtime/peers.ts).
+  await connection.query(SERVER_TABLE);
   // What operators did on the console (console/audit.ts).
   await connection.query(AUDIT_TABLE);
   for (const statement of REVOCATION_TABLES) await connection.query(statement);

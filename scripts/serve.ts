@@ -74,6 +74,9 @@ const listenOptions = {
   headersTimeoutMs: config.headersTimeoutMs,
   tls: config.tls,
 };
+// Known to the other servers on the database before serving (the console asks them before it edits a
+// file); a database that does not answer delays the start by a second at most.
+await Promise.race([server.peers.beat(), new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
 const running = await listen(server.app, config.port, config.host, listenOptions);
 // Health, readiness and metrics on a port of their own (PostgREST's admin server), on the same host; the
 // console too with CONSOLE=admin.

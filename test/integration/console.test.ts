@@ -2,19 +2,22 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, write
 import path from 'node:path';
 import type mysql from 'mysql2/promise';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { consoleMiddleware } from '../../console/server.js';
 import { createLogger, createReloadableApp, type Database, listen, openDatabase, type RunningServer } from '../../runtime/index.js';
 import { CHROMIUM_ARGS, ensureChromium } from '../../scripts/chromium.js';
 import { connectTo } from '../../scripts/connection.js';
 import { ProjectHost } from '../../scripts/project-host.js';
 import { addPlainTextUser, addUser } from '../../scripts/schema.js';
+import { ownDatabase } from '../support/own-database.js';
 import { basic, decodeJwt, TEST_SECRET } from '../support/server.js';
 
 /**
  * The admin console over a copy of the demo resources (it rewrites
  * them), on the real server and MariaDB, driven by the API and by headless
- * Chromium. Screenshots go to test/.artifacts/console-*.png.
+ * Chromium. Screenshots go to test/.artifacts/console-*.png. The database is
+ * this file's own: the console refuses edits while other servers (other
+ * files') serve its database.
  */
 const ROOT = 'test/.tmp/console';
 const ARTIFACTS = 'test/.artifacts';
@@ -23,6 +26,7 @@ let database: Database;
 let browser: Browser | undefined;
 let url = '';
 let adamId = 0;
+let databaseUrl = '';
 
 beforeAll(async () => {
   rmSync(ROOT, { recursive: true, force: true });
@@ -33,7 +37,8 @@ beforeAll(async () => {
   mkdirSync(path.join(ROOT, 'generated'), { recursive: true });
   cpSync('generated/column-types.json', path.join(ROOT, 'generated/column-types.json'));
 
-  const connection = await connectTo(inject('databaseUrl'));
+  databaseUrl = await ownDatabase('console');
+  const connection = await connectTo(databaseUrl);
   // The lab backend's own AuthQuery compares $pass in SQL: its users' rows hold plain text.
   await addPlainTextUser(connection, 'olga-operator', 'olga-pass-1', ['operator']);
   // An admin of its own, whose tokens a test revokes (revocations live in the database all tests share).
@@ -41,7 +46,7 @@ beforeAll(async () => {
   await addUser(connection, 'nina-nobody', 'nina-pass-1', []);
   await connection.end();
 
-  database = openDatabase(inject('databaseUrl'));
+  database = openDatabase(databaseUrl);
   let host: ProjectHost | undefined;
   const adminConsole = consoleMiddleware({
     basePath: '',
@@ -209,7 +214,7 @@ async function signsIn(user: string, password: string): Promise<number> {
 describe('console API: access rules, users and roles, history (docs/contract.md §8)', () => {
   let connection: mysql.Connection;
   beforeAll(async () => {
-    connection = await connectTo(inject('databaseUrl'));
+    connection = await connectTo(databaseUrl);
   });
   afterAll(() => connection.end());
   const idOf = async (name: string) =>
@@ -383,7 +388,7 @@ describe('console in headless Chromium', () => {
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
-    connection = await connectTo(inject('databaseUrl'));
+    connection = await connectTo(databaseUrl);
   });
   beforeEach(async () => {
     page = await browser!.newPage({ viewport: { width: 1200, height: 800 } });
