@@ -16,7 +16,9 @@ import {
   parseAccess,
   requireManageable,
   resourceAccess,
+  rolesOf,
 } from './context.js';
+import { RoleScope } from './scope.js';
 
 /**
  * The console's resources: their access per method, setting or clearing a
@@ -47,6 +49,7 @@ export function resourcesApi(router: ConsoleRouter, console: Console): void {
     const resource = findResource(ctx);
     const body = (ctx.request as { body?: { auth?: unknown; etag?: unknown } }).body ?? {};
     const access = parseAccess(body.auth);
+    (await RoleScope.of(ctx.state.backend, options.backends(), store)).requireNameable(rolesOf(access));
     await refuseBesideOtherServers(console);
     const auth = access === null ? null : access === '*' ? '*' : access.join(' ');
     const file = path.join(options.root, resource.source);

@@ -93,8 +93,11 @@ export async function doctor(root: string): Promise<number> {
           const [triggers] = (await connection.query(
             'select trigger_name as name from information_schema.triggers where trigger_schema = database()',
           )) as unknown as [{ name: string }[]];
-          const present = new Set([...tables, ...triggers].map((row) => row.name));
-          const missing = [...OWN_TABLES, ...Object.keys(DEFAULT_TABLE_TRIGGERS)].filter((name) => !present.has(name));
+          const [columns] = (await connection.query(
+            "select concat(table_name, '.', column_name) as name from information_schema.columns where table_schema = database() and table_name = 'xmlrest_role' and column_name = 'backend'",
+          )) as unknown as [{ name: string }[]];
+          const present = new Set([...tables, ...triggers, ...columns].map((row) => row.name));
+          const missing = [...OWN_TABLES, ...Object.keys(DEFAULT_TABLE_TRIGGERS), 'xmlrest_role.backend'].filter((name) => !present.has(name));
           say(
             missing.length === 0
               ? {

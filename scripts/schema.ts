@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Connection } from 'mysql2/promise';
 import { AUDIT_TABLE } from '../console/audit.js';
-import { ROLE_CATALOG, UserStore } from '../console/store.js';
+import { ROLE_CATALOG, ROLE_CATALOG_BACKEND, UserStore } from '../console/store.js';
 import { LOGIN_FAILURE_TABLE } from '../runtime/auth/limiter.js';
 import { hashPassword } from '../runtime/auth/passwords.js';
 import { REVOCATION_TABLES } from '../runtime/auth/revocations.js';
@@ -120,8 +120,12 @@ export async function createDemoDatabase(url: string): Promise<void> {
 
 export async function createDefaultTables(connection: Connection): Promise<void> {
   for (const statement of DEFAULT_TABLES) await connection.query(statement);
-  // Roles created on the console before anyone holds them (console/store.ts).
+  // Roles created on the console, by the backend whose console created them (console/store.ts, console/scope.ts).
   await connection.query(ROLE_CATALOG);
+  const [catalogColumns] = await connection.query(
+    "select column_name as name from information_schema.columns where table_schema = database() and table_name = 'xmlrest_role' and column_name = 'backend'",
+  );
+  if ((catalogColumns as unknown[]).length === 0) await connection.query(ROLE_CATALOG_BACKEND);
   // The servers on this database, each announcing itself every few seconds (runtime/peers.ts).
   await connection.query(SERVER_TABLE);
   // What operators did on the console (console/audit.ts).

@@ -293,8 +293,10 @@ describe('console API: access rules, users and roles, history (docs/contract.md 
   });
 
   it('deletes a role with its grants, ending its holders’ access, but never the console role', async () => {
-    await addUser(connection, 'doomed-holder', 'doomed-pass-1', ['doomed-role', 'guest']);
     const admin = await ADMIN();
+    // A role of shop's: created on its console (console/scope.ts).
+    expect((await consoleCall('POST', 'b/shop/roles', admin, { name: 'doomed-role' })).status).toBe(201);
+    await addUser(connection, 'doomed-holder', 'doomed-pass-1', ['doomed-role', 'guest']);
     const token = await shapeA('shop', 'doomed-holder', 'doomed-pass-1');
     expect((await fetch(`${url}/shop/v1.0/account`, { headers: { authorization: token } })).status).toBe(200);
     const deleted = await consoleCall('DELETE', 'b/shop/roles/doomed-role', admin);
@@ -513,6 +515,7 @@ describe('console in headless Chromium', () => {
   });
 
   it('deletes a role with its grants, after a confirmation', async () => {
+    expect((await consoleCall('POST', 'b/shop/roles', await ADMIN(), { name: 'ui-doomed-role' })).status).toBe(201);
     await addUser(connection, 'ui-doomed', 'ui-doomed-pass', ['ui-doomed-role', 'guest']);
     await signIn();
     await page.click('nav button:has-text("Roles")');
@@ -579,6 +582,8 @@ describe('console in headless Chromium', () => {
   });
 
   it('clears the role and revokes the grant', async () => {
+    // Created on shop's console, the role stays shop's to revoke once no resource names it.
+    expect((await consoleCall('POST', 'b/shop/roles', await ADMIN(), { name: 'ui-leaving' })).status).toBe(201);
     await addUser(connection, 'ui-leaver', 'ui-leaver-pass', ['ui-leaving', 'guest']);
     await setRole('products', 'ui-leaving');
     const alice = await shapeA('shop', 'alice', 'alice-pass');
