@@ -25,8 +25,10 @@ export interface ConsoleOptions {
    * through the very guard the API uses, so that a revoked token does not open the console, guesses here
    * count with guesses at the API, and a role change here reaches the API's remembered logins.
    */
-  server: () => Pick<ReloadableApp, 'guardFor' | 'revocations'> | undefined;
+  server: () => Pick<ReloadableApp, 'guardFor' | 'revocations' | 'peers'> | undefined;
   logger?: Logger;
+  /** Refuse credentials sent over plain HTTP from anywhere but loopback (REQUIRE_TLS_FOR_CREDENTIALS). */
+  requireTlsForCredentials?: boolean;
 }
 
 export interface State {

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { authAttributes, changeAuth, etagOf } from '../generator/index.js';
 import { type Access, HTTP_METHODS, type HttpMethod, type ResourceModule } from '../runtime/contract.js';
 import { HttpError } from '../runtime/errors.js';
+import type { Peer } from '../runtime/index.js';
 import { explain, findRoute, routesOf } from './access.js';
 import {
   type Console,
@@ -15,7 +16,9 @@ import {
   parseAccess,
   requireManageable,
   resourceAccess,
+  rolesOf,
 } from './context.js';
+import { RoleScope } from './scope.js';
 
 /**
  * The console's resources: their access per method, setting or clearing a
@@ -65,8 +68,11 @@ export function resourcesApi(router: ConsoleRouter, console: Console): void {
     const body = (ctx.request as { body?: Record<string, unknown> }).body ?? {};
     const method = findMethod(resource, body.method);
     if (!('auth' in body)) throw new HttpError(400, `auth is role names separated by spaces, *, or null (${method ? 'the method inherits' : 'public'})`);
-    const { auth } = parseAccess(body.auth, method ? 'Request' : 'Resource');
+    const { auth, access } = parseAccess(body.auth, method ? 'Request' : 'Resource');
     if (typeof body.etag !== 'string') throw new HttpError(400, 'etag is the one the resource list gave');
+    // Only roles this backend uses (or no other does): naming another backend's role would make it this console's to grant.
+    (await RoleScope.of(ctx.state.backend, options.backends(), store)).requireNameable(access === 'inherit' ? [] : rolesOf(access));
+    await refuseBesideOtherServers(console);
     const result = await changeAuth({ root: options.root, source: resource.source, method, auth, etag: body.etag, regenerate: options.regenerate });
     if (!result.ok) {
       if (result.reason === 'refused') {
@@ -139,3 +145,26 @@ export function resourcesApi(router: ConsoleRouter, console: Console): void {
 }
 
 const STATUS = { invalid: 400, changed: 409, 'no-request': 404, refused: 422 } as const;
+
+/**
+ * A console edit rewrites this server's resource files and reloads this server's routes: other servers on
+ * the same database (runtime/peers.ts) would keep the old rule until they restart, so the console refuses it
+ * there, saying why. Role and user changes live in the database and reach every server; they stay allowed.
+ */
+async function refuseBesideOtherServers(console: Console): Promise<void> {
+  const peers = console.options.server()?.peers;
+  if (!peers) throw new HttpError(503, 'The server is starting: try again in a moment', { 'Retry-After': '1' });
+  let others: Peer[];
+  try {
+    others = await peers.others();
+  } catch (error) {
+    if ((error as { errno?: number }).errno !== 1146) throw error;
+    throw new HttpError(409, 'This server cannot tell whether other servers share its database (the table xmlrest_server is missing): run npx xmlrest db init');
+  }
+  if (others.length === 0) return;
+  const named = others.map((peer) => `${peer.host} pid ${peer.pid}`).join(', ');
+  throw new HttpError(
+    409,
+    `Several servers serve this database (this one and ${others.length} more: ${named}): a console edit would change this server's resource files only, and the others would keep the old rule until they restart. Change resources/ in the repository and deploy`,
+  );
+}

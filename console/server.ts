@@ -1,5 +1,7 @@
 import Router from '@koa/router';
 import type Koa from 'koa';
+import { tokenShapeA } from '../runtime/auth/token-a.js';
+import { fieldReader } from '../runtime/body.js';
 import { HttpError } from '../runtime/errors.js';
 import { Console, type ConsoleOptions, manageable, type State } from './context.js';
 import { consolePage } from './page.js';
@@ -25,6 +27,17 @@ export function consoleMiddleware(options: ConsoleOptions): Koa.Middleware {
   router.get('/backends', (ctx) => {
     // Public: the sign-in screen needs each backend's scheme; the names are in every URL anyway.
     ctx.body = { backends: options.backends().map((backend) => ({ name: backend.name, authScheme: backend.authScheme, consoleRole: backend.consoleRole })) };
+  });
+
+  // Signing in to a Bearer backend: its token request (shape A), here too, because with CONSOLE=admin the page
+  // is served on the admin port, where the API is not. The same guard, limits and counts as the API's.
+  const readFields = fieldReader();
+  router.post('/token/:backend', async (ctx) => {
+    const backend = options.backends().find((candidate) => candidate.name === ctx.params.backend);
+    if (!backend || backend.authScheme !== 'Bearer') throw new HttpError(404, 'No such backend, or it issues no tokens');
+    const guard = options.server()?.guardFor(backend.name);
+    if (!guard) throw new HttpError(503, 'The server is starting: try again in a moment', { 'Retry-After': '1' });
+    await tokenShapeA(guard, readFields, { requireTls: options.requireTlsForCredentials ?? false })(ctx as never, async () => {});
   });
 
   // Everything below: the backend's own credentials and its console role.

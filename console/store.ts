@@ -4,17 +4,21 @@ import type { Access, Queryable } from '../runtime/index.js';
 
 /**
  * The console's reads and writes of the default user tables (docs/seed.md
- * §2.2, named in runtime/auth/user-tables.ts), and of xmlrest_role, where
- * roles created on the console live until a user holds one or a resource
- * names it. Rows come back under the default column names, which the
- * console's API uses whatever the tables call them.
+ * §2.2, named in runtime/auth/user-tables.ts), and of xmlrest_role, the
+ * roles created on each backend's console (console/scope.ts): a role there
+ * belongs to the backend whose console created it. Rows come back under the
+ * default column names, which the console's API uses whatever the tables
+ * call them.
  */
 const { users: USERS, roles: ROLES, userId: ID, userName: NAME, password: PASSWORD, roleName: ROLE } = DEFAULT_USER_TABLES;
 const USER_COLUMNS = `${ID} as user_id, ${NAME} as user_name, created_on, left(${PASSWORD}, 1) = '${LOCKED}' as disabled`;
 export const ROLE_CATALOG = `create table if not exists xmlrest_role (
   role_name varchar(64) character set utf8mb4 collate utf8mb4_nopad_bin not null primary key,
+  backend varchar(64) not null default '',
   created_on timestamp not null default current_timestamp
 ) engine = InnoDB default charset = utf8mb4`;
+/** A catalog made before roles belonged to a backend gets the column (`xmlrest db init`); its rows belong to none. */
+export const ROLE_CATALOG_BACKEND = "alter table xmlrest_role add column backend varchar(64) not null default '' after role_name";
 
 export interface UserRow {
   user_id: number;
@@ -93,30 +97,36 @@ export class UserStore {
     return result.affectedRows > 0;
   }
 
-  /** Roles held by users, with how many hold each, and roles created on the console. */
-  async roles(): Promise<Map<string, number>> {
+  /** Roles held by users, with how many hold each. */
+  async heldRoles(): Promise<Map<string, number>> {
     const held = await this.db.select<{ role_name: string; holders: number | string }>(
       `select ${ROLE} as role_name, count(*) as holders from ${ROLES} group by ${ROLE}`,
       [],
     );
-    const created = await this.db.select<{ role_name: string }>('select role_name from xmlrest_role', []);
-    const roles = new Map<string, number>(created.map((row) => [row.role_name, 0]));
-    for (const row of held) roles.set(row.role_name, Number(row.holders));
-    return roles;
+    return new Map(held.map((row) => [row.role_name, Number(row.holders)]));
   }
 
-  /** False when the role exists already, held by a user or created before. */
-  async createRole(role: string): Promise<boolean> {
+  /** Roles created on a console, each with the backend whose console created it ('' for a catalog older than that). */
+  async catalog(): Promise<Map<string, string>> {
+    const rows = await this.db.select<{ role_name: string; backend: string }>('select role_name, backend from xmlrest_role', []);
+    return new Map(rows.map((row) => [row.role_name, row.backend]));
+  }
+
+  /**
+   * Creates a role on `backend`'s console; false when it exists already, held by a user or created before.
+   * A role created before roles belonged to a backend is taken by the first console that creates it again.
+   */
+  async createRole(role: string, backend: string): Promise<boolean> {
     const [held] = await this.db.select<{ n: number }>(`select count(*) as n from ${ROLES} where ${ROLE} = ?`, [role]);
     if (Number(held?.n) > 0) return false;
-    const result = await this.db.write('insert ignore into xmlrest_role (role_name) values (?)', [role]);
-    return result.affectedRows > 0;
+    if ((await this.db.write('insert ignore into xmlrest_role (role_name, backend) values (?, ?)', [role, backend])).affectedRows > 0) return true;
+    return (await this.db.write("update xmlrest_role set backend = ? where role_name = ? and backend = ''", [backend, role])).affectedRows > 0;
   }
 
-  /** Deletes a role and every grant of it (the triggers end its holders' tokens); returns how many held it. */
-  async deleteRole(role: string): Promise<number> {
+  /** Deletes a role, every grant of it (the triggers end its holders' tokens) and `backend`'s catalog entry; returns how many held it. */
+  async deleteRole(role: string, backend: string): Promise<number> {
     const grants = await this.db.write(`delete from ${ROLES} where ${ROLE} = ?`, [role]);
-    await this.db.write('delete from xmlrest_role where role_name = ?', [role]);
+    await this.db.write("delete from xmlrest_role where role_name = ? and backend in (?, '')", [role, backend]);
     return grants.affectedRows;
   }
 

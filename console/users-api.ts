@@ -15,27 +15,33 @@ import {
   rolesOf,
 } from './context.js';
 import { checkRoleName, checkUserName } from './names.js';
+import { RoleScope } from './scope.js';
 import type { UserRow } from './store.js';
 
 /**
  * The console's users and roles, in the default user tables: listing and
  * finding users, creating, removing, disabling and enabling them, resetting
  * passwords, granting and revoking roles, creating and deleting roles, and
- * the history of every change. Every change is written to the audit log; the
- * user tables' triggers end revoked roles everywhere within a poll, and this
- * server reads them at once.
+ * the history of every change. Only the roles its backend uses, and no user
+ * who operates another backend (console/scope.ts). Every change is written to
+ * the audit log; the user tables' triggers end revoked roles everywhere within
+ * a poll, and this server reads them at once.
  */
 export function usersApi(router: ConsoleRouter, console: Console): void {
   const { options, store } = console;
+  const scopeOf = (ctx: ConsoleContext) => RoleScope.of(ctx.state.backend, options.backends(), store);
 
+  /** The roles this backend uses, and those no backend uses (a resource may name them); never another backend's alone. */
   router.get('/b/:backend/roles', async (ctx) => {
     const backend = ctx.state.backend;
-    const roles = manageable(backend) ? await store.roles() : new Map<string, number>();
+    const roles = manageable(backend) ? await store.heldRoles() : new Map<string, number>();
+    const scope = manageable(backend) ? await scopeOf(ctx) : undefined;
     const named = new Set(backend.resources.flatMap((resource) => Object.values(resource.operations).flatMap((operation) => rolesOf(operation!.access))));
-    for (const role of [...named, backend.consoleRole]) if (!roles.has(role)) roles.set(role, 0);
+    for (const role of [...named, backend.consoleRole, ...(scope?.created ?? [])]) if (!roles.has(role)) roles.set(role, 0);
     ctx.body = {
       manageable: manageable(backend),
       roles: [...roles]
+        .filter(([name]) => scope?.listed(name) ?? true)
         .sort(([a], [b]) => (a < b ? -1 : 1))
         .map(([name, holders]) => ({
           name,
@@ -43,6 +49,7 @@ export function usersApi(router: ConsoleRouter, console: Console): void {
           resources: backend.resources
             .filter((resource) => Object.values(resource.operations).some((operation) => rolesOf(operation!.access).includes(name)))
             .map(label),
+          grantable: scope?.grantable(name) ?? false,
         })),
     };
   });
@@ -51,7 +58,8 @@ export function usersApi(router: ConsoleRouter, console: Console): void {
     requireManageable(ctx.state.backend);
     const checked = checkRoleName((ctx.request as { body?: { name?: unknown } }).body?.name);
     if (!checked.ok) throw new HttpError(400, checked.message);
-    if (!(await store.createRole(checked.name))) throw new HttpError(409, `The role ${checked.name} exists already`);
+    (await scopeOf(ctx)).requireNew(checked.name);
+    if (!(await store.createRole(checked.name, ctx.state.backend.name))) throw new HttpError(409, `The role ${checked.name} exists already`);
     await console.record(ctx, 'create role', checked.name);
     ctx.status = 201;
     ctx.body = { name: checked.name };
@@ -62,7 +70,8 @@ export function usersApi(router: ConsoleRouter, console: Console): void {
     requireManageable(ctx.state.backend);
     const role = ctx.params.role ?? '';
     if (role === ctx.state.backend.consoleRole) throw new HttpError(409, `The role ${role} opens this console: it cannot be deleted here`);
-    const grants = await store.deleteRole(role);
+    (await scopeOf(ctx)).requireGrantable(role);
+    const grants = await store.deleteRole(role, ctx.state.backend.name);
     await console.refresh();
     await console.record(ctx, 'delete role', role, `${grants} grant${grants === 1 ? '' : 's'} removed`);
     const stillNamed = ctx.state.backend.resources.filter((resource) =>
@@ -98,6 +107,7 @@ export function usersApi(router: ConsoleRouter, console: Console): void {
   router.delete('/b/:backend/users/:id', async (ctx) => {
     const user = await target(ctx);
     if (String(user.id) === ctx.state.operator) throw new HttpError(409, 'You cannot remove yourself');
+    (await scopeOf(ctx)).requireChangeable(user.row);
     await store.removeUser(user.id);
     await console.refresh();
     await console.record(ctx, 'remove user', user.name);
@@ -108,6 +118,7 @@ export function usersApi(router: ConsoleRouter, console: Console): void {
     router.post(`/b/:backend/users/:id/${disabled ? 'disable' : 'enable'}`, async (ctx) => {
       const user = await target(ctx);
       if (disabled && String(user.id) === ctx.state.operator) throw new HttpError(409, 'You cannot disable yourself');
+      (await scopeOf(ctx)).requireChangeable(user.row);
       await store.setDisabled(user.id, disabled);
       // A disabled user's tokens end with it, on every backend (the trigger on the password column says so too,
       // once `xmlrest db init` has put it there).
@@ -120,6 +131,7 @@ export function usersApi(router: ConsoleRouter, console: Console): void {
 
   router.put('/b/:backend/users/:id/password', console.json, async (ctx) => {
     const user = await target(ctx);
+    (await scopeOf(ctx)).requireChangeable(user.row);
     const password = checkedPassword((ctx.request as { body?: { password?: unknown } }).body?.password);
     await store.setPassword(user.id, password);
     // A reset password ends the sessions the old one opened.
@@ -133,6 +145,9 @@ export function usersApi(router: ConsoleRouter, console: Console): void {
     const user = await target(ctx);
     const checked = checkRoleName(ctx.params.role ?? '');
     if (!checked.ok) throw new HttpError(400, checked.message);
+    const scope = await scopeOf(ctx);
+    scope.requireChangeable(user.row);
+    scope.requireGrantable(checked.name);
     await store.grant(user.id, checked.name);
     await console.refresh();
     await console.record(ctx, 'grant role', user.name, checked.name);
@@ -141,6 +156,9 @@ export function usersApi(router: ConsoleRouter, console: Console): void {
 
   router.delete('/b/:backend/users/:id/roles/:role', async (ctx) => {
     const user = await target(ctx);
+    const scope = await scopeOf(ctx);
+    scope.requireChangeable(user.row);
+    scope.requireGrantable(ctx.params.role ?? '');
     await store.revoke(user.id, ctx.params.role ?? '');
     // The next login reads the roles without it. The triggers revoke the user's tokens on every backend;
     // reading that now makes this server refuse them at once, the others within a poll.
@@ -149,6 +167,7 @@ export function usersApi(router: ConsoleRouter, console: Console): void {
     ctx.body = await store.user(user.id);
   });
 
+  // Any user's tokens of this backend only: ending sessions here changes nothing anywhere else.
   router.post('/b/:backend/users/:id/revoke-tokens', async (ctx) => {
     const user = await target(ctx);
     await revokeUserTokens(options.database, ctx.state.backend.name, String(user.id));

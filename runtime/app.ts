@@ -11,10 +11,11 @@ import { fieldReader } from './body.js';
 import type { BackendModule } from './contract.js';
 import type { Database } from './db/index.js';
 import { frontDoor, InFlight } from './front-door.js';
-import { Readiness } from './health.js';
+import { healthRoutes, Readiness } from './health.js';
 import { STOPPED } from './listen.js';
 import { createLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
+import { Peers } from './peers.js';
 import { buildRoutes, type Routes } from './routes.js';
 
 export interface ServerOptions {
@@ -35,6 +36,8 @@ export interface ServerOptions {
   maxParams?: number;
   /** How often to read token revocations from the database; default 5 s, 0 never. */
   revocationPollMs?: number;
+  /** How often to announce this server to the others on its database (xmlrest_server); default 5 s, 0 never. */
+  announceMs?: number;
   /** Failed-login limits; default 10 per user name from one address and 50 per address in 5 minutes. */
   loginLimits?: LoginLimits;
   /** Where failure counts live: this process (default), or the database, shared by every server. */
@@ -61,7 +64,14 @@ export interface ReloadableApp {
   revocations: Revocations;
   /** The guard of a backend served now, shared with other doors to the same users (the console). */
   guardFor(backend: string): Guard | undefined;
-  /** Stops the revocation poll (the HTTP server is closed by whoever listens). */
+  /** The other servers on this database; `leave()` when a graceful stop begins. */
+  peers: Peers;
+  /**
+   * The admin listener's app (ADMIN_PORT): health, readiness and metrics, and the middleware given (the
+   * console, with CONSOLE=admin), behind the same front door and transport rule as the API.
+   */
+  adminApp(middleware?: readonly Koa.Middleware[]): Koa;
+  /** Stops the revocation poll and the announcements (the HTTP server is closed by whoever listens). */
   close(): void;
   /**
    * Swaps in new backends (and OpenAPI document) for the requests that start
@@ -93,6 +103,8 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   const revocations = new Revocations(options.database, logger);
   const limiter = new LoginLimiter(options.loginLimits, options.loginCounters === 'database' ? new DatabaseFailureStore(options.database) : undefined);
   if ((options.revocationPollMs ?? 5000) > 0) void revocations.start(options.revocationPollMs ?? 5000);
+  const peers = new Peers(options.database, logger);
+  if ((options.announceMs ?? 5000) > 0) void peers.start(options.announceMs ?? 5000);
 
   const metrics = new Metrics(options.database, hashing);
   options.database.on('retry', ({ reason, attempt }) => {
@@ -104,7 +116,10 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
 
   const app = new Koa();
   // Background work ends with the server that `listen` started (or with `close()` below).
-  app.once(STOPPED, () => revocations.stop());
+  app.once(STOPPED, () => {
+    revocations.stop();
+    peers.stop();
+  });
   // Errors are logged by the front door, with their request id; Koa's own printer would log them again.
   app.silent = true;
   // Client address and scheme come from X-Forwarded-* only when told proxies stand in front, and then only
@@ -127,12 +142,11 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
     );
   }
   const requireTls = options.requireTlsForCredentials ?? false;
-  if (requireTls) {
-    app.use((ctx, next) => {
-      if (ctx.headers.authorization !== undefined) refuseInsecureCredentials(ctx);
-      return next();
-    });
-  }
+  const transportRule: Koa.Middleware = (ctx, next) => {
+    if (ctx.headers.authorization !== undefined) refuseInsecureCredentials(ctx);
+    return next();
+  };
+  if (requireTls) app.use(transportRule);
   for (const middleware of options.middleware ?? []) app.use(middleware);
 
   const readFields = fieldReader();
@@ -166,7 +180,30 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
     drain: (timeoutMs) => inFlight.drained(timeoutMs),
     revocations,
     guardFor: (backend) => current.guards.get(backend),
-    close: () => revocations.stop(),
+    peers,
+    adminApp: (middleware = []) => {
+      const admin = new Koa();
+      admin.silent = true;
+      admin.proxy = app.proxy;
+      admin.maxIpsCount = app.maxIpsCount;
+      if (middleware.length > 0) {
+        // Requests other than probes and scrapes (the console) get what the API's get: an id, a log line, the
+        // API's headers, JSON errors, the transport rule. A listener of health checks alone stays as quiet as before.
+        admin.use(frontDoor({ logger, metrics, readiness, inFlight: new InFlight() }));
+        if (requireTls) admin.use(transportRule);
+      }
+      admin.use(healthRoutes(readiness, metrics));
+      for (const more of middleware) admin.use(more);
+      admin.use((ctx) => {
+        ctx.status = 404;
+        ctx.body = { message: 'Not found', status: 404 };
+      });
+      return admin;
+    },
+    close: () => {
+      revocations.stop();
+      peers.stop();
+    },
     reload: (backends, openapi) => {
       current = build(backends, openapi);
     },

@@ -56,7 +56,11 @@ export interface ServerConfig {
   proxyHops: number;
   requireTlsForCredentials: boolean;
   loginCounters: 'memory' | 'database';
+  /** Where the admin console is served: the main port (`on`), the admin port only (`admin`), or nowhere (`off`). */
+  console: ConsoleMode;
 }
+
+export type ConsoleMode = 'on' | 'off' | 'admin';
 
 /**
  * The server's settings from the environment (or `.env`), every one checked
@@ -83,6 +87,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, envFile = '.env
     adminPort: checked(() => portOf(env.ADMIN_PORT, undefined, 'ADMIN_PORT'), undefined),
     ...settingsFrom(env, checked),
   };
+  if (config.console === 'admin' && config.adminPort === undefined && !problems.some((problem) => problem.startsWith('ADMIN_PORT'))) {
+    problems.push(
+      'CONSOLE=admin serves the console on the admin port, but ADMIN_PORT is not set: set ADMIN_PORT to the port of a listener only operators reach, or CONSOLE=off',
+    );
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }
@@ -150,6 +159,7 @@ function settingsFrom(env: NodeJS.ProcessEnv, checked: Checked): Omit<ServerConf
     proxyHops: checked(() => proxyHops(env.TRUST_PROXY, env.PROXY_HOPS), 0),
     requireTlsForCredentials: yes(env.REQUIRE_TLS_FOR_CREDENTIALS, 'REQUIRE_TLS_FOR_CREDENTIALS'),
     loginCounters: checked(() => loginCounters(env.LOGIN_COUNTERS), 'memory' as const),
+    console: checked(() => consoleModeOf(env.CONSOLE), 'on' as const),
   };
 }
 
@@ -199,4 +209,11 @@ function loginCounters(value: string | undefined): 'memory' | 'database' {
   if (value === undefined || value === '' || value === 'memory') return 'memory';
   if (value === 'database') return 'database';
   throw new Error(`LOGIN_COUNTERS is memory or database, not ${value}`);
+}
+
+/** `CONSOLE`: on (the default, for the demo), off, or admin (the ADMIN_PORT listener only). */
+export function consoleModeOf(value: string | undefined): ConsoleMode {
+  if (value === undefined || value === '' || value === 'on') return 'on';
+  if (value === 'off' || value === 'admin') return value;
+  throw new Error(`CONSOLE is on, off or admin (the ADMIN_PORT listener only), not ${value}`);
 }

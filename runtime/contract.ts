@@ -123,6 +123,12 @@ export interface AuthQuery {
 
 /** The authentication schemes a backend may name in `auth_scheme` (each one a module under runtime/auth/). */
 export const AUTH_SCHEMES = ['Basic', 'Bearer'] as const;
+
+/**
+ * The console role of a backend whose backend.xml names none: a role no application means anything by, so
+ * that holding an application role (`admin`) never opens the console by accident (docs/contract.md §6).
+ */
+export const DEFAULT_CONSOLE_ROLE = 'xmlrest-operator';
 export type AuthSchemeName = (typeof AUTH_SCHEMES)[number];
 
 /** A backend's settings (backend.xml), as the generator reads them and the runtime serves them. */
@@ -147,6 +153,7 @@ export interface BackendSettings {
   credentialCacheSeconds: number;
   issuer: string;
   iatUnit: 's' | 'ms';
+  /** The role of the backend's console operators (DEFAULT_CONSOLE_ROLE unless backend.xml names one). */
   consoleRole: string;
   /** Status for a protected call with no Authorization header: the seed's 403, or 401 with a challenge. */
   absentCredentialsStatus: 403 | 401;

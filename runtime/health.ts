@@ -95,7 +95,7 @@ export function answerHealth(ctx: Koa.Context, readiness: Readiness, metrics?: M
   return false;
 }
 
-/** The admin listener's app (ADMIN_PORT): health, readiness and metrics, nothing else. */
+/** The admin listener's app (ADMIN_PORT): health, readiness and metrics, nothing else (ReloadableApp.adminApp adds the console). */
 export function adminApp(readiness: Readiness, metrics: Metrics): Koa {
   const app = new Koa();
   app.silent = true;

@@ -29,5 +29,6 @@ export { adminApp, Readiness } from './health.js';
 export { type ListenOptions, listen, type RunningServer } from './listen.js';
 export { createLogger, type Logger, parseLogLevel } from './log.js';
 export { Metrics } from './metrics.js';
+export type { Peer, Peers } from './peers.js';
 export { resourcePath } from './routes.js';
 export { shutDown } from './shutdown.js';

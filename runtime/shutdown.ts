@@ -17,20 +17,25 @@ export interface ShutdownOptions {
 
 /**
  * A graceful stop (docs/contract.md §7): readiness turns 503 (a load balancer
- * stops sending), the listeners stop accepting, idle keep-alive connections
- * close, every request in flight finishes (its connection closes after its
- * answer), then the pool closes. Requests still running after `timeoutMs` are
- * cut off. Resolves true when nothing was cut off.
+ * stops sending), the server leaves the list of those on its database
+ * (runtime/peers.ts), the listeners stop accepting, idle keep-alive
+ * connections close, every request in flight finishes (its connection closes
+ * after its answer), then the pool closes. Requests still running after
+ * `timeoutMs` are cut off. Resolves true when nothing was cut off.
  */
 export async function shutDown(options: ShutdownOptions): Promise<boolean> {
   const { app, server, admin, database, logger } = options;
   app.readiness.stop();
+  // The others on this database know at once that this server is going (the console asks them).
+  const left = app.peers.leave();
   server.server.close();
   server.server.closeIdleConnections();
   const drained = await app.drain(options.timeoutMs);
   if (!drained) logger.warn({ timeoutMs: options.timeoutMs }, 'requests still running at the shutdown limit: cut off');
   await Promise.all([server.close(), admin?.close()]);
   app.close();
+  // A database that does not answer holds the stop a second at most: the row then ages out (runtime/peers.ts).
+  await Promise.race([left, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
   await database.end().catch(() => undefined);
   return drained;
 }

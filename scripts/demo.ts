@@ -163,10 +163,10 @@ ${database}
     curl -i -H "Authorization: Bearer $TOKEN" ${base}/shop/v1.0/report    # 403, alice is no admin
 
   API reference: ${base}/_docs/   (OpenAPI document: ${base}/openapi.json)
-  Admin console: ${base}/_console/   (sign in on shop as bob / bob-pass, or on staff with an admin)
+  Admin console: ${base}/_console/   (sign in as bob / bob-pass on shop or staff: he holds both console roles)
   Who may call what: access.lock; and why, here bob may read the report:
     npx xmlrest explain bob GET /shop/v1.0/report
 
-  Users: alice (customer), bob (customer, admin), carol (staff), dave (guest); password: <name>-pass
+  Users: alice (customer), bob (customer, admin, xmlrest-operator), carol (staff), dave (guest); password: <name>-pass
 `;
 }

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { consoleMiddleware } from '../console/server.js';
 import { databaseUrlFromEnvironment } from '../generator/index.js';
+import { consoleModeOf } from '../runtime/config.js';
 import { createLogger, createReloadableApp, listen, openDatabase, parseLogLevel } from '../runtime/index.js';
 import { type PrivateMariadb, startPrivateMariadb } from './mariadb.js';
 import { ProjectHost } from './project-host.js';
@@ -21,6 +22,16 @@ const repo = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
 const say = (line: string) => process.stdout.write(`dev: ${line}\n`);
 const complain = (line: string) => process.stderr.write(`${line}\n`);
 
+// CONSOLE=off serves none; dev has no admin listener, so CONSOLE=admin is refused before anything starts.
+let consoleMode: ReturnType<typeof consoleModeOf>;
+try {
+  consoleMode = consoleModeOf(process.env.CONSOLE);
+  if (consoleMode === 'admin') throw new Error('CONSOLE=admin serves the console on ADMIN_PORT, which npm run dev does not open: use CONSOLE=on or off here');
+} catch (error) {
+  complain(`dev: ${(error as Error).message}`);
+  process.exit(1);
+}
+
 let privateDb: PrivateMariadb | undefined;
 let databaseUrl = databaseUrlFromEnvironment(root);
 if (!databaseUrl) {
@@ -33,18 +44,21 @@ if (!databaseUrl) {
 const database = openDatabase(databaseUrl);
 let host: ProjectHost | undefined;
 const jwtSecret = process.env.JWT_SECRET || randomBytes(32).toString('base64url');
-const adminConsole = consoleMiddleware({
-  basePath: process.env.BASE_PATH ?? '',
-  backends: () => host?.backends ?? [],
-  database,
-  root,
-  regenerate: () => host!.regenerate(),
-  assetsDir: await buildConsole(),
-  server: () => server,
-});
+const adminConsole =
+  consoleMode === 'on'
+    ? consoleMiddleware({
+        basePath: process.env.BASE_PATH ?? '',
+        backends: () => host?.backends ?? [],
+        database,
+        root,
+        regenerate: () => host!.regenerate(),
+        assetsDir: await buildConsole(),
+        server: () => server,
+      })
+    : undefined;
 const server = createReloadableApp({
   backends: [],
-  middleware: [adminConsole],
+  middleware: adminConsole ? [adminConsole] : [],
   database,
   jwtSecret,
   basePath: process.env.BASE_PATH,

@@ -9,12 +9,23 @@ import { connectTo } from './connection.js';
 import { DEFAULT_TABLE_TRIGGERS } from './schema.js';
 
 /** The tables `xmlrest db init` makes, besides the default user tables: revocations, roles, audit, login counters. */
-const OWN_TABLES = ['usr', 'usr_role', 'xmlrest_revoked_token', 'xmlrest_revoked_user', 'xmlrest_role', 'xmlrest_console_audit', 'xmlrest_login_failure'];
+const OWN_TABLES = [
+  'usr',
+  'usr_role',
+  'xmlrest_revoked_token',
+  'xmlrest_revoked_user',
+  'xmlrest_role',
+  'xmlrest_console_audit',
+  'xmlrest_login_failure',
+  'xmlrest_server',
+];
 const NODE_NEEDED = [20, 12] as const;
 
 interface Finding {
   ok: boolean;
   what: string;
+  /** Worth knowing, yet nothing is broken: said, and not counted as a thing to fix. */
+  warning?: boolean;
 }
 
 /**
@@ -22,13 +33,14 @@ interface Finding {
  * and says what to fix: Node, the configuration (as `npm start` reads it),
  * the database (reachable, its version), the default tables and triggers,
  * whether generated/ matches resources/, and whether the build is current.
- * Exit 0 when everything is fine, 1 otherwise.
+ * Warns of a production setup serving the console on its public port.
+ * Exit 0 when everything is fine (warnings or not), 1 otherwise.
  */
 export async function doctor(root: string): Promise<number> {
   const findings: Finding[] = [];
   const say = (finding: Finding) => {
     findings.push(finding);
-    process.stdout.write(`${finding.ok ? 'ok  ' : 'FIX '} ${finding.what}\n`);
+    process.stdout.write(`${finding.warning ? 'WARN' : finding.ok ? 'ok  ' : 'FIX '} ${finding.what}\n`);
   };
 
   const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
@@ -53,6 +65,14 @@ export async function doctor(root: string): Promise<number> {
       ok: true,
       what: `configuration: DATABASE_URL set${config.jwtSecret ? ', JWT_SECRET set' : ''}, PORT ${config.port}${config.basePath ? `, BASE_PATH ${config.basePath}` : ''}`,
     });
+    // Read after loadConfig, which took .env into the environment.
+    if (process.env.NODE_ENV === 'production' && config.console === 'on') {
+      say({
+        ok: true,
+        warning: true,
+        what: `NODE_ENV=production serves the admin console on the public port (PORT ${config.port}, CONSOLE=on by default): set CONSOLE=admin and ADMIN_PORT to a port only operators reach, or CONSOLE=off`,
+      });
+    }
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     for (const problem of error.problems) say({ ok: false, what: problem });
@@ -74,8 +94,11 @@ export async function doctor(root: string): Promise<number> {
           const [triggers] = (await connection.query(
             'select trigger_name as name, action_statement as body from information_schema.triggers where trigger_schema = database()',
           )) as unknown as [{ name: string; body: string }[]];
-          const present = new Set([...tables, ...triggers].map((row) => row.name));
-          const missing = [...OWN_TABLES, ...Object.keys(DEFAULT_TABLE_TRIGGERS)].filter((name) => !present.has(name));
+          const [columns] = (await connection.query(
+            "select concat(table_name, '.', column_name) as name from information_schema.columns where table_schema = database() and table_name = 'xmlrest_role' and column_name = 'backend'",
+          )) as unknown as [{ name: string }[]];
+          const present = new Set([...tables, ...triggers, ...columns].map((row) => row.name));
+          const missing = [...OWN_TABLES, ...Object.keys(DEFAULT_TABLE_TRIGGERS), 'xmlrest_role.backend'].filter((name) => !present.has(name));
           // A trigger of an earlier version (a password changed by SQL did not revoke tokens before) is there, but wrong.
           const stale = triggers.filter((row) => row.name in DEFAULT_TABLE_TRIGGERS && !sameBody(row.body, DEFAULT_TABLE_TRIGGERS[row.name]!));
           say(
@@ -125,7 +148,10 @@ export async function doctor(root: string): Promise<number> {
   }
 
   const problems = findings.filter((finding) => !finding.ok).length;
-  process.stdout.write(problems === 0 ? 'everything looks right\n' : `${problems} thing${problems === 1 ? '' : 's'} to fix\n`);
+  const warnings = findings.filter((finding) => finding.warning).length;
+  const warned = `${warnings} warning${warnings === 1 ? '' : 's'} above`;
+  if (problems > 0) process.stdout.write(`${problems} thing${problems === 1 ? '' : 's'} to fix${warnings > 0 ? ` (and ${warned})` : ''}\n`);
+  else process.stdout.write(warnings > 0 ? `nothing to fix; ${warned}\n` : 'everything looks right\n');
   return problems === 0 ? 0 : 1;
 }
 

@@ -171,7 +171,7 @@ async function waitForSocket(socket: string, child: ChildProcess, dir: string): 
 }
 
 /** mariadb-install-db gives root and the installing OS user passwordless socket access. */
-function socketUser(): string {
+export function socketUser(): string {
   return process.getuid?.() === 0 ? 'root' : userInfo().username;
 }
 

@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
 import type { Connection } from 'mysql2/promise';
 import { AUDIT_TABLE } from '../console/audit.js';
-import { ROLE_CATALOG, UserStore } from '../console/store.js';
+import { ROLE_CATALOG, ROLE_CATALOG_BACKEND, UserStore } from '../console/store.js';
 import { REHASH_VARIABLE } from '../runtime/auth/credentials.js';
 import { LOGIN_FAILURE_TABLE } from '../runtime/auth/limiter.js';
 import { hashPassword } from '../runtime/auth/passwords.js';
 import { REVOCATION_TABLES } from '../runtime/auth/revocations.js';
 import { DEFAULT_USER_TABLES } from '../runtime/auth/user-tables.js';
+import { SERVER_TABLE } from '../runtime/peers.js';
 import { connectTo } from './connection.js';
 
 const { users: USERS, roles: ROLES, userId: ID, userName: NAME, password: PASSWORD, roleName: ROLE } = DEFAULT_USER_TABLES;
@@ -75,10 +76,14 @@ export const DEFAULT_TABLE_TRIGGERS: Record<string, string> = {
 /** Triggers of earlier versions, dropped by `xmlrest db init` (granting a role told servers to forget remembered logins). */
 const RETIRED_TRIGGERS = [`xmlrest_${ROLES}_insert`];
 
-/** The demo's users and roles (their passwords are `<name>-pass`, printed by `npm run demo`). */
+/**
+ * The demo's users and roles (their passwords are `<name>-pass`, printed by `npm run demo`). bob operates
+ * both consoles: shop's console role is admin (console_role in its backend.xml), staff's the default,
+ * xmlrest-operator.
+ */
 export const DEMO_USERS: readonly { id: number; name: string; roles: readonly string[] }[] = [
   { id: 1, name: 'alice', roles: ['customer'] },
-  { id: 2, name: 'bob', roles: ['customer', 'admin'] },
+  { id: 2, name: 'bob', roles: ['customer', 'admin', 'xmlrest-operator'] },
   { id: 3, name: 'carol', roles: ['staff'] },
   { id: 4, name: 'dave', roles: ['guest'] },
 ];
@@ -98,6 +103,8 @@ export async function createDemoDatabase(url: string): Promise<void> {
         if (existing.stored === `${user.name}-pass`) {
           await connection.execute(`update ${USERS} set ${PASSWORD} = ? where ${ID} = ?`, [await hashPassword(existing.stored), user.id]);
         }
+        // A demo database from before a demo role was added (xmlrest-operator) gets it; a held one stays as it is.
+        for (const role of user.roles) await grantRole(connection, user.id, role);
         continue;
       }
       await connection.execute(`insert into ${USERS} (${ID}, ${NAME}, ${PASSWORD}) values (?, ?, ?)`, [
@@ -116,8 +123,14 @@ export async function createDefaultTables(connection: Connection): Promise<void>
   // First, so that no trigger of an earlier version writes to a table that is dropped below.
   for (const name of [...RETIRED_TRIGGERS, ...Object.keys(DEFAULT_TABLE_TRIGGERS)]) await connection.query(`drop trigger if exists ${name}`);
   for (const statement of DEFAULT_TABLES) await connection.query(statement);
-  // Roles created on the console before anyone holds them (console/store.ts).
+  // Roles created on the console, by the backend whose console created them (console/store.ts, console/scope.ts).
   await connection.query(ROLE_CATALOG);
+  const [catalogColumns] = await connection.query(
+    "select column_name as name from information_schema.columns where table_schema = database() and table_name = 'xmlrest_role' and column_name = 'backend'",
+  );
+  if ((catalogColumns as unknown[]).length === 0) await connection.query(ROLE_CATALOG_BACKEND);
+  // The servers on this database, each announcing itself every few seconds (runtime/peers.ts).
+  await connection.query(SERVER_TABLE);
   // What operators did on the console (console/audit.ts).
   await connection.query(AUDIT_TABLE);
   for (const statement of REVOCATION_TABLES) await connection.query(statement);

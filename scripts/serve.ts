@@ -3,23 +3,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { backends } from '../generated/index.js';
 import { ConfigError, loadConfig } from '../runtime/config.js';
-import {
-  adminApp,
-  createLogger,
-  createReloadableApp,
-  type Logger,
-  listen,
-  openDatabase,
-  type ReloadableApp,
-  resourcePath,
-  shutDown,
-} from '../runtime/index.js';
+import { createLogger, createReloadableApp, type Logger, listen, openDatabase, type ReloadableApp, resourcePath, shutDown } from '../runtime/index.js';
 
 /**
  * `npm start`: serves every backend generated from resources/, configured by
  * the environment (runtime/config.ts), with the admin console at
- * {base}/_console/, health and readiness at /healthz and /readyz, and on
- * ADMIN_PORT those and /metrics. SIGTERM and SIGINT stop it gracefully.
+ * {base}/_console/ (on the main port, on ADMIN_PORT only, or nowhere:
+ * CONSOLE), health and readiness at /healthz and /readyz, and on ADMIN_PORT
+ * those and /metrics. SIGTERM and SIGINT stop it gracefully.
  */
 /** Configuration, pool, logger, console and app; throws when the configuration is wrong. */
 async function prepare() {
@@ -36,8 +27,8 @@ async function prepare() {
     const logger = createLogger(config.logLevel);
     const openapi = JSON.parse(readFileSync(new URL('../generated/openapi.json', import.meta.url), 'utf8')) as object;
     const middleware = [];
-    const adminConsole = await loadConsole(config, database, logger);
-    if (adminConsole) middleware.push(adminConsole.middleware);
+    const adminConsole = config.console === 'off' ? undefined : await loadConsole(config, database, logger);
+    if (adminConsole && config.console === 'on') middleware.push(adminConsole.middleware);
     const server = createReloadableApp({
       backends,
       database,
@@ -54,7 +45,7 @@ async function prepare() {
       requireTlsForCredentials: config.requireTlsForCredentials,
     });
     adminConsole?.attach(server);
-    return { config, database, server, logger };
+    return { config, database, server, logger, adminConsole };
   } catch (error) {
     await database.end();
     throw error;
@@ -76,20 +67,32 @@ try {
   }
   process.exit(1);
 }
-const { config, database, server, logger } = started;
+const { config, database, server, logger, adminConsole } = started;
 const listenOptions = {
   maxHeaderBytes: config.maxHeaderBytes,
   requestTimeoutMs: config.requestTimeoutMs,
   headersTimeoutMs: config.headersTimeoutMs,
   tls: config.tls,
 };
+// Known to the other servers on the database before serving (the console asks them before it edits a
+// file); a database that does not answer delays the start by a second at most.
+await Promise.race([server.peers.beat(), new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
 const running = await listen(server.app, config.port, config.host, listenOptions);
-// Health, readiness and metrics on a port of their own (PostgREST's admin server), on the same host.
+// Health, readiness and metrics on a port of their own (PostgREST's admin server), on the same host; the
+// console too with CONSOLE=admin.
 const admin =
-  config.adminPort === undefined ? undefined : await listen(adminApp(server.readiness, server.metrics), config.adminPort, config.host, listenOptions);
+  config.adminPort === undefined
+    ? undefined
+    : await listen(server.adminApp(config.console === 'admin' && adminConsole ? [adminConsole.middleware] : []), config.adminPort, config.host, listenOptions);
 const routes = backends.flatMap((backend) =>
   backend.resources.map((resource) => `${Object.keys(resource.operations).join(',')} ${resourcePath(config.basePath, backend.name, resource)}`),
 );
+if (process.env.NODE_ENV === 'production' && config.console === 'on') {
+  logger.warn(
+    { console: `${running.url}${config.basePath}/_console/` },
+    'the admin console is served on the public port: set CONSOLE=admin (with ADMIN_PORT) or CONSOLE=off in production',
+  );
+}
 logger.info({ url: running.url + config.basePath, admin: admin?.url, routes }, 'listening');
 
 let stopping = false;
@@ -130,6 +133,7 @@ async function loadConsole(config: ReturnType<typeof loadConfig>, database: Retu
       assetsDir: path.join(root, 'dist/console-ui'),
       server: () => app,
       logger: log,
+      requireTlsForCredentials: config.requireTlsForCredentials,
     });
     return {
       middleware,

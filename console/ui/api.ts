@@ -32,7 +32,8 @@ export async function listBackends(): Promise<Backend[]> {
 /** Signs in with the backend's own scheme: Basic credentials as they are, Bearer through a token request (shape A). */
 export async function signIn(target: Backend, user: string, password: string): Promise<{ manageable: boolean }> {
   if (target.authScheme === 'Bearer') {
-    const response = await fetch(`${base}/${target.name}/`, {
+    // The console's own door to the token request: the API's may be on another port (CONSOLE=admin).
+    const response = await fetch(`${base}/_console/api/token/${encodeURIComponent(target.name)}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ auth: 'bearer', userid: user, password }),

@@ -65,7 +65,11 @@ export function Roles({ roles, manageable, onChanged }: { roles: Role[]; managea
             <td>${role.resources.join(', ') || html`<span class="muted">nothing yet</span>`}</td>
             <td class="actions">${
               manageable
-                ? html`<div class="row"><button class="secondary" onClick=${() => show(role.name)}>Who holds it</button><button class="danger" aria-label=${`Delete role ${role.name}`} onClick=${() => setDeleting(role)}>Delete</button></div>`
+                ? html`<div class="row"><button class="secondary" onClick=${() => show(role.name)}>Who holds it</button>${
+                    role.grantable
+                      ? html`<button class="danger" aria-label=${`Delete role ${role.name}`} onClick=${() => setDeleting(role)}>Delete</button>`
+                      : html`<span class="muted">not this backend's</span>`
+                  }</div>`
                 : null
             }</td>
           </tr>`,

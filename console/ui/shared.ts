@@ -18,6 +18,8 @@ export interface Role {
   name: string;
   holders: number;
   resources: string[];
+  /** Whether this backend's console may grant, revoke and delete it (a role its backend uses, console/scope.ts). */
+  grantable: boolean;
 }
 export interface User {
   user_id: number;

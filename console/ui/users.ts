@@ -106,7 +106,7 @@ export function Users({ roles, manageable, onChanged }: { roles: Role[]; managea
             <td class="actions"><div class="row">
               <select aria-label=${`Role to grant ${user.user_name}`} value=${grant[user.user_id] ?? ''} onChange=${(e: Event) => setGrant({ ...grant, [user.user_id]: inputValue(e) })}>
                 <option value="">choose a role</option>
-                ${roles.map((choice) => html`<option value=${choice.name}>${choice.name}</option>`)}
+                ${roles.filter((choice) => choice.grantable).map((choice) => html`<option value=${choice.name}>${choice.name}</option>`)}
               </select>
               <button class="secondary" disabled=${!grant[user.user_id]} onClick=${() => role(user, grant[user.user_id]!, true)}>Grant</button>
             </div></td>

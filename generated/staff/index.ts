@@ -23,7 +23,7 @@ export const backend: BackendModule = {
   credentialCacheSeconds: 60,
   issuer: 'staff',
   iatUnit: 's',
-  consoleRole: 'admin',
+  consoleRole: 'xmlrest-operator',
   absentCredentialsStatus: 403,
   resources: [board, me, notes],
 };

@@ -1,5 +1,5 @@
 import { defaultAuthQuery } from '../../runtime/auth/user-tables.js';
-import { AUTH_SCHEMES, type AuthSchemeName } from '../../runtime/contract.js';
+import { AUTH_SCHEMES, type AuthSchemeName, DEFAULT_CONSOLE_ROLE } from '../../runtime/contract.js';
 import type { Diagnostics } from '../diagnostics.js';
 import type { AuthQuery, Backend, PluginRef } from '../ir.js';
 import { BUILTIN_PLUGINS } from '../plugins.js';
@@ -106,7 +106,7 @@ export function analyseBackend(name: string, file: SourceFile | undefined, diagn
     credentialCacheSeconds: 60,
     issuer: name,
     iatUnit: 's',
-    consoleRole: 'admin',
+    consoleRole: DEFAULT_CONSOLE_ROLE,
     absentCredentialsStatus: 403,
     resources: [],
     plugins: new Map(),

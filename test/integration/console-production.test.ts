@@ -3,12 +3,13 @@ import { cpSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import mysql from 'mysql2/promise';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM_ARGS, ensureChromium } from '../../scripts/chromium.js';
 import { connectTo } from '../../scripts/connection.js';
 import { addUser } from '../../scripts/schema.js';
 import { type BuiltServer, startBuiltServer } from '../support/built-server.js';
 import { formBody, send } from '../support/http.js';
+import { ownDatabase } from '../support/own-database.js';
 import { copyProject } from '../support/project-copy.js';
 
 /**
@@ -23,6 +24,7 @@ const ROOT = path.resolve('test/.tmp/production');
 let server: BuiltServer;
 let browser: Browser;
 let page: Page;
+let databaseUrl = '';
 
 beforeAll(async () => {
   copyProject(ROOT);
@@ -31,11 +33,13 @@ beforeAll(async () => {
   // The build, made where the build tools are (global-setup.ts), copied last so it is newer than its sources.
   cpSync('dist', path.join(ROOT, 'dist'), { recursive: true });
 
-  const connection = await connectTo(inject('databaseUrl'));
+  // A database of its own: the console refuses edits while other servers (other files') serve its database.
+  databaseUrl = await ownDatabase('production');
+  const connection = await connectTo(databaseUrl);
   await addUser(connection, 'prod-viewer-1', 'prod-viewer-pw', ['prod-viewer']);
   await addUser(connection, 'prod-customer-1', 'prod-customer-pw', ['customer']);
   await connection.end();
-  server = await startBuiltServer({ root: ROOT, entry: 'scripts/start.mjs' });
+  server = await startBuiltServer({ root: ROOT, entry: 'scripts/start.mjs', env: { DATABASE_URL: databaseUrl } });
   browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
   page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
 }, 120_000);
@@ -107,7 +111,7 @@ describe('the console under npm start, in a production install', { timeout: 150_
 
   it('keeps the change across a restart: the build holds the regenerated module, and npm start finds it current', async () => {
     await server.stop();
-    server = await startBuiltServer({ root: ROOT, entry: 'scripts/start.mjs' });
+    server = await startBuiltServer({ root: ROOT, entry: 'scripts/start.mjs', env: { DATABASE_URL: databaseUrl } });
     expect(await products(await token('prod-customer-1', 'prod-customer-pw'))).toBe(403);
     expect(await products(await token('prod-viewer-1', 'prod-viewer-pw'))).toBe(200);
   });

@@ -2,19 +2,22 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, write
 import path from 'node:path';
 import type mysql from 'mysql2/promise';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { consoleMiddleware } from '../../console/server.js';
 import { createLogger, createReloadableApp, type Database, listen, openDatabase, type RunningServer } from '../../runtime/index.js';
 import { CHROMIUM_ARGS, ensureChromium } from '../../scripts/chromium.js';
 import { connectTo } from '../../scripts/connection.js';
 import { ProjectHost } from '../../scripts/project-host.js';
 import { addPlainTextUser, addUser } from '../../scripts/schema.js';
+import { ownDatabase } from '../support/own-database.js';
 import { basic, decodeJwt, TEST_SECRET } from '../support/server.js';
 
 /**
  * The admin console over a copy of the demo resources (it rewrites
  * them), on the real server and MariaDB, driven by the API and by headless
- * Chromium. Screenshots go to test/.artifacts/console-*.png.
+ * Chromium. Screenshots go to test/.artifacts/console-*.png. The database is
+ * this file's own: the console refuses edits while other servers (other
+ * files') serve its database.
  */
 const ROOT = 'test/.tmp/console';
 const ARTIFACTS = 'test/.artifacts';
@@ -23,6 +26,7 @@ let database: Database;
 let browser: Browser | undefined;
 let url = '';
 let adamId = 0;
+let databaseUrl = '';
 
 beforeAll(async () => {
   rmSync(ROOT, { recursive: true, force: true });
@@ -33,7 +37,8 @@ beforeAll(async () => {
   mkdirSync(path.join(ROOT, 'generated'), { recursive: true });
   cpSync('generated/column-types.json', path.join(ROOT, 'generated/column-types.json'));
 
-  const connection = await connectTo(inject('databaseUrl'));
+  databaseUrl = await ownDatabase('console');
+  const connection = await connectTo(databaseUrl);
   // The lab backend's own AuthQuery compares $pass in SQL: its users' rows hold plain text.
   await addPlainTextUser(connection, 'olga-operator', 'olga-pass-1', ['operator']);
   // An admin of its own, whose tokens a test revokes (revocations live in the database all tests share).
@@ -41,7 +46,7 @@ beforeAll(async () => {
   await addUser(connection, 'nina-nobody', 'nina-pass-1', []);
   await connection.end();
 
-  database = openDatabase(inject('databaseUrl'));
+  database = openDatabase(databaseUrl);
   let host: ProjectHost | undefined;
   const adminConsole = consoleMiddleware({
     basePath: '',
@@ -118,7 +123,7 @@ describe('console API', () => {
     expect(body.backends).toEqual(
       expect.arrayContaining([
         { name: 'shop', authScheme: 'Bearer', consoleRole: 'admin' },
-        { name: 'staff', authScheme: 'Basic', consoleRole: 'admin' },
+        { name: 'staff', authScheme: 'Basic', consoleRole: 'xmlrest-operator' },
       ]),
     );
   });
@@ -209,7 +214,7 @@ async function signsIn(user: string, password: string): Promise<number> {
 describe('console API: access rules, users and roles, history (docs/contract.md §8)', () => {
   let connection: mysql.Connection;
   beforeAll(async () => {
-    connection = await connectTo(inject('databaseUrl'));
+    connection = await connectTo(databaseUrl);
   });
   afterAll(() => connection.end());
   const idOf = async (name: string) =>
@@ -370,8 +375,10 @@ describe('console API: access rules, users and roles, history (docs/contract.md 
   });
 
   it('deletes a role with its grants, ending its holders’ access, but never the console role', async () => {
-    await addUser(connection, 'doomed-holder', 'doomed-pass-1', ['doomed-role', 'guest']);
     const admin = await ADMIN();
+    // A role of shop's: created on its console (console/scope.ts).
+    expect((await consoleCall('POST', 'b/shop/roles', admin, { name: 'doomed-role' })).status).toBe(201);
+    await addUser(connection, 'doomed-holder', 'doomed-pass-1', ['doomed-role', 'guest']);
     const token = await shapeA('shop', 'doomed-holder', 'doomed-pass-1');
     expect((await fetch(`${url}/shop/v1.0/account`, { headers: { authorization: token } })).status).toBe(200);
     const deleted = await consoleCall('DELETE', 'b/shop/roles/doomed-role', admin);
@@ -465,7 +472,7 @@ describe('console in headless Chromium', () => {
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
-    connection = await connectTo(inject('databaseUrl'));
+    connection = await connectTo(databaseUrl);
   });
   beforeEach(async () => {
     page = await browser!.newPage({ viewport: { width: 1200, height: 800 } });
@@ -666,6 +673,7 @@ describe('console in headless Chromium', () => {
   });
 
   it('deletes a role with its grants, after a confirmation', async () => {
+    expect((await consoleCall('POST', 'b/shop/roles', await ADMIN(), { name: 'ui-doomed-role' })).status).toBe(201);
     await addUser(connection, 'ui-doomed', 'ui-doomed-pass', ['ui-doomed-role', 'guest']);
     await signIn();
     await page.click('nav button:has-text("Roles")');
@@ -732,6 +740,8 @@ describe('console in headless Chromium', () => {
   });
 
   it('clears the role and revokes the grant', async () => {
+    // Created on shop's console, the role stays shop's to revoke once no resource names it.
+    expect((await consoleCall('POST', 'b/shop/roles', await ADMIN(), { name: 'ui-leaving' })).status).toBe(201);
     await addUser(connection, 'ui-leaver', 'ui-leaver-pass', ['ui-leaving', 'guest']);
     await setRole('products', 'ui-leaving');
     const alice = await shapeA('shop', 'alice', 'alice-pass');

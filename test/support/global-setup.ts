@@ -5,6 +5,8 @@ import { createDemoDatabase } from '../../scripts/schema.js';
 declare module 'vitest' {
   export interface ProvidedContext {
     databaseUrl: string;
+    /** The private MariaDB's socket, through which a test file makes a database of its own (own-database.ts); null with DATABASE_URL. */
+    databaseSocket: string | null;
   }
 }
 
@@ -19,6 +21,7 @@ export default async function setup(project: TestProject): Promise<(() => Promis
   if (external) {
     await createDemoDatabase(external);
     project.provide('databaseUrl', external);
+    project.provide('databaseSocket', null);
     log('testing against the database DATABASE_URL names');
     return undefined;
   }
@@ -27,5 +30,6 @@ export default async function setup(project: TestProject): Promise<(() => Promis
   await createDemoDatabase(database.url);
   log(`private MariaDB ready in ${Date.now() - started} ms on port ${database.port}`);
   project.provide('databaseUrl', database.url);
+  project.provide('databaseSocket', database.socket);
   return () => database.stop();
 }

@@ -19,7 +19,7 @@ export const backend: BackendModule = {
   credentialCacheSeconds: 0,
   issuer: 'app',
   iatUnit: 's',
-  consoleRole: 'admin',
+  consoleRole: 'xmlrest-operator',
   absentCredentialsStatus: 401,
   resources: [mine],
 };

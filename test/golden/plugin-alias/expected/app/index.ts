@@ -21,7 +21,7 @@ export const backend: BackendModule = {
   credentialCacheSeconds: 60,
   issuer: 'app',
   iatUnit: 's',
-  consoleRole: 'admin',
+  consoleRole: 'xmlrest-operator',
   absentCredentialsStatus: 403,
   resources: [token],
 };

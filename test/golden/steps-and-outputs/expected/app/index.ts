@@ -16,7 +16,7 @@ export const backend: BackendModule = {
   credentialCacheSeconds: 60,
   issuer: 'app',
   iatUnit: 's',
-  consoleRole: 'admin',
+  consoleRole: 'xmlrest-operator',
   absentCredentialsStatus: 403,
   resources: [thing],
 };

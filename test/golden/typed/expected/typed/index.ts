@@ -16,7 +16,7 @@ export const backend: BackendModule = {
   credentialCacheSeconds: 60,
   issuer: 'typed',
   iatUnit: 's',
-  consoleRole: 'admin',
+  consoleRole: 'xmlrest-operator',
   absentCredentialsStatus: 403,
   resources: [items],
 };
