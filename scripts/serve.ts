@@ -10,6 +10,7 @@ import {
   type Logger,
   listen,
   openDatabase,
+  parseDatabaseUrl,
   type ReloadableApp,
   resourcePath,
   shutDown,
@@ -90,7 +91,8 @@ const admin =
 const routes = backends.flatMap((backend) =>
   backend.resources.map((resource) => `${Object.keys(resource.operations).join(',')} ${resourcePath(config.basePath, backend.name, resource)}`),
 );
-logger.info({ url: running.url + config.basePath, admin: admin?.url, routes }, 'listening');
+// How the database link is protected (ssl-mode in DATABASE_URL), said once: plain text is a choice to see.
+logger.info({ url: running.url + config.basePath, admin: admin?.url, databaseTls: parseDatabaseUrl(config.databaseUrl).sslMode, routes }, 'listening');
 
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
