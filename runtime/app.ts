@@ -5,7 +5,7 @@ import { Guard } from './auth/guard.js';
 import { JwtKey } from './auth/jwt.js';
 import { DatabaseFailureStore, LoginLimiter, type LoginLimits } from './auth/limiter.js';
 import { Revocations } from './auth/revocations.js';
-import { refuseInsecureCredentials } from './auth/transport.js';
+import { type CredentialRules, screenAuthorization } from './auth/transport.js';
 import { fieldReader } from './body.js';
 import type { BackendModule } from './contract.js';
 import type { Database } from './db/index.js';
@@ -119,13 +119,13 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
       }) as Koa.Middleware,
     );
   }
-  const requireTls = options.requireTlsForCredentials ?? false;
-  if (requireTls) {
-    app.use((ctx, next) => {
-      if (ctx.headers.authorization !== undefined) refuseInsecureCredentials(ctx);
-      return next();
-    });
-  }
+  const credentials: CredentialRules = { requireTls: options.requireTlsForCredentials ?? false, allowedOrigins: new Set(options.corsOrigins) };
+  // Before the console and the routes, so that no step runs for a refused request; a request without an
+  // Authorization header pays one lookup.
+  app.use((ctx, next) => {
+    if (ctx.headers.authorization !== undefined) screenAuthorization(ctx, credentials);
+    return next();
+  });
   for (const middleware of options.middleware ?? []) app.use(middleware);
 
   const readFields = fieldReader();
@@ -140,7 +140,7 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
       readFields,
       basePath,
       maxParams: options.maxParams ?? 100,
-      requireTls,
+      credentials,
       openapi,
       metrics,
     });
