@@ -106,26 +106,31 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   // from the entry that proxy added (the rightmost): the ones before it are whatever the client sent.
   app.proxy = options.trustProxy ?? false;
   app.maxIpsCount = options.proxyHops ?? 1;
+  // The rules for credentials in an Authorization header (HTTPS when required, no write from another site's
+  // page), before the console and the routes so that no step runs for a refused request. They run inside a
+  // layer that is there anyway, never one of their own: a request without the header pays one lookup.
+  const credentials: CredentialRules = { requireTls: options.requireTlsForCredentials ?? false, allowedOrigins: new Set(options.corsOrigins) };
+  const screen = (ctx: Koa.Context) => {
+    if (ctx.headers.authorization !== undefined) screenAuthorization(ctx, credentials);
+  };
+  const corsOn = credentials.allowedOrigins.size > 0;
   // Request id and log line, in-flight count, security headers, health and readiness, error bodies: one
   // layer (front-door.ts). The docs and console pages add helmet's set for HTML and their own CSP.
-  app.use(frontDoor({ logger, metrics, readiness, inFlight }));
-  if (options.corsOrigins && options.corsOrigins.length > 0) {
-    const allowed = new Set(options.corsOrigins);
-    app.use(
-      cors({
-        origin: (ctx) => (allowed.has(ctx.get('Origin')) ? ctx.get('Origin') : ''),
-        allowHeaders: ['Authorization', 'Content-Type'],
-        exposeHeaders: ['X-Request-Id', 'WWW-Authenticate'],
-      }) as Koa.Middleware,
+  app.use(frontDoor({ logger, metrics, readiness, inFlight, screen: corsOn ? undefined : screen }));
+  if (corsOn) {
+    const allowCors = cors({
+      origin: (ctx) => (credentials.allowedOrigins.has(ctx.get('Origin')) ? ctx.get('Origin') : ''),
+      allowHeaders: ['Authorization', 'Content-Type'],
+      exposeHeaders: ['X-Request-Id', 'WWW-Authenticate'],
+    }) as Koa.Middleware;
+    // Inside CORS's layer: a page of an allowed origin can read the 403 it gets (over plain HTTP, say).
+    app.use((ctx, next) =>
+      allowCors(ctx, () => {
+        screen(ctx);
+        return next();
+      }),
     );
   }
-  const credentials: CredentialRules = { requireTls: options.requireTlsForCredentials ?? false, allowedOrigins: new Set(options.corsOrigins) };
-  // Before the console and the routes, so that no step runs for a refused request; a request without an
-  // Authorization header pays one lookup.
-  app.use((ctx, next) => {
-    if (ctx.headers.authorization !== undefined) screenAuthorization(ctx, credentials);
-    return next();
-  });
   for (const middleware of options.middleware ?? []) app.use(middleware);
 
   const readFields = fieldReader();
