@@ -37,7 +37,8 @@ export function consoleMiddleware(options: ConsoleOptions): Koa.Middleware {
     if (!backend || backend.authScheme !== 'Bearer') throw new HttpError(404, 'No such backend, or it issues no tokens');
     const guard = options.server()?.guardFor(backend.name);
     if (!guard) throw new HttpError(503, 'The server is starting: try again in a moment', { 'Retry-After': '1' });
-    await tokenShapeA(guard, readFields, { requireTls: options.requireTlsForCredentials ?? false })(ctx as never, async () => {});
+    // The console's page is its own origin: no other site's page may sign in through it.
+    await tokenShapeA(guard, readFields, { requireTls: options.requireTlsForCredentials ?? false, allowedOrigins: new Set() })(ctx as never, async () => {});
   });
 
   // Everything below: the backend's own credentials and its console role.

@@ -1,9 +1,14 @@
 import mysql from 'mysql2/promise';
+import { connectionOptions } from '../runtime/db/url.js';
 import type { FieldInfo, StatementDescriber, TableColumn } from './types.js';
 
-/** A connection that prepares statements to read their result columns, and nothing else. */
+/**
+ * A connection that prepares statements to read their result columns, and
+ * nothing else: to the first host of DATABASE_URL that answers, with its TLS
+ * (the console regenerates inside the server, over the same kind of link as its pool).
+ */
 export async function openDescriber(url: string): Promise<StatementDescriber & { close(): Promise<void> }> {
-  const connection = await mysql.createConnection({ uri: url, multipleStatements: false });
+  const connection = await firstAnswering(url);
   return {
     async describe(sql: string): Promise<FieldInfo[]> {
       const prepared = await connection.prepare(sql);
@@ -34,4 +39,16 @@ export async function openDescriber(url: string): Promise<StatementDescriber & {
     },
     close: () => connection.end(),
   };
+}
+
+async function firstAnswering(url: string): Promise<mysql.Connection> {
+  let last: unknown;
+  for (const host of connectionOptions(url)) {
+    try {
+      return await mysql.createConnection({ ...host, multipleStatements: false });
+    } catch (error) {
+      last = error;
+    }
+  }
+  throw last;
 }

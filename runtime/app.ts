@@ -6,7 +6,7 @@ import { Hashing } from './auth/hashing.js';
 import { JwtKey } from './auth/jwt.js';
 import { DatabaseFailureStore, LoginLimiter, type LoginLimits } from './auth/limiter.js';
 import { Revocations } from './auth/revocations.js';
-import { refuseInsecureCredentials } from './auth/transport.js';
+import { type CredentialRules, screenAuthorization } from './auth/transport.js';
 import { fieldReader } from './body.js';
 import type { BackendModule } from './contract.js';
 import type { Database } from './db/index.js';
@@ -128,25 +128,31 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   const hops = options.proxyHops ?? (options.trustProxy ? 1 : 0);
   app.proxy = hops > 0;
   app.maxIpsCount = hops;
+  // The rules for credentials in an Authorization header (HTTPS when required, no write from another site's
+  // page), before the console and the routes so that no step runs for a refused request. They run inside a
+  // layer that is there anyway, never one of their own: a request without the header pays one lookup.
+  const credentials: CredentialRules = { requireTls: options.requireTlsForCredentials ?? false, allowedOrigins: new Set(options.corsOrigins) };
+  const screen = (ctx: Koa.Context) => {
+    if (ctx.headers.authorization !== undefined) screenAuthorization(ctx, credentials);
+  };
+  const corsOn = credentials.allowedOrigins.size > 0;
   // Request id and log line, in-flight count, security headers, health and readiness, error bodies: one
   // layer (front-door.ts). The docs and console pages add helmet's set for HTML and their own CSP.
-  app.use(frontDoor({ logger, metrics, readiness, inFlight }));
-  if (options.corsOrigins && options.corsOrigins.length > 0) {
-    const allowed = new Set(options.corsOrigins);
-    app.use(
-      cors({
-        origin: (ctx) => (allowed.has(ctx.get('Origin')) ? ctx.get('Origin') : ''),
-        allowHeaders: ['Authorization', 'Content-Type'],
-        exposeHeaders: ['X-Request-Id', 'WWW-Authenticate'],
-      }) as Koa.Middleware,
+  app.use(frontDoor({ logger, metrics, readiness, inFlight, screen: corsOn ? undefined : screen }));
+  if (corsOn) {
+    const allowCors = cors({
+      origin: (ctx) => (credentials.allowedOrigins.has(ctx.get('Origin')) ? ctx.get('Origin') : ''),
+      allowHeaders: ['Authorization', 'Content-Type'],
+      exposeHeaders: ['X-Request-Id', 'WWW-Authenticate'],
+    }) as Koa.Middleware;
+    // Inside CORS's layer: a page of an allowed origin can read the 403 it gets (over plain HTTP, say).
+    app.use((ctx, next) =>
+      allowCors(ctx, () => {
+        screen(ctx);
+        return next();
+      }),
     );
   }
-  const requireTls = options.requireTlsForCredentials ?? false;
-  const transportRule: Koa.Middleware = (ctx, next) => {
-    if (ctx.headers.authorization !== undefined) refuseInsecureCredentials(ctx);
-    return next();
-  };
-  if (requireTls) app.use(transportRule);
   for (const middleware of options.middleware ?? []) app.use(middleware);
 
   const readFields = fieldReader();
@@ -161,7 +167,7 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
       readFields,
       basePath,
       maxParams: options.maxParams ?? 100,
-      requireTls,
+      credentials,
       openapi,
       metrics,
     });
@@ -188,9 +194,8 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
       admin.maxIpsCount = app.maxIpsCount;
       if (middleware.length > 0) {
         // Requests other than probes and scrapes (the console) get what the API's get: an id, a log line, the
-        // API's headers, JSON errors, the transport rule. A listener of health checks alone stays as quiet as before.
-        admin.use(frontDoor({ logger, metrics, readiness, inFlight: new InFlight() }));
-        if (requireTls) admin.use(transportRule);
+        // API's headers, JSON errors, the rules for credentials. A listener of health checks alone stays as quiet as before.
+        admin.use(frontDoor({ logger, metrics, readiness, inFlight: new InFlight(), screen }));
       }
       admin.use(healthRoutes(readiness, metrics));
       for (const more of middleware) admin.use(more);

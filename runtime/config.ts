@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { JwtKey } from './auth/jwt.js';
-import { parseDatabaseUrl } from './db/index.js';
+import { DatabaseUrlError, parseDatabaseUrl } from './db/index.js';
 import { type LogLevel, parseLogLevel } from './log.js';
 
 /** How to make a JWT_SECRET, said wherever one is missing or too short. */
@@ -76,7 +76,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, envFile = '.env
     try {
       return read();
     } catch (error) {
-      problems.push((error as Error).message);
+      problems.push(...(error instanceof ConfigError ? error.problems : [(error as Error).message]));
       return fallback;
     }
   };
@@ -106,10 +106,14 @@ function databaseUrlOf(url: string | undefined): string {
     );
   }
   try {
+    // Its TLS files are read and checked too: a missing ssl-ca stops the start, not the first request.
     parseDatabaseUrl(url);
   } catch (error) {
-    // The parser's message never holds the URL, whose password it would print.
-    throw new Error(`${(error as Error).message} (the form is ${shape}, or host1:3306,host2:3306 for a cluster)`);
+    // The parser's messages never hold the URL, whose password they would print.
+    if (!(error instanceof DatabaseUrlError)) throw error;
+    throw new ConfigError(
+      error.shape ? error.problems.map((problem) => `${problem} (the form is ${shape}, or host1:3306,host2:3306 for a cluster)`) : error.problems,
+    );
   }
   return url;
 }

@@ -11,11 +11,19 @@ import { API_HEADERS, HSTS } from './security-headers.js';
  * rather than five (each layer of Koa's onion is a promise and a hop on every
  * request): its id and access log line (request-log.ts), the count of
  * requests in flight that a graceful stop waits for, the security headers an
- * API needs (security-headers.ts), /healthz and /readyz (health.ts), and the
- * JSON body of whatever it throws (errors.ts).
+ * API needs (security-headers.ts), /healthz and /readyz (health.ts), the
+ * rules a request meets before anything runs for it (`screen`), and the JSON
+ * body of whatever it throws (errors.ts).
  */
-export function frontDoor(options: { logger: Logger; metrics: Metrics; readiness: Readiness; inFlight: InFlight }): Koa.Middleware {
-  const { readiness, inFlight } = options;
+export function frontDoor(options: {
+  logger: Logger;
+  metrics: Metrics;
+  readiness: Readiness;
+  inFlight: InFlight;
+  /** Throws an HttpError to refuse the request before the console or a route sees it (app.ts: credentials' rules). */
+  screen?: ((ctx: Koa.Context) => void) | undefined;
+}): Koa.Middleware {
+  const { readiness, inFlight, screen } = options;
   const log = new RequestLog(options.logger, options.metrics);
   const respondWithError = errorResponder(options.logger);
   return async (ctx, next) => {
@@ -25,7 +33,10 @@ export function frontDoor(options: { logger: Logger; metrics: Metrics; readiness
     if (ctx.secure) ctx.set(HSTS.name, HSTS.value);
     try {
       const health = answerHealth(ctx, readiness);
-      if (health === false || !(await health)) await next();
+      if (health === false || !(await health)) {
+        screen?.(ctx);
+        await next();
+      }
     } catch (error) {
       respondWithError(ctx, error);
     }

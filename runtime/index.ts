@@ -23,7 +23,7 @@ export type {
   SqlValue,
 } from './contract.js';
 export { cell } from './contract.js';
-export { Database, DatabaseFault, openDatabase, type WriteResult } from './db/index.js';
+export { Database, DatabaseFault, openDatabase, parseDatabaseUrl, type WriteResult } from './db/index.js';
 export { HttpError } from './errors.js';
 export { adminApp, Readiness } from './health.js';
 export { type ListenOptions, listen, type RunningServer } from './listen.js';

@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import type Koa from 'koa';
 import type { Guard } from './auth/guard.js';
 import { tokenShapeA } from './auth/token-a.js';
+import type { CredentialRules } from './auth/transport.js';
 import type { FieldReader } from './body.js';
 import type { BackendModule, HttpMethod, Operation, ResourceModule } from './contract.js';
 import type { Database } from './db/index.js';
@@ -25,7 +26,8 @@ export interface RoutesOptions {
   readFields: FieldReader;
   basePath: string;
   maxParams: number;
-  requireTls: boolean;
+  /** What token requests and logins check before the password: the transport rule, no other site's page. */
+  credentials: CredentialRules;
   /** The generated OpenAPI document; when given, served with an API reference page. */
   openapi?: object | undefined;
   /** Where each route's requests are counted (its series is made here, once). */
@@ -61,7 +63,7 @@ export function buildRoutes(options: RoutesOptions): Routes {
   };
   for (const backend of options.backends) {
     const guard = options.guards.get(backend.name)!;
-    const scope: ScopeOptions = { guard, db: options.db, readFields: options.readFields, maxParams: options.maxParams, requireTls: options.requireTls };
+    const scope: ScopeOptions = { guard, db: options.db, readFields: options.readFields, maxParams: options.maxParams, credentials: options.credentials };
     for (const resource of backend.resources) {
       const path = resourcePath(options.basePath, backend.name, resource);
       const methods = Object.keys(resource.operations) as HttpMethod[];
@@ -86,7 +88,7 @@ export function buildRoutes(options: RoutesOptions): Routes {
     }
     if (backend.authScheme === 'Bearer') {
       const path = `${options.basePath}/${backend.name}`;
-      const issue = tokenShapeA(guard, options.readFields, { requireTls: options.requireTls });
+      const issue = tokenShapeA(guard, options.readFields, options.credentials);
       const series = options.metrics.route(backend.name, 'token-shape-a', 'POST');
       const handle: Koa.Middleware = (ctx, next) => {
         ctx.state.backend = backend.name;

@@ -1,6 +1,6 @@
 import type Koa from 'koa';
 import type { Guard } from './auth/guard.js';
-import { refuseInsecureCredentials } from './auth/transport.js';
+import { type CredentialRules, screenLogin } from './auth/transport.js';
 import type { FieldReader } from './body.js';
 import type { ParamSpecs, PluginContext, Queryable, RequestScope, Roles } from './contract.js';
 import type { Database } from './db/index.js';
@@ -13,8 +13,8 @@ export interface ScopeOptions {
   readFields: FieldReader;
   /** Most query-string and body fields one request may carry. */
   maxParams: number;
-  /** Refuse credentials over plain HTTP from anywhere but loopback. */
-  requireTls: boolean;
+  /** What a login checks before the password: the transport rule, no other site's page. */
+  credentials: CredentialRules;
 }
 
 /**
@@ -55,7 +55,7 @@ export class Scope implements RequestScope {
   }
 
   get plugin(): PluginContext {
-    const { guard, requireTls } = this.options;
+    const { guard, credentials } = this.options;
     const ctx = this.ctx;
     const limits = guard.credentials.loginGuard(ctx.ip);
     return {
@@ -66,15 +66,15 @@ export class Scope implements RequestScope {
         return guard.tokens.sign(claims);
       },
       verifyPassword: (user, supplied, stored) => guard.credentials.verifyPassword(user, supplied, stored, ctx.ip),
-      // A plug-in that checks credentials (the token generator) is a login: the transport rule applies too.
+      // A plug-in that checks credentials (the token generator) is a login: the same rules as token shape A.
       login: {
         begin: (user) => {
-          if (requireTls) refuseInsecureCredentials(ctx);
+          screenLogin(ctx, credentials);
           return limits.begin(user);
         },
         succeeded: limits.succeeded,
         verify: (user, supplied, stored) => {
-          if (requireTls) refuseInsecureCredentials(ctx);
+          screenLogin(ctx, credentials);
           return limits.verify(user, supplied, stored);
         },
       },

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { databaseUrlFromEnvironment, generateProject } from '../generator/index.js';
 import { ConfigError, loadConfig } from '../runtime/config.js';
+import { parseDatabaseUrl } from '../runtime/db/index.js';
 import type { BackendModule } from '../runtime/index.js';
 import { staleSources } from './build-state.mjs';
 import { connectTo } from './connection.js';
@@ -61,9 +62,10 @@ export async function doctor(root: string): Promise<number> {
   try {
     const config = loadConfig(process.env, path.join(root, '.env'), { bearerBackends });
     databaseUrl = config.databaseUrl;
+    const { sslMode } = parseDatabaseUrl(databaseUrl);
     say({
       ok: true,
-      what: `configuration: DATABASE_URL set${config.jwtSecret ? ', JWT_SECRET set' : ''}, PORT ${config.port}${config.basePath ? `, BASE_PATH ${config.basePath}` : ''}`,
+      what: `configuration: DATABASE_URL set${sslMode === 'DISABLED' ? '' : ` (ssl-mode ${sslMode})`}${config.jwtSecret ? ', JWT_SECRET set' : ''}, PORT ${config.port}${config.basePath ? `, BASE_PATH ${config.basePath}` : ''}`,
     });
     // Read after loadConfig, which took .env into the environment.
     if (process.env.NODE_ENV === 'production' && config.console === 'on') {
@@ -86,7 +88,9 @@ export async function doctor(root: string): Promise<number> {
       const connection = await connectTo(databaseUrl);
       try {
         const [[server]] = (await connection.query('select version() as version')) as unknown as [{ version: string }[]];
-        say({ ok: true, what: `database: ${server?.version ?? 'unknown version'}, answered in ${Date.now() - started} ms` });
+        const [[cipher]] = (await connection.query(`show session status like 'Ssl_cipher'`)) as unknown as [{ Value: string }[]];
+        const link = cipher?.Value ? `over TLS (${cipher.Value})` : 'unencrypted';
+        say({ ok: true, what: `database: ${server?.version ?? 'unknown version'} ${link}, answered in ${Date.now() - started} ms` });
         if (backends.length === 0 || backends.some((backend) => backend.defaultTables)) {
           const [tables] = (await connection.query('select table_name as name from information_schema.tables where table_schema = database()')) as unknown as [
             { name: string }[],
@@ -123,7 +127,10 @@ export async function doctor(root: string): Promise<number> {
       const detail = error as { code?: string; message?: string };
       say({
         ok: false,
-        what: `database: not reachable (${detail.code ?? detail.message ?? 'unknown error'}): is it running, and does DATABASE_URL name it (host, port, user, password, database)?`,
+        what:
+          detail.code === 'HANDSHAKE_SSL_ERROR' || detail.code === 'HANDSHAKE_NO_SSL_SUPPORT'
+            ? `database: TLS refused (${detail.message ?? detail.code}): check ssl-mode and ssl-ca in DATABASE_URL against the server's certificate, and that the server has TLS on`
+            : `database: not reachable (${detail.code ?? detail.message ?? 'unknown error'}): is it running, and does DATABASE_URL name it (host, port, user, password, database)?`,
       });
     }
   }

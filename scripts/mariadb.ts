@@ -22,6 +22,8 @@ export interface PrivateMariadb {
   stop(): Promise<void>;
   /** Sends a signal (SIGKILL, SIGSTOP, SIGCONT, ...); SIGKILL and SIGTERM wait for the process to end. */
   kill(signal: NodeJS.Signals): Promise<void>;
+  /** A connection as the server's superuser, over its socket (to make users, set global variables). */
+  admin(): Promise<mysql.Connection>;
 }
 
 export interface StartOptions {
@@ -37,6 +39,8 @@ export interface StartOptions {
   password?: string;
   /** More mariadbd options, such as `--innodb-lock-wait-timeout=1`. */
   serverArgs?: string[];
+  /** PEM files: the server offers TLS with this certificate, and verifies client certificates against `ca`. */
+  tls?: { ca: string; cert: string; key: string };
 }
 
 /** The server binary, installed with apt-get (Debian's mariadb-server) when missing. */
@@ -83,6 +87,9 @@ export async function startPrivateMariadb(options: StartOptions): Promise<Privat
       // Durability is not what a throwaway dev and test instance is for.
       '--innodb-flush-log-at-trx-commit=2',
       '--max-connections=500',
+      ...(options.tls
+        ? [`--ssl-ca=${path.resolve(options.tls.ca)}`, `--ssl-cert=${path.resolve(options.tls.cert)}`, `--ssl-key=${path.resolve(options.tls.key)}`]
+        : []),
       ...(options.serverArgs ?? []),
       ...asRoot,
     ],
@@ -93,7 +100,8 @@ export async function startPrivateMariadb(options: StartOptions): Promise<Privat
 
   const database = options.database ?? 'xmlrest';
   const password = options.password ?? randomBytes(18).toString('base64url');
-  const admin = await mysql.createConnection({ socketPath: socket, user: socketUser() });
+  const connectAdmin = () => mysql.createConnection({ socketPath: socket, user: socketUser() });
+  const admin = await connectAdmin();
   try {
     await admin.query(`create database if not exists \`${database}\` character set utf8mb4 collate utf8mb4_unicode_ci`);
     await admin.query('create user if not exists xmlrest@127.0.0.1 identified by ?', [password]);
@@ -113,6 +121,7 @@ export async function startPrivateMariadb(options: StartOptions): Promise<Privat
       child.kill(signal);
       if (signal === 'SIGKILL' || signal === 'SIGTERM') await exited;
     },
+    admin: connectAdmin,
   };
 }
 

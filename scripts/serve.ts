@@ -3,7 +3,18 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { backends } from '../generated/index.js';
 import { ConfigError, loadConfig } from '../runtime/config.js';
-import { createLogger, createReloadableApp, type Logger, listen, openDatabase, type ReloadableApp, resourcePath, shutDown } from '../runtime/index.js';
+import {
+  adminApp,
+  createLogger,
+  createReloadableApp,
+  type Logger,
+  listen,
+  openDatabase,
+  parseDatabaseUrl,
+  type ReloadableApp,
+  resourcePath,
+  shutDown,
+} from '../runtime/index.js';
 
 /**
  * `npm start`: serves every backend generated from resources/, configured by
@@ -93,7 +104,8 @@ if (process.env.NODE_ENV === 'production' && config.console === 'on') {
     'the admin console is served on the public port: set CONSOLE=admin (with ADMIN_PORT) or CONSOLE=off in production',
   );
 }
-logger.info({ url: running.url + config.basePath, admin: admin?.url, routes }, 'listening');
+// How the database link is protected (ssl-mode in DATABASE_URL), said once: plain text is a choice to see.
+logger.info({ url: running.url + config.basePath, admin: admin?.url, databaseTls: parseDatabaseUrl(config.databaseUrl).sslMode, routes }, 'listening');
 
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -5,7 +5,7 @@ import { badRequest, HttpError } from '../errors.js';
 import { readParams } from '../params.js';
 import { MAX_PASSWORD_BYTES, MAX_USER_BYTES } from './bounds.js';
 import type { Guard } from './guard.js';
-import { refuseInsecureCredentials } from './transport.js';
+import { type CredentialRules, screenLogin } from './transport.js';
 
 const FIELDS = {
   auth: { kind: 'string', nullable: false, maxBytes: 16 },
@@ -18,9 +18,9 @@ const FIELDS = {
  * `auth=bearer&userid=..&password=..` answers `{"token", "type": "Bearer"}`,
  * one token whose `aud` holds every role the user holds.
  */
-export function tokenShapeA(guard: Guard, readFields: FieldReader, options: { requireTls: boolean }): Koa.Middleware {
+export function tokenShapeA(guard: Guard, readFields: FieldReader, credentials: CredentialRules): Koa.Middleware {
   return async (ctx) => {
-    if (options.requireTls) refuseInsecureCredentials(ctx);
+    screenLogin(ctx, credentials);
     // Body only: a password in the query string would end up in access logs and browser history.
     // Bounded before anything else happens: no query and no hash for an over-long name or password.
     const fields = readParams<Record<keyof typeof FIELDS, string>>({}, await readFields(ctx, 10).body, FIELDS);

@@ -18,7 +18,7 @@ export type FaultKind =
 export class DatabaseFault extends Error {
   constructor(
     readonly kind: FaultKind,
-    /** `db_unreachable`, `db_timeout`, `db_pool_exhausted`, `db_conflict`, `db_commit_unknown`, `db_not_ready`. */
+    /** `db_unreachable`, `db_tls`, `db_timeout`, `db_pool_exhausted`, `db_conflict`, `db_commit_unknown`, `db_not_ready`. */
     readonly reason: string,
     options?: { cause?: unknown },
   ) {
@@ -62,6 +62,9 @@ const CONNECTION_CODES = new Set([
   'POOL_NOEXIST',
 ]);
 
+/** mysql2's codes for a TLS handshake that failed, and for a server that offers no TLS when it was asked for. */
+const TLS_CODES = new Set(['HANDSHAKE_SSL_ERROR', 'HANDSHAKE_NO_SSL_SUPPORT']);
+
 /** The fault an error from the driver is, or undefined when it is not one. */
 export function faultOf(error: unknown): DatabaseFault | undefined {
   if (error instanceof DatabaseFault) return error;
@@ -74,6 +77,8 @@ export function faultOf(error: unknown): DatabaseFault | undefined {
     if (UNAVAILABLE_ERRNOS.has(errno)) return new DatabaseFault('connection', 'db_unreachable', { cause: error });
   }
   if (code === 'PROTOCOL_SEQUENCE_TIMEOUT') return new DatabaseFault('timeout', 'db_timeout', { cause: error });
+  // The link's TLS failed (a certificate not verified, a server without TLS): never retried in plain text.
+  if (typeof code === 'string' && TLS_CODES.has(code)) return new DatabaseFault('connection', 'db_tls', { cause: error });
   if (typeof code === 'string' && CONNECTION_CODES.has(code)) return new DatabaseFault('connection', 'db_unreachable', { cause: error });
   // mysql2 marks every error that ends the connection as fatal; and says so in words when a closed one is used.
   if (fatal === true || (typeof message === 'string' && /connection is in closed state|Pool is closed|Connection lost/i.test(message))) {

@@ -4,10 +4,11 @@
  * - statements.ts: statements on one connection, each held as its connection's prepared statement;
  * - faults.ts: which driver errors are faults (503), when an operation runs again, and the deadlines;
  * - pool.ts: the pool, or mysql2's pool cluster over several hosts, and each connection's session setup;
- * - url.ts: DATABASE_URL read into hosts and pool options.
+ * - url.ts: DATABASE_URL read into hosts and pool options; tls.ts: its TLS options (ssl-mode and friends).
  */
 export { type ConnectionSource, Database, type DatabaseTimings, DEFAULT_TIMINGS } from './database.js';
 export { DatabaseFault, type FaultKind, faultOf } from './faults.js';
 export { type DatabaseOptions, openDatabase } from './pool.js';
 export type { Queryable, SqlValue, WriteResult } from './statements.js';
-export { type DatabaseHost, parseDatabaseUrl } from './url.js';
+export { SSL_MODES, type SslMode } from './tls.js';
+export { connectionOptions, type DatabaseHost, type DatabaseUrl, DatabaseUrlError, parseDatabaseUrl } from './url.js';
