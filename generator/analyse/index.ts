@@ -39,7 +39,7 @@ export function analyse(files: readonly SourceFile[], diagnostics: Diagnostics, 
       continue;
     }
     const settings = backendFiles.find((file) => file.path.endsWith('/backend.xml'));
-    const backend = analyseBackend(name, settings, diagnostics, options.parsed);
+    const backend = analyseBackend(name, settings, diagnostics, options);
     const seen = new Map<string, string>();
     /** TypeScript binding of each resource, to refuse two names that differ only in punctuation. */
     const identifiers = new Map<string, string>();
