@@ -60,7 +60,7 @@ export function emitResource(resource: Resource, file: string, options: EmitOpti
           ...(step.typed !== null
             ? {
                 properties: uniqueColumns(step.typed).map((column) => ({
-                  docs: [`${column.sqlType}${column.nullable ? ', nullable' : ''}`],
+                  docs: [doc(`${column.sqlType}${column.nullable ? ', nullable' : ''}`)],
                   name: propertyName(column.name),
                   type: column.tsType + (column.nullable ? ' | null' : ''),
                 })),
@@ -99,7 +99,7 @@ export function emitResource(resource: Resource, file: string, options: EmitOpti
         name: `${prefix}Params`,
         properties: operation.params.map((name) => {
           const type = operation.paramTypes[name];
-          return { ...(type?.column ? { docs: [type.column] } : {}), name: propertyName(name), type: paramTsType(type) };
+          return { ...(type?.column ? { docs: [doc(type.column)] } : {}), name: propertyName(name), type: paramTsType(type) };
         }),
       });
     }
