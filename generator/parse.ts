@@ -31,7 +31,9 @@ const parser = new XMLParser({
   parseAttributeValue: false,
   parseTagValue: false,
   trimValues: false,
-  processEntities: true,
+  // References are decoded here, once (decodeReferences, decodeContent): decoding `&amp;` first, and the
+  // numeric references it then spells after, would read `&amp;#13;` as a carriage return.
+  processEntities: false,
   htmlEntities: false,
   captureMetaData: true,
   cdataPropName: '#cdata',
@@ -87,8 +89,7 @@ function toRaw(node: OrderedNode, source: string, lines: LineMap): RawElement {
   const tagEnd = endOfStartTag(source, start);
   const attributes: RawAttribute[] = Object.entries((node[':@'] as Record<string, string> | undefined) ?? {}).map(([attributeName, value]) => ({
     name: attributeName,
-    // fast-xml-parser decodes the named entities of attribute values, not numeric references (checked in parseXml).
-    value: String(value).replace(/&#(x[0-9A-Fa-f]+|[0-9]+);/g, (reference: string, code: string) => characterOf(code) ?? reference),
+    value: decodeReferences(String(value)),
     at: lines.at(attributeOffset(source, start, tagEnd, attributeName)),
   }));
   const children: RawElement[] = [];
@@ -143,7 +144,14 @@ function attributeOffset(source: string, start: number, end: number, name: strin
   return match ? start + match.index + 1 : start;
 }
 
-const ENTITIES: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
+/** XML's five predefined entities; a Map, so that `&constructor;` names nothing. */
+const ENTITIES = new Map([
+  ['lt', '<'],
+  ['gt', '>'],
+  ['amp', '&'],
+  ['quot', '"'],
+  ['apos', "'"],
+]);
 
 /**
  * The character data of a leaf element from `start` to its end tag: entities
@@ -170,7 +178,7 @@ function decodeContent(source: string, start: number): { text: string; offsets: 
     } else if (source[i] === '&') {
       const end = source.indexOf(';', i);
       const name = source.slice(i + 1, end);
-      text += ENTITIES[name] ?? (name.startsWith('#') ? characterOf(name.slice(1)) : undefined) ?? source.slice(i, end + 1);
+      text += ENTITIES.get(name) ?? (name.startsWith('#') ? characterOf(name.slice(1)) : undefined) ?? source.slice(i, end + 1);
       offsets.push(i);
       i = end + 1;
     } else {
@@ -184,6 +192,16 @@ function decodeContent(source: string, start: number): { text: string; offsets: 
 
 /** What XML 1.0 allows in a document (§2.2, Char): no other control character, no surrogate, no U+FFFE or U+FFFF. */
 const ILLEGAL_CHARACTER = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/u;
+
+/** An attribute value with its references decoded, in one pass (parseXml has checked each one). */
+function decodeReferences(value: string): string {
+  return value.replace(REFERENCE, (reference: string, code: string | undefined, name: string | undefined) =>
+    (code !== undefined ? characterOf(code) : ENTITIES.get(name!)) ?? reference,
+  );
+}
+
+/** An entity or character reference: `&#x110000;`, `&#13;`, `&amp;`. */
+const REFERENCE = /&(?:#(x[0-9A-Fa-f]+|[0-9]+)|([A-Za-z_:][-A-Za-z0-9._:]*));/g;
 
 /** The character a numeric reference's code (`x110000`, `13`) names, when XML allows it (§4.1, Legal Character). */
 function characterOf(code: string): string | undefined {
@@ -202,15 +220,17 @@ function characterOf(code: string): string | undefined {
 function checkReferences(text: string, lines: LineMap, diagnostics: Diagnostics): boolean {
   const masked = text.replace(/<!--[\s\S]*?-->|<!\[CDATA\[[\s\S]*?\]\]>|<\?[\s\S]*?\?>/g, (m) => ' '.repeat(m.length));
   let clean = true;
+  const sticky = new RegExp(REFERENCE.source, 'y');
   for (let at = masked.indexOf('&'); at !== -1; at = masked.indexOf('&', at + 1)) {
-    const reference = /^&(?:#(x[0-9A-Fa-f]+|[0-9]+)|([A-Za-z_:][-A-Za-z0-9._:]*));/.exec(masked.slice(at, at + 40));
+    sticky.lastIndex = at;
+    const reference = sticky.exec(masked);
     const problem = !reference
       ? 'a & starts no reference (write &amp; for the character itself)'
       : reference[1] !== undefined
         ? characterOf(reference[1]) === undefined
           ? `${reference[0]} is not a character XML allows`
           : undefined
-        : ENTITIES[reference[2]!] === undefined
+        : !ENTITIES.has(reference[2]!)
           ? `unknown entity ${reference[0]} (XML has &lt; &gt; &amp; &quot; &apos; and character references; no DTD declares others)`
           : undefined;
     if (problem) {

@@ -44,6 +44,10 @@ const PIECES = [
   '<',
   '>',
   '&',
+  // With & before them, text that reads like a reference: it must stay text (`&amp;#13;` is not a carriage return).
+  '#13;',
+  '#x110000;',
+  'amp;',
   '$',
   'é',
   '😀',
@@ -126,6 +130,12 @@ describe('literals in emitted modules', () => {
     for (const reference of ['&#x110000;', '&#1114112;', '&#xFFFFFFFFFFFF;', '&#0;', '&#x1B;', '&#xD800;', '&#xDFFF;', '&#xFFFE;', '&#xFFFF;']) {
       const result = resource(`select '${reference}' as x`);
       expect(result.ok ? [] : result.errors, reference).toEqual([`resources/f/r.xml:3:25: malformed XML: ${reference} is not a character XML allows`]);
+    }
+    for (const entity of ['&constructor;', '&toString;', '&nbsp;']) {
+      const result = resource(`select '${entity}' as x`);
+      expect(result.ok ? [] : result.errors, entity).toEqual([
+        `resources/f/r.xml:3:25: malformed XML: unknown entity ${entity} (XML has &lt; &gt; &amp; &quot; &apos; and character references; no DTD declares others)`,
+      ]);
     }
     const echoed = resource('select 1 as x', 'GET&#13;&#x9B;&#x2028;&#x202E;&#10;');
     expect(echoed.ok ? [] : echoed.errors).toEqual([
