@@ -1,6 +1,6 @@
 import { defaultAuthQuery } from '../../runtime/auth/user-tables.js';
 import { AUTH_SCHEMES, type AuthSchemeName } from '../../runtime/contract.js';
-import type { Diagnostics } from '../diagnostics.js';
+import type { Diagnostics, SourceLocation } from '../diagnostics.js';
 import type { AuthQuery, Backend, PluginRef } from '../ir.js';
 import { BUILTIN_PLUGINS } from '../plugins.js';
 import { scanSql } from '../sql/index.js';
@@ -91,7 +91,13 @@ const BACKEND_ATTRIBUTES: readonly AttributeRule[] = [
   rule('uid_type', 'uidType', oneOf('integer', 'text'), (value) => `uid_type is integer or text, not "${value}"`),
 ];
 
-export function analyseBackend(name: string, file: SourceFile | undefined, diagnostics: Diagnostics, options: AnalyseOptions): BackendWithPlugins {
+/** A backend, and where its issuer is said: the issuer attribute, or the Backend element when it is defaulted. */
+export interface AnalysedBackend {
+  backend: BackendWithPlugins;
+  issuerAt: SourceLocation | undefined;
+}
+
+export function analyseBackend(name: string, file: SourceFile | undefined, diagnostics: Diagnostics, options: AnalyseOptions): AnalysedBackend {
   const backend: BackendWithPlugins = {
     name,
     source: file?.path ?? null,
@@ -110,19 +116,20 @@ export function analyseBackend(name: string, file: SourceFile | undefined, diagn
     resources: [],
     plugins: new Map(),
   };
-  if (!file) return backend;
+  if (!file) return { backend, issuerAt: undefined };
   const root = parseCached(file, diagnostics, options.parsed);
-  if (!root) return backend;
+  if (!root) return { backend, issuerAt: undefined };
   const attrs = new AttributeReader(root, diagnostics);
   if (root.name !== 'Backend') {
     diagnostics.error(root.at, `the root element of backend.xml is Backend, not ${root.name}`);
-    return backend;
+    return { backend, issuerAt: undefined };
   }
   checkNamespace(attrs, diagnostics);
   for (const attribute of BACKEND_ATTRIBUTES) {
     const given = attrs.optional(attribute.name);
     if (given !== undefined && !attribute.apply(given.value, backend)) diagnostics.error(given.at, attribute.error(given.value));
   }
+  const issuerAt = attrs.optional('issuer')?.at ?? root.at;
   attrs.rejectOthers();
   if (root.hasMixedText) diagnostics.error(root.at, 'Backend holds only elements, not text');
 
@@ -146,7 +153,7 @@ export function analyseBackend(name: string, file: SourceFile | undefined, diagn
   } else if (customQuery) {
     diagnostics.error(customQuery.at, 'an AuthQuery needs auth_scheme on Backend');
   }
-  return backend;
+  return { backend, issuerAt };
 }
 
 function analyseAuthQuery(scheme: AuthSchemeName, element: RawElement | undefined, root: RawElement, diagnostics: Diagnostics): AuthQuery {
