@@ -195,8 +195,9 @@ const ILLEGAL_CHARACTER = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF
 
 /** An attribute value with its references decoded, in one pass (parseXml has checked each one). */
 function decodeReferences(value: string): string {
-  return value.replace(REFERENCE, (reference: string, code: string | undefined, name: string | undefined) =>
-    (code !== undefined ? characterOf(code) : ENTITIES.get(name!)) ?? reference,
+  return value.replace(
+    REFERENCE,
+    (reference: string, code: string | undefined, name: string | undefined) => (code !== undefined ? characterOf(code) : ENTITIES.get(name!)) ?? reference,
   );
 }
 
