@@ -115,8 +115,8 @@ export class TokenRejected extends Error {
     readonly description: string,
     /**
      * Whether this token is refused for good, whenever it comes again: its signature, its key, its algorithm,
-     * its issuer or backend, a passed expiry. Not a token that is not yet valid (nbf, an iat ahead of the clock, an exp
-     * further away than the lifetime): time may make it good.
+     * its issuer or backend, a passed expiry. Not a token that is not yet valid (nbf, an iat ahead of the clock,
+     * an exp further away than the lifetime): time may make it good.
      */
     readonly lasting = false,
   ) {
@@ -163,9 +163,9 @@ const LATEST = 32_503_680_000;
  * `nbf` whole numbers in a sane range, an `iat` not in the future (it would
  * escape a revocation of the user), `nbf` honoured, the backend's `iss`, the
  * backend's name in `backend` (two backends never take each other's tokens,
- * nor escape each other's revocations, whatever their issuers), a `sub` that is exactly a user id's canonical text (so that the database never
- * converts "1abc" into user 1), and an `aud` that is a string or an array of
- * strings. Whether `aud` names the resource's role is the caller's question:
+ * nor escape each other's revocations, whatever their issuers), a `sub` that
+ * is exactly a user id's canonical text (so that the database never converts
+ * "1abc" into user 1), and an `aud` that is a string or an array of strings. Whether `aud` names the resource's role is the caller's question:
  * that is a 403, not a 401.
  */
 export function verifyToken(key: JwtKey, token: string, options: VerifyOptions): VerifiedToken {
