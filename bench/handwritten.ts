@@ -98,7 +98,8 @@ function bearer(ctx: Koa.Context, role: string): string {
   } catch {
     throw new Failure(401, 'Invalid token', { 'WWW-Authenticate': 'Bearer realm="api", error="invalid_token"' });
   }
-  if (typeof payload.exp !== 'number' || typeof payload.sub !== 'string') throw new Failure(401, 'Invalid token');
+  // The same binding as xmlrest's: a token names the backend that signed it.
+  if (typeof payload.exp !== 'number' || typeof payload.sub !== 'string' || payload.backend !== 'api') throw new Failure(401, 'Invalid token');
   const audience = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
   if (!audience.includes(role)) throw new Failure(403, 'Forbidden access to resource');
   return payload.sub;
@@ -123,7 +124,7 @@ async function basic(ctx: Koa.Context, role: string): Promise<string> {
 
 function sign(sub: string, aud: string | string[]): string {
   const now = Math.floor(Date.now() / 1000);
-  return jwt.sign({ sub, aud, iss: 'api', iat: now, exp: now + 3600, jti: randomUUID() }, key, { algorithm: 'HS256' });
+  return jwt.sign({ sub, aud, iss: 'api', backend: 'api', iat: now, exp: now + 3600, jti: randomUUID() }, key, { algorithm: 'HS256' });
 }
 
 const router = new Router();

@@ -27,6 +27,8 @@ export interface GenerateOptions {
   runtimeDir?: string;
   /** Whether a project-relative file exists (user plug-in modules). */
   exists?: (path: string) => boolean;
+  /** Whether a project-relative path, its symbolic links followed, leads outside the project; default never. */
+  leavesProject?: (path: string) => boolean;
   /** Column types from the database (types.ts); steps without an entry are typed `unknown`. */
   types?: TypeSnapshot;
   /** Absolute folder that plug-in module paths are relative to; default the working directory. */
@@ -67,6 +69,7 @@ export function analyseSources(sources: readonly SourceFile[], options: Generate
   const project = analyse(sources, diagnostics, {
     resourcesDir: options.resourcesDir ?? 'resources',
     exists: options.exists ?? (() => false),
+    leavesProject: options.leavesProject ?? (() => false),
     ...(options.cache ? { parsed: options.cache.parsed, scans: options.cache.scans } : {}),
   });
   return { project, diagnostics };

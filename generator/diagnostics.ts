@@ -1,3 +1,5 @@
+import { escapeUnprintable } from './unprintable.js';
+
 /** A place in a source file; lines and columns count from 1. */
 export interface SourceLocation {
   file: string;
@@ -21,11 +23,14 @@ export class Diagnostics {
     return this.problems.length;
   }
 
-  /** Sorted by file, line and column, so that output is stable. */
+  /**
+   * Sorted by file, line and column, so that output is stable. A message quotes what the file holds: a control
+   * character in it must not reach the terminal as it is, nor a line feed split the line.
+   */
   lines(): string[] {
     return [...this.problems]
       .sort((a, b) => (a.at.file < b.at.file ? -1 : a.at.file > b.at.file ? 1 : a.at.line - b.at.line || a.at.col - b.at.col))
-      .map(({ at, message }) => `${at.file}:${at.line}:${at.col}: ${message}`);
+      .map(({ at, message }) => escapeUnprintable(`${at.file}:${at.line}:${at.col}: ${message}`));
   }
 }
 

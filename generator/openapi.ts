@@ -276,7 +276,9 @@ function paramSchema(type: ParamType | undefined, inQuery: boolean): Schema {
       return nullable({ type: 'string', pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}([ T][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,6})?)?)?Z?$', ...described });
     case 'time':
       return nullable({ type: 'string', pattern: '^-?[0-9]{1,3}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,6})?)?$', ...described });
-    default:
-      return inQuery ? { type: 'string' } : { type: ['string', 'number', 'boolean', 'null'] };
+    default: {
+      const text = { description: [described.description, 'Bound as text: a number or boolean as its text, as a form sends it.'].filter(Boolean).join(' ') };
+      return inQuery ? { type: 'string', ...text } : { type: ['string', 'number', 'boolean', 'null'], ...text };
+    }
   }
 }

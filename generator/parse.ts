@@ -31,7 +31,9 @@ const parser = new XMLParser({
   parseAttributeValue: false,
   parseTagValue: false,
   trimValues: false,
-  processEntities: true,
+  // References are decoded here, once (decodeReferences, decodeContent): decoding `&amp;` first, and the
+  // numeric references it then spells after, would read `&amp;#13;` as a carriage return.
+  processEntities: false,
   htmlEntities: false,
   captureMetaData: true,
   cdataPropName: '#cdata',
@@ -51,12 +53,18 @@ export function parseXml(file: string, original: string, diagnostics: Diagnostic
     diagnostics.error(lines.at(dtd), 'document type declarations are not allowed (no DTD, no entities)');
     return undefined;
   }
+  const illegal = ILLEGAL_CHARACTER.exec(text);
+  if (illegal) {
+    diagnostics.error(lines.at(illegal.index), `malformed XML: the character ${codePoint(illegal[0])} is not allowed in XML`);
+    return undefined;
+  }
   const valid = XMLValidator.validate(text, { allowBooleanAttributes: false });
   if (valid !== true) {
     const { line, col, msg } = valid.err;
     diagnostics.error({ file, line: line ?? 1, col: col ?? 1 }, `malformed XML: ${lowerFirst(msg)}`);
     return undefined;
   }
+  if (!checkReferences(text, lines, diagnostics)) return undefined;
   let nodes: OrderedNode[];
   try {
     nodes = parser.parse(text) as OrderedNode[];
@@ -81,10 +89,7 @@ function toRaw(node: OrderedNode, source: string, lines: LineMap): RawElement {
   const tagEnd = endOfStartTag(source, start);
   const attributes: RawAttribute[] = Object.entries((node[':@'] as Record<string, string> | undefined) ?? {}).map(([attributeName, value]) => ({
     name: attributeName,
-    // fast-xml-parser decodes the named entities of attribute values, not numeric references.
-    value: String(value).replace(/&#(x[0-9A-Fa-f]+|[0-9]+);/g, (_, code: string) =>
-      String.fromCodePoint(code.startsWith('x') ? parseInt(code.slice(1), 16) : parseInt(code, 10)),
-    ),
+    value: decodeReferences(String(value)),
     at: lines.at(attributeOffset(source, start, tagEnd, attributeName)),
   }));
   const children: RawElement[] = [];
@@ -139,7 +144,14 @@ function attributeOffset(source: string, start: number, end: number, name: strin
   return match ? start + match.index + 1 : start;
 }
 
-const ENTITIES: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
+/** XML's five predefined entities; a Map, so that `&constructor;` names nothing. */
+const ENTITIES = new Map([
+  ['lt', '<'],
+  ['gt', '>'],
+  ['amp', '&'],
+  ['quot', '"'],
+  ['apos', "'"],
+]);
 
 /**
  * The character data of a leaf element from `start` to its end tag: entities
@@ -166,8 +178,7 @@ function decodeContent(source: string, start: number): { text: string; offsets: 
     } else if (source[i] === '&') {
       const end = source.indexOf(';', i);
       const name = source.slice(i + 1, end);
-      const code = name.startsWith('#x') ? parseInt(name.slice(2), 16) : name.startsWith('#') ? parseInt(name.slice(1), 10) : NaN;
-      text += ENTITIES[name] ?? (Number.isNaN(code) ? source.slice(i, end + 1) : String.fromCodePoint(code));
+      text += ENTITIES.get(name) ?? (name.startsWith('#') ? characterOf(name.slice(1)) : undefined) ?? source.slice(i, end + 1);
       offsets.push(i);
       i = end + 1;
     } else {
@@ -177,6 +188,63 @@ function decodeContent(source: string, start: number): { text: string; offsets: 
     }
   }
   return { text, offsets };
+}
+
+/** What XML 1.0 allows in a document (§2.2, Char): no other control character, no surrogate, no U+FFFE or U+FFFF. */
+const ILLEGAL_CHARACTER = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/u;
+
+/** An attribute value with its references decoded, in one pass (parseXml has checked each one). */
+function decodeReferences(value: string): string {
+  return value.replace(
+    REFERENCE,
+    (reference: string, code: string | undefined, name: string | undefined) => (code !== undefined ? characterOf(code) : ENTITIES.get(name!)) ?? reference,
+  );
+}
+
+/** An entity or character reference: `&#x110000;`, `&#13;`, `&amp;`. */
+const REFERENCE = /&(?:#(x[0-9A-Fa-f]+|[0-9]+)|([A-Za-z_:][-A-Za-z0-9._:]*));/g;
+
+/** The character a numeric reference's code (`x110000`, `13`) names, when XML allows it (§4.1, Legal Character). */
+function characterOf(code: string): string | undefined {
+  const value = code.startsWith('x') ? parseInt(code.slice(1), 16) : parseInt(code, 10);
+  if (!Number.isSafeInteger(value) || value > 0x10ffff) return undefined;
+  const character = String.fromCodePoint(value);
+  return ILLEGAL_CHARACTER.test(character) ? undefined : character;
+}
+
+/**
+ * Every entity and character reference outside comments, CDATA and
+ * processing instructions names something: one of the five entities XML
+ * predefines (no DTD declares others), or a character XML allows. Reports
+ * each one that does not, at its place; the validator passes them.
+ */
+function checkReferences(text: string, lines: LineMap, diagnostics: Diagnostics): boolean {
+  const masked = text.replace(/<!--[\s\S]*?-->|<!\[CDATA\[[\s\S]*?\]\]>|<\?[\s\S]*?\?>/g, (m) => ' '.repeat(m.length));
+  let clean = true;
+  const sticky = new RegExp(REFERENCE.source, 'y');
+  for (let at = masked.indexOf('&'); at !== -1; at = masked.indexOf('&', at + 1)) {
+    sticky.lastIndex = at;
+    const reference = sticky.exec(masked);
+    const problem = !reference
+      ? 'a & starts no reference (write &amp; for the character itself)'
+      : reference[1] !== undefined
+        ? characterOf(reference[1]) === undefined
+          ? `${reference[0]} is not a character XML allows`
+          : undefined
+        : !ENTITIES.has(reference[2]!)
+          ? `unknown entity ${reference[0]} (XML has &lt; &gt; &amp; &quot; &apos; and character references; no DTD declares others)`
+          : undefined;
+    if (problem) {
+      diagnostics.error(lines.at(at), `malformed XML: ${problem}`);
+      clean = false;
+    }
+  }
+  return clean;
+}
+
+/** `U+0001`, as a character is named. */
+function codePoint(character: string): string {
+  return `U+${character.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
 }
 
 function findOutsideComments(text: string, pattern: RegExp): number {

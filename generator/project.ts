@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { analyseSources, emitProject, endRun, type GenerateOptions, type GeneratorCache, type SourceFile } from './core.js';
 import { openDescriber } from './database.js';
@@ -55,6 +55,7 @@ async function run(options: RunOptions): Promise<number> {
     projectRoot: path.resolve(options.root),
     ...(options.cache ? { cache: options.cache } : {}),
     exists: (file: string) => existsSync(path.join(options.root, file)),
+    leavesProject: (file: string) => leavesProject(options.root, file),
   };
   const { project, diagnostics } = analyseSources(sources, generateOptions);
   const snapshotFile = path.join(options.root, outDir, 'column-types.json');
@@ -126,6 +127,18 @@ function lockDiff(before: string, after: string): string[] {
   const old = entries(before);
   const now = entries(after);
   return [...[...old].filter((line) => !now.has(line)).map((line) => `- ${line}`), ...[...now].filter((line) => !old.has(line)).map((line) => `+ ${line}`)];
+}
+
+/**
+ * Whether a project-relative path leads outside the project once its symbolic
+ * links are followed; a path that does not exist yet is judged by its nearest
+ * folder that does.
+ */
+export function leavesProject(root: string, file: string): boolean {
+  let probe = path.resolve(root, file);
+  while (!existsSync(probe) && path.dirname(probe) !== probe) probe = path.dirname(probe);
+  const relative = path.relative(realpathSync(root), realpathSync(probe));
+  return relative === '..' || relative.startsWith(`..${path.sep}`) || path.isAbsolute(relative);
 }
 
 /** Every .xml file under resources/, at any depth, so that misplaced files are reported, not ignored. */

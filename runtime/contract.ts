@@ -13,7 +13,9 @@ export type ParamValue = string | number | boolean | null;
 
 /**
  * What a request parameter must be, from the column it meets (the generator
- * reads it from the database). `any` takes any scalar.
+ * reads it from the database). `any` (no known type, or a column type with no
+ * check of its own) takes any scalar and is bound as text: a JSON number or
+ * boolean as its text (`0`, `true`), as a form would send it, never as a number.
  */
 export interface ParamSpec {
   kind: 'integer' | 'bigint' | 'decimal' | 'number' | 'string' | 'date' | 'datetime' | 'time' | 'enum' | 'any';

@@ -7,7 +7,8 @@ import { badRequest } from './errors.js';
  * `from: 'body'` (a token request's) is read from the body only: a password in
  * a URL ends up in access logs, proxies and browser history. Only scalars are parameters: an object,
  * an array or a repeated query key is a 400, never silently flattened. Each is
- * then checked against its spec and converted to what the column takes.
+ * then checked against its spec and converted to what the column takes; a
+ * parameter of no known type is text, whatever JSON type it came as.
  */
 export function readParams<Params>(query: Record<string, string | string[] | undefined>, body: unknown, specs: ParamSpecs): Params {
   const fromBody = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
@@ -45,7 +46,9 @@ function convert(name: string, value: ParamValue, spec: ParamSpec): unknown {
   const text = typeof value === 'string' ? value : typeof value === 'number' ? String(value) : undefined;
   switch (spec.kind) {
     case 'any':
-      return value;
+      // Untyped: text, as a form would send it (docs: README, Parameters). Bound as a number, a JSON 0 would meet a
+      // text column as a number, and MariaDB compares 'alice' = 0 as true: a password check passed without one.
+      return typeof value === 'string' ? value : String(value);
     case 'integer':
     case 'bigint': {
       // A JSON number past 2^53 has already lost digits: the exact value must come as a string.

@@ -1,11 +1,10 @@
 import { defaultAuthQuery } from '../../runtime/auth/user-tables.js';
 import { AUTH_SCHEMES, type AuthSchemeName, DEFAULT_CONSOLE_ROLE } from '../../runtime/contract.js';
-import type { Diagnostics } from '../diagnostics.js';
+import type { Diagnostics, SourceLocation } from '../diagnostics.js';
 import type { AuthQuery, Backend, PluginRef } from '../ir.js';
 import { BUILTIN_PLUGINS } from '../plugins.js';
-import type { RunCache } from '../run-cache.js';
 import { scanSql } from '../sql/index.js';
-import { AttributeReader, checkNamespace, describePlaceholder, parseCached, type RawElement, ROLE, type SourceFile } from './elements.js';
+import { type AnalyseOptions, AttributeReader, checkNamespace, describePlaceholder, parseCached, type RawElement, ROLE, type SourceFile } from './elements.js';
 import { ARG_NAME } from './request.js';
 
 /** backend.xml: the backend's settings, its AuthQuery and its plug-ins. */
@@ -92,7 +91,13 @@ const BACKEND_ATTRIBUTES: readonly AttributeRule[] = [
   rule('uid_type', 'uidType', oneOf('integer', 'text'), (value) => `uid_type is integer or text, not "${value}"`),
 ];
 
-export function analyseBackend(name: string, file: SourceFile | undefined, diagnostics: Diagnostics, parsed?: RunCache<RawElement>): BackendWithPlugins {
+/** A backend, and where its issuer is said: the issuer attribute, or the Backend element when it is defaulted. */
+export interface AnalysedBackend {
+  backend: BackendWithPlugins;
+  issuerAt: SourceLocation | undefined;
+}
+
+export function analyseBackend(name: string, file: SourceFile | undefined, diagnostics: Diagnostics, options: AnalyseOptions): AnalysedBackend {
   const backend: BackendWithPlugins = {
     name,
     source: file?.path ?? null,
@@ -111,19 +116,20 @@ export function analyseBackend(name: string, file: SourceFile | undefined, diagn
     resources: [],
     plugins: new Map(),
   };
-  if (!file) return backend;
-  const root = parseCached(file, diagnostics, parsed);
-  if (!root) return backend;
+  if (!file) return { backend, issuerAt: undefined };
+  const root = parseCached(file, diagnostics, options.parsed);
+  if (!root) return { backend, issuerAt: undefined };
   const attrs = new AttributeReader(root, diagnostics);
   if (root.name !== 'Backend') {
     diagnostics.error(root.at, `the root element of backend.xml is Backend, not ${root.name}`);
-    return backend;
+    return { backend, issuerAt: undefined };
   }
   checkNamespace(attrs, diagnostics);
   for (const attribute of BACKEND_ATTRIBUTES) {
     const given = attrs.optional(attribute.name);
     if (given !== undefined && !attribute.apply(given.value, backend)) diagnostics.error(given.at, attribute.error(given.value));
   }
+  const issuerAt = attrs.optional('issuer')?.at ?? root.at;
   attrs.rejectOthers();
   if (root.hasMixedText) diagnostics.error(root.at, 'Backend holds only elements, not text');
 
@@ -134,7 +140,7 @@ export function analyseBackend(name: string, file: SourceFile | undefined, diagn
       customQuery = child;
       new AttributeReader(child, diagnostics).rejectOthers();
     } else if (child.name === 'Plugin') {
-      analysePluginDeclaration(child, backend, diagnostics);
+      analysePluginDeclaration(child, backend, diagnostics, options);
     } else if (child.name === 'Desc') {
       new AttributeReader(child, diagnostics).rejectOthers();
     } else {
@@ -147,7 +153,7 @@ export function analyseBackend(name: string, file: SourceFile | undefined, diagn
   } else if (customQuery) {
     diagnostics.error(customQuery.at, 'an AuthQuery needs auth_scheme on Backend');
   }
-  return backend;
+  return { backend, issuerAt };
 }
 
 function analyseAuthQuery(scheme: AuthSchemeName, element: RawElement | undefined, root: RawElement, diagnostics: Diagnostics): AuthQuery {
@@ -179,7 +185,7 @@ function analyseAuthQuery(scheme: AuthSchemeName, element: RawElement | undefine
   return { sql: scanned.sql, binds, passwordColumn };
 }
 
-function analysePluginDeclaration(element: RawElement, backend: BackendWithPlugins, diagnostics: Diagnostics): void {
+function analysePluginDeclaration(element: RawElement, backend: BackendWithPlugins, diagnostics: Diagnostics, options: AnalyseOptions): void {
   const attrs = new AttributeReader(element, diagnostics);
   const classname = attrs.required('classname');
   const use = attrs.optional('use');
@@ -196,8 +202,13 @@ function analysePluginDeclaration(element: RawElement, backend: BackendWithPlugi
     if (target) backend.plugins.set(classname.value, { ...target, classname: classname.value });
     else diagnostics.error(use.at, `alias of an unknown plug-in class: ${use.value}`);
   } else if (module && exportName && !use) {
-    if (!/^[A-Za-z0-9_./-]+\.ts$/.test(module.value) || module.value.includes('..')) {
+    // The generated code imports it and the server runs it: it must be the project's own file, wherever it leads.
+    if (module.value.startsWith('/')) {
+      diagnostics.error(module.at, `module is a project-relative .ts path, not an absolute one: ${module.value}`);
+    } else if (!/^[A-Za-z0-9_./-]+\.ts$/.test(module.value) || module.value.includes('..')) {
       diagnostics.error(module.at, `module is a project-relative .ts path: ${module.value}`);
+    } else if (options.leavesProject(module.value)) {
+      diagnostics.error(module.at, `module leads outside the project through a symbolic link: ${module.value} (keep plug-ins inside the project)`);
     } else if (!ARG_NAME.test(exportName.value)) {
       diagnostics.error(exportName.at, `export is the name of an exported function: ${exportName.value}`);
     } else {

@@ -18,6 +18,8 @@ export interface AnalyseOptions {
   resourcesDir?: string;
   /** Whether a project-relative file exists (user plug-in modules). */
   exists(path: string): boolean;
+  /** Whether a project-relative path, its symbolic links followed, leads outside the project (user plug-in modules). */
+  leavesProject(path: string): boolean;
   /** Parsed files kept by a long-running process, by path, each with its text; only clean parses are kept. */
   parsed?: RunCache<RawElement> | undefined;
   /** Scanned statements kept by a long-running process, keyed by their text. */

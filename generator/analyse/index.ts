@@ -1,4 +1,4 @@
-import type { Diagnostics } from '../diagnostics.js';
+import type { Diagnostics, SourceLocation } from '../diagnostics.js';
 import type { Backend, Project } from '../ir.js';
 import { binding } from '../names.js';
 import { analyseBackend } from './backend.js';
@@ -30,6 +30,8 @@ export function analyse(files: readonly SourceFile[], diagnostics: Diagnostics, 
   }
   const backends: Backend[] = [];
   const backendBindings = new Map<string, string>();
+  /** Which backend holds each issuer, and where it says so: two backends of one issuer would take each other's tokens. */
+  const issuers = new Map<string, { name: string; at: SourceLocation }>();
   for (const [name, backendFiles] of byBackend) {
     const other = backendBindings.get(binding(name, 'Backend'));
     if (other) diagnostics.error(top(backendFiles[0]!.path), `backend "${name}" and backend "${other}" differ only in punctuation: rename one`);
@@ -39,7 +41,16 @@ export function analyse(files: readonly SourceFile[], diagnostics: Diagnostics, 
       continue;
     }
     const settings = backendFiles.find((file) => file.path.endsWith('/backend.xml'));
-    const backend = analyseBackend(name, settings, diagnostics, options.parsed);
+    const { backend, issuerAt } = analyseBackend(name, settings, diagnostics, options);
+    // Backends are taken in name order: the second to claim an issuer is the one reported, naming the first.
+    const at = issuerAt ?? top(backendFiles[0]!.path);
+    const claimed = issuers.get(backend.issuer);
+    if (claimed) {
+      diagnostics.error(
+        at,
+        `backend "${name}" has the issuer "${backend.issuer}" of backend "${claimed.name}" (${claimed.at.file}:${claimed.at.line}:${claimed.at.col}): give each backend its own issuer`,
+      );
+    } else issuers.set(backend.issuer, { name, at });
     const seen = new Map<string, string>();
     /** TypeScript binding of each resource, to refuse two names that differ only in punctuation. */
     const identifiers = new Map<string, string>();

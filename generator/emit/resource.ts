@@ -21,7 +21,6 @@ export function emitResource(resource: Resource, file: string, options: EmitOpti
   const plugins = new Map<string, Set<string>>();
   for (const operation of resource.operations) {
     if (operation.params.length > 0) runtimeTypes.add('ParamSpecs');
-    if (operation.params.some((name) => (operation.paramTypes[name]?.kind ?? 'any') === 'any')) runtimeTypes.add('ParamValue');
     for (const step of operation.steps) {
       if (step.kind === 'sql' && step.statement === 'write' && step.output) runtimeTypes.add('WriteResult');
       if (step.kind === 'execute') {
@@ -60,7 +59,7 @@ export function emitResource(resource: Resource, file: string, options: EmitOpti
           ...(step.typed !== null
             ? {
                 properties: uniqueColumns(step.typed).map((column) => ({
-                  docs: [`${column.sqlType}${column.nullable ? ', nullable' : ''}`],
+                  docs: [doc(`${column.sqlType}${column.nullable ? ', nullable' : ''}`)],
                   name: propertyName(column.name),
                   type: column.tsType + (column.nullable ? ' | null' : ''),
                 })),
@@ -102,7 +101,7 @@ export function emitResource(resource: Resource, file: string, options: EmitOpti
         name: `${prefix}Params`,
         properties: operation.params.map((name) => {
           const type = operation.paramTypes[name];
-          return { ...(type?.column ? { docs: [type.column] } : {}), name: propertyName(name), type: paramTsType(type) };
+          return { ...(type?.column ? { docs: [doc(type.column)] } : {}), name: propertyName(name), type: paramTsType(type) };
         }),
       });
     }
@@ -249,7 +248,8 @@ function paramSpecLiteral(type: ParamType | undefined, fromBody: boolean): strin
 
 /** The TypeScript type of a parameter after the runtime has checked and converted it. */
 function paramTsType(type: ParamType | undefined): string {
-  if (!type || type.kind === 'any') return 'ParamValue';
+  // The runtime binds an untyped parameter as text (runtime/params.ts), never as a number.
+  if (!type || type.kind === 'any') return 'string | null';
   const base =
     type.kind === 'integer' || type.kind === 'number' ? 'number' : type.kind === 'enum' ? (type.values ?? []).map(quote).join(' | ') || 'string' : 'string';
   return type.nullable ? `${base} | null` : base;

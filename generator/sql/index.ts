@@ -52,15 +52,21 @@ export function scanSql(text: string): ScannedSql {
   return { sql: dedent(sql), placeholders, placeholderOffsets, paramTargets, statement, columns, problems };
 }
 
-/** Removes the indentation the XML file gave the statement, keeping its line structure. */
+/**
+ * Removes the indentation the XML file gave the statement, keeping its line
+ * structure. Only spaces and tabs are layout: the parser has already made
+ * every line end a line feed, so a carriage return or any other character
+ * left is the statement's own (written as a reference, in a string), kept.
+ */
 function dedent(sql: string): string {
-  const lines = sql.replace(/\r\n?/g, '\n').split('\n');
-  while (lines.length > 0 && lines[0]!.trim() === '') lines.shift();
-  while (lines.length > 0 && lines.at(-1)!.trim() === '') lines.pop();
+  const lines = sql.split('\n');
+  const blank = (line: string) => /^[ \t]*$/.test(line);
+  while (lines.length > 0 && blank(lines[0]!)) lines.shift();
+  while (lines.length > 0 && blank(lines.at(-1)!)) lines.pop();
   const indents = lines
     .slice(1)
-    .filter((line) => line.trim() !== '')
+    .filter((line) => !blank(line))
     .map((line) => /^[ \t]*/.exec(line)![0].length);
   const indent = indents.length > 0 ? Math.min(...indents) : 0;
-  return lines.map((line, i) => (i === 0 ? line.trim() : line.slice(indent).trimEnd())).join('\n');
+  return lines.map((line, i) => (i === 0 ? line.replace(/^[ \t]+/, '') : line.slice(indent)).replace(/[ \t]+$/, '')).join('\n');
 }

@@ -9,6 +9,7 @@ const REASONS: Record<TokenFailure, string> = {
   expired: 'expired',
   signature: 'bad_signature',
   issuer: 'wrong_issuer',
+  backend: 'wrong_backend',
   audience: 'wrong_audience',
   malformed: 'malformed',
   algorithm: 'bad_algorithm',
@@ -44,6 +45,7 @@ export const bearerScheme: SchemeFactory = ({ backend, key, revocations }): Auth
   };
   const options = {
     issuer: backend.issuer,
+    backend: backend.name,
     clockSkew: backend.clockSkew,
     lifetime: backend.tokenLifetime,
     isUid: (sub: string) => isCanonicalUid(backend.uidType, sub),

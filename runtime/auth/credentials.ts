@@ -44,6 +44,9 @@ export class CredentialChecker {
    * either way, and takes as long to hear it).
    */
   async check(user: string, pass: string, address: string): Promise<CredentialCheck> {
+    // Bound to the auth query as text, whoever calls: as a number, 0 would meet a text column as a number, and
+    // MariaDB compares 'alice' = 0 as true. The doors hand strings over (header.ts, token-a.ts); this holds them to it.
+    if (typeof user !== 'string' || typeof pass !== 'string') throw new TypeError('credentials are checked as text');
     const query = this.backend.authQuery;
     if (query === null) return { rows: [], reason: 'unknown_user' };
     const attempt: LoginAttempt = { directory: this.directory, user, address };

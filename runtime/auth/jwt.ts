@@ -70,6 +70,8 @@ function keyOf(secret: string, name: string): KeyObject {
 
 export interface TokenSettings {
   issuer: string;
+  /** The backend that signs: its name goes in the `backend` claim, and only that backend accepts the token. */
+  backend: string;
   /** Lifetime in seconds. */
   lifetime: number;
   /** `s` per RFC 7519; `ms` as the original system sent. */
@@ -82,7 +84,7 @@ export interface IssuedClaims {
 }
 
 /**
- * Signs a token; `iss`, `iat`, `exp` and `jti` are always the system's own.
+ * Signs a token; `iss`, `backend`, `iat`, `exp` and `jti` are always the system's own.
  * The same bytes as jsonwebtoken's sign (a unit test holds it to them), without
  * its per-call work: it validates a payload and options built right here, and
  * encodes a header that is the same for every token of a key. What a token
@@ -94,6 +96,7 @@ export function signToken(key: JwtKey, settings: TokenSettings, claims: IssuedCl
     sub: claims.sub,
     aud: claims.aud,
     iss: settings.issuer,
+    backend: settings.backend,
     iat: settings.iatUnit === 'ms' ? now : seconds,
     exp: seconds + settings.lifetime,
     jti: randomUUID(),
@@ -104,7 +107,7 @@ export function signToken(key: JwtKey, settings: TokenSettings, claims: IssuedCl
 }
 
 /** Why a token was refused; the words go into error_description. */
-export type TokenFailure = 'expired' | 'signature' | 'issuer' | 'audience' | 'malformed' | 'algorithm' | 'key' | 'revoked';
+export type TokenFailure = 'expired' | 'signature' | 'issuer' | 'backend' | 'audience' | 'malformed' | 'algorithm' | 'key' | 'revoked';
 
 export class TokenRejected extends Error {
   constructor(
@@ -112,8 +115,8 @@ export class TokenRejected extends Error {
     readonly description: string,
     /**
      * Whether this token is refused for good, whenever it comes again: its signature, its key, its algorithm,
-     * its issuer, a passed expiry. Not a token that is not yet valid (nbf, an iat ahead of the clock, an exp
-     * further away than the lifetime): time may make it good.
+     * its issuer or backend, a passed expiry. Not a token that is not yet valid (nbf, an iat ahead of the clock,
+     * an exp further away than the lifetime): time may make it good.
      */
     readonly lasting = false,
   ) {
@@ -139,6 +142,8 @@ export interface VerifiedToken {
 export interface VerifyOptions {
   /** The backend's `iss`. */
   issuer: string;
+  /** The backend's name, which the token's `backend` claim must be. */
+  backend: string;
   /** Seconds of clock difference allowed for exp, nbf and iat. */
   clockSkew: number;
   /** The backend's token lifetime in seconds: no token it accepts expires later than that from now. */
@@ -156,10 +161,11 @@ const LATEST = 32_503_680_000;
  * algorithm confusion), no `crit` extension (none is understood, so any is
  * refused), the signature, a required and unexpired `exp`, `exp`, `iat` and
  * `nbf` whole numbers in a sane range, an `iat` not in the future (it would
- * escape a revocation of the user), `nbf` honoured, the backend's `iss`, a
- * `sub` that is exactly a user id's canonical text (so that the database never
- * converts "1abc" into user 1), and an `aud` that is a string or an array of
- * strings. Whether `aud` names the resource's role is the caller's question:
+ * escape a revocation of the user), `nbf` honoured, the backend's `iss`, the
+ * backend's name in `backend` (two backends never take each other's tokens,
+ * nor escape each other's revocations, whatever their issuers), a `sub` that
+ * is exactly a user id's canonical text (so that the database never converts
+ * "1abc" into user 1), and an `aud` that is a string or an array of strings. Whether `aud` names the resource's role is the caller's question:
  * that is a 403, not a 401.
  */
 export function verifyToken(key: JwtKey, token: string, options: VerifyOptions): VerifiedToken {
@@ -187,6 +193,10 @@ export function verifyToken(key: JwtKey, token: string, options: VerifyOptions):
   }
   if (typeof payload !== 'object' || payload === null) {
     throw new TokenRejected('malformed', 'token payload is not a JSON object');
+  }
+  // Every token xmlrest signs names its backend: one without the claim is from before it (an hour at most) or not ours.
+  if (payload.backend !== options.backend) {
+    throw new TokenRejected('backend', payload.backend === undefined ? 'token names no backend' : 'token was issued for another backend', true);
   }
   const now = Date.now() / 1000;
   const exp = payload.exp;

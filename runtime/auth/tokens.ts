@@ -2,7 +2,7 @@ import type { BackendModule } from '../contract.js';
 import { type IssuedClaims, type JwtKey, signToken, type TokenSettings } from './jwt.js';
 import { isCanonicalUid } from './scheme.js';
 
-/** Issues a backend's tokens (both token shapes): its issuer, lifetime and `iat` unit, the server's key. */
+/** Issues a backend's tokens (both token shapes): its issuer, its name, lifetime and `iat` unit, the server's key. */
 export class TokenIssuer {
   private readonly settings: TokenSettings;
 
@@ -10,7 +10,7 @@ export class TokenIssuer {
     private readonly backend: BackendModule,
     private readonly key: JwtKey,
   ) {
-    this.settings = { issuer: backend.issuer, lifetime: backend.tokenLifetime, iatUnit: backend.iatUnit };
+    this.settings = { issuer: backend.issuer, backend: backend.name, lifetime: backend.tokenLifetime, iatUnit: backend.iatUnit };
   }
 
   sign(claims: IssuedClaims): string {

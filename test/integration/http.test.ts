@@ -48,8 +48,9 @@ async function shopToken(user: string, pass: string): Promise<string> {
   return body.token as string;
 }
 
+/** A token signed by hand; it names the shop backend, as every token xmlrest signs names its own, unless it says otherwise. */
 function signed(payload: Record<string, unknown>, options: jwt.SignOptions = {}, secret = TEST_SECRET): string {
-  return jwt.sign(payload, secret, { algorithm: 'HS256', noTimestamp: true, ...options });
+  return jwt.sign({ backend: 'shop', ...payload }, secret, { algorithm: 'HS256', noTimestamp: true, ...options });
 }
 const inAnHour = () => Math.floor(Date.now() / 1000) + 3600;
 
@@ -237,13 +238,19 @@ describe('authentication and roles (docs/contract.md §4), Bearer backend', () =
       'with alg none',
       () => {
         const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
-        return `${part({ alg: 'none', typ: 'JWT' })}.${part({ sub: '1', aud: 'customer', iss: 'shop', exp: inAnHour() })}.`;
+        return `${part({ alg: 'none', typ: 'JWT' })}.${part({ sub: '1', aud: 'customer', iss: 'shop', backend: 'shop', exp: inAnHour() })}.`;
       },
       'token algorithm is not HS256',
     ],
     ['signed HS512', () => signed({ sub: '1', aud: 'customer', iss: 'shop', exp: inAnHour() }, { algorithm: 'HS512' }), 'token algorithm is not HS256'],
     ['truncated', () => signed({ sub: '1', aud: 'customer', iss: 'shop', exp: inAnHour() }).slice(0, -5), 'token signature is invalid'],
     ['not a JWT', () => 'abc.def.ghi', 'token is malformed'],
+    ['without the backend claim', () => signed({ sub: '1', aud: 'customer', iss: 'shop', exp: inAnHour(), backend: undefined }), 'token names no backend'],
+    [
+      'for another backend',
+      () => signed({ sub: '1', aud: 'customer', iss: 'shop', exp: inAnHour(), backend: 'staff' }),
+      'token was issued for another backend',
+    ],
   ];
   it.each(rejected)('answers 401 invalid_token for a token %s', async (_name, make, description) => {
     const token = make();
@@ -339,7 +346,15 @@ describe('tokens (docs/contract.md §5)', () => {
     expect(Object.keys(body)).toEqual(['token']);
     const { header, payload } = decodeJwt(body.token as string);
     expect(header).toEqual({ alg: 'HS256', typ: 'JWT' });
-    expect(payload).toEqual({ sub: '1', aud: 'customer', iss: 'shop', iat: expect.any(Number), exp: expect.any(Number), jti: expect.any(String) });
+    expect(payload).toEqual({
+      sub: '1',
+      aud: 'customer',
+      iss: 'shop',
+      backend: 'shop',
+      iat: expect.any(Number),
+      exp: expect.any(Number),
+      jti: expect.any(String),
+    });
     expect(payload.iat).toBeGreaterThanOrEqual(before);
     expect(payload.exp).toBe((payload.iat as number) + 3600);
     expect(payload.jti).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);

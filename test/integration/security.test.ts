@@ -347,6 +347,7 @@ describe('5. JWT strictness (RFC 7515, RFC 8725)', () => {
     sub: '1',
     aud: 'customer',
     iss: 'shop',
+    backend: 'shop',
     exp: now() + 600,
     iat: now(),
     jti: `j-${Math.random()}`,
@@ -384,7 +385,7 @@ describe('5. JWT strictness (RFC 7515, RFC 8725)', () => {
     ];
     for (const extra of bad) expect(await orders(signed(claims(extra))), JSON.stringify(extra)).toBe(401);
     // The raw text 1e308 in the JSON, which JSON.parse reads as a finite number.
-    expect(await orders(signed(`{"sub":"1","aud":"customer","iss":"shop","iat":${now()},"exp":1e308}`))).toBe(401);
+    expect(await orders(signed(`{"sub":"1","aud":"customer","iss":"shop","backend":"shop","iat":${now()},"exp":1e308}`))).toBe(401);
   });
 
   it('refuses an iat in the future beyond the clock skew, which would escape a revocation of the user', async () => {

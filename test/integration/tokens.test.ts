@@ -53,6 +53,7 @@ const claims = (extra: Record<string, unknown> = {}) => ({
   sub: '1',
   aud: 'customer',
   iss: 'shop',
+  backend: 'shop',
   exp: now() + 600,
   iat: now(),
   jti: `t-${Math.random()}`,

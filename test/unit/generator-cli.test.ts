@@ -1,4 +1,4 @@
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { generateProject, newGeneratorCache } from '../../generator/index.js';
@@ -164,5 +164,42 @@ describe('generate', () => {
     expect(lines[0]).toBe(
       'resources/loose.xml:1:1: resource files live at resources/<backend>/<name>.xml, with a lower-case backend name: resources/loose.xml',
     );
+  });
+
+  it('refuses a plug-in module that leads outside the project through a symbolic link, and takes one that stays inside', async () => {
+    const outside = path.resolve('test/.tmp/cli-outside');
+    rmSync(outside, { recursive: true, force: true });
+    mkdirSync(outside, { recursive: true });
+    try {
+      const plugin = "export const x = (): string => 'x';\n";
+      writeFileSync(path.join(outside, 'x.ts'), plugin);
+      mkdirSync(path.join(ROOT, 'plugins/own'), { recursive: true });
+      writeFileSync(path.join(ROOT, 'plugins/own/y.ts'), plugin);
+      // A folder and a file that look like the project's own, and lead out of it; and a link that stays inside.
+      symlinkSync(outside, path.join(ROOT, 'plugins/shared'));
+      symlinkSync(path.join(outside, 'x.ts'), path.join(ROOT, 'plugins/linked.ts'));
+      symlinkSync(path.resolve(ROOT, 'plugins/own'), path.join(ROOT, 'plugins/inside'));
+      const backend = path.join(ROOT, 'resources/shop/backend.xml');
+      const declarations = [
+        '<Plugin classname="a.Folder" module="plugins/shared/x.ts" export="x"/>',
+        '<Plugin classname="a.File" module="plugins/linked.ts" export="x"/>',
+        '<Plugin classname="a.Inside" module="plugins/inside/y.ts" export="x"/>',
+      ];
+      writeFileSync(backend, readFileSync(backend, 'utf8').replace('</Backend>', `  ${declarations.join('\n  ')}\n</Backend>`));
+      /** Where the module attribute of the declaration naming `classname` is. */
+      const at = (classname: string) => {
+        const lines = readFileSync(backend, 'utf8').split('\n');
+        const line = lines.findIndex((text) => text.includes(classname));
+        return `resources/shop/backend.xml:${line + 1}:${lines[line]!.indexOf('module=') + 1}`;
+      };
+      expect(await generate()).toBe(1);
+      expect(lines).toEqual([
+        `${at('a.Folder')}: module leads outside the project through a symbolic link: plugins/shared/x.ts (keep plug-ins inside the project)`,
+        `${at('a.File')}: module leads outside the project through a symbolic link: plugins/linked.ts (keep plug-ins inside the project)`,
+        'xmlrest: 2 errors; nothing was written',
+      ]);
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
   });
 });

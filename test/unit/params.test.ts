@@ -62,6 +62,22 @@ describe('readParams: checks and converts each parameter to what its column take
     expect(message({ a: 1 }, { kind: 'any', nullable: true })).toBe("Parameter 'p' must be a single string, number, boolean or null");
   });
 
+  it('binds an untyped parameter as text: a JSON number or boolean as a form would send it, never as a number', () => {
+    // As a number, 0 would meet a text column as a number, and MariaDB compares 'alice' = 0 as true.
+    const untyped = { kind: 'any', nullable: true } as const;
+    expect(read(0, untyped)).toBe('0');
+    expect(read(-0, untyped)).toBe('0');
+    expect(read(1.5, untyped)).toBe('1.5');
+    expect(read(1e21, untyped)).toBe('1e+21');
+    expect(read(true, untyped)).toBe('true');
+    expect(read(false, untyped)).toBe('false');
+    expect(read('0', untyped)).toBe('0');
+    expect(read(null, untyped)).toBe(null);
+    // Typed parameters keep their types.
+    expect(read(0, { kind: 'integer', nullable: false })).toBe(0);
+    expect(read(0, { kind: 'string', nullable: false })).toBe('0');
+  });
+
   it('takes the body over the query string, and reports a missing parameter', () => {
     expect(readParams({ p: 'query' }, { p: 'body' }, { p: { kind: 'any', nullable: false } })).toEqual({ p: 'body' });
     expect(readParams({ p: 'query' }, undefined, { p: { kind: 'any', nullable: false } })).toEqual({ p: 'query' });
