@@ -90,11 +90,11 @@ describe('console edits with several servers on one database', () => {
     await page.fill('#password', 'bob-pass');
     await page.click('button[type=submit]');
     await page.waitForSelector('[data-testid="resource-products@1.0"]');
-    await page.selectOption('[aria-label="Role for products@1.0"]', 'customer');
-    await page.click('[data-testid="resource-products@1.0"] button:has-text("Set")');
+    await page.selectOption('[aria-label="Role to add to products@1.0"]', 'customer');
+    await page.click('[data-testid="editor-products@1.0"] button:has-text("Add")');
     await page.click('[data-testid=impact] button:has-text("Confirm")');
     await expect
-      .poll(() => page.textContent('[data-testid=message]'))
+      .poll(() => page.textContent('[data-testid=message]'), { timeout: 30_000 })
       .toMatch(/Several servers serve this database .*Change resources\/ in the repository and deploy/);
     await page.screenshot({ path: 'test/.artifacts/console-several-servers.png', fullPage: true });
     await page.close();

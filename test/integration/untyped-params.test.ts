@@ -86,7 +86,7 @@ const json = (value: unknown) => ({ body: JSON.stringify(value), headers: { 'con
 
 describe('an untyped parameter is text', () => {
   it('is untyped here: the database cannot tell these columns, so the modules check no type', () => {
-    expect(readFileSync(path.join(ROOT, 'generated/plain/token.ts'), 'utf8')).toContain("user: { kind: 'any', nullable: true }");
+    expect(readFileSync(path.join(ROOT, 'generated/plain/token.ts'), 'utf8')).toContain("user: { kind: 'any', nullable: true, from: 'body' }");
     expect(readFileSync(path.join(ROOT, 'generated/plain/people.ts'), 'utf8')).toContain("name: { kind: 'any', nullable: true }");
   });
 
