@@ -133,6 +133,43 @@ export const AUTH_SCHEMES = ['Basic', 'Bearer'] as const;
 export const DEFAULT_CONSOLE_ROLE = 'xmlrest-operator';
 export type AuthSchemeName = (typeof AUTH_SCHEMES)[number];
 
+/** The algorithms an outside issuer's tokens may use (docs/contract.md §9): public keys only, never HS* or `none`. */
+export const ISSUER_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
+export type IssuerAlgorithm = (typeof ISSUER_ALGORITHMS)[number];
+
+/** Where a claim is in a token's payload: the names from the top, such as `['realm_access', 'roles']`. */
+export type ClaimPath = readonly string[];
+
+/** How a role claim holds its names: a JSON array, one string split at spaces or commas, or a string holding a JSON array. */
+export type RoleFormat = 'array' | 'space' | 'comma' | 'json';
+
+/**
+ * An identity provider whose access tokens a Bearer backend accepts beside
+ * its own (docs/contract.md §9, an `Issuer` in backend.xml). Its tokens are
+ * told apart by `iss`, verified with the provider's public keys (JWKS), and
+ * their roles and user id read from the claims these settings name.
+ */
+export interface IssuerSettings {
+  /** The token's `iss`, matched exactly. */
+  iss: string;
+  /** The token's `aud` (a string or an array) must hold one of these. */
+  audience: readonly string[];
+  /** Where the keys are: a JWKS URL, or an OpenID Provider's discovery document naming one (read at start). */
+  keys: { jwksUri: string } | { discovery: string };
+  algorithms: readonly IssuerAlgorithm[];
+  /** Seconds of clock difference allowed for exp, nbf and iat. */
+  clockSkew: number;
+  roles: { path: ClaimPath; format: RoleFormat };
+  /** Provider role names to ours; a name may map to several. */
+  roleMap: readonly { from: string; to: string }[];
+  /** Only mapped roles count: a provider's role without a `Role` mapping is dropped. */
+  mapOnly: boolean;
+  /** The claim whose value is `$uid` (checked against the backend's id type), unless a user query maps it. */
+  user: ClaimPath;
+  /** Maps the token to a local user id (`user_id` of its first row); `binds` are the top-level claims for each `?`. */
+  userQuery: { sql: string; binds: readonly string[] } | null;
+}
+
 /** A backend's settings (backend.xml), as the generator reads them and the runtime serves them. */
 export interface BackendSettings {
   name: string;
@@ -159,6 +196,8 @@ export interface BackendSettings {
   consoleRole: string;
   /** Status for a protected call with no Authorization header: the seed's 403, or 401 with a challenge. */
   absentCredentialsStatus: 403 | 401;
+  /** Identity providers whose tokens a Bearer backend accepts beside its own (docs/contract.md §9). */
+  issuers: readonly IssuerSettings[];
 }
 
 export interface BackendModule extends BackendSettings {

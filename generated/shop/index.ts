@@ -29,5 +29,6 @@ export const backend: BackendModule = {
   iatUnit: 's',
   consoleRole: 'admin',
   absentCredentialsStatus: 403,
+  issuers: [],
   resources: [account, orders, products, productsV2_0, report, reviews, token],
 };

@@ -5,6 +5,7 @@ import type { AuthQuery, Backend, PluginRef } from '../ir.js';
 import { BUILTIN_PLUGINS } from '../plugins.js';
 import { scanSql } from '../sql/index.js';
 import { type AnalyseOptions, AttributeReader, checkNamespace, describePlaceholder, parseCached, type RawElement, ROLE, type SourceFile } from './elements.js';
+import { analyseIssuer } from './issuer.js';
 import { ARG_NAME } from './request.js';
 
 /** backend.xml: the backend's settings, its AuthQuery and its plug-ins. */
@@ -95,6 +96,8 @@ const BACKEND_ATTRIBUTES: readonly AttributeRule[] = [
 export interface AnalysedBackend {
   backend: BackendWithPlugins;
   issuerAt: SourceLocation | undefined;
+  /** Where each outside issuer's `iss` is said, by iss. */
+  outsideIssuersAt: Map<string, SourceLocation>;
 }
 
 export function analyseBackend(name: string, file: SourceFile | undefined, diagnostics: Diagnostics, options: AnalyseOptions): AnalysedBackend {
@@ -113,16 +116,18 @@ export function analyseBackend(name: string, file: SourceFile | undefined, diagn
     iatUnit: 's',
     consoleRole: DEFAULT_CONSOLE_ROLE,
     absentCredentialsStatus: 403,
+    issuers: [],
     resources: [],
     plugins: new Map(),
   };
-  if (!file) return { backend, issuerAt: undefined };
+  const outsideIssuersAt = new Map<string, SourceLocation>();
+  if (!file) return { backend, issuerAt: undefined, outsideIssuersAt };
   const root = parseCached(file, diagnostics, options.parsed);
-  if (!root) return { backend, issuerAt: undefined };
+  if (!root) return { backend, issuerAt: undefined, outsideIssuersAt };
   const attrs = new AttributeReader(root, diagnostics);
   if (root.name !== 'Backend') {
     diagnostics.error(root.at, `the root element of backend.xml is Backend, not ${root.name}`);
-    return { backend, issuerAt: undefined };
+    return { backend, issuerAt: undefined, outsideIssuersAt };
   }
   checkNamespace(attrs, diagnostics);
   for (const attribute of BACKEND_ATTRIBUTES) {
@@ -141,11 +146,25 @@ export function analyseBackend(name: string, file: SourceFile | undefined, diagn
       new AttributeReader(child, diagnostics).rejectOthers();
     } else if (child.name === 'Plugin') {
       analysePluginDeclaration(child, backend, diagnostics, options);
+    } else if (child.name === 'Issuer') {
+      const analysed = analyseIssuer(child, diagnostics);
+      if (!analysed) continue;
+      const { issuer, issAt } = analysed;
+      const earlier = outsideIssuersAt.get(issuer.iss);
+      if (earlier) {
+        diagnostics.error(issAt, `two Issuers have the iss "${issuer.iss}" (the first at ${earlier.file}:${earlier.line}:${earlier.col}): give one Issuer every audience it serves`);
+        continue;
+      }
+      outsideIssuersAt.set(issuer.iss, issAt);
+      backend.issuers = [...backend.issuers, issuer];
     } else if (child.name === 'Desc') {
       new AttributeReader(child, diagnostics).rejectOthers();
     } else {
-      diagnostics.error(child.at, `unknown element in Backend: ${child.name} (expected AuthQuery, Plugin or Desc)`);
+      diagnostics.error(child.at, `unknown element in Backend: ${child.name} (expected AuthQuery, Issuer, Plugin or Desc)`);
     }
+  }
+  if (backend.authScheme !== 'Bearer') {
+    for (const at of outsideIssuersAt.values()) diagnostics.error(at, 'an Issuer needs auth_scheme="Bearer" on Backend: its tokens are Bearer tokens');
   }
   backend.defaultTables = customQuery === undefined;
   if (backend.authScheme !== null) {
@@ -153,7 +172,7 @@ export function analyseBackend(name: string, file: SourceFile | undefined, diagn
   } else if (customQuery) {
     diagnostics.error(customQuery.at, 'an AuthQuery needs auth_scheme on Backend');
   }
-  return { backend, issuerAt };
+  return { backend, issuerAt, outsideIssuersAt };
 }
 
 function analyseAuthQuery(scheme: AuthSchemeName, element: RawElement | undefined, root: RawElement, diagnostics: Diagnostics): AuthQuery {

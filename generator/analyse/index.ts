@@ -32,6 +32,8 @@ export function analyse(files: readonly SourceFile[], diagnostics: Diagnostics, 
   const backendBindings = new Map<string, string>();
   /** Which backend holds each issuer, and where it says so: two backends of one issuer would take each other's tokens. */
   const issuers = new Map<string, { name: string; at: SourceLocation }>();
+  /** Each outside issuer's iss, and where: a backend's own tokens and an identity provider's must never be told apart by guesswork. */
+  const outside: { iss: string; name: string; at: SourceLocation }[] = [];
   for (const [name, backendFiles] of byBackend) {
     const other = backendBindings.get(binding(name, 'Backend'));
     if (other) diagnostics.error(top(backendFiles[0]!.path), `backend "${name}" and backend "${other}" differ only in punctuation: rename one`);
@@ -41,7 +43,8 @@ export function analyse(files: readonly SourceFile[], diagnostics: Diagnostics, 
       continue;
     }
     const settings = backendFiles.find((file) => file.path.endsWith('/backend.xml'));
-    const { backend, issuerAt } = analyseBackend(name, settings, diagnostics, options);
+    const { backend, issuerAt, outsideIssuersAt } = analyseBackend(name, settings, diagnostics, options);
+    for (const [iss, at] of outsideIssuersAt) outside.push({ iss, name, at });
     // Backends are taken in name order: the second to claim an issuer is the one reported, naming the first.
     const at = issuerAt ?? top(backendFiles[0]!.path);
     const claimed = issuers.get(backend.issuer);
@@ -76,6 +79,10 @@ export function analyse(files: readonly SourceFile[], diagnostics: Diagnostics, 
     }
     backend.resources.sort((a, b) => compare(a.name, b.name) || compareVersions(a.version, b.version));
     backends.push(backend);
+  }
+  for (const { iss, name, at } of outside) {
+    const own = issuers.get(iss);
+    if (own) diagnostics.error(at, `the Issuer of backend "${name}" has the iss "${iss}" that backend "${own.name}" signs its own tokens with: give that backend another issuer`);
   }
   return { backends };
 }

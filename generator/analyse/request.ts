@@ -56,6 +56,10 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
       if (!params.includes(placeholder.name)) params.push(placeholder.name);
       return placeholder;
     }
+    if (placeholder.kind === 'claim') {
+      diagnostics.error(at, `${where} uses $claim.${placeholder.name}, which only an Issuer's UserQuery in backend.xml may use`);
+      return undefined;
+    }
     if (placeholder.kind === 'uid') {
       usesUid = true;
       if (access === null) {

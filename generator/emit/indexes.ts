@@ -4,7 +4,7 @@ import type { BackendSettings } from '../../runtime/contract.js';
 import type { Backend, Project, Resource } from '../ir.js';
 import { binding } from '../names.js';
 import { type EmitOptions, moduleName } from './index.js';
-import { finish, importPath, objectConstant, quote, templateLiteral } from './print.js';
+import { doc, finish, importPath, objectConstant, quote, templateLiteral } from './print.js';
 
 /** The index modules: one per backend (its settings and resources), one listing every backend. */
 
@@ -23,6 +23,7 @@ const SETTINGS = [
   'iatUnit',
   'consoleRole',
   'absentCredentialsStatus',
+  'issuers',
 ] as const satisfies readonly (keyof BackendSettings)[];
 // A setting added to the contract but not listed here is a compile error, not a module that lacks it.
 type Unlisted = Exclude<keyof BackendSettings, (typeof SETTINGS)[number]>;
@@ -36,6 +37,38 @@ function authQueryLiteral(backend: Backend): string {
   const query = backend.authQuery;
   if (!query) return 'null';
   return `{ sql: AUTH_QUERY_SQL, binds: [${query.binds.map(quote).join(', ')}], passwordColumn: ${query.passwordColumn === null ? 'null' : quote(query.passwordColumn)} }`;
+}
+
+/** The outside issuers (docs/contract.md §9), one object each, a field a line, as a person would write them. */
+function issuersLines(backend: Backend): string[] {
+  if (backend.issuers.length === 0) return ['issuers: [],'];
+  const list = (values: readonly string[]) => `[${values.map(quote).join(', ')}]`;
+  const lines = ['issuers: ['];
+  backend.issuers.forEach((issuer, index) => {
+    const keys = 'jwksUri' in issuer.keys ? `{ jwksUri: ${quote(issuer.keys.jwksUri)} }` : `{ discovery: ${quote(issuer.keys.discovery)} }`;
+    const roleMap = issuer.roleMap.map((mapping) => `      { from: ${quote(mapping.from)}, to: ${quote(mapping.to)} },`);
+    const userQuery = issuer.userQuery === null ? 'null' : `{ sql: ${userQueryConstant(index)}, binds: ${list(issuer.userQuery.binds)} }`;
+    lines.push(
+      '  {',
+      `    iss: ${quote(issuer.iss)},`,
+      `    audience: ${list(issuer.audience)},`,
+      `    keys: ${keys},`,
+      `    algorithms: ${list(issuer.algorithms)},`,
+      `    clockSkew: ${issuer.clockSkew},`,
+      `    roles: { path: ${list(issuer.roles.path)}, format: ${quote(issuer.roles.format)} },`,
+      ...(roleMap.length === 0 ? ['    roleMap: [],'] : ['    roleMap: [', ...roleMap, '    ],']),
+      `    mapOnly: ${issuer.mapOnly},`,
+      `    user: ${list(issuer.user)},`,
+      `    userQuery: ${userQuery},`,
+      '  },',
+    );
+  });
+  lines.push('],');
+  return lines;
+}
+
+function userQueryConstant(index: number): string {
+  return `USER_QUERY_${index + 1}_SQL`;
 }
 
 export function emitBackendIndex(backend: Backend, file: string, options: EmitOptions): string {
@@ -56,9 +89,22 @@ export function emitBackendIndex(backend: Backend, file: string, options: EmitOp
       declarations: [{ name: 'AUTH_QUERY_SQL', initializer: templateLiteral(backend.authQuery.sql) }],
     });
   }
+  backend.issuers.forEach((issuer, index) => {
+    if (issuer.userQuery === null) return;
+    statements.push({
+      kind: StructureKind.VariableStatement,
+      docs: [doc(`Maps a token of ${issuer.iss} to a local user id: user_id of the first row, no row an unknown user.`)],
+      declarationKind: VariableDeclarationKind.Const,
+      declarations: [{ name: userQueryConstant(index), initializer: templateLiteral(issuer.userQuery.sql) }],
+    });
+  });
+  const settingLines = (key: (typeof SETTINGS)[number]): string[] => {
+    if (key === 'issuers') return issuersLines(backend);
+    return [`${key}: ${key === 'authQuery' ? authQueryLiteral(backend) : literal(backend[key])},`];
+  };
   statements.push(
     objectConstant(`The ${backend.name} backend: its settings and resources.`, 'export const backend: BackendModule', [
-      ...SETTINGS.map((key) => `${key}: ${key === 'authQuery' ? authQueryLiteral(backend) : literal(backend[key])},`),
+      ...SETTINGS.flatMap(settingLines),
       `resources: [${backend.resources.map(resourceIdentifier).join(', ')}],`,
     ]),
   );

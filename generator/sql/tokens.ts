@@ -7,7 +7,12 @@ import type { ParamTarget } from '../ir.js';
 
 export type { ParamTarget };
 
-export type Placeholder = { kind: 'param'; name: string } | { kind: 'uid' } | { kind: 'ref'; step: string; row: number; column: string };
+export type Placeholder =
+  | { kind: 'param'; name: string }
+  | { kind: 'uid' }
+  | { kind: 'ref'; step: string; row: number; column: string }
+  /** `$claim.<name>`: a claim of an outside issuer's token, in that issuer's UserQuery (docs/contract.md §9). */
+  | { kind: 'claim'; name: string };
 
 export interface Token {
   type: 'word' | 'quoted' | 'string' | 'number' | 'punct' | 'placeholder' | 'comment' | 'space';
@@ -42,6 +47,8 @@ const IDENT_START = /[A-Za-z_\u0080-\uffff]/;
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*/;
 /** `$[step][row].column`: an earlier step's result (docs/seed.md §2.1 rule 2). */
 const REFERENCE = /^\$\[([A-Za-z_][A-Za-z0-9_]*)\]\[(\d+)\]\.([A-Za-z_][A-Za-z0-9_]*)/;
+/** `$claim.<name>`: a top-level claim of a token (an Issuer's UserQuery). */
+const CLAIM = /^\$claim\.([A-Za-z_][A-Za-z0-9_]*)/;
 
 /** Splits SQL into tokens; `$` inside strings, backtick identifiers and comments stays text. */
 export function tokenize(text: string, problems: SqlProblem[]): Token[] {
@@ -75,8 +82,11 @@ export function tokenize(text: string, problems: SqlProblem[]): Token[] {
       const rest = text.slice(i);
       const reference = REFERENCE.exec(rest);
       const name = NAME.exec(rest.slice(1));
+      const claim = CLAIM.exec(rest);
       if (reference) {
         push('placeholder', i + reference[0].length, { kind: 'ref', step: reference[1]!, row: Number(reference[2]), column: reference[3]! });
+      } else if (claim) {
+        push('placeholder', i + claim[0].length, { kind: 'claim', name: claim[1]! });
       } else if (rest.startsWith('$[')) {
         problems.push({ offset: i, message: 'malformed step reference: write $[step][row].column' });
         push('punct', i + 1);

@@ -25,5 +25,6 @@ export const backend: BackendModule = {
   iatUnit: 's',
   consoleRole: 'xmlrest-operator',
   absentCredentialsStatus: 403,
+  issuers: [],
   resources: [catalogue, profile, reports],
 };

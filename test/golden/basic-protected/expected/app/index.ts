@@ -23,5 +23,6 @@ export const backend: BackendModule = {
   iatUnit: 's',
   consoleRole: 'xmlrest-operator',
   absentCredentialsStatus: 403,
+  issuers: [],
   resources: [me],
 };

@@ -21,5 +21,6 @@ export const backend: BackendModule = {
   iatUnit: 's',
   consoleRole: 'xmlrest-operator',
   absentCredentialsStatus: 401,
+  issuers: [],
   resources: [mine],
 };

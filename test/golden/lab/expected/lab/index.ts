@@ -31,5 +31,6 @@ export const backend: BackendModule = {
   iatUnit: 'ms',
   consoleRole: 'operator',
   absentCredentialsStatus: 401,
+  issuers: [],
   resources: [broken, echo, exportResource, slow, steps, token, whoami, whoamiV2_0],
 };

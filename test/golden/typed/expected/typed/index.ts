@@ -18,5 +18,6 @@ export const backend: BackendModule = {
   iatUnit: 's',
   consoleRole: 'xmlrest-operator',
   absentCredentialsStatus: 403,
+  issuers: [],
   resources: [items],
 };

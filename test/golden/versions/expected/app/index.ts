@@ -19,5 +19,6 @@ export const backend: BackendModule = {
   iatUnit: 's',
   consoleRole: 'xmlrest-operator',
   absentCredentialsStatus: 403,
+  issuers: [],
   resources: [items, itemsV2_0],
 };
