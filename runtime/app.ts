@@ -3,6 +3,7 @@ import Koa from 'koa';
 import { CredentialCache } from './auth/credential-cache.js';
 import { Guard } from './auth/guard.js';
 import { Hashing } from './auth/hashing.js';
+import { IssuerKeyRing, type KeyTimings } from './auth/issuer/index.js';
 import { JwtKey } from './auth/jwt.js';
 import { DatabaseFailureStore, LoginLimiter, type LoginLimits } from './auth/limiter.js';
 import { Revocations } from './auth/revocations.js';
@@ -51,6 +52,8 @@ export interface ServerOptions {
   trustProxy?: boolean;
   /** Refuse credentials sent over plain HTTP from anywhere but loopback. */
   requireTlsForCredentials?: boolean;
+  /** Outside issuers' keys: how long the last good ones serve through an outage, and how often they may be fetched. */
+  issuerKeyTimings?: KeyTimings;
 }
 
 export interface ReloadableApp {
@@ -66,6 +69,8 @@ export interface ReloadableApp {
   guardFor(backend: string): Guard | undefined;
   /** The other servers on this database; `leave()` when a graceful stop begins. */
   peers: Peers;
+  /** Outside issuers' keys (docs/contract.md §9): start-up waits for their first fetch. */
+  issuerKeys: IssuerKeyRing;
   /**
    * The admin listener's app (ADMIN_PORT): health, readiness and metrics, and the middleware given (the
    * console, with CONSOLE=admin), behind the same front door and transport rule as the API.
@@ -111,7 +116,21 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
     metrics.retried(reason);
     logger.warn({ reason, attempt }, 'database operation run again');
   });
-  const readiness = new Readiness({ check: () => options.database.ping(1000) });
+  const issuerKeys = new IssuerKeyRing(
+    {
+      fetched: (iss, outcome) => metrics.keyFetched(iss, outcome),
+      failed: (iss, problem) => logger.warn({ issuer: iss, problem }, "identity provider's keys not fetched"),
+    },
+    options.issuerKeyTimings,
+  );
+  // Ready when the database answers and every outside issuer's keys can serve (§9: /readyz names the issuer).
+  const readiness = new Readiness({
+    check: async () => {
+      await options.database.ping(1000);
+      const keys = issuerKeys.unavailable();
+      if (keys !== undefined) throw new Error(keys);
+    },
+  });
   const inFlight = new InFlight();
 
   const app = new Koa();
@@ -158,7 +177,10 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   const readFields = fieldReader();
   const build = (backends: readonly BackendModule[], openapi: object | undefined): Routes & { guards: Map<string, Guard> } => {
     const guards = new Map(
-      backends.map((backend) => [backend.name, new Guard(backend, options.database, { key: keyFor(backend), revocations, limiter, cache, hashing })]),
+      backends.map((backend) => [
+        backend.name,
+        new Guard(backend, options.database, { key: keyFor(backend), revocations, limiter, cache, hashing, issuerKeys }),
+      ]),
     );
     const routes = buildRoutes({
       backends,
@@ -187,6 +209,7 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
     revocations,
     guardFor: (backend) => current.guards.get(backend),
     peers,
+    issuerKeys,
     adminApp: (middleware = []) => {
       const admin = new Koa();
       admin.silent = true;

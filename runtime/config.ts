@@ -58,6 +58,8 @@ export interface ServerConfig {
   loginCounters: 'memory' | 'database';
   /** Where the admin console is served: the main port (`on`), the admin port only (`admin`), or nowhere (`off`). */
   console: ConsoleMode;
+  /** Outside issuers' keys (docs/contract.md §9): the stale window through an outage, and the least time between two fetches. */
+  issuerKeys: { staleSeconds: number; refetchSeconds: number };
 }
 
 export type ConsoleMode = 'on' | 'off' | 'admin';
@@ -164,7 +166,17 @@ function settingsFrom(env: NodeJS.ProcessEnv, checked: Checked): Omit<ServerConf
     requireTlsForCredentials: yes(env.REQUIRE_TLS_FOR_CREDENTIALS, 'REQUIRE_TLS_FOR_CREDENTIALS'),
     loginCounters: checked(() => loginCounters(env.LOGIN_COUNTERS), 'memory' as const),
     console: checked(() => consoleModeOf(env.CONSOLE), 'on' as const),
+    issuerKeys: {
+      staleSeconds: checked(() => bounded(env.IDP_STALE_SECONDS, 3600, 0, 86_400, 'IDP_STALE_SECONDS'), 3600),
+      refetchSeconds: checked(() => bounded(env.IDP_REFETCH_SECONDS, 30, 1, 3600, 'IDP_REFETCH_SECONDS'), 30),
+    },
   };
+}
+
+function bounded(value: string | undefined, fallback: number, min: number, max: number, name: string): number {
+  const number = whole(value, fallback, name);
+  if (number < min || number > max) throw new Error(`${name} is ${min} to ${max}, not ${value}`);
+  return number;
 }
 
 function portOf<T extends number | undefined>(value: string | undefined, fallback: T, name: string): number | T {

@@ -170,6 +170,31 @@ export interface IssuerSettings {
   userQuery: { sql: string; binds: readonly string[] } | null;
 }
 
+/**
+ * Why a URL is not one the server may fetch an issuer's keys or discovery
+ * document from, or undefined when it is: https, or plain http to this machine
+ * only (a provider beside the server, or in a test). Anything else would send
+ * the server's requests, and trust the answers, over the open network. The
+ * generator checks `jwks_uri` and `discovery` with it; the server, the
+ * `jwks_uri` a discovery document names.
+ */
+export function keyUrlProblem(value: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'is not a URL';
+  }
+  if (url.username !== '' || url.password !== '') return 'holds credentials';
+  if (url.protocol === 'https:') return undefined;
+  if (url.protocol !== 'http:') return `is https (or http to a loopback address), not ${url.protocol.slice(0, -1)}`;
+  return isLoopbackHost(url.hostname) ? undefined : 'is http to a host that is not loopback: use https';
+}
+
+function isLoopbackHost(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127(?:\.(?:25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])){3}$/.test(hostname);
+}
+
 /** A backend's settings (backend.xml), as the generator reads them and the runtime serves them. */
 export interface BackendSettings {
   name: string;

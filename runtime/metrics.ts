@@ -65,6 +65,7 @@ export class Metrics {
   /** Refusals by reason: a code of the server's own (bearer.ts, guard.ts, limiter.ts), so few. */
   private readonly refusals = new Map<string, number>();
   private readonly retries: Counter<'reason'>;
+  private readonly keyFetches: Counter<'issuer' | 'outcome'>;
   /** Every route's series, kept across reloads so that counters never go back. */
   private readonly series = new Map<string, RouteSeries>();
 
@@ -85,6 +86,13 @@ export class Metrics {
       name: 'xmlrest_db_retries_total',
       help: 'Database operations run again (deadlock, Galera conflict, lock wait, lost connection) by reason',
       labelNames: ['reason'],
+      registers,
+    });
+    // Issuers come from backend.xml and outcomes are the server's own words: the labels stay few.
+    this.keyFetches = new Counter({
+      name: 'xmlrest_idp_key_fetches_total',
+      help: "Fetches of an outside issuer's keys (or discovery document) by issuer and outcome (ok, unreachable, timeout, status, ...)",
+      labelNames: ['issuer', 'outcome'],
       registers,
     });
     const gauge = (name: string, help: string, read: (stats: ReturnType<PoolStats['stats']>) => number) =>
@@ -131,6 +139,10 @@ export class Metrics {
 
   retried(reason: string): void {
     this.retries.inc({ reason });
+  }
+
+  keyFetched(issuer: string, outcome: string): void {
+    this.keyFetches.inc({ issuer, outcome });
   }
 
   /**

@@ -54,8 +54,16 @@ async function prepare() {
       loginCounters: config.loginCounters,
       proxyHops: config.proxyHops,
       requireTlsForCredentials: config.requireTlsForCredentials,
+      issuerKeyTimings: config.issuerKeys,
     });
     adminConsole?.attach(server);
+    // An outside issuer whose discovery document names another issuer is a wrong configuration: refused at start,
+    // as docs/contract.md §9 has it. A provider that does not answer is not: the server starts, and /readyz says so.
+    // A provider that does not answer delays the start by 6 s at most (its fetch's own bound is 5 s).
+    const loaded = await Promise.race([server.issuerKeys.loaded(), new Promise<[]>((resolve) => setTimeout(() => resolve([]), 6000).unref())]);
+    for (const keys of loaded) {
+      if (keys.misconfigured !== undefined) throw new Error(`identity provider ${keys.settings.iss}: ${keys.misconfigured}`);
+    }
     return { config, database, server, logger, adminConsole };
   } catch (error) {
     await database.end();

@@ -152,7 +152,10 @@ export function analyseBackend(name: string, file: SourceFile | undefined, diagn
       const { issuer, issAt } = analysed;
       const earlier = outsideIssuersAt.get(issuer.iss);
       if (earlier) {
-        diagnostics.error(issAt, `two Issuers have the iss "${issuer.iss}" (the first at ${earlier.file}:${earlier.line}:${earlier.col}): give one Issuer every audience it serves`);
+        diagnostics.error(
+          issAt,
+          `two Issuers have the iss "${issuer.iss}" (the first at ${earlier.file}:${earlier.line}:${earlier.col}): give one Issuer every audience it serves`,
+        );
         continue;
       }
       outsideIssuersAt.set(issuer.iss, issAt);

@@ -82,7 +82,11 @@ export function analyse(files: readonly SourceFile[], diagnostics: Diagnostics, 
   }
   for (const { iss, name, at } of outside) {
     const own = issuers.get(iss);
-    if (own) diagnostics.error(at, `the Issuer of backend "${name}" has the iss "${iss}" that backend "${own.name}" signs its own tokens with: give that backend another issuer`);
+    if (own)
+      diagnostics.error(
+        at,
+        `the Issuer of backend "${name}" has the iss "${iss}" that backend "${own.name}" signs its own tokens with: give that backend another issuer`,
+      );
   }
   return { backends };
 }

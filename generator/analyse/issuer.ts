@@ -3,6 +3,7 @@ import {
   ISSUER_ALGORITHMS,
   type IssuerAlgorithm,
   type IssuerSettings,
+  keyUrlProblem,
   ROLE_NAME,
   type RoleFormat,
 } from '../../runtime/contract.js';
@@ -47,28 +48,6 @@ function rule<K extends keyof Draft>(
 const words = (value: string) => value.split(/\s+/).filter((word) => word !== '');
 
 /**
- * A URL the server may fetch keys from: https, or plain http to this machine
- * only (a provider in a test, or beside the server). Anything else would send
- * the server's requests, and trust its answers, over the open network.
- */
-export function keyUrlProblem(value: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return 'is not a URL';
-  }
-  if (url.username !== '' || url.password !== '') return 'holds credentials';
-  if (url.protocol === 'https:') return undefined;
-  if (url.protocol !== 'http:') return `is https (or http to a loopback address), not ${url.protocol.slice(0, -1)}`;
-  return isLoopbackHost(url.hostname) ? undefined : 'is http to a host that is not loopback: use https';
-}
-
-export function isLoopbackHost(hostname: string): boolean {
-  return hostname === 'localhost' || hostname === '[::1]' || /^127(?:\.(?:25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])){3}$/.test(hostname);
-}
-
-/**
  * A claim path: names separated by dots, a name with dots (a URI-named
  * claim) in double quotes: `realm_access.roles`,
  * `"https://example.com/claims".roles`.
@@ -89,7 +68,8 @@ export function parseClaimPath(text: string): ClaimPath | undefined {
   }
 }
 
-const claimPath = (attribute: string) => (value: string) => `${attribute} is a claim path (names separated by dots, a name holding dots in double quotes), not "${value}"`;
+const claimPath = (attribute: string) => (value: string) =>
+  `${attribute} is a claim path (names separated by dots, a name holding dots in double quotes), not "${value}"`;
 
 const ISSUER_ATTRIBUTES: readonly IssuerAttributeRule[] = [
   rule(
@@ -104,8 +84,18 @@ const ISSUER_ATTRIBUTES: readonly IssuerAttributeRule[] = [
     (value) => (words(value).length > 0 ? [...new Set(words(value))] : undefined),
     () => 'audience names at least one audience (the tokens meant for this API)',
   ),
-  rule('jwks_uri', 'jwksUri', (value) => (keyUrlProblem(value) === undefined ? value : undefined), (value) => `jwks_uri ${keyUrlProblem(value)}: "${value}"`),
-  rule('discovery', 'discovery', (value) => (keyUrlProblem(value) === undefined ? value : undefined), (value) => `discovery ${keyUrlProblem(value)}: "${value}"`),
+  rule(
+    'jwks_uri',
+    'jwksUri',
+    (value) => (keyUrlProblem(value) === undefined ? value : undefined),
+    (value) => `jwks_uri ${keyUrlProblem(value)}: "${value}"`,
+  ),
+  rule(
+    'discovery',
+    'discovery',
+    (value) => (keyUrlProblem(value) === undefined ? value : undefined),
+    (value) => `discovery ${keyUrlProblem(value)}: "${value}"`,
+  ),
   rule(
     'algorithms',
     'algorithms',
@@ -116,7 +106,8 @@ const ISSUER_ATTRIBUTES: readonly IssuerAttributeRule[] = [
     },
     (value) => {
       const secret = words(value).find((name) => /^HS/i.test(name) || name.toLowerCase() === 'none');
-      if (secret) return `algorithms may not hold ${secret}: an outside issuer's tokens are verified with its public keys only (${ISSUER_ALGORITHMS.join(' ')})`;
+      if (secret)
+        return `algorithms may not hold ${secret}: an outside issuer's tokens are verified with its public keys only (${ISSUER_ALGORITHMS.join(' ')})`;
       return `algorithms are some of ${ISSUER_ALGORITHMS.join(' ')}, not "${value}"`;
     },
   ),
@@ -144,7 +135,12 @@ const ISSUER_ATTRIBUTES: readonly IssuerAttributeRule[] = [
     },
     error: (value) => `role_format is array, space, comma or json, not "${value}"`,
   },
-  rule('map_only', 'mapOnly', (value) => (value === 'true' ? true : value === 'false' ? false : undefined), (value) => `map_only is true or false, not "${value}"`),
+  rule(
+    'map_only',
+    'mapOnly',
+    (value) => (value === 'true' ? true : value === 'false' ? false : undefined),
+    (value) => `map_only is true or false, not "${value}"`,
+  ),
   rule('user', 'user', parseClaimPath, claimPath('user')),
 ];
 
@@ -188,7 +184,7 @@ export function analyseIssuer(element: RawElement, diagnostics: Diagnostics): { 
       const from = role.required('from');
       const to = role.required('to');
       role.rejectOthers();
-      if (from && from.value === '') diagnostics.error(from.at, 'from names the provider\'s role, and is not empty');
+      if (from && from.value === '') diagnostics.error(from.at, "from names the provider's role, and is not empty");
       if (to && !ROLE_NAME.test(to.value)) diagnostics.error(to.at, `to is a role name (letters, digits, _ . : -), not "${to.value}"`);
       if (from && to && from.value !== '' && ROLE_NAME.test(to.value)) {
         if (roleMap.some((mapping) => mapping.from === from.value && mapping.to === to.value)) {

@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto';
 import { HttpError } from '../errors.js';
 import { parseAuthorization } from './header.js';
+import { OutsideIssuers } from './issuer/index.js';
 import { type TokenFailure, TokenRejected, type VerifiedToken, verifyToken } from './jwt.js';
 import { type AuthScheme, isCanonicalUid, type Principal, type SchemeFactory } from './scheme.js';
 
@@ -24,9 +25,10 @@ const REFUSED_TOKENS = 10_000;
 /**
  * Bearer tokens (RFC 6750; HS256 JWTs, docs/contract.md §4, §5): `Bearer
  * <jwt>`, or the bare token the seed's examples send. The principal is the
- * token's `sub` and every role in its `aud`.
+ * token's `sub` and every role in its `aud`. A token whose `iss` is one of
+ * the backend's outside issuers (§9) is theirs to verify (issuer/).
  */
-export const bearerScheme: SchemeFactory = ({ backend, key, revocations }): AuthScheme => {
+export const bearerScheme: SchemeFactory = ({ backend, db, key, revocations, issuerKeys }): AuthScheme => {
   if (key === null) throw new Error(`backend "${backend.name}" uses Bearer tokens: set JWT_SECRET`);
   const challenge = `Bearer realm="${backend.name}"`;
   // The description is one of jwt.ts's fixed phrases (it never echoes the token), so each answer's message
@@ -71,14 +73,15 @@ export const bearerScheme: SchemeFactory = ({ backend, key, revocations }): Auth
     if (revocations?.isRevoked(backend.name, token)) throw invalid('token revoked', 'revoked');
     return token;
   };
-  const verify = (token: string): VerifiedToken => {
-    // One part, so no framing (keys.ts) is needed; the one-shot digest allocates nothing on the way.
-    const cacheKey = hash('sha256', token, 'base64url');
+  /** One of the backend's own tokens verified before, still unexpired; revocations are checked on every use. */
+  const recall = (cacheKey: string): VerifiedToken | undefined => {
     const known = verified.get(cacheKey);
-    if (known !== undefined) {
-      if ((known.exp + backend.clockSkew) * 1000 > Date.now()) return unlessRevoked(known);
-      verified.delete(cacheKey);
-    }
+    if (known === undefined) return undefined;
+    if ((known.exp + backend.clockSkew) * 1000 > Date.now()) return unlessRevoked(known);
+    verified.delete(cacheKey);
+    return undefined;
+  };
+  const verify = (token: string, cacheKey: string): VerifiedToken => {
     const refusal = refused.get(cacheKey);
     if (refusal !== undefined) throw invalid(refusal.description, REASONS[refusal.reason]);
     let fresh: VerifiedToken;
@@ -94,12 +97,21 @@ export const bearerScheme: SchemeFactory = ({ backend, key, revocations }): Auth
     return fresh;
   };
 
+  const outside = backend.issuers.length > 0 ? new OutsideIssuers(backend, db, issuerKeys, invalid) : undefined;
+
   return {
     challenge,
     async authenticate(header: string): Promise<Principal> {
       const parsed = parseAuthorization(header);
       if (parsed?.scheme !== 'bearer') throw invalid('token is malformed or not a Bearer token', parsed ? 'wrong_scheme' : 'malformed');
-      const token = verify(parsed.token);
+      // One part, so no framing (keys.ts) is needed; the one-shot digest allocates nothing on the way.
+      const cacheKey = hash('sha256', parsed.token, 'base64url');
+      // The backend's own tokens remembered come first: beside outside issuers they cost no more than before.
+      const own = recall(cacheKey);
+      if (own !== undefined) return { userId: own.sub, roles: own.aud };
+      const fromOutside = outside?.authenticate(parsed.token, cacheKey);
+      if (fromOutside !== undefined) return fromOutside;
+      const token = verify(parsed.token, cacheKey);
       return { userId: token.sub, roles: token.aud };
     },
   };

@@ -3,6 +3,7 @@ import { forbidden, HttpError } from '../errors.js';
 import type { CredentialCache } from './credential-cache.js';
 import { CredentialChecker, type UserDatabase } from './credentials.js';
 import type { Hashing } from './hashing.js';
+import type { IssuerKeyRing } from './issuer/index.js';
 import type { JwtKey } from './jwt.js';
 import type { LoginLimiter } from './limiter.js';
 import type { Revocations } from './revocations.js';
@@ -10,13 +11,14 @@ import type { AuthScheme } from './scheme.js';
 import { SCHEMES } from './schemes.js';
 import { TokenIssuer } from './tokens.js';
 
-/** What every backend of one server shares: the token key, revocations, the login limits, the credential cache and the hashing. */
+/** What every backend of one server shares: the token key, revocations, the login limits, the credential cache, the hashing, outside issuers' keys. */
 export interface SecurityServices {
   key: JwtKey | null;
   revocations: Revocations | undefined;
   limiter: LoginLimiter;
   cache: CredentialCache;
   hashing: Hashing;
+  issuerKeys: IssuerKeyRing;
 }
 
 /**
@@ -40,7 +42,9 @@ export class Guard {
     this.credentials = new CredentialChecker(backend, db, services.limiter, services.cache, services.hashing);
     this.tokens = services.key === null ? null : new TokenIssuer(backend, services.key);
     const factory = backend.authScheme === null ? undefined : SCHEMES[backend.authScheme];
-    this.scheme = factory ? factory({ backend, db, credentials: this.credentials, key: services.key, revocations: services.revocations }) : null;
+    this.scheme = factory
+      ? factory({ backend, db, credentials: this.credentials, key: services.key, revocations: services.revocations, issuerKeys: services.issuerKeys })
+      : null;
   }
 
   /** Returns `$uid`, or throws the 401/403 the contract asks for (429 after too many failed passwords). */

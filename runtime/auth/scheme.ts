@@ -1,6 +1,7 @@
 import type { BackendModule } from '../contract.js';
 import type { Queryable } from '../db/index.js';
 import type { CredentialChecker } from './credentials.js';
+import type { IssuerKeyRing } from './issuer/index.js';
 import type { JwtKey } from './jwt.js';
 import type { Revocations } from './revocations.js';
 
@@ -34,6 +35,8 @@ export interface SchemeServices {
   /** The token key, when the server has one (JWT_SECRET). */
   key: JwtKey | null;
   revocations: Revocations | undefined;
+  /** The keys of outside issuers (docs/contract.md §9), shared by every backend of the server. */
+  issuerKeys: IssuerKeyRing;
 }
 
 export type SchemeFactory = (services: SchemeServices) => AuthScheme;

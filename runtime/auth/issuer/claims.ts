@@ -1,0 +1,69 @@
+import type { ClaimPath, IssuerSettings } from '../../contract.js';
+
+/**
+ * Roles and the user id from an outside issuer's claims (docs/contract.md §9):
+ * each provider puts them somewhere else (Keycloak `realm_access.roles`,
+ * Entra ID `roles`, Auth0 a URI-named claim, Okta `groups`), in one of four
+ * shapes. Only the payload's own members are read, never its prototype's.
+ */
+
+/** The value at a claim path, or undefined. */
+export function claimAt(payload: unknown, path: ClaimPath): unknown {
+  let value: unknown = payload;
+  for (const name of path) {
+    if (typeof value !== 'object' || value === null || Array.isArray(value) || !Object.hasOwn(value, name)) return undefined;
+    value = (value as Record<string, unknown>)[name];
+  }
+  return value;
+}
+
+/** The provider's role names, as `role_format` says they are held; a claim of another shape holds none. */
+export function providerRoles(payload: unknown, roles: IssuerSettings['roles']): string[] {
+  const value = claimAt(payload, roles.path);
+  let names: unknown;
+  switch (roles.format) {
+    case 'array':
+      names = value;
+      break;
+    case 'space':
+      names = typeof value === 'string' ? value.split(/\s+/) : undefined;
+      break;
+    case 'comma':
+      names = typeof value === 'string' ? value.split(',').map((name) => name.trim()) : undefined;
+      break;
+    case 'json':
+      try {
+        names = typeof value === 'string' ? JSON.parse(value) : undefined;
+      } catch {
+        names = undefined;
+      }
+      break;
+  }
+  if (!Array.isArray(names)) return [];
+  return names.filter((name): name is string => typeof name === 'string' && name !== '');
+}
+
+/**
+ * Our roles for a token: each provider role its `Role` elements map, as what
+ * they map it to; every other one unchanged, unless `map_only`.
+ */
+export function rolesOf(payload: unknown, issuer: IssuerSettings): string[] {
+  const roles = new Set<string>();
+  for (const name of providerRoles(payload, issuer.roles)) {
+    let mapped = false;
+    for (const mapping of issuer.roleMap) {
+      if (mapping.from !== name) continue;
+      roles.add(mapping.to);
+      mapped = true;
+    }
+    if (!mapped && !issuer.mapOnly) roles.add(name);
+  }
+  return [...roles];
+}
+
+/** The text of a claim that can be a user id or a query's value: a string, or a whole number; else undefined. */
+export function claimText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value);
+  return undefined;
+}
