@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, type JWK, type JWTPayload, SignJWT } from 'jose';
-import Provider, { type AsymmetricSigningAlgorithm } from 'oidc-provider';
+import type { AsymmetricSigningAlgorithm } from 'oidc-provider';
 
 /**
  * Real outside parts for docs/contract.md §9: `oidc-provider` (a certified
@@ -51,6 +51,8 @@ export interface TestProviderOptions {
 export const clientSecret = (client: string) => `${client}-secret-for-the-test-provider-only`;
 
 export async function startTestProvider(options: TestProviderOptions): Promise<TestProvider> {
+  // Loaded here, not at the top: it warns on import (Node 20 is not its favourite), and unit tests use the key helpers only.
+  const { default: Provider } = await import('oidc-provider');
   let keys = options.keys;
   let keyRequests = 0;
   let server: Server | undefined;

@@ -109,6 +109,11 @@ export class IssuerKeys {
     return `identity provider ${this.settings.iss}: ${why}`;
   }
 
+  /** When the keys in hand stop being fresh (ms since the epoch), or undefined when there are none. */
+  get freshUntil(): number | undefined {
+    return this.keys?.freshUntil;
+  }
+
   /** The last fetch's problem, while the last good keys still serve (doctor, the log). */
   get lastProblem(): string | undefined {
     return this.misconfigured ?? this.problem;
