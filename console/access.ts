@@ -1,3 +1,5 @@
+import { claimAt, claimText, rolesOf } from '../runtime/auth/issuer/claims.js';
+import { isCanonicalUid } from '../runtime/auth/scheme.js';
 import type { Access, BackendModule, HttpMethod } from '../runtime/index.js';
 
 /**
@@ -66,4 +68,72 @@ export function explain(route: RouteAccess, user: string, holds: string[] | null
       route.access === '*' ? `${user} is an authenticated user with a role` : `${user} holds ${route.access.filter((role) => holds.includes(role)).join(', ')}`;
   else reason = route.access === '*' ? `${user} holds no role at all` : `${user} holds none of ${route.access.join(', ')}`;
   return { allowed, backend: route.backend, needs, holds, method: route.method, path: route.path, reason };
+}
+
+/** Runs a UserQuery (an outside issuer's mapping to a local user) against the database, as the server does. */
+export type SelectRows = (sql: string, values: readonly string[]) => Promise<{ user_id?: unknown }[]>;
+
+/**
+ * The same answer for a user of an outside issuer (docs/contract.md §9), from a token's claims: which of the
+ * backend's issuers it is, whether its audience is accepted, the roles its claims give after mapping, and
+ * the user id the server would bind to `$uid` (through the issuer's UserQuery when it has one, when `select`
+ * is given). The token's signature and times are not the question here: only what its claims would admit.
+ */
+export async function explainClaims(
+  route: RouteAccess,
+  backend: BackendModule,
+  payload: unknown,
+  select?: SelectRows,
+): Promise<Explanation & { user: string }> {
+  const claims = typeof payload === 'object' && payload !== null && !Array.isArray(payload) ? (payload as Record<string, unknown>) : {};
+  const iss = typeof claims.iss === 'string' ? claims.iss : undefined;
+  const denied = (user: string, reason: string) => {
+    const answer = explain(route, user, null);
+    return { ...answer, user, reason: route.access === null ? answer.reason : reason };
+  };
+  const audience = typeof claims.aud === 'string' ? [claims.aud] : Array.isArray(claims.aud) ? claims.aud.filter((aud) => typeof aud === 'string') : [];
+  if (iss !== undefined && iss === backend.issuer) {
+    // One of the backend's own tokens: its roles are its aud.
+    const user = claimText(claims.sub) ?? "the token's user";
+    return { ...explain(route, user, audience), user };
+  }
+  const issuer = backend.issuers.find((candidate) => candidate.iss === iss);
+  if (issuer === undefined) {
+    const accepted = [backend.issuer, ...backend.issuers.map((candidate) => candidate.iss)].join(', ');
+    return denied(
+      "the token's user",
+      `backend ${backend.name} accepts no token of the issuer ${iss === undefined ? '(none named)' : iss}: it accepts ${accepted}`,
+    );
+  }
+  if (!audience.some((aud) => issuer.audience.includes(aud))) {
+    return denied(
+      "the token's user",
+      `the token's audience (${audience.join(', ') || 'none'}) holds none of ${issuer.audience.join(', ')}, which ${iss} tokens need here`,
+    );
+  }
+  const holds = rolesOf(claims, issuer, backend.consoleRole);
+  let user: string | undefined;
+  if (issuer.userQuery === null) {
+    user = claimText(claimAt(claims, issuer.user));
+    if (user === undefined || !isCanonicalUid(backend.uidType, user)) {
+      return denied(
+        user ?? "the token's user",
+        `the claim ${issuer.user.join('.')} is not a user id of backend ${backend.name} (${backend.uidType}): the server refuses the token (unknown_user)`,
+      );
+    }
+  } else {
+    const values = issuer.userQuery.binds.map((name) => claimText(Object.hasOwn(claims, name) ? claims[name] : undefined));
+    if (select === undefined) return denied("the token's user", `issuer ${iss} maps its users with a UserQuery, which needs the database`);
+    const [row] = values.every((value) => value !== undefined) ? await select(issuer.userQuery.sql, values as string[]) : [];
+    user = row === undefined ? undefined : claimText(typeof row.user_id === 'bigint' ? String(row.user_id) : row.user_id);
+    if (user === undefined || !isCanonicalUid(backend.uidType, user)) {
+      return denied("the token's user", `the UserQuery of issuer ${iss} finds no local user for these claims: the server refuses the token (unknown_user)`);
+    }
+  }
+  // An outside token with no role claim still holds "a role" as far as * goes: * admits any authenticated caller.
+  const answer =
+    route.access === '*'
+      ? { ...explain(route, user, holds), allowed: true, reason: `${user} is an authenticated user of ${iss}` }
+      : explain(route, user, holds);
+  return { ...answer, user };
 }

@@ -4,7 +4,7 @@ import { authAttributes, changeAuth, etagOf } from '../generator/index.js';
 import { type Access, HTTP_METHODS, type HttpMethod, type ResourceModule } from '../runtime/contract.js';
 import { HttpError } from '../runtime/errors.js';
 import type { Peer } from '../runtime/index.js';
-import { explain, findRoute, routesOf } from './access.js';
+import { explain, explainClaims, findRoute, routesOf } from './access.js';
 import {
   type Console,
   type ConsoleContext,
@@ -141,6 +141,17 @@ export function resourcesApi(router: ConsoleRouter, console: Console): void {
       }
     }
     ctx.body = explain(route, user, holds);
+  });
+
+  /** `xmlrest explain --claims`, on the console: may the user a token's claims describe (an outside issuer's) call this route. */
+  router.post('/b/:backend/explain-claims', console.json, async (ctx) => {
+    const { claims, method, path: served } = ((ctx.request as { body?: unknown }).body ?? {}) as { claims?: unknown; method?: unknown; path?: unknown };
+    if (typeof claims !== 'object' || claims === null || Array.isArray(claims) || typeof method !== 'string' || typeof served !== 'string') {
+      throw new HttpError(400, "explain-claims needs claims (a token's payload, as a JSON object), method and path");
+    }
+    const route = findRoute(routesOf([ctx.state.backend]), method, served.startsWith(options.basePath) ? served.slice(options.basePath.length) : served);
+    if (!route) throw new HttpError(404, `No route ${method.toUpperCase()} ${served} on ${ctx.state.backend.name}`);
+    ctx.body = await explainClaims(route, ctx.state.backend, claims, (sql, values) => options.database.select(sql, values));
   });
 }
 

@@ -10,6 +10,8 @@ export type {
   ErrorBody,
   Handler,
   HttpMethod,
+  IssuerAlgorithm,
+  IssuerSettings,
   Operation,
   ParamSpec,
   ParamSpecs,

@@ -2,9 +2,10 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { databaseUrlFromEnvironment, generateProject } from '../generator/index.js';
+import { IssuerKeys } from '../runtime/auth/issuer/keys.js';
 import { ConfigError, loadConfig } from '../runtime/config.js';
 import { parseDatabaseUrl } from '../runtime/db/index.js';
-import type { BackendModule } from '../runtime/index.js';
+import type { BackendModule, IssuerAlgorithm } from '../runtime/index.js';
 import { staleSources } from './build-state.mjs';
 import { connectTo } from './connection.js';
 import { DEFAULT_TABLE_TRIGGERS } from './schema.js';
@@ -135,6 +136,11 @@ export async function doctor(root: string): Promise<number> {
     }
   }
 
+  for (const backend of backends) {
+    for (const issuer of backend.issuers)
+      say(await issuerFinding(backend.name, new IssuerKeys(issuer, { staleSeconds: 0, refetchSeconds: 0 }, { fetched() {}, failed() {} })));
+  }
+
   const changes: string[] = [];
   const code = await generateProject({ root, check: true, log: (line) => changes.push(line) });
   say(
@@ -160,6 +166,44 @@ export async function doctor(root: string): Promise<number> {
   if (problems > 0) process.stdout.write(`${problems} thing${problems === 1 ? '' : 's'} to fix${warnings > 0 ? ` (and ${warned})` : ''}\n`);
   else process.stdout.write(warnings > 0 ? `nothing to fix; ${warned}\n` : 'everything looks right\n');
   return problems === 0 ? 0 : 1;
+}
+
+/** The key type (and curve) each algorithm needs, as the server picks keys for it. */
+const KEY_FOR: Record<IssuerAlgorithm, string> = {
+  RS256: 'RSA',
+  RS384: 'RSA',
+  RS512: 'RSA',
+  PS256: 'RSA',
+  PS384: 'RSA',
+  PS512: 'RSA',
+  ES256: 'EC P-256',
+  ES384: 'EC P-384',
+  ES512: 'EC P-521',
+  EdDSA: 'OKP Ed25519',
+};
+
+/**
+ * An outside issuer (docs/contract.md §9), fetched as the server fetches it: its discovery document and key
+ * set answer, in time and within bounds, name the configured issuer, and hold a key for an algorithm it allows.
+ */
+async function issuerFinding(backend: string, keys: IssuerKeys): Promise<Finding> {
+  const { iss, algorithms } = keys.settings;
+  const started = Date.now();
+  await keys.load();
+  const problem = keys.lastProblem;
+  if (problem !== undefined) return { ok: false, what: `identity provider ${iss} (backend ${backend}): ${problem}` };
+  const usable = algorithms.filter((algorithm) => keys.kinds.includes(KEY_FOR[algorithm]));
+  if (usable.length === 0) {
+    return {
+      ok: false,
+      what: `identity provider ${iss} (backend ${backend}): its keys (${keys.kinds.join(', ') || 'none'}) fit none of algorithms="${algorithms.join(' ')}": name the algorithm its tokens use`,
+    };
+  }
+  const fresh = Math.round((keys.freshUntil! - Date.now()) / 1000);
+  return {
+    ok: true,
+    what: `identity provider ${iss} (backend ${backend}): ${keys.kinds.length} keys (${[...new Set(keys.kinds)].join(', ')}) in ${Date.now() - started} ms, kept ${fresh} s`,
+  };
 }
 
 /** Whether a trigger's statement in the database is ours (`create trigger NAME <definition>`), whatever the spacing. */

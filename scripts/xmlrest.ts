@@ -3,7 +3,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import type mysql from 'mysql2/promise';
-import { type Explanation, explain, findRoute, routesOf } from '../console/access.js';
+import { type Explanation, explain, explainClaims, findRoute, type RouteAccess, routesOf } from '../console/access.js';
 import { checkRoleName, checkUserName } from '../console/names.js';
 import { changeAuth, databaseUrlFromEnvironment, findResourceFile, generateProject as generate, regenerateProject } from '../generator/index.js';
 import { credentialProblem, MAX_PASSWORD_BYTES } from '../runtime/auth/bounds.js';
@@ -170,12 +170,19 @@ function program(done: (code: number) => void): Command {
     .option('--inherit', 'with --method: remove the method’s own rule, so that it follows the resource’s')
     .action(async (target: string, options: ResourceAuthOptions) => done(await resourceAuthCommand(target, options)));
 
-  command(xmlrest, 'explain', 'may USER call METHOD PATH, and why (exit 0 allowed, 1 denied)')
-    .argument('<user>', 'the user name')
-    .argument('<method>', 'GET, POST, PUT, PATCH or DELETE')
-    .argument('<path>', 'the served path without BASE_PATH, as access.lock lists it, such as /shop/v1.0/orders')
+  command(xmlrest, 'explain', 'may USER call METHOD PATH, and why (exit 0 allowed, 1 denied); with --claims FILE, give METHOD PATH only')
+    .argument('<user>', 'the user name (with --claims: the method)')
+    .argument('<method>', 'GET, POST, PUT, PATCH or DELETE (with --claims: the path)')
+    .argument('[path]', 'the served path without BASE_PATH, as access.lock lists it, such as /shop/v1.0/orders')
     .option('--json', 'print {"allowed", "backend", "needs", "holds"}')
-    .action(async (name: string, method: string, served: string, options: { json?: boolean }) => {
+    .option('--claims <file>', "answer for the user of an outside issuer (docs/contract.md §9): a token's payload as JSON, or the token itself")
+    .action(async (name: string, method: string, served: string | undefined, options: { json?: boolean; claims?: string }) => {
+      if (options.claims !== undefined) {
+        if (served !== undefined) throw new UsageError('with --claims the user comes from the claims: give METHOD PATH only');
+        done(await explainClaimsCommand(options.claims, name, method, options.json ?? false));
+        return;
+      }
+      if (served === undefined) throw new UsageError("missing required argument 'path'");
       done(await explainCommand(name, method, served, options.json ?? false));
     });
 
@@ -270,11 +277,7 @@ async function resourceAuthCommand(target: string, options: ResourceAuthOptions)
  * call METHOD PATH (the served path without BASE_PATH), and why.
  */
 async function explainCommand(user: string, method: string, served: string, json: boolean): Promise<number> {
-  const generated = pathToFileURL(path.resolve('generated/index.ts')).href;
-  const { backends } = (await import(generated)) as { backends: BackendModule[] };
-  const route = findRoute(routesOf(backends), method, served);
-  if (!route) throw new UsageError(`no backend serves ${method.toUpperCase()} ${served} (give the path without BASE_PATH, as access.lock lists it)`);
-  const backend = backends.find((candidate) => candidate.name === route.backend)!;
+  const { route, backend } = await routeOf(method, served);
   let answer: Explanation;
   if (!backend.defaultTables) {
     answer = {
@@ -288,6 +291,51 @@ async function explainCommand(user: string, method: string, served: string, json
       return explain(route, user, await rolesOf(connection, id));
     });
   }
+  return printExplanation(user, answer, json);
+}
+
+async function routeOf(method: string, served: string): Promise<{ route: RouteAccess; backend: BackendModule }> {
+  const generated = pathToFileURL(path.resolve('generated/index.ts')).href;
+  const { backends } = (await import(generated)) as { backends: BackendModule[] };
+  const route = findRoute(routesOf(backends), method, served);
+  if (!route) throw new UsageError(`no backend serves ${method.toUpperCase()} ${served} (give the path without BASE_PATH, as access.lock lists it)`);
+  return { route, backend: backends.find((candidate) => candidate.name === route.backend)! };
+}
+
+/**
+ * `xmlrest explain --claims FILE METHOD PATH` (docs/contract.md §9): may the user a token's claims describe
+ * call METHOD PATH, and why. FILE holds the payload as JSON, or the whole token (only its payload is read:
+ * explain reasons about what claims admit, not whether a signature is good).
+ */
+async function explainClaimsCommand(file: string, method: string, served: string, json: boolean): Promise<number> {
+  const { route, backend } = await routeOf(method, served);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8').trim();
+  } catch {
+    throw new UsageError(`cannot read the claims file ${file}`);
+  }
+  let payload: unknown;
+  try {
+    payload = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/.test(text)
+      ? JSON.parse(Buffer.from(text.split('.')[1]!, 'base64url').toString('utf8'))
+      : JSON.parse(text);
+  } catch {
+    throw new UsageError(`${file} holds neither a JSON object of claims nor a token`);
+  }
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) throw new UsageError(`${file} holds no JSON object of claims`);
+  // A UserQuery needs the database; without DATABASE_URL the answer says it cannot tell.
+  const mapped = backend.issuers.some((issuer) => issuer.userQuery !== null);
+  const answer =
+    mapped && databaseUrlFromEnvironment(process.cwd())
+      ? await withConnection((connection) =>
+          explainClaims(route, backend, payload, async (sql, values) => (await connection.execute(sql, values as string[]))[0] as { user_id?: unknown }[]),
+        )
+      : await explainClaims(route, backend, payload);
+  return printExplanation(answer.user, answer, json);
+}
+
+function printExplanation(user: string, answer: Explanation, json: boolean): number {
   if (json) console.log(JSON.stringify({ allowed: answer.allowed, backend: answer.backend, needs: answer.needs, holds: answer.holds }));
   else {
     const needs =

@@ -17,6 +17,8 @@ export function Access({ manageable }: { manageable: boolean }) {
   const [forResource, setForResource] = useState<{ public: boolean; role: string | null; users: { user_id: number; user_name: string }[] } | null>(null);
   const [question, setQuestion] = useState({ user: '', method: 'GET', path: '' });
   const [answer, setAnswer] = useState<Explanation | null>(null);
+  const [claimsQuestion, setClaimsQuestion] = useState({ claims: '', method: 'GET', path: '' });
+  const [claimsAnswer, setClaimsAnswer] = useState<(Explanation & { user: string }) | null>(null);
   const [notice, setNotice] = useState<Notice>(null);
   useEffect(() => void api<{ resources: Resource[] }>('GET', 'resources').then((data) => setResources(data.resources)), []);
   const byUser = async (event: Event) => {
@@ -50,6 +52,22 @@ export function Access({ manageable }: { manageable: boolean }) {
       setNotice(null);
     } catch (error) {
       setAnswer(null);
+      setNotice({ kind: 'error', text: errorText(error) });
+    }
+  };
+  const explainClaims = async (event: Event) => {
+    event.preventDefault();
+    try {
+      setClaimsAnswer(
+        await api<Explanation & { user: string }>('POST', 'explain-claims', {
+          claims: claimsOf(claimsQuestion.claims),
+          method: claimsQuestion.method,
+          path: claimsQuestion.path,
+        }),
+      );
+      setNotice(null);
+    } catch (error) {
+      setClaimsAnswer(null);
       setNotice({ kind: 'error', text: errorText(error) });
     }
   };
@@ -98,5 +116,38 @@ export function Access({ manageable }: { manageable: boolean }) {
         </div>`
           : null
       }
+      <h3>And the user of an identity provider's token?</h3>
+      <form class="row" onSubmit=${explainClaims}>
+        <textarea rows="3" placeholder='The token, or its claims: {"iss": "...", "aud": "...", "roles": [...]}' aria-label="Explain claims" value=${claimsQuestion.claims} onInput=${(e: Event) => setClaimsQuestion({ ...claimsQuestion, claims: inputValue(e) })}></textarea>
+        <select aria-label="Explain claims method" value=${claimsQuestion.method} onChange=${(e: Event) => setClaimsQuestion({ ...claimsQuestion, method: inputValue(e) })}>
+          ${['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].map((method) => html`<option value=${method}>${method}</option>`)}
+        </select>
+        <input placeholder="/backend/v1.0/resource" aria-label="Explain claims path" value=${claimsQuestion.path} onInput=${(e: Event) => setClaimsQuestion({ ...claimsQuestion, path: inputValue(e) })} />
+        <button class="secondary" type="submit" disabled=${!claimsQuestion.claims || !claimsQuestion.path}>Explain</button>
+      </form>
+      ${
+        claimsAnswer
+          ? html`<div class="message ${claimsAnswer.allowed ? 'ok' : 'error'}" data-testid="claims-explanation">
+          <p><b>${claimsAnswer.allowed ? 'Allowed' : 'Denied'}</b>: ${claimsAnswer.method} ${claimsAnswer.path} on ${claimsAnswer.backend}.</p>
+          <p>The route needs ${needs(claimsAnswer.needs)}; ${claimsAnswer.user} holds ${claimsAnswer.holds === null ? 'roles unknown here' : claimsAnswer.holds.join(', ') || 'no role'}; because ${claimsAnswer.reason}.</p>
+        </div>`
+          : null
+      }
     </section>`;
+}
+
+/** A token's claims from what was pasted: the JSON payload, or the token (its payload read, never trusted: explain reasons about claims only). */
+function claimsOf(text: string): unknown {
+  const trimmed = text.trim();
+  const parts = trimmed.split('.');
+  if (parts.length === 3 && /^[A-Za-z0-9_-]+$/.test(parts[1] ?? '')) {
+    const base64 = parts[1]!.replace(/-/g, '+').replace(/_/g, '/');
+    const bytes = Uint8Array.from(atob(base64 + '='.repeat((4 - (base64.length % 4)) % 4)), (c) => c.charCodeAt(0));
+    return JSON.parse(new TextDecoder().decode(bytes));
+  }
+  try {
+    return JSON.parse(trimmed);
+  } catch {
+    throw new Error('Paste a token, or its claims as a JSON object.');
+  }
 }

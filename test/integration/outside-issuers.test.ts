@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import type mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { connectTo } from '../../scripts/connection.js';
@@ -33,6 +35,7 @@ const ENTRA = `https://login.microsoftonline.com/${TENANT}/v2.0`;
 const KEYCLOAK = 'https://sso.example.com/realms/acme';
 const DISCOVERED = 'https://discovered.example';
 const LOCAL_USER = 'oidc-local-user';
+const OPERATOR = 'oidc-operator';
 
 let provider: TestProvider;
 let fixture: FixtureIssuer;
@@ -69,6 +72,7 @@ beforeAll(async () => {
   fixture.discoveryIssuer = DISCOVERED;
   connection = await connectTo(inject('databaseUrl'));
   await addUser(connection, LOCAL_USER, 'local-pass-1', ['member']);
+  await addUser(connection, OPERATOR, 'operator-pass-1', ['xmlrest-operator']);
   const keys = `jwks_uri="${fixture.jwksUri}"`;
   await buildScratchProject(ROOT, {
     databaseUrl: inject('databaseUrl'),
@@ -429,5 +433,112 @@ describe('discovery', () => {
   it("reads a discovered issuer's key set", async () => {
     const token = await fixture.sign(fixtureKey, { iss: DISCOVERED, aud: 'shop-api', sub: 'd1' });
     expect(await whoami(token)).toMatchObject({ status: 200, body: { me: [{ uid: 'd1' }] } });
+  });
+});
+
+describe('explaining access for an outside user', () => {
+  const run = promisify(execFile);
+  const xmlrest = async (...args: string[]) => {
+    try {
+      const { stdout } = await run(process.execPath, ['--import', 'tsx', 'scripts/xmlrest.ts', ...args], {
+        cwd: ROOT,
+        env: { ...process.env, DATABASE_URL: inject('databaseUrl') },
+      });
+      return { code: 0, stdout };
+    } catch (error) {
+      const failed = error as { code: number; stdout: string; stderr: string };
+      return { code: failed.code, stdout: failed.stdout + failed.stderr };
+    }
+  };
+  const claimsFile = (name: string, content: string) => {
+    const file = path.join(ROOT, name);
+    writeFileSync(file, content);
+    return file;
+  };
+
+  it('xmlrest explain --claims answers from a payload or a token, mapping roles as the server does', async () => {
+    const entra = claimsFile('entra.json', JSON.stringify({ iss: ENTRA, aud: 'api://shop', oid: 'e-1', roles: ['Shop.Admin'] }));
+    const allowed = await xmlrest('explain', '--claims', entra, 'GET', '/api/v1.0/admin');
+    expect(allowed.code).toBe(0);
+    expect(allowed.stdout).toContain('allowed: e-1 may call GET /api/v1.0/admin on backend api');
+    expect(allowed.stdout).toContain('e-1 holds: admin');
+
+    const keycloak = claimsFile(
+      'keycloak.jwt',
+      await fixture.sign(fixtureKey, { iss: KEYCLOAK, aud: 'account', preferred_username: 'kc-user', realm_access: { roles: ['customer'] } }),
+    );
+    const denied = await xmlrest('explain', '--claims', keycloak, 'GET', '/api/v1.0/admin', '--json');
+    expect(denied.code).toBe(1);
+    expect(JSON.parse(denied.stdout)).toEqual({ allowed: false, backend: 'api', needs: ['admin'], holds: ['customer'] });
+
+    const foreign = claimsFile('foreign.json', JSON.stringify({ iss: 'https://evil.example', aud: 'shop-api', sub: 'm', roles: ['admin'] }));
+    const refused = await xmlrest('explain', '--claims', foreign, 'GET', '/api/v1.0/admin');
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain('backend api accepts no token of the issuer https://evil.example');
+
+    const audience = claimsFile('audience.json', JSON.stringify({ iss: ENTRA, aud: 'api://other', oid: 'e-1', roles: ['Shop.Admin'] }));
+    expect((await xmlrest('explain', '--claims', audience, 'GET', '/api/v1.0/admin')).stdout).toContain(
+      "the token's audience (api://other) holds none of api://shop",
+    );
+    expect((await xmlrest('explain', '--claims', entra, 'GET', '/api/v1.0/admin', 'extra')).code).toBe(2);
+  });
+
+  it("runs an issuer's UserQuery against the database, as the server does", async () => {
+    const known = claimsFile('known.json', JSON.stringify({ iss: 'https://idp.local.example', aud: 'local-api', preferred_username: LOCAL_USER }));
+    const answer = await xmlrest('explain', '--claims', known, 'GET', '/local/v1.0/me');
+    expect(answer.code).toBe(0);
+    expect(answer.stdout).toMatch(/allowed: [0-9]+ may call GET \/local\/v1.0\/me/);
+    const unknown = claimsFile('unknown.json', JSON.stringify({ iss: 'https://idp.local.example', aud: 'local-api', preferred_username: 'nobody-here' }));
+    const refused = await xmlrest('explain', '--claims', unknown, 'GET', '/local/v1.0/me');
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain('finds no local user for these claims');
+  });
+
+  const operator = async () => {
+    const response = await send(`${server.url}/api/`, { method: 'POST', ...formBody({ auth: 'bearer', userid: OPERATOR, password: 'operator-pass-1' }) });
+    expect(response.status).toBe(200);
+    return `Bearer ${(response.json() as { token: string }).token}`;
+  };
+
+  it("the console's access page answers the same", async () => {
+    const answer = await send(`${server.url}/_console/api/b/api/explain-claims`, {
+      method: 'POST',
+      headers: { authorization: await operator(), 'x-xmlrest-console': '1', 'content-type': 'application/json' },
+      body: JSON.stringify({
+        claims: { iss: ENTRA, aud: 'api://shop', oid: 'e-2', roles: ['Shop.Admin', 'customer'] },
+        method: 'GET',
+        path: '/api/v1.0/customer',
+      }),
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.json()).toMatchObject({ allowed: false, backend: 'api', needs: ['customer'], holds: ['admin'], user: 'e-2' });
+  });
+
+  it("opens the console to an outside user only through an explicit Role mapping, never a provider's role of the console role's name", async () => {
+    const console = (token: string) => send(`${server.url}/_console/api/b/api/resources`, { headers: { authorization: `Bearer ${token}` } });
+    const passedThrough = await fixture.sign(fixtureKey, {
+      iss: KEYCLOAK,
+      aud: 'account',
+      preferred_username: 'kc-op',
+      realm_access: { roles: ['xmlrest-operator'] },
+    });
+    expect((await console(passedThrough)).status).toBe(403);
+    expect((await console((await operator()).slice('Bearer '.length))).status).toBe(200);
+  });
+
+  it("xmlrest doctor fetches every issuer's keys and says what is wrong", async () => {
+    fixture.discoveryIssuer = 'https://impostor.example';
+    try {
+      const { stdout } = await xmlrest('doctor');
+      expect(stdout).toMatch(
+        new RegExp(`ok {3}identity provider ${provider.issuer.replaceAll('.', '\\.')} \\(backend api\\): 3 keys \\(RSA, EC P-256, OKP Ed25519\\)`),
+      );
+      expect(stdout).toContain(`ok   identity provider ${KEYCLOAK} (backend api): 1 keys (RSA)`);
+      expect(stdout).toContain(
+        `FIX  identity provider ${DISCOVERED} (backend api): the discovery document ${fixture.discoveryUrl} names the issuer "https://impostor.example"`,
+      );
+    } finally {
+      fixture.discoveryIssuer = DISCOVERED;
+    }
   });
 });

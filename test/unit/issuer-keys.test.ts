@@ -221,7 +221,12 @@ describe('claims', () => {
       { from: 'Shop.Admin', to: 'admin' },
       { from: 'Shop.Admin', to: 'staff' },
     ];
-    expect(rolesOf({ roles: ['Shop.Admin', 'customer'] }, issuer({ roleMap }))).toEqual(['admin', 'staff', 'customer']);
-    expect(rolesOf({ roles: ['Shop.Admin', 'customer'] }, issuer({ roleMap, mapOnly: true }))).toEqual(['admin', 'staff']);
+    expect(rolesOf({ roles: ['Shop.Admin', 'customer'] }, issuer({ roleMap }), 'operator')).toEqual(['admin', 'staff', 'customer']);
+    expect(rolesOf({ roles: ['Shop.Admin', 'customer'] }, issuer({ roleMap, mapOnly: true }), 'operator')).toEqual(['admin', 'staff']);
+  });
+
+  it('never passes the console role through: only a Role that maps to it gives it', () => {
+    expect(rolesOf({ roles: ['operator', 'customer'] }, issuer({}), 'operator')).toEqual(['customer']);
+    expect(rolesOf({ roles: ['IT.Ops'] }, issuer({ roleMap: [{ from: 'IT.Ops', to: 'operator' }] }), 'operator')).toEqual(['operator']);
   });
 });

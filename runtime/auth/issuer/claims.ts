@@ -45,9 +45,12 @@ export function providerRoles(payload: unknown, roles: IssuerSettings['roles']):
 
 /**
  * Our roles for a token: each provider role its `Role` elements map, as what
- * they map it to; every other one unchanged, unless `map_only`.
+ * they map it to; every other one unchanged, unless `map_only`, or unless it
+ * is the backend's console role: the console, which manages the backend's own
+ * users, opens to an outside user only through a `Role` that says so, never
+ * because a provider happens to have a role of that name.
  */
-export function rolesOf(payload: unknown, issuer: IssuerSettings): string[] {
+export function rolesOf(payload: unknown, issuer: IssuerSettings, consoleRole: string): string[] {
   const roles = new Set<string>();
   for (const name of providerRoles(payload, issuer.roles)) {
     let mapped = false;
@@ -56,7 +59,7 @@ export function rolesOf(payload: unknown, issuer: IssuerSettings): string[] {
       roles.add(mapping.to);
       mapped = true;
     }
-    if (!mapped && !issuer.mapOnly) roles.add(name);
+    if (!mapped && !issuer.mapOnly && name !== consoleRole) roles.add(name);
   }
   return [...roles];
 }

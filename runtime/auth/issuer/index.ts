@@ -111,7 +111,7 @@ export class OutsideIssuers {
     // jose checks iat only against a maximum age: a token issued in the future would outlive a revocation at the provider.
     if (typeof payload.iat === 'number' && payload.iat > now / 1000 + settings.clockSkew)
       throw this.refuse('token issue time (iat) is in the future', 'malformed');
-    const principal: Principal = { userId: await this.userOf(settings, payload), roles: rolesOf(payload, settings) };
+    const principal: Principal = { userId: await this.userOf(settings, payload), roles: rolesOf(payload, settings, this.backend.consoleRole) };
     const until = Math.min((payload.exp! + settings.clockSkew) * 1000, settings.userQuery === null ? Number.POSITIVE_INFINITY : now + USER_QUERY_MS);
     remember(this.verified, digest, { value: principal, until, keys, generation: keys.generation });
     return principal;

@@ -42,7 +42,7 @@ const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k'];
 export class IssuerKeys {
   /** Goes up whenever the set changes: a verification remembered under an older generation is forgotten. */
   generation = 0;
-  private keys: { resolve: JWTVerifyGetKey; text: string; freshUntil: number } | undefined;
+  private keys: { resolve: JWTVerifyGetKey; text: string; freshUntil: number; kinds: string[] } | undefined;
   /** From the discovery document, or the configuration. */
   private jwksUri: string | undefined;
   /** When the first fetch since the last good one failed. */
@@ -109,6 +109,11 @@ export class IssuerKeys {
     return `identity provider ${this.settings.iss}: ${why}`;
   }
 
+  /** The type (and curve) of each key in hand: `RSA`, `EC P-256`, `OKP Ed25519`; empty when there are none. */
+  get kinds(): readonly string[] {
+    return this.keys?.kinds ?? [];
+  }
+
   /** When the keys in hand stop being fresh (ms since the epoch), or undefined when there are none. */
   get freshUntil(): number | undefined {
     return this.keys?.freshUntil;
@@ -164,7 +169,8 @@ export class IssuerKeys {
     const text = JSON.stringify(set.keys);
     if (this.keys === undefined || this.keys.text !== text) this.generation++;
     const maxAge = Math.min(MAX_MAX_AGE, Math.max(MIN_MAX_AGE, fetched.maxAge ?? DEFAULT_MAX_AGE));
-    this.keys = { resolve: createLocalJWKSet(set), text, freshUntil: Date.now() + maxAge * 1000 };
+    const kinds = set.keys.map((key) => (key.crv ? `${key.kty} ${key.crv}` : String(key.kty)));
+    this.keys = { resolve: createLocalJWKSet(set), text, freshUntil: Date.now() + maxAge * 1000, kinds };
     this.failingSince = undefined;
     this.problem = undefined;
     this.misconfigured = undefined;
