@@ -1,8 +1,13 @@
 // The load generator: one autocannon run, its figures as JSON on stdout.
 // bench/run.ts starts it pinned to its own core (taskset), away from the server's.
+// With `tokensFile` (a JSON array of tokens) each connection sends its own share of them, one after another,
+// as Bearer tokens: a flood of distinct tokens, never the same one from two connections at once.
+import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 
 const config = JSON.parse(process.argv[2]);
+const tokens = config.tokensFile ? JSON.parse(readFileSync(config.tokensFile, 'utf8')) : undefined;
+let client = 0;
 const result = await autocannon({
   url: config.url,
   method: config.method,
@@ -10,6 +15,17 @@ const result = await autocannon({
   body: config.body,
   duration: config.duration,
   connections: config.connections,
+  ...(config.overallRate ? { overallRate: config.overallRate } : {}),
+  ...(tokens
+    ? {
+        setupClient: (connection) => {
+          const share = Math.floor(tokens.length / config.connections);
+          const mine = tokens.slice(client * share, (client + 1) * share);
+          client++;
+          connection.setRequests(mine.map((token) => ({ method: config.method, headers: { ...config.headers, authorization: `Bearer ${token}` } })));
+        },
+      }
+    : {}),
   pipelining: 1,
 });
 process.stdout.write(

@@ -6,7 +6,18 @@ import type { GenerationTiming } from './generate.js';
 
 /** The benchmark's results: a Markdown table with the ratios against the targets, and a chart (bench/results/). */
 
-export type ServerName = 'generated' | 'handwritten' | 'raw-http' | 'koa-hello' | 'koa-select' | 'platformatic';
+export type ServerName = 'generated' | 'handwritten' | 'raw-http' | 'koa-hello' | 'koa-select' | 'platformatic' | 'idp-rs256' | 'idp-es256';
+
+/** Valid callers with outside issuers' tokens, alone and under a flood of forged ones (docs/contract.md §9). */
+export interface FloodFigures {
+  alone: Measurement[];
+  flooded: Measurement[];
+  /** Forged tokens sent per second, and the flood's seconds in all. */
+  floodRate: number;
+  floodSeconds: number;
+  /** Requests for the issuer's keys while the flood ran. */
+  keyRequests: number;
+}
 
 export interface Measurement {
   rps: number;
@@ -25,12 +36,16 @@ export const median = (values: number[]) => {
 
 const round1 = (value: number) => Math.round(value * 10) / 10;
 
+/** The scenario timing outside issuers' tokens: the generated server with its own token, and with a provider's. */
+export const PROVIDER_SCENARIO = 'Bearer GET, provider token (RS256, ES256)';
+
 export async function writeResults(
   results: Map<string, Map<ServerName, Measurement[]>>,
   rss: Map<ServerName, number>,
   startup: { ms: number; rssMb: number },
   generation: GenerationTiming[],
   flags: { connections: string; duration: string; rounds: string; slices: number; pinned: boolean },
+  flood: FloodFigures,
 ): Promise<void> {
   const { pinned } = flags;
   const when = new Date().toISOString().replace(/:\d\d\.\d+Z$/, 'Z');
@@ -70,7 +85,9 @@ export async function writeResults(
     }
     // Targets (issue 15): at least as fast as the careful hand-written server, 1.5x Platformatic DB, p99 no worse.
     const generated = byServer.get('generated')!;
-    const handwritten = byServer.get('handwritten')!;
+    const handwritten = byServer.get('handwritten');
+    // The provider-token scenario has no hand-written server: its ratios are against the generated server's own tokens, below.
+    if (handwritten === undefined) continue;
     const ratio = rpsRatio(generated, handwritten);
     const p99 = p99Ratio(generated, handwritten);
     const platformatic = byServer.get('platformatic');
@@ -89,11 +106,24 @@ export async function writeResults(
   const bearer = results.get('Bearer GET ($uid)')!;
   const bearerVsCeiling = rpsRatio(bearer.get('generated')!, bearer.get('koa-select') ?? results.get('public GET')!.get('handwritten')!);
   const bearerVsOneRow = rpsRatio(bearer.get('generated')!, results.get('public GET')!.get('handwritten')!);
+  // Issue 28: a GET with an outside issuer's RS256 or ES256 token against the same GET with the backend's own HS256
+  // token, in the same slices; and valid callers' rate under a flood of distinct forged tokens against their rate alone.
+  const provider = results.get(PROVIDER_SCENARIO);
+  const own = provider?.get('generated');
+  const providerRows = (['idp-rs256', 'idp-es256'] as const).map((name) => {
+    const ratio = provider && own ? rpsRatio(provider.get(name)!, own) : Number.NaN;
+    return `| GET with a provider's ${name === 'idp-rs256' ? 'RS256' : 'ES256'} token vs the backend's own HS256 token | ${ratio.toFixed(2)} | |${peer ? ' | |' : ''} | ${ratio >= 0.9 ? 'met' : 'missed'} (>= 0.9) |`;
+  });
+  const floodRatio = rpsRatio(flood.flooded, flood.alone);
+  const fetchBound = Math.ceil(flood.floodSeconds / 30);
   lines.push(
     '',
     '## Ratios against the targets',
     '',
     ...ratios,
+    ...providerRows,
+    `| valid callers (RS256 provider tokens) under a flood of ${flood.floodRate} distinct forged tokens/s vs alone | ${floodRatio.toFixed(2)} | |${peer ? ' | |' : ''} | ${floodRatio >= 0.8 ? 'met' : 'missed'} (>= 0.8) |`,
+    `| key requests to the provider during ${Math.round(flood.floodSeconds)} s of flood | ${flood.keyRequests} | |${peer ? ' | |' : ''} | ${flood.keyRequests <= fetchBound ? 'met' : 'missed'} (<= 1 per 30 s: ${fetchBound}) |`,
     `| Bearer GET vs the same SELECT in Koa + mysql2, unauthenticated | ${bearerVsCeiling.toFixed(2)} | |${peer ? ' | |' : ''} | ${bearerVsCeiling >= 0.85 ? 'met' : 'missed'} (>= 0.85) |`,
     `| Bearer GET (10 rows) vs the one-row public GET in Koa + mysql2 (the earlier ceiling; other slices) | ${bearerVsOneRow.toFixed(2)} | |${peer ? ' | |' : ''} | |`,
     '',
@@ -120,7 +150,7 @@ export async function writeResults(
   writeFileSync(`${stem}.md`, markdown);
   // Every run's figures, so that a table can be recomputed or checked.
   const raw = Object.fromEntries([...results].map(([scenario, byServer]) => [scenario, Object.fromEntries(byServer)]));
-  writeFileSync(`${stem}.json`, JSON.stringify({ flags, rss: Object.fromEntries(rss), results: raw }, null, 2) + '\n');
+  writeFileSync(`${stem}.json`, JSON.stringify({ flags, rss: Object.fromEntries(rss), results: raw, flood }, null, 2) + '\n');
   writeFileSync('bench/results/latest.md', markdown.replace(`](${when.replaceAll(':', '')}.svg)`, '](latest.svg)'));
   const svg = await renderChart(chart);
   writeFileSync(`${stem}.svg`, svg);

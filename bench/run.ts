@@ -1,15 +1,16 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseArgs, promisify } from 'node:util';
 import mysql from 'mysql2/promise';
 import { generateProject as generate } from '../generator/index.js';
 import { freePort, type PrivateMariadb, startPrivateMariadb } from '../scripts/mariadb.js';
 import { createDefaultTables } from '../scripts/schema.js';
 import { type GenerationTiming, measureGeneration, writeSyntheticResources } from './generate.js';
-import { type Measurement, median, type ServerName, writeResults } from './report.js';
+import { type BenchIssuer, startBenchIssuer } from './issuer.js';
+import { type FloodFigures, type Measurement, median, PROVIDER_SCENARIO, type ServerName, writeResults } from './report.js';
 
 /**
  * `npm run bench`: the generated server against a hand-written one and two
@@ -39,7 +40,7 @@ const pinned = os.availableParallelism() >= 2 && existsSync('/usr/bin/taskset');
 
 const PEER_DIR = 'bench/peers/platformatic';
 /** What each server runs: our servers from the compiled bench, the peer with its own Node (>= 22.19, from npm). */
-type Process = Exclude<ServerName, 'koa-select'>;
+type Process = Exclude<ServerName, 'koa-select' | 'idp-rs256' | 'idp-es256'>;
 const SERVER_COMMANDS: Record<Process, string[]> = {
   generated: [process.execPath, path.join(DIST, 'bench/serve-generated.js')],
   handwritten: [process.execPath, path.join(DIST, 'bench/handwritten.js')],
@@ -71,6 +72,8 @@ let token = '';
 let forged = '';
 /** The token's user: the Bearer GET's ceiling reads the same rows with no authentication. */
 let uid = '';
+/** The same user's tokens from the outside issuer (bench/issuer.ts). */
+const providerTokens: Partial<Record<ServerName, string>> = {};
 const mine = (server: ServerName, body: any) => (server === 'platformatic' ? body : body.items);
 const scenarios: Scenario[] = [
   {
@@ -103,6 +106,13 @@ const scenarios: Scenario[] = [
     }),
     check: (status) => status === 401,
     status: 401,
+  },
+  {
+    // The same GET, the same user, in the same slices: the backend's own HS256 token, and a provider's RS256 and ES256.
+    name: PROVIDER_SCENARIO,
+    servers: ['generated', 'idp-rs256', 'idp-es256'],
+    request: (server) => ({ method: 'GET', path: '/api/v1.0/my-items', headers: { authorization: `Bearer ${providerTokens[server] ?? token}` } }),
+    check: (status, body) => status === 200 && Array.isArray(body.items) && body.items.length > 0,
   },
   {
     name: 'Basic GET ($uid)',
@@ -236,12 +246,15 @@ if ((await generate({ root: '.', check: false, resourcesDir: 'bench/resources', 
 execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'bench/tsconfig.json'], { stdio: 'inherit' });
 
 const servers = new Map<ServerName, Running>();
+let issuer: BenchIssuer | undefined;
 const stopAll = async () => {
   for (const server of new Set(servers.values())) server.child.kill('SIGTERM');
+  await issuer?.close();
   await privateDb?.stop();
 };
 try {
   if (flags.peers) installPeer();
+  issuer = await startBenchIssuer();
   for (const name of [...(Object.keys(SERVER_COMMANDS) as Process[]).filter((server) => server !== 'platformatic'), ...peers]) {
     servers.set(name, await startServer(name, url));
   }
@@ -254,6 +267,10 @@ try {
   token = (tokenResponse.body as { token: string }).token;
   const [header, payload] = token.split('.');
   uid = String((JSON.parse(Buffer.from(payload!, 'base64url').toString('utf8')) as { sub: string }).sub);
+  providerTokens['idp-rs256'] = await issuer.token('RS256', uid);
+  providerTokens['idp-es256'] = await issuer.token('ES256', uid);
+  servers.set('idp-rs256', servers.get('generated')!);
+  servers.set('idp-es256', servers.get('generated')!);
   forged = `${header}.${payload}.${createHmac('sha256', 'not-the-secret-of-this-server-0123456789').update(`${header}.${payload}`).digest('base64url')}`;
 
   // Every server must answer every scenario correctly before anything is measured.
@@ -307,6 +324,9 @@ try {
       }
     }
   }
+  say('valid callers under a flood of forged provider tokens ...');
+  const flood = await measureFlood(servers.get('generated')!, issuer, duration, rounds);
+
   // Start and generation are timed on a quiet machine: every server gone (not still stopping), and the private
   // database stopped, whose purge and page flushing after the write scenario went on taking a core for seconds
   // (runs up to 19:45Z timed them with both going on). The server with 1,000 routes connects at its first request.
@@ -319,9 +339,71 @@ try {
   const startup = await measureStartup(url);
   say('generation speed ...');
   const generation = await measureGeneration([10, 100, 1000]);
-  await writeResults(results, rss, startup, generation, { connections: flags.connections, duration: flags.duration, rounds: flags.rounds, slices, pinned });
+  await writeResults(
+    results,
+    rss,
+    startup,
+    generation,
+    { connections: flags.connections, duration: flags.duration, rounds: flags.rounds, slices, pinned },
+    flood,
+  );
 } finally {
   await stopAll();
+}
+
+/** Forged tokens per second in the flood: several times what one client retrying a bad token would send. */
+const FLOOD_RATE = 2000;
+
+/**
+ * Valid callers (RS256 provider tokens, closed loop) alone, and while a flood of distinct forged tokens arrives at
+ * FLOOD_RATE a second (open loop, half with a signature of random bytes under a kid of the set, half with kids the
+ * set does not hold), interleaved alone / flooded / flooded / alone round by round. Counts the key requests the
+ * provider gets meanwhile.
+ */
+async function measureFlood(server: Running, provider: BenchIssuer, duration: number, rounds: number): Promise<FloodFigures> {
+  const valid: Request = { method: 'GET', path: '/api/v1.0/my-items', headers: { authorization: `Bearer ${providerTokens['idp-rs256']}` } };
+  const tokensFile = path.resolve('.xmlrest/bench-flood-tokens.json');
+  // More than the 10,000 refusals a backend remembers: every forged token is checked afresh.
+  writeFileSync(tokensFile, JSON.stringify(provider.floodTokens(24_000, uid)));
+  const floodConfig = { url: server.url + valid.path, method: 'GET', duration, connections: 16, overallRate: FLOOD_RATE, tokensFile };
+  const alone: Measurement[] = [];
+  const flooded: Measurement[] = [];
+  const before = provider.keyRequests;
+  const started = performance.now();
+  let floodSeconds = 0;
+  for (let round = 0; round < rounds; round++) {
+    for (const step of round % 2 === 0 ? ['alone', 'flooded'] : ['flooded', 'alone']) {
+      if (step === 'alone') alone.push(load(server, valid, duration));
+      else {
+        const [measured, forgedLoad] = await Promise.all([loadAsync(server, valid, duration), runLoad(floodConfig)]);
+        if (forgedLoad.total - forgedLoad.non2xx > 0) say(`warning: ${forgedLoad.total - forgedLoad.non2xx} forged tokens admitted`);
+        flooded.push(measured);
+        floodSeconds += duration;
+      }
+    }
+    say(`round ${round + 1}/${rounds} flood: valid ${Math.round(alone.at(-1)!.rps)} req/s alone, ${Math.round(flooded.at(-1)!.rps)} under the flood`);
+  }
+  rmSync(tokensFile, { force: true });
+  say(`key requests during ${Math.round((performance.now() - started) / 1000)} s: ${provider.keyRequests - before}`);
+  return { alone, flooded, floodRate: FLOOD_RATE, floodSeconds, keyRequests: provider.keyRequests - before };
+}
+
+function loadAsync(server: Running, request: Request, duration: number): Promise<Measurement> {
+  return runLoad({
+    url: server.url + request.path,
+    method: request.method,
+    headers: request.headers,
+    body: request.body,
+    duration,
+    connections: Number(flags.connections),
+  });
+}
+
+async function runLoad(config: object): Promise<Measurement> {
+  const command = pinned ? 'taskset' : process.execPath;
+  const args = [...(pinned ? ['-c', '0', process.execPath] : []), 'bench/load.mjs', JSON.stringify(config)];
+  const { stdout } = await promisify(execFile)(command, args, { encoding: 'utf8', maxBuffer: 1 << 20 });
+  return JSON.parse(stdout) as Measurement;
 }
 
 /** Stops a server and waits until its process is gone. */
