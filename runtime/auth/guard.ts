@@ -3,7 +3,7 @@ import { forbidden, HttpError } from '../errors.js';
 import type { CredentialCache } from './credential-cache.js';
 import { CredentialChecker, type UserDatabase } from './credentials.js';
 import type { Hashing } from './hashing.js';
-import type { IssuerKeyRing } from './issuer/index.js';
+import type { IssuerKeyRing } from './issuer/ring.js';
 import type { JwtKey } from './jwt.js';
 import type { LoginLimiter } from './limiter.js';
 import type { Revocations } from './revocations.js';

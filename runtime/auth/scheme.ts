@@ -1,7 +1,7 @@
 import type { BackendModule } from '../contract.js';
 import type { Queryable } from '../db/index.js';
 import type { CredentialChecker } from './credentials.js';
-import type { IssuerKeyRing } from './issuer/index.js';
+import type { IssuerKeyRing } from './issuer/ring.js';
 import type { JwtKey } from './jwt.js';
 import type { Revocations } from './revocations.js';
 

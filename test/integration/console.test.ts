@@ -724,6 +724,17 @@ describe('console in headless Chromium', () => {
     await expect.poll(() => page.textContent('[data-testid=explanation]')).toContain('Denied: DELETE /shop/v1.0/reviews on shop.');
     expect(await page.textContent('[data-testid=explanation]')).toContain('The route needs the role admin');
     await shot('explain');
+    // The user of an identity provider's token (docs/contract.md §9), from its claims: shop accepts no provider.
+    await page.fill('[aria-label="Explain claims"]', JSON.stringify({ iss: 'https://sso.example.com', aud: 'shop-api', sub: 'x', roles: ['admin'] }));
+    await page.fill('[aria-label="Explain claims path"]', '/shop/v1.0/report');
+    await page.click('form:has([aria-label="Explain claims"]) button');
+    await expect.poll(() => page.textContent('[data-testid=claims-explanation]')).toContain('Denied: GET /shop/v1.0/report on shop.');
+    expect(await page.textContent('[data-testid=claims-explanation]')).toContain('backend shop accepts no token of the issuer https://sso.example.com');
+    // Its own token's claims: the roles are its aud.
+    await page.fill('[aria-label="Explain claims"]', JSON.stringify({ iss: 'shop', aud: ['customer', 'admin'], sub: '2' }));
+    await page.click('form:has([aria-label="Explain claims"]) button');
+    await expect.poll(() => page.textContent('[data-testid=claims-explanation]')).toContain('Allowed: GET /shop/v1.0/report on shop.');
+    await shot('explain-claims');
     // Changes made on the console so far are in the history, the newest first, with who made them.
     await setRole('products', 'ui-history');
     await setRole('products', null);
