@@ -70,7 +70,7 @@ export function openApiDocument(project: Project, cache?: PathItemCache): Schema
       type: 'http',
       scheme: 'bearer',
       bearerFormat: 'JWT',
-      description: 'A token from the backend\'s token endpoint; the "Bearer " prefix is optional.',
+      description: bearerDescription(project),
     };
   }
   return {
@@ -281,4 +281,13 @@ function paramSchema(type: ParamType | undefined, inQuery: boolean): Schema {
       return inQuery ? { type: 'string', ...text } : { type: ['string', 'number', 'boolean', 'null'], ...text };
     }
   }
+}
+
+/** What a Bearer token may be: the backend's own, or an access token of an identity provider it accepts (docs/contract.md §9). */
+function bearerDescription(project: Project): string {
+  const own = 'A token from the backend\'s token endpoint; the "Bearer " prefix is optional.';
+  const issuers = project.backends.flatMap((backend) =>
+    backend.issuers.map((issuer) => `${issuer.iss} (backend ${backend.name}, audience ${issuer.audience.join(' or ')})`),
+  );
+  return issuers.length === 0 ? own : `${own} Also an access token of an identity provider the backend accepts: ${issuers.join('; ')}.`;
 }
