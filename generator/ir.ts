@@ -3,7 +3,7 @@
  * Params}). emit.ts sees only this, never XML. Paths are project-relative POSIX.
  */
 
-import type { Access, AuthQuery, BackendSettings, HttpMethod, ParamSpec } from '../runtime/contract.js';
+import type { Access, AuthQuery, BackendSettings, HttpMethod, ParamSpec, RateLimit } from '../runtime/contract.js';
 import type { SourceLocation } from './diagnostics.js';
 
 export type { Access, AuthQuery, HttpMethod };
@@ -88,6 +88,8 @@ export interface Operation {
   paramTypes: Record<string, ParamType>;
   /** Who may call it: the Request's own `auth`, else the resource's (docs/contract.md §8). */
   access: Access;
+  /** The Request's own `rate_limit`, else the resource's, else none (docs/contract.md §10). */
+  rateLimit: RateLimit | null;
   usesUid: boolean;
   /** A write or more than one Sql step: one connection, one transaction (docs/contract.md §3). */
   transaction: boolean;

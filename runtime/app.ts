@@ -13,6 +13,7 @@ import type { BackendModule } from './contract.js';
 import type { Database } from './db/index.js';
 import { frontDoor, InFlight } from './front-door.js';
 import { healthRoutes, Readiness } from './health.js';
+import { DatabaseLeases, RateLimiter } from './limits/index.js';
 import { STOPPED } from './listen.js';
 import { createLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
@@ -132,12 +133,32 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
     },
   });
   const inFlight = new InFlight();
+  // One limiter for the server's life: a reload keeps every caller's count and lease.
+  let quietUntil = 0;
+  const rateLimiter = new RateLimiter(new DatabaseLeases(options.database), {
+    failedOpen: (error) => {
+      metrics.limitFailedOpen();
+      // Said once in 10 s at most: a database that is down would otherwise write a line per lease.
+      if (Date.now() < quietUntil) return;
+      quietUntil = Date.now() + 10_000;
+      const missing = (error as { errno?: number }).errno === 1146;
+      logger.warn(
+        { error: (error as Error).message },
+        missing
+          ? 'rate limits admit every call: the table xmlrest_rate_limit is missing (run xmlrest db init)'
+          : 'rate limits admit every call for a second: the database did not answer',
+      );
+    },
+  });
+  const pruning = setInterval(() => void rateLimiter.prune().catch(() => undefined), 600_000);
+  pruning.unref();
 
   const app = new Koa();
   // Background work ends with the server that `listen` started (or with `close()` below).
   app.once(STOPPED, () => {
     revocations.stop();
     peers.stop();
+    clearInterval(pruning);
   });
   // Errors are logged by the front door, with their request id; Koa's own printer would log them again.
   app.silent = true;
@@ -192,6 +213,7 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
       credentials,
       openapi,
       metrics,
+      limiter: rateLimiter,
     });
     return { ...routes, guards };
   };
@@ -231,6 +253,7 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
     close: () => {
       revocations.stop();
       peers.stop();
+      clearInterval(pruning);
     },
     reload: (backends, openapi) => {
       current = build(backends, openapi);

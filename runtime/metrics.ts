@@ -66,6 +66,7 @@ export class Metrics {
   private readonly refusals = new Map<string, number>();
   private readonly retries: Counter<'reason'>;
   private readonly keyFetches: Counter<'issuer' | 'outcome'>;
+  private readonly failedOpen: Counter;
   /** Every route's series, kept across reloads so that counters never go back. */
   private readonly series = new Map<string, RouteSeries>();
 
@@ -93,6 +94,11 @@ export class Metrics {
       name: 'xmlrest_idp_key_fetches_total',
       help: "Fetches of an outside issuer's keys (or discovery document) by issuer and outcome (ok, unreachable, timeout, status, ...)",
       labelNames: ['issuer', 'outcome'],
+      registers,
+    });
+    this.failedOpen = new Counter({
+      name: 'xmlrest_rate_limit_failed_open_total',
+      help: 'Times the rate limits admitted calls without the database (it did not answer a lease): fail open',
       registers,
     });
     const gauge = (name: string, help: string, read: (stats: ReturnType<PoolStats['stats']>) => number) =>
@@ -139,6 +145,10 @@ export class Metrics {
 
   retried(reason: string): void {
     this.retries.inc({ reason });
+  }
+
+  limitFailedOpen(): void {
+    this.failedOpen.inc();
   }
 
   keyFetched(issuer: string, outcome: string): void {

@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import type Koa from 'koa';
+import { addressGroup } from './auth/address.js';
 import type { Guard } from './auth/guard.js';
 import { tokenShapeA } from './auth/token-a.js';
 import type { CredentialRules } from './auth/transport.js';
@@ -8,6 +9,7 @@ import type { BackendModule, HttpMethod, Operation, ResourceModule } from './con
 import type { Database } from './db/index.js';
 import { mountDocs } from './docs.js';
 import { HttpError } from './errors.js';
+import { countCall, type RateLimiter } from './limits/index.js';
 import type { Metrics } from './metrics.js';
 import { Scope, type ScopeOptions } from './scope.js';
 
@@ -32,6 +34,8 @@ export interface RoutesOptions {
   openapi?: object | undefined;
   /** Where each route's requests are counted (its series is made here, once). */
   metrics: Metrics;
+  /** Counts the calls of limited routes (docs/contract.md §10). */
+  limiter: RateLimiter;
 }
 
 export interface Routes {
@@ -63,7 +67,14 @@ export function buildRoutes(options: RoutesOptions): Routes {
   };
   for (const backend of options.backends) {
     const guard = options.guards.get(backend.name)!;
-    const scope: ScopeOptions = { guard, db: options.db, readFields: options.readFields, maxParams: options.maxParams, credentials: options.credentials };
+    const scope: ScopeOptions = {
+      guard,
+      db: options.db,
+      readFields: options.readFields,
+      maxParams: options.maxParams,
+      credentials: options.credentials,
+      limiter: options.limiter,
+    };
     for (const resource of backend.resources) {
       const path = resourcePath(options.basePath, backend.name, resource);
       const methods = Object.keys(resource.operations) as HttpMethod[];
@@ -72,11 +83,17 @@ export function buildRoutes(options: RoutesOptions): Routes {
       for (const method of methods) {
         const operation = resource.operations[method] as Operation;
         const series = options.metrics.route(backend.name, label, method);
+        const rule = operation.rateLimit;
+        // A limited route counts each caller: a user once authenticated (scope.ts), a client address on a public method.
+        const route = `${backend.name} ${label} ${method}`;
+        const own: ScopeOptions = rule === undefined ? scope : { ...scope, limit: { rule, route } };
+        const byAddress = rule !== undefined && operation.access === null;
         mount(method, path, async (ctx) => {
           ctx.state.backend = backend.name;
           ctx.state.resource = label;
           ctx.state.series = series;
-          const result = await operation.handler(new Scope(ctx as unknown as Koa.Context, scope));
+          if (byAddress) await countCall(options.limiter, `${route}|a|${addressGroup(ctx.ip)}`, rule, ctx);
+          const result = await operation.handler(new Scope(ctx as unknown as Koa.Context, own));
           ctx.status = operation.status;
           // Every answer is JSON, known before the first request: the type is set as it is, not looked up in
           // Koa's MIME table on every response, and the text made here rather than in Koa's respond.

@@ -2,8 +2,9 @@ import type Koa from 'koa';
 import type { Guard } from './auth/guard.js';
 import { type CredentialRules, screenLogin } from './auth/transport.js';
 import type { FieldReader } from './body.js';
-import type { ParamSpecs, PluginContext, Queryable, RequestScope, Roles } from './contract.js';
+import type { ParamSpecs, PluginContext, Queryable, RateLimit, RequestScope, Roles } from './contract.js';
 import type { Database } from './db/index.js';
+import { countCall, type RateLimiter } from './limits/index.js';
 import { readParams } from './params.js';
 
 /** What every request of one mounted route shares. */
@@ -15,6 +16,9 @@ export interface ScopeOptions {
   maxParams: number;
   /** What a login checks before the password: the transport rule, no other site's page. */
   credentials: CredentialRules;
+  limiter: RateLimiter;
+  /** The route's rate limit (docs/contract.md §10), and its name in the callers' keys; none for most routes. */
+  limit?: { rule: RateLimit; route: string } | undefined;
 }
 
 /**
@@ -34,8 +38,11 @@ export class Scope implements RequestScope {
   }
 
   async authenticate(roles: Roles): Promise<string> {
-    const userId = await this.options.guard.authenticate(this.ctx.headers.authorization, roles, this.ctx.ip);
+    const { userId } = await this.options.guard.identify(this.ctx.headers.authorization, roles, this.ctx.ip);
     this.ctx.state.userId = userId;
+    // Counted per user, once the user is known: a refused caller costs the limit nothing.
+    const limit = this.options.limit;
+    if (limit !== undefined) await countCall(this.options.limiter, `${limit.route}|u|${userId}`, limit.rule, this.ctx);
     return userId;
   }
 

@@ -7,6 +7,7 @@ import { LOGIN_FAILURE_TABLE } from '../runtime/auth/limiter.js';
 import { hashPassword } from '../runtime/auth/passwords.js';
 import { REVOCATION_TABLES } from '../runtime/auth/revocations.js';
 import { DEFAULT_USER_TABLES } from '../runtime/auth/user-tables.js';
+import { RATE_LIMIT_TABLE } from '../runtime/limits/index.js';
 import { SERVER_TABLE } from '../runtime/peers.js';
 import { connectTo } from './connection.js';
 
@@ -135,6 +136,8 @@ export async function createDefaultTables(connection: Connection): Promise<void>
   await connection.query(AUDIT_TABLE);
   for (const statement of REVOCATION_TABLES) await connection.query(statement);
   await connection.query(LOGIN_FAILURE_TABLE);
+  // Calls of rate-limited routes, leased by every server (runtime/limits/store.ts).
+  await connection.query(RATE_LIMIT_TABLE);
   // Replaced on every run (dropped above), so that `xmlrest db init` upgrades them (MySQL has no CREATE OR REPLACE TRIGGER).
   for (const [name, body] of Object.entries(DEFAULT_TABLE_TRIGGERS)) await connection.query(`create trigger ${name} ${body}`);
 }

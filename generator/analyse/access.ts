@@ -1,4 +1,4 @@
-import { parseAuth } from '../../runtime/contract.js';
+import { parseAuth, parseRateLimit, type RateLimit } from '../../runtime/contract.js';
 import type { Diagnostics } from '../diagnostics.js';
 import type { Access, Backend } from '../ir.js';
 import type { RawAttribute } from './elements.js';
@@ -31,4 +31,11 @@ export function accessText(access: Access): string {
   if (access === null) return 'public';
   if (access === '*') return '*';
   return [...access].sort().join(' ');
+}
+
+/** A `rate_limit` attribute (docs/contract.md §10): `<n>/<s|m|h>`; null when it is wrong (the diagnostic says why). */
+export function readRateLimit(attribute: RawAttribute, diagnostics: Diagnostics): RateLimit | null {
+  const rate = parseRateLimit(attribute.value);
+  if (rate === undefined) diagnostics.error(attribute.at, `rate_limit is <calls>/<s|m|h>, such as 100/m, not "${attribute.value}"`);
+  return rate ?? null;
 }

@@ -1,10 +1,11 @@
+import type { RateLimit } from '../../runtime/contract.js';
 import { HTTP_METHODS } from '../../runtime/contract.js';
 import type { Diagnostics, SourceLocation } from '../diagnostics.js';
 import type { Access, Bind, ExecuteStep, HttpMethod, Operation, PluginRef, SqlStep, Step } from '../ir.js';
 import { RESERVED_WORDS } from '../names.js';
 import { BUILTIN_PLUGINS } from '../plugins.js';
 import { type Placeholder, scanSql } from '../sql/index.js';
-import { readAccess } from './access.js';
+import { readAccess, readRateLimit } from './access.js';
 import type { BackendWithPlugins } from './backend.js';
 import { type AnalyseOptions, AttributeReader, type RawAttribute, type RawElement, readDesc, type SourceFile, scanCached } from './elements.js';
 
@@ -18,6 +19,8 @@ export interface RequestContext {
   backend: BackendWithPlugins;
   /** The resource's access, which a Request's own `auth` replaces. */
   access: Access;
+  /** The resource's rate limit, which a Request's own `rate_limit` replaces. */
+  rateLimit: RateLimit | null;
   file: SourceFile;
   stepIds: Map<string, SourceLocation>;
   /** Every step id of the file, to tell a later step from an unknown one. */
@@ -30,7 +33,9 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
   const method = attrs.required('method');
   const status = attrs.optional('status');
   const own = attrs.optional('auth');
+  const ownRate = attrs.optional('rate_limit');
   attrs.rejectOthers();
+  const rateLimit = ownRate ? readRateLimit(ownRate, diagnostics) : context.rateLimit;
   // A Request's own auth replaces the resource's; auth="" makes the method public (docs/contract.md §8).
   const ownAccess = own ? readAccess(own, 'Request', context.backend, diagnostics) : undefined;
   const access = own ? (ownAccess === undefined ? '*' : ownAccess) : context.access;
@@ -185,6 +190,7 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
     params,
     paramTypes: {},
     access,
+    rateLimit,
     usesUid,
     transaction,
     ...(login ? { paramsFromBody: true as const } : {}),

@@ -2,7 +2,7 @@ import { HTTP_METHODS } from '../../runtime/contract.js';
 import type { Diagnostics, SourceLocation } from '../diagnostics.js';
 import type { Operation, Resource } from '../ir.js';
 import { constant } from '../names.js';
-import { readAccess } from './access.js';
+import { readAccess, readRateLimit } from './access.js';
 import type { BackendWithPlugins } from './backend.js';
 import { type AnalyseOptions, AttributeReader, checkNamespace, parseCached, readDesc, type SourceFile, top } from './elements.js';
 import { analyseRequest } from './request.js';
@@ -32,6 +32,7 @@ export function analyseResource(file: SourceFile, backend: BackendWithPlugins, d
   checkNamespace(attrs, diagnostics);
   const v = attrs.required('v');
   const auth = attrs.optional('auth');
+  const rate = attrs.optional('rate_limit');
   attrs.rejectOthers();
   const errorsBefore = diagnostics.count;
 
@@ -44,6 +45,7 @@ export function analyseResource(file: SourceFile, backend: BackendWithPlugins, d
   }
   // Undefined when the attribute is wrong (reported): its requests are still checked as if protected.
   const access = auth ? readAccess(auth, 'Resource', backend, diagnostics) : null;
+  const rateLimit = rate ? readRateLimit(rate, diagnostics) : null;
   if (root.hasMixedText) diagnostics.error(root.at, 'Resource holds only Desc and Request elements, not text');
 
   let description: string | null = null;
@@ -57,7 +59,11 @@ export function analyseResource(file: SourceFile, backend: BackendWithPlugins, d
       if (description !== null) diagnostics.error(child.at, 'only one Desc per Resource');
       description = readDesc(child, diagnostics);
     } else if (child.name === 'Request') {
-      const operation = analyseRequest(child, { backend, access: access === undefined ? '*' : access, file, stepIds, allStepIds, options }, diagnostics);
+      const operation = analyseRequest(
+        child,
+        { backend, access: access === undefined ? '*' : access, rateLimit, file, stepIds, allStepIds, options },
+        diagnostics,
+      );
       if (!operation) continue;
       if (operations.some((other) => other.method === operation.method)) {
         diagnostics.error(child.at, `a second ${operation.method} Request: one Request per method`);

@@ -138,7 +138,7 @@ export function emitResource(resource: Resource, file: string, options: EmitOpti
       'operations: {',
       ...resource.operations.map(
         (operation) =>
-          `  ${operation.method}: { status: ${operation.status}, access: ${accessExpression(resource, operation)}, handler: ${handlerName(operation)} },`,
+          `  ${operation.method}: { status: ${operation.status}, access: ${accessExpression(resource, operation)}, ${rateLimitText(operation)}handler: ${handlerName(operation)} },`,
       ),
       '},',
     ]),
@@ -268,4 +268,9 @@ function uniqueColumns(columns: ResultColumn[]): ResultColumn[] {
 
 function unique(names: string[]): string[] {
   return [...new Set(names)];
+}
+
+/** The operation's rate limit as the runtime reads it (docs/contract.md §10), or nothing when it has none. */
+function rateLimitText(operation: Operation): string {
+  return operation.rateLimit === null ? '' : `rateLimit: { limit: ${operation.rateLimit.limit}, seconds: ${operation.rateLimit.seconds} }, `;
 }

@@ -7,7 +7,7 @@ import type { IssuerKeyRing } from './issuer/ring.js';
 import type { JwtKey } from './jwt.js';
 import type { LoginLimiter } from './limiter.js';
 import type { Revocations } from './revocations.js';
-import type { AuthScheme } from './scheme.js';
+import type { AuthScheme, Principal } from './scheme.js';
 import { SCHEMES } from './schemes.js';
 import { TokenIssuer } from './tokens.js';
 
@@ -49,6 +49,11 @@ export class Guard {
 
   /** Returns `$uid`, or throws the 401/403 the contract asks for (429 after too many failed passwords). */
   async authenticate(header: string | undefined, roles: Roles, address: string): Promise<string> {
+    return (await this.identify(header, roles, address)).userId;
+  }
+
+  /** Who the caller is (having checked the role), or the 401/403 the contract asks for. */
+  async identify(header: string | undefined, roles: Roles, address: string): Promise<Principal> {
     // The generator refuses a protected resource on a backend with no scheme; this is a guard.
     if (this.scheme === null) throw forbidden('no_scheme');
     if (header === undefined) {
@@ -59,6 +64,6 @@ export class Guard {
     const principal = await this.scheme.authenticate(header, address);
     // Any one of the roles admits (docs/contract.md §8); '*' admits whoever authenticated.
     if (roles !== '*' && !roles.some((role) => principal.roles.includes(role))) throw forbidden('role_not_held');
-    return principal.userId;
+    return principal;
   }
 }
