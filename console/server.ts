@@ -4,6 +4,7 @@ import { tokenShapeA } from '../runtime/auth/token-a.js';
 import { fieldReader } from '../runtime/body.js';
 import { HttpError } from '../runtime/errors.js';
 import { Console, type ConsoleOptions, manageable, type State } from './context.js';
+import { keysApi } from './keys-api.js';
 import { consolePage } from './page.js';
 import { resourcesApi } from './resources-api.js';
 import { usersApi } from './users-api.js';
@@ -69,11 +70,13 @@ export function consoleMiddleware(options: ConsoleOptions): Koa.Middleware {
       backend: ctx.state.backend.name,
       consoleRole: ctx.state.backend.consoleRole,
       manageable: manageable(ctx.state.backend),
+      apiKeys: ctx.state.backend.apiKeys,
       operator: ctx.state.operator,
     };
   });
   resourcesApi(router, shared);
   usersApi(router, shared);
+  keysApi(router, shared);
   router.all('/{*rest}', () => {
     throw new HttpError(404, 'Not found');
   });

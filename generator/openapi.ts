@@ -24,6 +24,15 @@ export interface PathItemCache {
 
 const ERROR_REF = { $ref: '#/components/schemas/Error' };
 
+const RATE_UNITS: Record<number, string> = { 1: 'second', 60: 'minute', 3600: 'hour' };
+
+/** The fields every answer of a rate-limited operation carries (docs/contract.md §10). */
+const RATE_LIMIT_FIELDS = {
+  'RateLimit-Limit': { description: 'Calls allowed in the window.', schema: { type: 'string', pattern: '^[0-9]+$' } },
+  'RateLimit-Remaining': { description: 'Calls left in the window.', schema: { type: 'string', pattern: '^[0-9]+$' } },
+  'RateLimit-Reset': { description: 'Seconds until the window ends.', schema: { type: 'string', pattern: '^[0-9]+$' } },
+};
+
 /**
  * The answers many operations share, written once under `components/responses`
  * and referred to by each operation: with them inline, every operation
@@ -39,6 +48,7 @@ const SHARED_RESPONSES = {
   TooLarge: errorResponse('A request body over 1 MB.'),
   UnsupportedType: errorResponse('A request body that is neither JSON nor a form.'),
   TooManyLogins: retryLater('Too many failed logins from this address (or for this user name from it): try again after Retry-After seconds.'),
+  RateLimited: rateLimited("Over the route's rate limit (rate_limit), or, on a login, too many failed logins: try again after Retry-After seconds."),
   InternalError: errorResponse('An unexpected failure; the details are in the server log under the request id.'),
   Unavailable: retryLater('The database is unreachable, busy or not ready: try again after Retry-After seconds.'),
 };
@@ -64,6 +74,15 @@ export function openApiDocument(project: Project, cache?: PathItemCache): Schema
     }
   }
   const securitySchemes: Record<string, Schema> = {};
+  if (project.backends.some((backend) => backend.apiKeys && backend.authScheme !== null)) {
+    securitySchemes.apiKeyAuth = {
+      type: 'apiKey',
+      in: 'header',
+      name: 'X-API-Key',
+      description:
+        'An API key (xr_...) made by xmlrest key create or the console, on backends with api_keys="on"; also accepted as Authorization: Bearer xr_....',
+    };
+  }
   if (schemes.has('Basic')) securitySchemes.basicAuth = { type: 'http', scheme: 'basic', description: 'HTTP Basic: user name and password on every request.' };
   if (schemes.has('Bearer')) {
     securitySchemes.bearerAuth = {
@@ -112,7 +131,7 @@ function operationObject(backend: Backend, resource: Resource, operation: Operat
         : `Requires ${access.length === 1 ? 'the role' : 'any one of the roles'} ${access.map((role) => `\`${role}\``).join(', ')}.`,
     );
     object['x-xmlrest-roles'] = access === '*' ? '*' : [...access];
-    object.security = [{ [backend.authScheme === 'Basic' ? 'basicAuth' : 'bearerAuth']: [] }];
+    object.security = [{ [backend.authScheme === 'Basic' ? 'basicAuth' : 'bearerAuth']: [] }, ...(backend.apiKeys ? [{ apiKeyAuth: [] }] : [])];
   } else if (resource.auth !== null) {
     // A public method of a protected resource: say so, and that no credentials are needed.
     notes.push('Public: needs no credentials, although the resource is protected.');
@@ -159,11 +178,20 @@ function operationObject(backend: Backend, resource: Resource, operation: Operat
     responses['413'] = shared('TooLarge');
     responses['415'] = shared('UnsupportedType');
   }
-  if (checksPasswords) responses['429'] = shared('TooManyLogins');
+  if (operation.rateLimit !== null) {
+    responses['429'] = shared('RateLimited');
+    (responses[String(operation.status)] as Schema).headers = RATE_LIMIT_FIELDS;
+    object.description = `${object.description ? `${object.description} ` : ''}At most ${operation.rateLimit.limit} calls per ${RATE_UNITS[operation.rateLimit.seconds] ?? `${operation.rateLimit.seconds} s`} per ${access === null ? 'client address' : 'user (per API key for a key)'}, for the whole deployment.`;
+  } else if (checksPasswords) responses['429'] = shared('TooManyLogins');
   responses['500'] = shared('InternalError');
   responses['503'] = shared('Unavailable');
   object.responses = responses;
   return object;
+}
+
+function rateLimited(description: string): Schema {
+  const answer = retryLater(description);
+  return { ...answer, headers: { ...(answer.headers as object), ...RATE_LIMIT_FIELDS } };
 }
 
 /** A refusal that says when to try again. */

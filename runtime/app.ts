@@ -1,5 +1,6 @@
 import cors from '@koa/cors';
 import Koa from 'koa';
+import { ApiKeys } from './auth/api-key.js';
 import { CredentialCache } from './auth/credential-cache.js';
 import { Guard } from './auth/guard.js';
 import { Hashing } from './auth/hashing.js';
@@ -109,6 +110,8 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   const revocations = new Revocations(options.database, logger);
   const limiter = new LoginLimiter(options.loginLimits, options.loginCounters === 'database' ? new DatabaseFailureStore(options.database) : undefined);
   if ((options.revocationPollMs ?? 5000) > 0) void revocations.start(options.revocationPollMs ?? 5000);
+  const apiKeys = new ApiKeys(options.database, logger);
+  if ((options.revocationPollMs ?? 5000) > 0) apiKeys.start();
   const peers = new Peers(options.database, logger);
   if ((options.announceMs ?? 5000) > 0) void peers.start(options.announceMs ?? 5000);
 
@@ -159,6 +162,8 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
     revocations.stop();
     peers.stop();
     clearInterval(pruning);
+    apiKeys.stop();
+    void apiKeys.flush();
   });
   // Errors are logged by the front door, with their request id; Koa's own printer would log them again.
   app.silent = true;
@@ -182,7 +187,7 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   if (corsOn) {
     const allowCors = cors({
       origin: (ctx) => (credentials.allowedOrigins.has(ctx.get('Origin')) ? ctx.get('Origin') : ''),
-      allowHeaders: ['Authorization', 'Content-Type'],
+      allowHeaders: ['Authorization', 'Content-Type', 'X-API-Key'],
       exposeHeaders: ['X-Request-Id', 'WWW-Authenticate'],
     }) as Koa.Middleware;
     // Inside CORS's layer: a page of an allowed origin can read the 403 it gets (over plain HTTP, say).
@@ -200,7 +205,7 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
     const guards = new Map(
       backends.map((backend) => [
         backend.name,
-        new Guard(backend, options.database, { key: keyFor(backend), revocations, limiter, cache, hashing, issuerKeys }),
+        new Guard(backend, options.database, { key: keyFor(backend), revocations, limiter, cache, hashing, issuerKeys, apiKeys }),
       ]),
     );
     const routes = buildRoutes({
@@ -254,6 +259,7 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
       revocations.stop();
       peers.stop();
       clearInterval(pruning);
+      apiKeys.stop();
     },
     reload: (backends, openapi) => {
       current = build(backends, openapi);

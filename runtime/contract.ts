@@ -245,6 +245,8 @@ export interface BackendSettings {
   absentCredentialsStatus: 403 | 401;
   /** Identity providers whose tokens a Bearer backend accepts beside its own (docs/contract.md §9). */
   issuers: readonly IssuerSettings[];
+  /** Whether callers may present API keys (`api_keys="on"`, docs/contract.md §10). */
+  apiKeys: boolean;
 }
 
 export interface BackendModule extends BackendSettings {

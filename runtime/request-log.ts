@@ -17,6 +17,8 @@ export interface RequestState {
   resource?: string;
   series?: RouteSeries;
   userId?: string;
+  /** The API key the caller presented (its id), when it came with one. */
+  keyId?: number;
   reason?: string;
 }
 
@@ -57,6 +59,7 @@ export class RequestLog {
           backend: state.backend,
           resource: state.resource,
           userId: state.userId,
+          keyId: state.keyId,
           reason: state.reason,
         },
         'request',

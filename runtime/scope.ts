@@ -38,11 +38,18 @@ export class Scope implements RequestScope {
   }
 
   async authenticate(roles: Roles): Promise<string> {
-    const { userId } = await this.options.guard.identify(this.ctx.headers.authorization, roles, this.ctx.ip);
+    const apiKey = this.ctx.headers['x-api-key'];
+    const principal = await this.options.guard.identify(this.ctx.headers.authorization, roles, this.ctx.ip, typeof apiKey === 'string' ? apiKey : undefined);
+    const userId = principal.userId;
     this.ctx.state.userId = userId;
-    // Counted per user, once the user is known: a refused caller costs the limit nothing.
+    // Counted once the caller is known (a refused caller costs the limit nothing): per user, or per API key, a
+    // key with a rate of its own against that on every route it calls (docs/contract.md §10).
     const limit = this.options.limit;
-    if (limit !== undefined) await countCall(this.options.limiter, `${limit.route}|u|${userId}`, limit.rule, this.ctx);
+    if (principal.keyId !== undefined) {
+      this.ctx.state.keyId = principal.keyId;
+      if (principal.rate) await countCall(this.options.limiter, `key|${principal.keyId}`, principal.rate, this.ctx);
+      else if (limit !== undefined) await countCall(this.options.limiter, `${limit.route}|k|${principal.keyId}`, limit.rule, this.ctx);
+    } else if (limit !== undefined) await countCall(this.options.limiter, `${limit.route}|u|${userId}`, limit.rule, this.ctx);
     return userId;
   }
 

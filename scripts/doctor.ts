@@ -10,7 +10,7 @@ import { staleSources } from './build-state.mjs';
 import { connectTo } from './connection.js';
 import { DEFAULT_TABLE_TRIGGERS } from './schema.js';
 
-/** The tables `xmlrest db init` makes, besides the default user tables: revocations, roles, audit, login counters, servers, rate limits. */
+/** The tables `xmlrest db init` makes, besides the default user tables: revocations, roles, audit, login counters, servers, rate limits, API keys. */
 const OWN_TABLES = [
   'usr',
   'usr_role',
@@ -21,6 +21,7 @@ const OWN_TABLES = [
   'xmlrest_login_failure',
   'xmlrest_server',
   'xmlrest_rate_limit',
+  'xmlrest_api_key',
 ];
 const NODE_NEEDED = [20, 12] as const;
 

@@ -2,11 +2,13 @@ import { readFileSync } from 'node:fs';
 import type { Connection } from 'mysql2/promise';
 import { AUDIT_TABLE } from '../console/audit.js';
 import { ROLE_CATALOG, ROLE_CATALOG_BACKEND, UserStore } from '../console/store.js';
+import { API_KEY_TABLE } from '../runtime/auth/api-key.js';
 import { REHASH_VARIABLE } from '../runtime/auth/credentials.js';
 import { LOGIN_FAILURE_TABLE } from '../runtime/auth/limiter.js';
 import { hashPassword } from '../runtime/auth/passwords.js';
 import { REVOCATION_TABLES } from '../runtime/auth/revocations.js';
 import { DEFAULT_USER_TABLES } from '../runtime/auth/user-tables.js';
+import type { Queryable } from '../runtime/index.js';
 import { RATE_LIMIT_TABLE } from '../runtime/limits/index.js';
 import { SERVER_TABLE } from '../runtime/peers.js';
 import { connectTo } from './connection.js';
@@ -138,20 +140,27 @@ export async function createDefaultTables(connection: Connection): Promise<void>
   await connection.query(LOGIN_FAILURE_TABLE);
   // Calls of rate-limited routes, leased by every server (runtime/limits/store.ts).
   await connection.query(RATE_LIMIT_TABLE);
+  // API keys, stored as their SHA-256 (runtime/auth/api-key.ts).
+  await connection.query(API_KEY_TABLE);
   // Replaced on every run (dropped above), so that `xmlrest db init` upgrades them (MySQL has no CREATE OR REPLACE TRIGGER).
   for (const [name, body] of Object.entries(DEFAULT_TABLE_TRIGGERS)) await connection.query(`create trigger ${name} ${body}`);
 }
 
-/** The default user tables through a mysql2 connection: the same store the console uses. */
-function storeOn(connection: Connection): UserStore {
-  return new UserStore({
+/** A mysql2 connection as the runtime's statements: what the console's stores run on. */
+export function queryableOf(connection: Connection): Queryable {
+  return {
     select: async <Row>(sql: string, values: readonly unknown[]) => (await connection.execute(sql, values as never[]))[0] as Row[],
     write: async (sql: string, values: readonly unknown[]) => {
       const [header] = await connection.execute(sql, values as never[]);
       const { affectedRows, insertId } = header as { affectedRows: number; insertId: number };
       return { affectedRows, insertId: insertId === 0 ? null : insertId };
     },
-  });
+  };
+}
+
+/** The default user tables through a mysql2 connection: the same store the console uses. */
+function storeOn(connection: Connection): UserStore {
+  return new UserStore(queryableOf(connection));
 }
 
 /** Creates a user with roles, in one transaction; returns the new user id. */

@@ -30,7 +30,7 @@ export async function listBackends(): Promise<Backend[]> {
 }
 
 /** Signs in with the backend's own scheme: Basic credentials as they are, Bearer through a token request (shape A). */
-export async function signIn(target: Backend, user: string, password: string): Promise<{ manageable: boolean }> {
+export async function signIn(target: Backend, user: string, password: string): Promise<{ manageable: boolean; apiKeys: boolean }> {
   if (target.authScheme === 'Bearer') {
     // The console's own door to the token request: the API's may be on another port (CONSOLE=admin).
     const response = await fetch(`${base}/_console/api/token/${encodeURIComponent(target.name)}`, {
@@ -47,7 +47,7 @@ export async function signIn(target: Backend, user: string, password: string): P
   }
   backend = target.name;
   try {
-    return await api<{ manageable: boolean }>('GET', 'me');
+    return await api<{ manageable: boolean; apiKeys: boolean }>('GET', 'me');
   } catch (error) {
     signOut();
     if (error instanceof ApiError && error.status === 403) {

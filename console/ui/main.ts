@@ -4,6 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { Access } from './access.js';
 import { api, type Backend, listBackends, signIn, signOut } from './api.js';
 import { History } from './history.js';
+import { Keys } from './keys.js';
 import { Resources } from './resources.js';
 import { Roles } from './roles.js';
 import { errorText, Message, type Notice, type Role } from './shared.js';
@@ -15,6 +16,8 @@ interface Session {
   backend: Backend;
   user: string;
   manageable: boolean;
+  /** The backend takes API keys (api_keys="on"): the Keys page is shown. */
+  apiKeys: boolean;
 }
 function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
   const [backends, setBackends] = useState<Backend[]>([]);
@@ -40,7 +43,7 @@ function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
     setNotice(null);
     try {
       const me = await signIn(backend, user, password);
-      onSignedIn({ backend, user, manageable: me.manageable });
+      onSignedIn({ backend, user, manageable: me.manageable, apiKeys: me.apiKeys });
     } catch (error) {
       setNotice({ kind: 'error', text: errorText(error) });
     } finally {
@@ -86,6 +89,7 @@ function App() {
     ['resources', 'Resources'],
     ['roles', 'Roles'],
     ['users', 'Users'],
+    ...(session.apiKeys && manageable ? [['keys', 'Keys']] : []),
     ['access', 'Effective access'],
     ['history', 'History'],
   ];
@@ -103,6 +107,7 @@ function App() {
       ${tab === 'resources' ? html`<${Resources} roles=${roles} manageable=${manageable} onChanged=${loadRoles} />` : null}
       ${tab === 'roles' ? html`<${Roles} roles=${roles} manageable=${manageable} onChanged=${loadRoles} />` : null}
       ${tab === 'users' ? html`<${Users} roles=${roles} manageable=${manageable} onChanged=${loadRoles} />` : null}
+      ${tab === 'keys' ? html`<${Keys} />` : null}
       ${tab === 'access' ? html`<${Access} manageable=${manageable} />` : null}
       ${tab === 'history' ? html`<${History} />` : null}
     </main>`;

@@ -30,5 +30,6 @@ export const backend: BackendModule = {
   consoleRole: 'admin',
   absentCredentialsStatus: 403,
   issuers: [],
+  apiKeys: true,
   resources: [account, orders, products, productsV2_0, report, reviews, token],
 };

@@ -90,6 +90,12 @@ const BACKEND_ATTRIBUTES: readonly AttributeRule[] = [
     (value) => `absent_credentials is 403 (the seed's rule) or 401, not "${value}"`,
   ),
   rule('uid_type', 'uidType', oneOf('integer', 'text'), (value) => `uid_type is integer or text, not "${value}"`),
+  rule(
+    'api_keys',
+    'apiKeys',
+    (value) => (value === 'on' ? true : value === 'off' ? false : undefined),
+    (value) => `api_keys is on or off, not "${value}"`,
+  ),
 ];
 
 /** A backend, and where its issuer is said: the issuer attribute, or the Backend element when it is defaulted. */
@@ -117,6 +123,7 @@ export function analyseBackend(name: string, file: SourceFile | undefined, diagn
     consoleRole: DEFAULT_CONSOLE_ROLE,
     absentCredentialsStatus: 403,
     issuers: [],
+    apiKeys: false,
     resources: [],
     plugins: new Map(),
   };
@@ -170,6 +177,16 @@ export function analyseBackend(name: string, file: SourceFile | undefined, diagn
     for (const at of outsideIssuersAt.values()) diagnostics.error(at, 'an Issuer needs auth_scheme="Bearer" on Backend: its tokens are Bearer tokens');
   }
   backend.defaultTables = customQuery === undefined;
+  const apiKeys = attrs.optional('api_keys');
+  if (backend.apiKeys && apiKeys) {
+    // A key admits the roles it lists that its user still holds: the roles are read from the default user tables.
+    if (backend.authScheme === null) diagnostics.error(apiKeys.at, 'api_keys="on" needs auth_scheme on Backend: keys stand in for its credentials');
+    else if (customQuery)
+      diagnostics.error(
+        apiKeys.at,
+        'api_keys="on" needs the default user tables (usr, usr_role), whose roles a key\'s user must still hold: this backend has its own AuthQuery',
+      );
+  }
   if (backend.authScheme !== null) {
     backend.authQuery = analyseAuthQuery(backend.authScheme, customQuery, root, diagnostics);
   } else if (customQuery) {

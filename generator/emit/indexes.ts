@@ -24,6 +24,7 @@ const SETTINGS = [
   'consoleRole',
   'absentCredentialsStatus',
   'issuers',
+  'apiKeys',
 ] as const satisfies readonly (keyof BackendSettings)[];
 // A setting added to the contract but not listed here is a compile error, not a module that lacks it.
 type Unlisted = Exclude<keyof BackendSettings, (typeof SETTINGS)[number]>;

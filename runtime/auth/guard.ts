@@ -1,5 +1,6 @@
-import type { BackendModule, Roles } from '../contract.js';
+import type { BackendModule, RateLimit, Roles } from '../contract.js';
 import { forbidden, HttpError } from '../errors.js';
+import { type ApiKeys, presentedKey } from './api-key.js';
 import type { CredentialCache } from './credential-cache.js';
 import { CredentialChecker, type UserDatabase } from './credentials.js';
 import type { Hashing } from './hashing.js';
@@ -19,6 +20,8 @@ export interface SecurityServices {
   cache: CredentialCache;
   hashing: Hashing;
   issuerKeys: IssuerKeyRing;
+  /** API keys of every backend with `api_keys="on"` (docs/contract.md §10). */
+  apiKeys: ApiKeys;
 }
 
 /**
@@ -33,6 +36,8 @@ export class Guard {
   readonly credentials: CredentialChecker;
   /** Issues this backend's tokens; null when the backend has no token key. */
   readonly tokens: TokenIssuer | null;
+  /** The server's API keys, when this backend takes them. */
+  private readonly apiKeys: ApiKeys | undefined;
 
   constructor(
     readonly backend: BackendModule,
@@ -41,6 +46,7 @@ export class Guard {
   ) {
     this.credentials = new CredentialChecker(backend, db, services.limiter, services.cache, services.hashing);
     this.tokens = services.key === null ? null : new TokenIssuer(backend, services.key);
+    this.apiKeys = backend.apiKeys ? services.apiKeys : undefined;
     const factory = backend.authScheme === null ? undefined : SCHEMES[backend.authScheme];
     this.scheme = factory
       ? factory({ backend, db, credentials: this.credentials, key: services.key, revocations: services.revocations, issuerKeys: services.issuerKeys })
@@ -52,16 +58,21 @@ export class Guard {
     return (await this.identify(header, roles, address)).userId;
   }
 
-  /** Who the caller is (having checked the role), or the 401/403 the contract asks for. */
-  async identify(header: string | undefined, roles: Roles, address: string): Promise<Principal> {
+  /**
+   * Who the caller is (having checked the role), or the 401/403 the contract asks for. `apiKey` is the
+   * request's X-API-Key: on a backend with `api_keys="on"`, a key there or as a Bearer credential is the
+   * caller's, checked by api-key.ts; a key's principal carries its id and its own rate limit.
+   */
+  async identify(header: string | undefined, roles: Roles, address: string, apiKey?: string): Promise<Principal & { keyId?: number; rate?: RateLimit | null }> {
     // The generator refuses a protected resource on a backend with no scheme; this is a guard.
     if (this.scheme === null) throw forbidden('no_scheme');
-    if (header === undefined) {
+    const key = this.apiKeys === undefined ? undefined : presentedKey(header, apiKey);
+    if (header === undefined && key === undefined) {
       if (this.backend.absentCredentialsStatus === 401)
         throw new HttpError(401, 'Credentials required', { 'WWW-Authenticate': this.scheme.challenge }, 'no_credentials');
       throw forbidden('no_credentials');
     }
-    const principal = await this.scheme.authenticate(header, address);
+    const principal = key !== undefined ? await this.apiKeys!.authenticate(this.backend, key) : await this.scheme.authenticate(header!, address);
     // Any one of the roles admits (docs/contract.md §8); '*' admits whoever authenticated.
     if (roles !== '*' && !roles.some((role) => principal.roles.includes(role))) throw forbidden('role_not_held');
     return principal;

@@ -90,7 +90,8 @@ describe('a limit of 100 a minute, per user, on two servers', () => {
     expect(last.headers['ratelimit-limit']).toBe('100');
     expect(last.headers['ratelimit-remaining']).toBe('0');
     // Every answer of the limited route carries the three fields.
-    for (const answer of answers) for (const field of ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']) expect(answer.headers[field]).toBeDefined();
+    for (const answer of answers)
+      for (const field of ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']) expect(answer.headers[field]).toBeDefined();
     // Another user has a count of its own.
     expect((await get(servers[1]!, '/lim/v1.0/mine', ben)).status).toBe(200);
     // A route without rate_limit carries none of it.
@@ -103,7 +104,11 @@ describe('a limit of 100 a minute, per user, on two servers', () => {
   it("counts a method's own limit apart: POST 3 an hour", async () => {
     const ben = await tokenOf('rl-ben');
     const post = (server: BuiltServer) =>
-      send(`${server.url}/lim/v1.0/mine`, { method: 'POST', headers: { authorization: `Bearer ${ben}`, 'content-type': 'application/json' }, body: '{"note":"x"}' });
+      send(`${server.url}/lim/v1.0/mine`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ben}`, 'content-type': 'application/json' },
+        body: '{"note":"x"}',
+      });
     const statuses = [];
     for (let i = 0; i < 5; i++) statuses.push((await post(servers[i % 2]!)).status);
     expect(statuses).toEqual([200, 200, 200, 429, 429]);
@@ -131,7 +136,8 @@ describe('when the database cannot count', () => {
       const statuses: number[] = [];
       for (let i = 0; i < 30; i++) statuses.push((await get(servers[i % 2]!, '/lim/v1.0/open', undefined, '127.0.0.33')).status);
       expect(new Set(statuses)).toEqual(new Set([200]));
-      const logged = () => servers.some((server) => server.logs.some((line) => String(line.msg).includes('the table xmlrest_rate_limit is missing (run xmlrest db init)')));
+      const logged = () =>
+        servers.some((server) => server.logs.some((line) => String(line.msg).includes('the table xmlrest_rate_limit is missing (run xmlrest db init)')));
       for (let waited = 0; !logged() && waited < 5000; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
       expect(logged()).toBe(true);
       expect((await get(servers[0]!, '/lim/v1.0/mine', ann)).status).not.toBe(500);

@@ -26,5 +26,6 @@ export const backend: BackendModule = {
   consoleRole: 'xmlrest-operator',
   absentCredentialsStatus: 403,
   issuers: [],
+  apiKeys: false,
   resources: [catalogue, profile, reports],
 };

@@ -22,5 +22,6 @@ export const backend: BackendModule = {
   consoleRole: 'xmlrest-operator',
   absentCredentialsStatus: 401,
   issuers: [],
+  apiKeys: false,
   resources: [mine],
 };

@@ -69,5 +69,6 @@ export const backend: BackendModule = {
       userQuery: null,
     },
   ],
+  apiKeys: false,
   resources: [me],
 };

@@ -32,5 +32,6 @@ export const backend: BackendModule = {
   consoleRole: 'operator',
   absentCredentialsStatus: 401,
   issuers: [],
+  apiKeys: false,
   resources: [broken, echo, exportResource, slow, steps, token, whoami, whoamiV2_0],
 };

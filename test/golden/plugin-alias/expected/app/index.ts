@@ -24,5 +24,6 @@ export const backend: BackendModule = {
   consoleRole: 'xmlrest-operator',
   absentCredentialsStatus: 403,
   issuers: [],
+  apiKeys: false,
   resources: [token],
 };

@@ -19,5 +19,6 @@ export const backend: BackendModule = {
   consoleRole: 'xmlrest-operator',
   absentCredentialsStatus: 403,
   issuers: [],
+  apiKeys: false,
   resources: [thing],
 };

@@ -20,5 +20,6 @@ export const backend: BackendModule = {
   consoleRole: 'xmlrest-operator',
   absentCredentialsStatus: 403,
   issuers: [],
+  apiKeys: false,
   resources: [items, itemsV2_0],
 };

@@ -1,0 +1,191 @@
+import { hash, randomBytes } from 'node:crypto';
+import { crc32 } from 'node:zlib';
+import type { BackendModule, RateLimit } from '../contract.js';
+import { parseRateLimit } from '../contract.js';
+import type { Queryable } from '../db/index.js';
+import { HttpError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { LOCKED } from './passwords.js';
+import type { Principal } from './scheme.js';
+
+/**
+ * API keys (docs/contract.md §10): `xr_` + 32 random bytes in base62 + a
+ * 6-character base62 CRC32 of what precedes it, so that a mistyped or made-up
+ * key is refused before any query (GitHub's token format). Only the key's
+ * SHA-256 and its first 8 characters are stored, in `xmlrest_api_key`; a key
+ * belongs to a user of a backend and lists roles, and admits only those its
+ * user still holds. Sent as `X-API-Key: xr_...` or `Authorization: Bearer
+ * xr_...`, on a backend with `api_keys="on"`, Basic or Bearer.
+ */
+
+export const API_KEY_TABLE = `create table if not exists xmlrest_api_key (
+  key_id int unsigned not null auto_increment primary key,
+  backend varchar(64) not null,
+  user_id varchar(190) not null,
+  name varchar(100) not null,
+  prefix char(8) character set ascii collate ascii_bin not null,
+  key_hash binary(32) not null,
+  roles varchar(1000) not null,
+  rate_limit varchar(16) null default null,
+  created_on timestamp not null default current_timestamp,
+  expires_on timestamp null default null,
+  revoked_on timestamp null default null,
+  last_used_on timestamp null default null,
+  unique key xmlrest_api_key_hash (key_hash),
+  key xmlrest_api_key_user (backend, user_id)
+) engine = InnoDB`;
+
+const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const BODY_LENGTH = 43; // 62^43 > 2^256: 32 random bytes in base62, left-padded
+const CHECK_LENGTH = 6; // 62^6 > 2^32
+export const API_KEY_PREFIX = 'xr_';
+const KEY_SHAPE = new RegExp(`^${API_KEY_PREFIX}[0-9A-Za-z]{${BODY_LENGTH + CHECK_LENGTH}}$`);
+
+function base62(value: bigint, length: number): string {
+  let text = '';
+  for (let rest = value; rest > 0n; rest /= 62n) text = ALPHABET[Number(rest % 62n)] + text;
+  return text.padStart(length, '0');
+}
+
+function checksum(text: string): string {
+  return base62(BigInt(crc32(text)), CHECK_LENGTH);
+}
+
+/** A new key: shown once to whoever made it, never stored. */
+export function makeApiKey(): string {
+  const body = `${API_KEY_PREFIX}${base62(BigInt(`0x${randomBytes(32).toString('hex')}`), BODY_LENGTH)}`;
+  return body + checksum(body);
+}
+
+/** Whether a text has a key's shape and its checksum: what is refused here never reaches the database. */
+export function isWellFormedApiKey(key: string): boolean {
+  return KEY_SHAPE.test(key) && checksum(key.slice(0, -CHECK_LENGTH)) === key.slice(-CHECK_LENGTH);
+}
+
+/** What is stored of a key: its SHA-256, and its first 8 characters to recognise it by in a list. */
+export function storedForm(key: string): { hash: Buffer; prefix: string } {
+  return { hash: hash('sha256', key, 'buffer'), prefix: key.slice(0, 8) };
+}
+
+/** A key as the database holds it, with what its user holds now. */
+interface KeyRow {
+  key_id: number;
+  user_id: string;
+  roles: string;
+  rate_limit: string | null;
+  expired: number | string;
+  revoked: number | string;
+  held: string | null;
+  pass_word: string | null;
+}
+
+interface Known {
+  /** The key's principal, or why it is refused. */
+  principal: (Principal & { keyId: number; rate: RateLimit | null }) | { refused: string };
+  read: number;
+  refreshing: Promise<void> | undefined;
+}
+
+/** A revoked or expired key, a revoked role, a disabled user: refused on every server within this long. */
+const FRESH_MS = 5000;
+/** Past this age a use reads the key again in the background, so that busy keys never wait for the database. */
+const REFRESH_MS = 2500;
+const REMEMBERED = 10_000;
+
+const LOOKUP_SQL = `select k.key_id, k.user_id, k.roles, k.rate_limit,
+  coalesce(k.expires_on <= now(), 0) as expired, k.revoked_on is not null as revoked,
+  (select group_concat(r.role_name separator ' ') from usr_role r where r.user_id = k.user_id) as held,
+  (select u.pass_word from usr u where u.user_id = k.user_id) as pass_word
+from xmlrest_api_key k
+where k.key_hash = ? and k.backend = ?`;
+
+/**
+ * The keys of the server's backends: each used key read from the database at
+ * most every 2.5 s while in use (and never served older than 5 s), and the
+ * time of last use written for all used keys in one statement every 5 s,
+ * never a write per request.
+ */
+export class ApiKeys {
+  private readonly known = new Map<string, Known>();
+  private used = new Set<number>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly db: Queryable,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Writes the times of last use every `intervalMs`. */
+  start(intervalMs = FRESH_MS): void {
+    this.timer = setInterval(() => void this.flush(), intervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  /** Who presents `key` on `backend`, or the 401. The roles are those the key lists that its user still holds. */
+  async authenticate(backend: BackendModule, key: string): Promise<Principal & { keyId: number; rate: RateLimit | null }> {
+    if (!isWellFormedApiKey(key)) throw refusal('malformed_key');
+    const { hash: digest } = storedForm(key);
+    const id = `${backend.name} ${digest.toString('base64url')}`;
+    const now = Date.now();
+    let known = this.known.get(id);
+    if (known === undefined || now - known.read >= FRESH_MS) {
+      known = await this.read(id, backend, digest);
+    } else if (now - known.read >= REFRESH_MS) {
+      known.refreshing ??= this.read(id, backend, digest).then(
+        () => undefined,
+        () => undefined,
+      );
+    }
+    const { principal } = known;
+    if ('refused' in principal) throw refusal(principal.refused);
+    this.used.add(principal.keyId);
+    return principal;
+  }
+
+  private async read(id: string, backend: BackendModule, digest: Buffer): Promise<Known> {
+    const [row] = await this.db.select<KeyRow>(LOOKUP_SQL, [digest, backend.name]);
+    const known: Known = { principal: principalOf(row), read: Date.now(), refreshing: undefined };
+    if (!this.known.has(id) && this.known.size >= REMEMBERED) this.known.delete(this.known.keys().next().value!);
+    this.known.set(id, known);
+    return known;
+  }
+
+  /** Writes when each key used since the last flush was last used. */
+  async flush(): Promise<void> {
+    if (this.used.size === 0) return;
+    const ids = [...this.used];
+    this.used = new Set();
+    try {
+      await this.db.write(`update xmlrest_api_key set last_used_on = now() where key_id in (${ids.map(() => '?').join(', ')})`, ids);
+    } catch (error) {
+      this.logger.warn({ error: (error as Error).message }, 'cannot record when API keys were last used');
+    }
+  }
+}
+
+function principalOf(row: KeyRow | undefined): Known['principal'] {
+  if (row === undefined) return { refused: 'unknown_key' };
+  if (Number(row.revoked) === 1) return { refused: 'revoked_key' };
+  if (Number(row.expired) === 1) return { refused: 'expired_key' };
+  // A user deleted or disabled (a locked password) holds nothing, keys included.
+  if (row.pass_word === null || row.pass_word.startsWith(LOCKED)) return { refused: 'disabled_user' };
+  const held = new Set((row.held ?? '').split(' '));
+  const roles = row.roles.split(' ').filter((role) => role !== '' && held.has(role));
+  return { userId: String(row.user_id), roles, keyId: row.key_id, rate: row.rate_limit === null ? null : (parseRateLimit(row.rate_limit) ?? null) };
+}
+
+function refusal(reason: string): HttpError {
+  return new HttpError(401, 'Invalid API key', {}, reason);
+}
+
+/** The key a request presents: `X-API-Key`, or a Bearer credential of a key's shape; undefined when none. */
+export function presentedKey(authorization: string | undefined, apiKey: string | undefined): string | undefined {
+  if (apiKey !== undefined) return apiKey.trim();
+  if (authorization === undefined) return undefined;
+  const match = /^\s*bearer\s+(xr_\S*)\s*$/i.exec(authorization);
+  return match?.[1];
+}

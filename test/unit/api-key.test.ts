@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { checkNewKey, parseExpiry } from '../../console/keys.js';
+import { isWellFormedApiKey, makeApiKey, presentedKey, storedForm } from '../../runtime/auth/api-key.js';
+
+/** The API key format (docs/contract.md §10): xr_, 43 base62 characters of 32 random bytes, a 6-character CRC32. */
+describe('API keys', () => {
+  it('are xr_ and 49 base62 characters, different every time, and pass their own checksum', () => {
+    const keys = new Set(Array.from({ length: 200 }, makeApiKey));
+    expect(keys.size).toBe(200);
+    for (const key of keys) {
+      expect(key).toMatch(/^xr_[0-9A-Za-z]{49}$/);
+      expect(isWellFormedApiKey(key)).toBe(true);
+    }
+  });
+
+  it('refuse every change of one character, a missing or extra one, and anything of another shape', () => {
+    const key = makeApiKey();
+    const alphabet = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+    for (let i = 3; i < key.length; i++) {
+      for (const c of alphabet) {
+        if (c === key[i]) continue;
+        expect(isWellFormedApiKey(key.slice(0, i) + c + key.slice(i + 1)), `${i} ${c}`).toBe(false);
+      }
+    }
+    expect(isWellFormedApiKey(key.slice(0, -1))).toBe(false);
+    expect(isWellFormedApiKey(`${key}0`)).toBe(false);
+    expect(isWellFormedApiKey(`xx_${key.slice(3)}`)).toBe(false);
+    expect(isWellFormedApiKey('')).toBe(false);
+  });
+
+  it('are stored as their SHA-256 and first 8 characters', () => {
+    const key = makeApiKey();
+    const stored = storedForm(key);
+    expect(stored.hash).toHaveLength(32);
+    expect(stored.prefix).toBe(key.slice(0, 8));
+  });
+
+  it('are read from X-API-Key, or from Authorization as a Bearer credential of their shape only', () => {
+    expect(presentedKey(undefined, ' xr_abc ')).toBe('xr_abc');
+    expect(presentedKey('Bearer xr_abc', undefined)).toBe('xr_abc');
+    expect(presentedKey('bearer   xr_abc', undefined)).toBe('xr_abc');
+    expect(presentedKey('Bearer eyJhbGciOi.x.y', undefined)).toBeUndefined();
+    expect(presentedKey('Basic eHI6', undefined)).toBeUndefined();
+    expect(presentedKey(undefined, undefined)).toBeUndefined();
+  });
+
+  it('list only roles their user holds, with a name, a rate and a future expiry', () => {
+    const key = { backend: 'b', userId: '1', name: 'nightly', roles: ['a'], expires: null, rate: null };
+    expect(checkNewKey(key, ['a', 'b'])).toEqual({ ok: true });
+    expect(checkNewKey({ ...key, roles: ['c'] }, ['a'])).toMatchObject({ ok: false });
+    expect(checkNewKey({ ...key, roles: [] }, ['a'])).toMatchObject({ ok: false });
+    expect(checkNewKey({ ...key, name: '' }, ['a'])).toMatchObject({ ok: false });
+    expect(checkNewKey({ ...key, rate: '5/d' }, ['a'])).toMatchObject({ ok: false });
+    expect(checkNewKey({ ...key, expires: new Date(Date.now() - 1000) }, ['a'])).toMatchObject({ ok: false });
+  });
+
+  it('expire at an ISO time or a time from now', () => {
+    const now = new Date('2026-11-25T12:00:00Z');
+    expect(parseExpiry('30d', now)?.toISOString()).toBe('2026-12-25T12:00:00.000Z');
+    expect(parseExpiry('12h', now)?.toISOString()).toBe('2026-11-26T00:00:00.000Z');
+    expect(parseExpiry('2027-01-31T00:00Z', now)?.toISOString()).toBe('2027-01-31T00:00:00.000Z');
+    expect(parseExpiry('2027-01-31', now)?.toISOString()).toBe('2027-01-31T00:00:00.000Z');
+    expect(parseExpiry('soon', now)).toBeUndefined();
+    expect(parseExpiry('2027-13-45', now)).toBeUndefined();
+  });
+});
