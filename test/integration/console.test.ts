@@ -672,6 +672,35 @@ describe('console in headless Chromium', () => {
     await shot('access');
   });
 
+  it('makes an API key for a user, shows it once, and revokes it (docs/contract.md §10)', async () => {
+    await signIn();
+    await page.click('nav button:has-text("Keys")');
+    await page.fill('[aria-label="Key user"]', 'alice');
+    await page.click('button:has-text("Show keys")');
+    await page.waitForSelector('[data-testid=key-list]');
+    await page.fill('[aria-label="Key name"]', 'ui export');
+    await page.check('[aria-label="Key role customer"]');
+    await page.fill('[aria-label="Key rate"]', '1000/h');
+    await page.click('button:has-text("Create key")');
+    await page.waitForSelector('[data-testid=new-key-text]');
+    const key = (await page.textContent('[data-testid=new-key-text]'))!;
+    expect(key).toMatch(/^xr_[0-9A-Za-z]{49}$/);
+    const row = page.locator('[data-testid=key-row]', { hasText: 'ui export' });
+    expect(await row.textContent()).toContain(`${key.slice(0, 8)}...`);
+    expect(await row.textContent()).not.toContain(key.slice(8));
+    await shot('keys');
+    const orders = () => fetch(`${url}/shop/v1.0/orders`, { headers: { 'X-API-Key': key } }).then((response) => response.status);
+    expect(await orders()).toBe(200);
+    await row.locator('button:has-text("Revoke")').click();
+    await expect.poll(() => page.textContent('[data-testid=message]')).toContain('every server refuses it within 5 s');
+    expect(await row.textContent()).toContain('revoked');
+    await expect.poll(orders, { timeout: 10_000 }).toBe(401);
+    // A page reload shows the list again, never the key.
+    await page.click('button:has-text("Show keys")');
+    await page.waitForSelector('[data-testid=key-list]');
+    expect(await page.$('[data-testid=new-key-text]')).toBeNull();
+  });
+
   it('deletes a role with its grants, after a confirmation', async () => {
     expect((await consoleCall('POST', 'b/shop/roles', await ADMIN(), { name: 'ui-doomed-role' })).status).toBe(201);
     await addUser(connection, 'ui-doomed', 'ui-doomed-pass', ['ui-doomed-role', 'guest']);
