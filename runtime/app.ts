@@ -8,6 +8,7 @@ import { IssuerKeyRing, type KeyTimings } from './auth/issuer/index.js';
 import { JwtKey } from './auth/jwt.js';
 import { DatabaseFailureStore, LoginLimiter, type LoginLimits } from './auth/limiter.js';
 import { Revocations } from './auth/revocations.js';
+import { pruneSessions } from './auth/sessions.js';
 import { type CredentialRules, screenAuthorization } from './auth/transport.js';
 import { fieldReader } from './body.js';
 import type { BackendModule } from './contract.js';
@@ -153,7 +154,11 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
       );
     },
   });
-  const pruning = setInterval(() => void rateLimiter.prune().catch(() => undefined), 600_000);
+  // Rows of rate windows and sessions long over: removed now and then by every server (a delete that finds nothing is cheap).
+  const pruning = setInterval(() => {
+    void rateLimiter.prune().catch(() => undefined);
+    void pruneSessions(options.database).catch(() => undefined);
+  }, 600_000);
   pruning.unref();
 
   const app = new Koa();

@@ -247,6 +247,13 @@ export interface BackendSettings {
   issuers: readonly IssuerSettings[];
   /** Whether callers may present API keys (`api_keys="on"`, docs/contract.md §10). */
   apiKeys: boolean;
+  /**
+   * Sessions (docs/contract.md §10): seconds a refresh token may go unused before its session ends
+   * (`refresh_lifetime`), or null when the backend issues no refresh tokens.
+   */
+  refreshLifetime: number | null;
+  /** Seconds a session lasts at most, however often refreshed (`session_lifetime`, default 30 days). */
+  sessionLifetime: number;
 }
 
 export interface BackendModule extends BackendSettings {
@@ -280,6 +287,11 @@ export interface PluginContext {
   readonly requestId: string;
   /** Signs a token with the server's key and this backend's settings. */
   signToken(claims: { sub: string; aud: string | string[] }): string;
+  /**
+   * Issues a token as a token request does: on a backend with sessions (`refresh_lifetime`), a session begins,
+   * its access token carries `sid`, and the answer gains `refresh_token` beside the step's output.
+   */
+  issueToken(claims: { sub: string; aud: string | string[] }): Promise<string>;
   /**
    * For a plug-in that checks credentials. `verify(user, password, stored)` is a whole login against the
    * stored value the plug-in's query read, as HTTP Basic does one: a verdict remembered for that value

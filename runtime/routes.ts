@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import type Koa from 'koa';
 import { addressGroup } from './auth/address.js';
 import type { Guard } from './auth/guard.js';
+import { logoutDoor, refreshDoor } from './auth/session-doors.js';
 import { tokenShapeA } from './auth/token-a.js';
 import type { CredentialRules } from './auth/transport.js';
 import type { FieldReader } from './body.js';
@@ -94,6 +95,8 @@ export function buildRoutes(options: RoutesOptions): Routes {
           ctx.state.series = series;
           if (byAddress) await countCall(options.limiter, `${route}|a|${addressGroup(ctx.ip)}`, rule, ctx);
           const result = await operation.handler(new Scope(ctx as unknown as Koa.Context, own));
+          // A token request that began a session (scope.ts, issueToken) answers its refresh token too.
+          if (ctx.state.refreshToken !== undefined) (result as Record<string, unknown>).refresh_token = ctx.state.refreshToken;
           ctx.status = operation.status;
           // Every answer is JSON, known before the first request: the type is set as it is, not looked up in
           // Koa's MIME table on every response, and the text made here rather than in Koa's respond.
@@ -117,6 +120,25 @@ export function buildRoutes(options: RoutesOptions): Routes {
       mount('POST', path, handle);
       exact.set(`POST ${path}/`, handle);
       allowed.set(loosePath(path), allowHeader(['POST']));
+    }
+    const sessions = guard.sessions;
+    if (sessions !== null) {
+      // Sessions (docs/contract.md §10): refresh and logout, beside the backend's resources.
+      const doors: [string, string, Koa.Middleware][] = [
+        ['token/refresh', 'token-refresh', refreshDoor(sessions, options.readFields, options.credentials)],
+        ['logout', 'logout', logoutDoor(guard, sessions, options.readFields)],
+      ];
+      for (const [name, label, door] of doors) {
+        const path = `${options.basePath}/${backend.name}/v1.0/${name}`;
+        const series = options.metrics.route(backend.name, label, 'POST');
+        mount('POST', path, (ctx, next) => {
+          ctx.state.backend = backend.name;
+          ctx.state.resource = label;
+          ctx.state.series = series;
+          return door(ctx as unknown as Koa.Context, next);
+        });
+        allowed.set(loosePath(path), allowHeader(['POST']));
+      }
     }
   }
   if (options.openapi) mountDocs(router, options.basePath, options.openapi);

@@ -10,7 +10,7 @@ import { staleSources } from './build-state.mjs';
 import { connectTo } from './connection.js';
 import { DEFAULT_TABLE_TRIGGERS } from './schema.js';
 
-/** The tables `xmlrest db init` makes, besides the default user tables: revocations, roles, audit, login counters, servers, rate limits, API keys. */
+/** The tables `xmlrest db init` makes, besides the default user tables: revocations, roles, audit, login counters, servers, rate limits, API keys, sessions. */
 const OWN_TABLES = [
   'usr',
   'usr_role',
@@ -22,6 +22,8 @@ const OWN_TABLES = [
   'xmlrest_server',
   'xmlrest_rate_limit',
   'xmlrest_api_key',
+  'xmlrest_session',
+  'xmlrest_refresh_used',
 ];
 const NODE_NEEDED = [20, 12] as const;
 

@@ -7,6 +7,7 @@ import { REHASH_VARIABLE } from '../runtime/auth/credentials.js';
 import { LOGIN_FAILURE_TABLE } from '../runtime/auth/limiter.js';
 import { hashPassword } from '../runtime/auth/passwords.js';
 import { REVOCATION_TABLES } from '../runtime/auth/revocations.js';
+import { SESSION_TABLES } from '../runtime/auth/sessions.js';
 import { DEFAULT_USER_TABLES } from '../runtime/auth/user-tables.js';
 import type { Queryable } from '../runtime/index.js';
 import { RATE_LIMIT_TABLE } from '../runtime/limits/index.js';
@@ -142,6 +143,8 @@ export async function createDefaultTables(connection: Connection): Promise<void>
   await connection.query(RATE_LIMIT_TABLE);
   // API keys, stored as their SHA-256 (runtime/auth/api-key.ts).
   await connection.query(API_KEY_TABLE);
+  // Sessions and the refresh tokens they used up (runtime/auth/sessions.ts).
+  for (const statement of SESSION_TABLES) await connection.query(statement);
   // Replaced on every run (dropped above), so that `xmlrest db init` upgrades them (MySQL has no CREATE OR REPLACE TRIGGER).
   for (const [name, body] of Object.entries(DEFAULT_TABLE_TRIGGERS)) await connection.query(`create trigger ${name} ${body}`);
 }

@@ -31,5 +31,7 @@ export const backend: BackendModule = {
   absentCredentialsStatus: 403,
   issuers: [],
   apiKeys: true,
+  refreshLifetime: null,
+  sessionLifetime: 2592000,
   resources: [account, orders, products, productsV2_0, report, reviews, token],
 };

@@ -91,6 +91,18 @@ const BACKEND_ATTRIBUTES: readonly AttributeRule[] = [
   ),
   rule('uid_type', 'uidType', oneOf('integer', 'text'), (value) => `uid_type is integer or text, not "${value}"`),
   rule(
+    'refresh_lifetime',
+    'refreshLifetime',
+    whole(/^[1-9][0-9]{1,8}$/),
+    (value) => `refresh_lifetime is a whole number of seconds (at least 10), not "${value}"`,
+  ),
+  rule(
+    'session_lifetime',
+    'sessionLifetime',
+    whole(/^[1-9][0-9]{1,9}$/),
+    (value) => `session_lifetime is a whole number of seconds (at least 10), not "${value}"`,
+  ),
+  rule(
     'api_keys',
     'apiKeys',
     (value) => (value === 'on' ? true : value === 'off' ? false : undefined),
@@ -124,6 +136,8 @@ export function analyseBackend(name: string, file: SourceFile | undefined, diagn
     absentCredentialsStatus: 403,
     issuers: [],
     apiKeys: false,
+    refreshLifetime: null,
+    sessionLifetime: 30 * 24 * 3600,
     resources: [],
     plugins: new Map(),
   };
@@ -177,6 +191,14 @@ export function analyseBackend(name: string, file: SourceFile | undefined, diagn
     for (const at of outsideIssuersAt.values()) diagnostics.error(at, 'an Issuer needs auth_scheme="Bearer" on Backend: its tokens are Bearer tokens');
   }
   backend.defaultTables = customQuery === undefined;
+  const refresh = attrs.optional('refresh_lifetime');
+  if (refresh && backend.refreshLifetime !== null && backend.authScheme !== 'Bearer') {
+    diagnostics.error(refresh.at, 'refresh_lifetime needs auth_scheme="Bearer": sessions refresh Bearer tokens');
+  }
+  const sessionLifetime = attrs.optional('session_lifetime');
+  if (sessionLifetime && backend.refreshLifetime === null) {
+    diagnostics.error(sessionLifetime.at, 'session_lifetime bounds sessions, which refresh_lifetime turns on: add refresh_lifetime');
+  }
   const apiKeys = attrs.optional('api_keys');
   if (backend.apiKeys && apiKeys) {
     // A key admits the roles it lists that its user still holds: the roles are read from the default user tables.

@@ -78,6 +78,11 @@ export function analyse(files: readonly SourceFile[], diagnostics: Diagnostics, 
       backend.resources.push(resource);
     }
     backend.resources.sort((a, b) => compare(a.name, b.name) || compareVersions(a.version, b.version));
+    // Sessions answer at {base}/<backend>/v1.0/logout (docs/contract.md §10): no resource may take the path.
+    const logout =
+      backend.refreshLifetime === null ? undefined : backend.resources.find((resource) => resource.name === 'logout' && resource.version === '1.0');
+    if (logout)
+      diagnostics.error(top(logout.source), `resource "logout" v1.0 takes the path of backend "${name}"'s session logout (refresh_lifetime): rename it`);
     backends.push(backend);
   }
   for (const { iss, name, at } of outside) {

@@ -25,6 +25,8 @@ const SETTINGS = [
   'absentCredentialsStatus',
   'issuers',
   'apiKeys',
+  'refreshLifetime',
+  'sessionLifetime',
 ] as const satisfies readonly (keyof BackendSettings)[];
 // A setting added to the contract but not listed here is a compile error, not a module that lacks it.
 type Unlisted = Exclude<keyof BackendSettings, (typeof SETTINGS)[number]>;

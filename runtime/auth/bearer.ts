@@ -108,11 +108,11 @@ export const bearerScheme: SchemeFactory = ({ backend, db, key, revocations, iss
       const cacheKey = hash('sha256', parsed.token, 'base64url');
       // The backend's own tokens remembered come first: beside outside issuers they cost no more than before.
       const own = recall(cacheKey);
-      if (own !== undefined) return { userId: own.sub, roles: own.aud };
+      if (own !== undefined) return { userId: own.sub, roles: own.aud, sessionId: own.sid };
       const fromOutside = outside?.authenticate(parsed.token, cacheKey);
       if (fromOutside !== undefined) return fromOutside;
       const token = verify(parsed.token, cacheKey);
-      return { userId: token.sub, roles: token.aud };
+      return { userId: token.sub, roles: token.aud, sessionId: token.sid };
     },
   };
 };

@@ -10,6 +10,7 @@ import type { LoginLimiter } from './limiter.js';
 import type { Revocations } from './revocations.js';
 import type { AuthScheme, Principal } from './scheme.js';
 import { SCHEMES } from './schemes.js';
+import { Sessions } from './sessions.js';
 import { TokenIssuer } from './tokens.js';
 
 /** What every backend of one server shares: the token key, revocations, the login limits, the credential cache, the hashing, outside issuers' keys. */
@@ -38,6 +39,8 @@ export class Guard {
   readonly tokens: TokenIssuer | null;
   /** The server's API keys, when this backend takes them. */
   private readonly apiKeys: ApiKeys | undefined;
+  /** Sessions and refresh tokens, on a Bearer backend with `refresh_lifetime` (docs/contract.md §10). */
+  readonly sessions: Sessions | null;
 
   constructor(
     readonly backend: BackendModule,
@@ -47,6 +50,9 @@ export class Guard {
     this.credentials = new CredentialChecker(backend, db, services.limiter, services.cache, services.hashing);
     this.tokens = services.key === null ? null : new TokenIssuer(backend, services.key);
     this.apiKeys = backend.apiKeys ? services.apiKeys : undefined;
+    const refreshLifetime = backend.refreshLifetime;
+    this.sessions =
+      this.tokens !== null && refreshLifetime !== null ? new Sessions({ ...backend, refreshLifetime }, db, this.tokens, services.revocations) : null;
     const factory = backend.authScheme === null ? undefined : SCHEMES[backend.authScheme];
     this.scheme = factory
       ? factory({ backend, db, credentials: this.credentials, key: services.key, revocations: services.revocations, issuerKeys: services.issuerKeys })

@@ -81,6 +81,10 @@ export interface TokenSettings {
 export interface IssuedClaims {
   sub: string;
   aud: string | string[];
+  /** The session the token belongs to (docs/contract.md §10), when the backend has sessions. */
+  sid?: string;
+  /** No later than this (seconds since the epoch): a session's end. */
+  expiresBy?: number;
 }
 
 /**
@@ -98,8 +102,9 @@ export function signToken(key: JwtKey, settings: TokenSettings, claims: IssuedCl
     iss: settings.issuer,
     backend: settings.backend,
     iat: settings.iatUnit === 'ms' ? now : seconds,
-    exp: seconds + settings.lifetime,
+    exp: claims.expiresBy === undefined ? seconds + settings.lifetime : Math.min(seconds + settings.lifetime, claims.expiresBy),
     jti: randomUUID(),
+    ...(claims.sid === undefined ? {} : { sid: claims.sid }),
   };
   const { header, key: signing } = key.signing;
   const input = `${header}.${Buffer.from(JSON.stringify(payload), 'utf8').toString('base64url')}`;
@@ -137,6 +142,8 @@ export interface VerifiedToken {
   /** Seconds since the epoch (a token issued in milliseconds is read as such), or undefined. */
   iat: number | undefined;
   jti: string | undefined;
+  /** The session it belongs to, when issued with one. */
+  sid: string | undefined;
 }
 
 export interface VerifyOptions {
@@ -218,9 +225,10 @@ export function verifyToken(key: JwtKey, token: string, options: VerifyOptions):
   if (typeof payload.sub !== 'string' || payload.sub === '') throw new TokenRejected('malformed', 'token has no subject (sub)');
   if (!options.isUid(payload.sub)) throw new TokenRejected('malformed', 'token subject (sub) is not a user id');
   const jti = typeof payload.jti === 'string' ? payload.jti : undefined;
+  const sid = typeof payload.sid === 'string' ? payload.sid : undefined;
   const aud = payload.aud;
-  if (typeof aud === 'string') return { sub: payload.sub, aud: [aud], exp, iat, jti };
-  if (Array.isArray(aud) && aud.every((a) => typeof a === 'string')) return { sub: payload.sub, aud, exp, iat, jti };
+  if (typeof aud === 'string') return { sub: payload.sub, aud: [aud], exp, iat, jti, sid };
+  if (Array.isArray(aud) && aud.every((a) => typeof a === 'string')) return { sub: payload.sub, aud, exp, iat, jti, sid };
   throw new TokenRejected('audience', 'token audience (aud) is missing or not a string');
 }
 

@@ -37,6 +37,8 @@ export class Revocations {
   private tokens = new Map<string, Set<string>>();
   /** By backend (`*` for every backend), then user id: tokens issued up to this second are revoked. */
   private users = new Map<string, Map<string, number>>();
+  /** Ended sessions by backend (docs/contract.md §10): every token of one is refused. */
+  private sessions = new Map<string, Set<string>>();
   private timer: NodeJS.Timeout | undefined;
   private warned = false;
   private reading: Promise<void> | undefined;
@@ -66,32 +68,51 @@ export class Revocations {
 
   private async read(): Promise<void> {
     try {
-      const tokens = await this.db.select<{ backend: string; jti: string }>('select backend, jti from xmlrest_revoked_token where expires_on > now()', []);
-      const users = await this.db.select<{ backend: string; sub: string; before: number | string }>(
+      const tokens = await this.optional<{ backend: string; jti: string }>('select backend, jti from xmlrest_revoked_token where expires_on > now()');
+      const users = await this.optional<{ backend: string; sub: string; before: number | string }>(
         'select backend, sub, unix_timestamp(revoked_before) as `before` from xmlrest_revoked_user',
-        [],
+      );
+      // A session's tokens expire by its end at the latest: an ended session is listed until then.
+      const sessions = await this.optional<{ backend: string; sid: string }>(
+        'select backend, sid from xmlrest_session where ended_on is not null and expires_on > now()',
       );
       this.tokens = new Map();
-      for (const row of tokens) {
+      for (const row of tokens ?? []) {
         let set = this.tokens.get(row.backend);
         if (!set) this.tokens.set(row.backend, (set = new Set()));
         set.add(row.jti);
       }
       this.users = new Map();
-      for (const row of users) {
+      for (const row of users ?? []) {
         let byUser = this.users.get(row.backend);
         if (!byUser) this.users.set(row.backend, (byUser = new Map()));
         byUser.set(row.sub, Number(row.before));
       }
+      this.sessions = new Map();
+      for (const row of sessions ?? []) {
+        let set = this.sessions.get(row.backend);
+        if (!set) this.sessions.set(row.backend, (set = new Set()));
+        set.add(row.sid);
+      }
     } catch (error) {
-      if ((error as { errno?: number }).errno === NO_TABLE) return;
       if (!this.warned) this.logger.warn({ error: (error as Error).message }, 'cannot read token revocations; keeping the last lists');
       this.warned = true;
     }
   }
 
+  /** A list's rows, or undefined when its table is not there (`xmlrest db init` has not made it: nothing is revoked). */
+  private async optional<Row>(sql: string): Promise<Row[] | undefined> {
+    try {
+      return await this.db.select<Row>(sql, []);
+    } catch (error) {
+      if ((error as { errno?: number }).errno === NO_TABLE) return undefined;
+      throw error;
+    }
+  }
+
   isRevoked(backend: string, token: VerifiedToken): boolean {
     if (token.jti !== undefined && this.tokens.get(backend)?.has(token.jti)) return true;
+    if (token.sid !== undefined && this.sessions.get(backend)?.has(token.sid)) return true;
     // `*`: every backend (a role revoked in the default user tables, which every backend may read).
     const before = Math.max(this.users.get(backend)?.get(token.sub) ?? -Infinity, this.users.get('*')?.get(token.sub) ?? -Infinity);
     return before !== -Infinity && (token.iat === undefined || token.iat <= before);

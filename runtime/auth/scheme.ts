@@ -18,6 +18,8 @@ export interface Principal {
   userId: string;
   /** Every role the user holds. */
   roles: readonly string[];
+  /** The session of the token presented (docs/contract.md §10), when it belongs to one. */
+  sessionId?: string;
 }
 
 export interface AuthScheme {

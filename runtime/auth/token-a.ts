@@ -26,11 +26,12 @@ export function tokenShapeA(guard: Guard, readFields: FieldReader, credentials: 
     const fields = readParams<Record<keyof typeof FIELDS, string>>({}, await readFields(ctx, 10).body, FIELDS);
     if (fields.auth.toLowerCase() !== 'bearer') throw badRequest("Parameter 'auth' must be 'bearer'");
     ctx.status = 200;
-    ctx.body = { token: await issueForCredentials(guard, fields.userid, fields.password, ctx.ip), type: 'Bearer' };
+    const { token, refreshToken } = await issueForCredentials(guard, fields.userid, fields.password, ctx.ip);
+    ctx.body = refreshToken === undefined ? { token, type: 'Bearer' } : { token, type: 'Bearer', refresh_token: refreshToken };
   };
 }
 
-async function issueForCredentials(guard: Guard, user: string, pass: string, address: string): Promise<string> {
+async function issueForCredentials(guard: Guard, user: string, pass: string, address: string): Promise<{ token: string; refreshToken?: string }> {
   if (guard.tokens === null) throw new Error(`backend "${guard.backend.name}" has no JWT key: set JWT_SECRET`);
   const { rows, reason } = await guard.credentials.check(user, pass, address);
   const first = rows[0];
@@ -44,5 +45,7 @@ async function issueForCredentials(guard: Guard, user: string, pass: string, add
     ),
   ];
   if (roles.length === 0) throw new HttpError(401, 'Invalid credentials', {}, 'unknown_user');
-  return guard.tokens.sign({ sub: String(first.sub), aud: roles.length === 1 ? roles[0]! : roles });
+  const aud = roles.length === 1 ? roles[0]! : roles;
+  if (guard.sessions !== null) return guard.sessions.begin(String(first.sub), aud);
+  return { token: guard.tokens.sign({ sub: String(first.sub), aud }) };
 }

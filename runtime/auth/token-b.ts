@@ -37,5 +37,5 @@ export const tokenGenerator: Plugin<TokenGeneratorArgs, string> = async (args, c
     if (noRow) throw new HttpError(401, 'Invalid credentials', {}, 'bad_credentials');
     await context.login.succeeded(user);
   }
-  return context.signToken({ sub: String(args.sub), aud: String(args.aud) });
+  return context.issueToken({ sub: String(args.sub), aud: String(args.aud) });
 };

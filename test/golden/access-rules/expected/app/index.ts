@@ -27,5 +27,7 @@ export const backend: BackendModule = {
   absentCredentialsStatus: 403,
   issuers: [],
   apiKeys: false,
+  refreshLifetime: null,
+  sessionLifetime: 2592000,
   resources: [catalogue, profile, reports],
 };

@@ -25,5 +25,7 @@ export const backend: BackendModule = {
   absentCredentialsStatus: 403,
   issuers: [],
   apiKeys: true,
+  refreshLifetime: null,
+  sessionLifetime: 2592000,
   resources: [notes],
 };

@@ -23,5 +23,7 @@ export const backend: BackendModule = {
   absentCredentialsStatus: 401,
   issuers: [],
   apiKeys: false,
+  refreshLifetime: null,
+  sessionLifetime: 2592000,
   resources: [mine],
 };

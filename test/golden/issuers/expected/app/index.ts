@@ -70,5 +70,7 @@ export const backend: BackendModule = {
     },
   ],
   apiKeys: false,
+  refreshLifetime: null,
+  sessionLifetime: 2592000,
   resources: [me],
 };

@@ -33,5 +33,7 @@ export const backend: BackendModule = {
   absentCredentialsStatus: 401,
   issuers: [],
   apiKeys: false,
+  refreshLifetime: null,
+  sessionLifetime: 2592000,
   resources: [broken, echo, exportResource, slow, steps, token, whoami, whoamiV2_0],
 };

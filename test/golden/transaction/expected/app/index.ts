@@ -20,5 +20,7 @@ export const backend: BackendModule = {
   absentCredentialsStatus: 403,
   issuers: [],
   apiKeys: false,
+  refreshLifetime: null,
+  sessionLifetime: 2592000,
   resources: [thing],
 };

@@ -21,5 +21,7 @@ export const backend: BackendModule = {
   absentCredentialsStatus: 403,
   issuers: [],
   apiKeys: false,
+  refreshLifetime: null,
+  sessionLifetime: 2592000,
   resources: [items, itemsV2_0],
 };
