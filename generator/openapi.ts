@@ -65,6 +65,10 @@ export function openApiDocument(project: Project, cache?: PathItemCache): Schema
       schemes.add('Bearer');
       paths[`/${backend.name}/`] = { post: shapeA(backend) };
     }
+    if (backend.refreshLifetime !== null) {
+      paths[`/${backend.name}/v1.0/token/refresh`] = { post: refreshOperation(backend) };
+      paths[`/${backend.name}/v1.0/logout`] = { post: logoutOperation(backend) };
+    }
     for (const resource of backend.resources) {
       if (resource.operations.some((operation) => operation.access !== null) && backend.authScheme) schemes.add(backend.authScheme);
       const path = `/${backend.name}/v${resource.version}/${resource.name}`;
@@ -166,6 +170,14 @@ function operationObject(backend: Backend, resource: Resource, operation: Operat
   };
   // Every status the operation can answer, each with its body (a validating proxy checks them all).
   const issuesTokens = operation.steps.some((step) => step.kind === 'execute' && step.plugin.builtin && step.plugin.exportName === 'tokenGenerator');
+  if (issuesTokens && backend.refreshLifetime !== null) {
+    // A token request of a backend with sessions answers the session's refresh token beside its output.
+    const schema = (responses[String(operation.status)] as { content: { 'application/json': { schema: { required: string[]; properties: object } } } }).content[
+      'application/json'
+    ].schema;
+    schema.required.push('refresh_token');
+    schema.properties = { ...schema.properties, refresh_token: REFRESH_TOKEN };
+  }
   const checksPasswords = issuesTokens || (access !== null && backend.authScheme === 'Basic');
   if (params.length > 0) responses['400'] = shared('BadRequest');
   if (access !== null || issuesTokens) responses['401'] = shared(issuesTokens && access === null ? 'InvalidCredentials' : 'WrongCredentials');
@@ -220,7 +232,16 @@ function shapeA(backend: Backend): Schema {
       '200': {
         description: 'A token whose aud holds every role of the user.',
         content: {
-          'application/json': { schema: { type: 'object', required: ['token', 'type'], properties: { token: { type: 'string' }, type: { const: 'Bearer' } } } },
+          'application/json': {
+            schema:
+              backend.refreshLifetime === null
+                ? { type: 'object', required: ['token', 'type'], properties: { token: { type: 'string' }, type: { const: 'Bearer' } } }
+                : {
+                    type: 'object',
+                    required: ['token', 'type', 'refresh_token'],
+                    properties: { token: { type: 'string' }, type: { const: 'Bearer' }, refresh_token: REFRESH_TOKEN },
+                  },
+          },
         },
       },
       '400': errorResponse('A missing field, auth other than bearer, or a body that is not JSON or a form.'),
@@ -228,6 +249,69 @@ function shapeA(backend: Backend): Schema {
       '413': shared('TooLarge'),
       '415': shared('UnsupportedType'),
       '429': shared('TooManyLogins'),
+      '500': shared('InternalError'),
+      '503': shared('Unavailable'),
+    },
+  };
+}
+
+const REFRESH_TOKEN = { type: 'string', pattern: '^xrr_[0-9A-Za-z]{43}$', description: 'Buys one new pair at {backend}/v1.0/token/refresh, then is used up.' };
+
+/** `POST /<backend>/v1.0/token/refresh` (docs/contract.md §10). */
+function refreshOperation(backend: Backend): Schema {
+  return {
+    operationId: `${camel(backend.name)}_token_refresh`,
+    tags: [backend.name],
+    summary: 'Exchanges a refresh token for a new access token and refresh token',
+    description: `The refresh token is used up. Used again after ${10} s, it ends its whole session. A session ends after ${backend.refreshLifetime} s unused, and after ${backend.sessionLifetime} s in all.`,
+    requestBody: requestBody([['refresh_token', REFRESH_TOKEN]], ['application/x-www-form-urlencoded', 'application/json']),
+    responses: {
+      '201': {
+        description: 'A new pair.',
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['token', 'type', 'refresh_token'],
+              properties: { token: { type: 'string' }, type: { const: 'Bearer' }, refresh_token: REFRESH_TOKEN },
+            },
+          },
+        },
+      },
+      '400': errorResponse('No refresh_token in the body, or a body that is not JSON or a form.'),
+      '401': errorResponse('The refresh token is unknown, used up, or its session is over.'),
+      '413': shared('TooLarge'),
+      '415': shared('UnsupportedType'),
+      '500': shared('InternalError'),
+      '503': shared('Unavailable'),
+    },
+  };
+}
+
+/** `POST /<backend>/v1.0/logout` (docs/contract.md §10). */
+function logoutOperation(backend: Backend): Schema {
+  return {
+    operationId: `${camel(backend.name)}_logout`,
+    tags: [backend.name],
+    summary: "Ends the access token's session, or with scope=all every session of its user",
+    security: [{ bearerAuth: [] }],
+    requestBody: {
+      required: false,
+      content: Object.fromEntries(
+        ['application/x-www-form-urlencoded', 'application/json'].map((type) => [
+          type,
+          { schema: { type: 'object', properties: { scope: { const: 'all' } } } },
+        ]),
+      ),
+    },
+    responses: {
+      '200': {
+        description: 'How many sessions ended.',
+        content: { 'application/json': { schema: { type: 'object', required: ['ended'], properties: { ended: { type: 'integer', minimum: 0 } } } } },
+      },
+      '400': errorResponse('scope other than all, or a token of no session without scope=all.'),
+      '401': shared('WrongCredentials'),
+      '403': shared('NoCredentials'),
       '500': shared('InternalError'),
       '503': shared('Unavailable'),
     },
