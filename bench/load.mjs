@@ -8,6 +8,26 @@ import autocannon from 'autocannon';
 const config = JSON.parse(process.argv[2]);
 const tokens = config.tokensFile ? JSON.parse(readFileSync(config.tokensFile, 'utf8')) : undefined;
 let client = 0;
+// With `refreshTokens` (one per connection), each connection rotates its own session: it posts its refresh token
+// and keeps the one the answer gives, as a client refreshing its session does.
+const currents = config.refreshTokens ? [...config.refreshTokens] : [];
+const rotating = config.refreshTokens
+  ? {
+      setupClient: (connection) => {
+        const mine = client++ % currents.length;
+        connection.setRequests([
+          {
+            method: 'POST',
+            headers: { 'content-type': 'application/x-www-form-urlencoded' },
+            setupRequest: (request) => ({ ...request, body: `refresh_token=${currents[mine]}` }),
+            onResponse: (status, body) => {
+              if (status === 201) currents[mine] = JSON.parse(body).refresh_token;
+            },
+          },
+        ]);
+      },
+    }
+  : {};
 const result = await autocannon({
   url: config.url,
   method: config.method,
@@ -26,6 +46,7 @@ const result = await autocannon({
         },
       }
     : {}),
+  ...rotating,
   pipelining: 1,
 });
 process.stdout.write(
@@ -36,5 +57,7 @@ process.stdout.write(
     total: result.requests.total,
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
+    // Each connection's refresh token at the end: the next run goes on from them.
+    ...(config.refreshTokens ? { refreshTokens: currents } : {}),
   }) + '\n',
 );

@@ -6,7 +6,17 @@ import type { GenerationTiming } from './generate.js';
 
 /** The benchmark's results: a Markdown table with the ratios against the targets, and a chart (bench/results/). */
 
-export type ServerName = 'generated' | 'handwritten' | 'raw-http' | 'koa-hello' | 'koa-select' | 'platformatic' | 'idp-rs256' | 'idp-es256';
+export type ServerName =
+  | 'generated'
+  | 'handwritten'
+  | 'raw-http'
+  | 'koa-hello'
+  | 'koa-select'
+  | 'platformatic'
+  | 'idp-rs256'
+  | 'idp-es256'
+  | 'api-key'
+  | 'rate-limited';
 
 /** Valid callers with outside issuers' tokens, alone and under a flood of forged ones (docs/contract.md §9). */
 export interface FloodFigures {
@@ -38,6 +48,10 @@ const round1 = (value: number) => Math.round(value * 10) / 10;
 
 /** The scenario timing outside issuers' tokens: the generated server with its own token, and with a provider's. */
 export const PROVIDER_SCENARIO = 'Bearer GET, provider token (RS256, ES256)';
+/** The same GET with the backend's own token, with an API key, and rate-limited (issue 29). */
+export const KEY_SCENARIO = 'Bearer GET, API key, rate-limited';
+/** Refresh tokens rotated, each connection its own session. */
+export const REFRESH_SCENARIO = 'token refresh (rotation)';
 
 export async function writeResults(
   results: Map<string, Map<ServerName, Measurement[]>>,
@@ -114,6 +128,21 @@ export async function writeResults(
     const ratio = provider && own ? rpsRatio(provider.get(name)!, own) : Number.NaN;
     return `| GET with a provider's ${name === 'idp-rs256' ? 'RS256' : 'ES256'} token vs the backend's own HS256 token | ${ratio.toFixed(2)} | |${peer ? ' | |' : ''} | ${ratio >= 0.9 ? 'met' : 'missed'} (>= 0.9) |`;
   });
+  const keyed = results.get(KEY_SCENARIO);
+  const keyRows = keyed
+    ? (
+        [
+          ['api-key', 'GET with an API key vs the same GET with a Bearer token', 0.95],
+          ['rate-limited', 'rate-limited GET (limit far above the load) vs the same GET unlimited', 0.9],
+        ] as const
+      ).map(([name, what, target]) => {
+        const ratio = rpsRatio(keyed.get(name)!, keyed.get('generated')!);
+        return `| ${what} | ${ratio.toFixed(2)} | |${peer ? ' | |' : ''} | ${ratio >= target ? 'met' : 'missed'} (>= ${target}) |`;
+      })
+    : [];
+  const rotations = results.get(REFRESH_SCENARIO)?.get('generated');
+  const rotationRate = rotations ? median(rotations.map((m) => m.rps)) : Number.NaN;
+  const refreshRow = `| refresh token rotations per second, the server on one core | ${Math.round(rotationRate)} | |${peer ? ' | |' : ''} | ${rotationRate >= 1000 ? 'met' : 'missed'} (>= 1,000) |`;
   const floodRatio = rpsRatio(flood.flooded, flood.alone);
   const fetchBound = Math.ceil(flood.floodSeconds / 30);
   lines.push(
@@ -122,6 +151,8 @@ export async function writeResults(
     '',
     ...ratios,
     ...providerRows,
+    ...keyRows,
+    refreshRow,
     `| valid callers (RS256 provider tokens) under a flood of ${flood.floodRate} distinct forged tokens/s vs alone | ${floodRatio.toFixed(2)} | |${peer ? ' | |' : ''} | ${floodRatio >= 0.8 ? 'met' : 'missed'} (>= 0.8) |`,
     `| key requests to the provider during ${Math.round(flood.floodSeconds)} s of flood | ${flood.keyRequests} | |${peer ? ' | |' : ''} | ${flood.keyRequests <= fetchBound ? 'met' : 'missed'} (<= 1 per 30 s: ${fetchBound}) |`,
     `| Bearer GET vs the same SELECT in Koa + mysql2, unauthenticated | ${bearerVsCeiling.toFixed(2)} | |${peer ? ' | |' : ''} | ${bearerVsCeiling >= 0.85 ? 'met' : 'missed'} (>= 0.85) |`,

@@ -5,12 +5,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import mysql from 'mysql2/promise';
+import { KeyStore } from '../console/keys.js';
 import { generateProject as generate } from '../generator/index.js';
 import { freePort, type PrivateMariadb, startPrivateMariadb } from '../scripts/mariadb.js';
-import { createDefaultTables } from '../scripts/schema.js';
+import { createDefaultTables, queryableOf } from '../scripts/schema.js';
 import { type GenerationTiming, measureGeneration, writeSyntheticResources } from './generate.js';
 import { type BenchIssuer, startBenchIssuer } from './issuer.js';
-import { type FloodFigures, type Measurement, median, PROVIDER_SCENARIO, type ServerName, writeResults } from './report.js';
+import { type FloodFigures, KEY_SCENARIO, type Measurement, median, PROVIDER_SCENARIO, REFRESH_SCENARIO, type ServerName, writeResults } from './report.js';
 
 /**
  * `npm run bench`: the generated server against a hand-written one and two
@@ -40,7 +41,7 @@ const pinned = os.availableParallelism() >= 2 && existsSync('/usr/bin/taskset');
 
 const PEER_DIR = 'bench/peers/platformatic';
 /** What each server runs: our servers from the compiled bench, the peer with its own Node (>= 22.19, from npm). */
-type Process = Exclude<ServerName, 'koa-select' | 'idp-rs256' | 'idp-es256'>;
+type Process = Exclude<ServerName, 'koa-select' | 'idp-rs256' | 'idp-es256' | 'api-key' | 'rate-limited'>;
 const SERVER_COMMANDS: Record<Process, string[]> = {
   generated: [process.execPath, path.join(DIST, 'bench/serve-generated.js')],
   handwritten: [process.execPath, path.join(DIST, 'bench/handwritten.js')],
@@ -57,6 +58,8 @@ interface Request {
   path: string;
   headers?: Record<string, string>;
   body?: string;
+  /** Refresh tokens, one per connection, each rotated by its connection (load.mjs). */
+  refreshTokens?: string[];
 }
 interface Scenario {
   name: string;
@@ -76,6 +79,10 @@ let forged = '';
 let uid = '';
 /** The same user's tokens from the outside issuer (bench/issuer.ts). */
 const providerTokens: Partial<Record<ServerName, string>> = {};
+/** The same user's API key (xmlrest_api_key), made for the run. */
+let apiKey = '';
+/** One session's refresh token per connection, as the last rotation left each. */
+let refreshTokens: string[] = [];
 const mine = (server: ServerName, body: any) => (server === 'platformatic' ? body : body.items);
 const scenarios: Scenario[] = [
   {
@@ -115,6 +122,37 @@ const scenarios: Scenario[] = [
     servers: ['generated', 'idp-rs256', 'idp-es256'],
     request: (server) => ({ method: 'GET', path: '/api/v1.0/my-items', headers: { authorization: `Bearer ${providerTokens[server] ?? token}` } }),
     check: (status, body) => status === 200 && Array.isArray(body.items) && body.items.length > 0,
+  },
+  {
+    // The same GET, the same user, in the same slices: a Bearer token, an API key, and a rate-limited copy.
+    name: KEY_SCENARIO,
+    servers: ['generated', 'api-key', 'rate-limited'],
+    request: (server): Request =>
+      server === 'api-key'
+        ? { method: 'GET', path: '/api/v1.0/my-items', headers: { 'x-api-key': apiKey } }
+        : {
+            method: 'GET',
+            path: server === 'rate-limited' ? '/api/v1.0/my-items-limited' : '/api/v1.0/my-items',
+            headers: { authorization: `Bearer ${token}` },
+          },
+    check: (status, body) => status === 200 && Array.isArray(body.items) && body.items.length > 0,
+  },
+  {
+    name: REFRESH_SCENARIO,
+    servers: ['generated'],
+    request: () => ({
+      method: 'POST',
+      path: '/sess/v1.0/token/refresh',
+      headers: form,
+      body: `refresh_token=${refreshTokens[0]}`,
+      refreshTokens,
+    }),
+    check: (status, body) => {
+      // The correctness check used up the first connection's token: it goes on from the new one.
+      if (status === 201) refreshTokens[0] = body.refresh_token;
+      return status === 201 && typeof body.refresh_token === 'string';
+    },
+    status: 201,
   },
   {
     name: 'Basic GET ($uid)',
@@ -224,10 +262,34 @@ function load(server: Running, request: Request, duration: number): Measurement 
     body: request.body,
     duration,
     connections: Number(flags.connections),
+    ...(request.refreshTokens ? { refreshTokens: request.refreshTokens } : {}),
   };
   const command = pinned ? 'taskset' : process.execPath;
   const args = [...(pinned ? ['-c', '0', process.execPath] : []), 'bench/load.mjs', JSON.stringify(config)];
-  return JSON.parse(execFileSync(command, args, { encoding: 'utf8' })) as Measurement;
+  const measured = JSON.parse(execFileSync(command, args, { encoding: 'utf8', maxBuffer: 1 << 22 })) as Measurement & { refreshTokens?: string[] };
+  // Each run of rotations leaves every connection's session with a new refresh token: the next run starts from those.
+  if (measured.refreshTokens) refreshTokens = measured.refreshTokens;
+  return measured;
+}
+
+/** An API key of the bench user's, listing `member` (docs/contract.md §10). */
+async function benchKey(databaseUrl: string, userId: string): Promise<string> {
+  const connection = await mysql.createConnection({ uri: databaseUrl });
+  try {
+    return (await new KeyStore(queryableOf(connection)).create({ backend: 'api', userId, name: 'bench', roles: ['member'], expires: null, rate: null })).key;
+  } finally {
+    await connection.end();
+  }
+}
+
+/** One session per connection on the sessions backend, each its own bench user's: their refresh tokens. */
+async function sessions(server: Running, count: number): Promise<string[]> {
+  const tokens: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const answer = await call(server, { method: 'POST', path: '/sess/', headers: form, body: `auth=bearer&userid=bench-${i + 2}&password=pass-${i + 2}` });
+    tokens.push((answer.body as { refresh_token: string }).refresh_token);
+  }
+  return tokens;
 }
 
 // ---------------------------------------------------------------- main
@@ -271,6 +333,10 @@ try {
   uid = String((JSON.parse(Buffer.from(payload!, 'base64url').toString('utf8')) as { sub: string }).sub);
   providerTokens['idp-rs256'] = await issuer.token('RS256', uid);
   providerTokens['idp-es256'] = await issuer.token('ES256', uid);
+  servers.set('api-key', servers.get('generated')!);
+  servers.set('rate-limited', servers.get('generated')!);
+  apiKey = await benchKey(url, uid);
+  refreshTokens = await sessions(servers.get('generated')!, Number(flags.connections));
   servers.set('idp-rs256', servers.get('generated')!);
   servers.set('idp-es256', servers.get('generated')!);
   forged = `${header}.${payload}.${createHmac('sha256', 'not-the-secret-of-this-server-0123456789').update(`${header}.${payload}`).digest('base64url')}`;
