@@ -30,7 +30,7 @@ describe('generated/openapi.json', () => {
 
   it('describes security, roles, parameter and row types', () => {
     const orders = document.paths['/shop/v1.0/orders'];
-    expect(orders.get.security).toEqual([{ bearerAuth: [] }]);
+    expect(orders.get.security).toEqual([{ bearerAuth: [] }, { apiKeyAuth: [] }]);
     expect(orders.get['x-xmlrest-roles']).toEqual(['customer']);
     expect(orders.get.responses['200'].content['application/json'].schema.properties.orders.items.properties.created_on).toEqual({
       type: 'string',
@@ -41,7 +41,7 @@ describe('generated/openapi.json', () => {
     expect(document.paths['/staff/v1.0/me'].get.security).toEqual([{ basicAuth: [] }]);
     expect(document.paths['/shop/v1.0/products'].get.security).toBeUndefined();
     expect(document.paths['/shop/']).toBeDefined();
-    expect(Object.keys(document.components.securitySchemes)).toEqual(['basicAuth', 'bearerAuth']);
+    expect(Object.keys(document.components.securitySchemes)).toEqual(['apiKeyAuth', 'basicAuth', 'bearerAuth']);
   });
 
   it('is served at {base}/openapi.json with the base path as its server', async () => {
