@@ -1,5 +1,5 @@
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
 import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 
 /**
@@ -13,7 +13,8 @@ export const BENCH_IDP_PORT = 47_811;
 export const BENCH_IDP_ISSUER = 'https://idp.bench.example';
 
 export interface BenchIssuer {
-  readonly keyRequests: number;
+  /** The requests for the keys so far, and when each came (ms since the epoch). */
+  keyRequests(): Promise<number[]>;
   /** A provider token for user `sub`, holding the role `member`, signed with RS256 or ES256. */
   token(alg: 'RS256' | 'ES256', sub: string): Promise<string>;
   /**
@@ -24,6 +25,29 @@ export interface BenchIssuer {
   close(): Promise<void>;
 }
 
+/**
+ * The key set is served by a process of its own: the bench's own process blocks while a load generator runs
+ * (execFileSync), and a provider that cannot answer would look like an outage to the server.
+ */
+const SERVE_KEYS = `
+const { createServer } = require('node:http');
+const body = process.env.JWKS;
+const times = [];
+createServer((request, response) => {
+  if (request.url === '/keys') {
+    times.push(Date.now());
+    response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=600' });
+    response.end(body);
+  } else if (request.url === '/requests') {
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.end(JSON.stringify(times));
+  } else {
+    response.writeHead(404);
+    response.end();
+  }
+}).listen(Number(process.env.PORT), '127.0.0.1', () => process.stdout.write('ready\\n'));
+`;
+
 export async function startBenchIssuer(): Promise<BenchIssuer> {
   const keys = new Map<string, { alg: 'RS256' | 'ES256'; private: JWK; public: JWK }>();
   for (const [alg, kid] of [
@@ -33,26 +57,18 @@ export async function startBenchIssuer(): Promise<BenchIssuer> {
     const pair = await generateKeyPair(alg, { extractable: true });
     keys.set(alg, { alg, private: await exportJWK(pair.privateKey), public: { ...(await exportJWK(pair.publicKey)), kid, use: 'sig' } });
   }
-  let keyRequests = 0;
-  const server: Server = createServer((request, response) => {
-    if (request.url !== '/keys') {
-      response.writeHead(404);
-      response.end();
-      return;
-    }
-    keyRequests++;
-    response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=600' });
-    response.end(JSON.stringify({ keys: [...keys.values()].map((key) => key.public) }));
+  const child: ChildProcess = spawn(process.execPath, ['-e', SERVE_KEYS], {
+    env: { ...process.env, PORT: String(BENCH_IDP_PORT), JWKS: JSON.stringify({ keys: [...keys.values()].map((key) => key.public) }) },
+    stdio: ['ignore', 'pipe', 'inherit'],
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (error) => reject(new Error(`the bench's identity provider cannot listen on 127.0.0.1:${BENCH_IDP_PORT}: ${error.message}`)));
-    server.listen(BENCH_IDP_PORT, '127.0.0.1', () => resolve());
+    child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve());
+    child.once('exit', (code) => reject(new Error(`the bench's identity provider could not serve on 127.0.0.1:${BENCH_IDP_PORT} (exit ${code})`)));
   });
+  const base = `http://127.0.0.1:${BENCH_IDP_PORT}`;
   const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
   return {
-    get keyRequests() {
-      return keyRequests;
-    },
+    keyRequests: async () => (await (await fetch(`${base}/requests`)).json()) as number[],
     async token(alg, sub) {
       const key = keys.get(alg)!;
       const now = Math.floor(Date.now() / 1000);
@@ -70,9 +86,11 @@ export async function startBenchIssuer(): Promise<BenchIssuer> {
         return `${part({ alg: 'RS256', kid, typ: 'at+jwt' })}.${part(claims)}.${randomBytes(256).toString('base64url')}`;
       });
     },
-    close: () => {
-      server.closeAllConnections();
-      return new Promise<void>((resolve) => server.close(() => resolve()));
+    close: async () => {
+      if (child.exitCode !== null) return;
+      const gone = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await gone;
     },
   };
 }

@@ -18,17 +18,6 @@ export type ServerName =
   | 'api-key'
   | 'rate-limited';
 
-/** Valid callers with outside issuers' tokens, alone and under a flood of forged ones (docs/contract.md §9). */
-export interface FloodFigures {
-  alone: Measurement[];
-  flooded: Measurement[];
-  /** Forged tokens sent per second, and the flood's seconds in all. */
-  floodRate: number;
-  floodSeconds: number;
-  /** Requests for the issuer's keys while the flood ran. */
-  keyRequests: number;
-}
-
 export interface Measurement {
   rps: number;
   p50: number;
@@ -36,6 +25,21 @@ export interface Measurement {
   total: number;
   non2xx: number;
   errors: number;
+}
+
+/** Valid callers with outside issuers' tokens, alone and under floods (docs/contract.md §9). */
+export interface FloodFigures {
+  alone: Measurement[];
+  /** Under a flood of distinct forged provider tokens. */
+  flooded: Measurement[];
+  /** Under a flood of as many requests without credentials: what any request costs. */
+  control: Measurement[];
+  /** Requests per second of either flood. */
+  floodRate: number;
+  /** Seconds the flood rounds took, all in all. */
+  wallSeconds: number;
+  /** When the provider was asked for its keys, seconds from the rounds' start. */
+  keyRequestTimes: number[];
 }
 
 export const median = (values: number[]) => {
@@ -144,7 +148,9 @@ export async function writeResults(
   const rotationRate = rotations ? median(rotations.map((m) => m.rps)) : Number.NaN;
   const refreshRow = `| refresh token rotations per second, the server on one core | ${Math.round(rotationRate)} | |${peer ? ' | |' : ''} | ${rotationRate >= 1000 ? 'met' : 'missed'} (>= 1,000) |`;
   const floodRatio = rpsRatio(flood.flooded, flood.alone);
-  const fetchBound = Math.ceil(flood.floodSeconds / 30);
+  const controlRatio = rpsRatio(flood.control, flood.alone);
+  // At most one key request in any 30 s: the most the provider saw within 30 s of any one of them.
+  const busiest = Math.max(0, ...flood.keyRequestTimes.map((time) => flood.keyRequestTimes.filter((other) => other >= time && other < time + 30).length));
   lines.push(
     '',
     '## Ratios against the targets',
@@ -154,7 +160,8 @@ export async function writeResults(
     ...keyRows,
     refreshRow,
     `| valid callers (RS256 provider tokens) under a flood of ${flood.floodRate} distinct forged tokens/s vs alone | ${floodRatio.toFixed(2)} | |${peer ? ' | |' : ''} | ${floodRatio >= 0.8 ? 'met' : 'missed'} (>= 0.8) |`,
-    `| key requests to the provider during ${Math.round(flood.floodSeconds)} s of flood | ${flood.keyRequests} | |${peer ? ' | |' : ''} | ${flood.keyRequests <= fetchBound ? 'met' : 'missed'} (<= 1 per 30 s: ${fetchBound}) |`,
+    `| the same, under ${flood.floodRate} requests/s without credentials (the control: what any request costs) | ${controlRatio.toFixed(2)} | |${peer ? ' | |' : ''} | |`,
+    `| key requests to the provider in any 30 s of ${Math.round(flood.wallSeconds)} s of flood rounds (${flood.keyRequestTimes.length} in all) | ${busiest} | |${peer ? ' | |' : ''} | ${busiest <= 1 ? 'met' : 'missed'} (<= 1) |`,
     `| Bearer GET vs the same SELECT in Koa + mysql2, unauthenticated | ${bearerVsCeiling.toFixed(2)} | |${peer ? ' | |' : ''} | ${bearerVsCeiling >= 0.85 ? 'met' : 'missed'} (>= 0.85) |`,
     `| Bearer GET (10 rows) vs the one-row public GET in Koa + mysql2 (the earlier ceiling; other slices) | ${bearerVsOneRow.toFixed(2)} | |${peer ? ' | |' : ''} | |`,
     '',

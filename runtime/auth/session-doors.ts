@@ -36,7 +36,7 @@ export function logoutDoor(guard: Guard, sessions: Sessions, readFields: FieldRe
     const principal = await guard.identify(ctx.headers.authorization, '*', ctx.ip);
     ctx.state.userId = principal.userId;
     // A key stands in for its user on the routes it admits, not for the user's sign-ins: it ends no session.
-    if (principal.keyId !== undefined) throw new HttpError(400, 'An API key belongs to no session: log out with the session\'s access token');
+    if (principal.keyId !== undefined) throw new HttpError(400, "An API key belongs to no session: log out with the session's access token");
     const { query, body } = readFields(ctx, 10);
     const parsed = await body;
     // `scope` is optional: read only when sent.

@@ -1,9 +1,10 @@
-import { errors, type JWTPayload, jwtVerify } from 'jose';
+import type { errors as JoseErrors, JWTPayload } from 'jose';
 import type { BackendModule, IssuerSettings } from '../../contract.js';
 import type { Queryable } from '../../db/index.js';
 import { forbidden, type HttpError } from '../../errors.js';
 import { isCanonicalUid, type Principal } from '../scheme.js';
 import { claimAt, claimText, rolesOf } from './claims.js';
+import { jose } from './jose.js';
 import type { IssuerKeys } from './keys.js';
 import type { IssuerKeyRing } from './ring.js';
 
@@ -84,6 +85,7 @@ export class OutsideIssuers {
 
   private async verify(issuer: OutsideIssuer, token: string, digest: string): Promise<Principal> {
     const { settings, keys } = issuer;
+    const { jwtVerify, errors } = await jose();
     let payload: JWTPayload;
     for (let attempt = 0; ; attempt++) {
       const resolve = await keys.current();
@@ -101,7 +103,7 @@ export class OutsideIssuers {
         // A key the set does not hold may be one the provider has just added: fetch the set again, at most
         // once per refetch interval whatever the number of unknown kids, and try once more.
         if (error instanceof errors.JWKSNoMatchingKey && attempt === 0 && (await keys.refetch())) continue;
-        const [description, reason, lasting] = refusalOf(error);
+        const [description, reason, lasting] = refusalOf(error, errors);
         const refusal = this.refuse(description, reason);
         if (lasting) remember(this.refused, digest, { value: refusal, until: Number.POSITIVE_INFINITY, keys, generation });
         throw refusal;
@@ -148,7 +150,7 @@ function issuerOf(token: string): string | undefined {
 }
 
 /** What to tell the client, the log's reason, and whether the token is refused for good (under these keys). */
-function refusalOf(error: unknown): [string, string, boolean] {
+function refusalOf(error: unknown, errors: typeof JoseErrors): [string, string, boolean] {
   if (error instanceof errors.JWTExpired) return ['token expired', 'expired', true];
   if (error instanceof errors.JWTClaimValidationFailed) {
     if (error.claim === 'aud') return ['token audience (aud) is not accepted', 'wrong_audience', true];

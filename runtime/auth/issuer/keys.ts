@@ -1,7 +1,8 @@
-import { createLocalJWKSet, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
+import type { JSONWebKeySet, JWTVerifyGetKey } from 'jose';
 import { type IssuerSettings, keyUrlProblem } from '../../contract.js';
 import { HttpError } from '../../errors.js';
 import { type FetchedDocument, FetchFailed, fetchDocument } from './fetch.js';
+import { jose } from './jose.js';
 
 /**
  * An outside issuer's public keys (docs/contract.md §9), kept fresh and kept
@@ -161,6 +162,7 @@ export class IssuerKeys {
   }
 
   private async fetchSet(): Promise<void> {
+    const { createLocalJWKSet } = await jose();
     const timeout = this.timings.fetchTimeoutMs;
     if (this.jwksUri === undefined && 'discovery' in this.settings.keys)
       this.jwksUri = jwksUriOf(await fetchDocument(this.settings.keys.discovery, timeout), this);
