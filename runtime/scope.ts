@@ -47,8 +47,9 @@ export class Scope implements RequestScope {
     const limit = this.options.limit;
     if (principal.keyId !== undefined) {
       this.ctx.state.keyId = principal.keyId;
+      // A key's own rate counts its calls on every route; the route's own limit still counts them there too.
       if (principal.rate) await countCall(this.options.limiter, `key|${principal.keyId}`, principal.rate, this.ctx);
-      else if (limit !== undefined) await countCall(this.options.limiter, `${limit.route}|k|${principal.keyId}`, limit.rule, this.ctx);
+      if (limit !== undefined) await countCall(this.options.limiter, `${limit.route}|k|${principal.keyId}`, limit.rule, this.ctx);
     } else if (limit !== undefined) await countCall(this.options.limiter, `${limit.route}|u|${userId}`, limit.rule, this.ctx);
     return userId;
   }

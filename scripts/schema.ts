@@ -7,7 +7,7 @@ import { REHASH_VARIABLE } from '../runtime/auth/credentials.js';
 import { LOGIN_FAILURE_TABLE } from '../runtime/auth/limiter.js';
 import { hashPassword } from '../runtime/auth/passwords.js';
 import { REVOCATION_TABLES } from '../runtime/auth/revocations.js';
-import { SESSION_TABLES } from '../runtime/auth/sessions.js';
+import { SESSION_TABLES, SESSION_TOKENS_UNTIL } from '../runtime/auth/sessions.js';
 import { DEFAULT_USER_TABLES } from '../runtime/auth/user-tables.js';
 import type { Queryable } from '../runtime/index.js';
 import { RATE_LIMIT_TABLE } from '../runtime/limits/index.js';
@@ -145,6 +145,10 @@ export async function createDefaultTables(connection: Connection): Promise<void>
   await connection.query(API_KEY_TABLE);
   // Sessions and the refresh tokens they used up (runtime/auth/sessions.ts).
   for (const statement of SESSION_TABLES) await connection.query(statement);
+  const [sessionColumns] = await connection.query(
+    "select column_name as name from information_schema.columns where table_schema = database() and table_name = 'xmlrest_session' and column_name = 'tokens_until'",
+  );
+  if ((sessionColumns as unknown[]).length === 0) await connection.query(SESSION_TOKENS_UNTIL);
   // Replaced on every run (dropped above), so that `xmlrest db init` upgrades them (MySQL has no CREATE OR REPLACE TRIGGER).
   for (const [name, body] of Object.entries(DEFAULT_TABLE_TRIGGERS)) await connection.query(`create trigger ${name} ${body}`);
 }

@@ -82,8 +82,8 @@ interface KeyRow {
 interface Known {
   /** The key's principal, or why it is refused. */
   principal: (Principal & { keyId: number; rate: RateLimit | null }) | { refused: string };
+  /** When the query that read it began (ms). */
   read: number;
-  refreshing: Promise<void> | undefined;
 }
 
 /** A revoked or expired key, a revoked role, a disabled user: refused on every server within this long. */
@@ -107,6 +107,8 @@ where k.key_hash = ? and k.backend = ?`;
  */
 export class ApiKeys {
   private readonly known = new Map<string, Known>();
+  /** Reads under way, by key: at most one per key at a time. */
+  private readonly reading = new Map<string, Promise<Known>>();
   private used = new Set<number>();
   private timer: NodeJS.Timeout | undefined;
 
@@ -135,10 +137,7 @@ export class ApiKeys {
     if (known === undefined || now - known.read >= FRESH_MS) {
       known = await this.read(id, backend, digest);
     } else if (now - known.read >= REFRESH_MS) {
-      known.refreshing ??= this.read(id, backend, digest).then(
-        () => undefined,
-        () => undefined,
-      );
+      void this.read(id, backend, digest).catch(() => undefined);
     }
     const { principal } = known;
     if ('refused' in principal) throw refusal(principal.refused);
@@ -146,12 +145,28 @@ export class ApiKeys {
     return principal;
   }
 
-  private async read(id: string, backend: BackendModule, digest: Buffer): Promise<Known> {
-    const [row] = await this.db.select<KeyRow>(LOOKUP_SQL, [digest, backend.name]);
-    const known: Known = { principal: principalOf(row), read: Date.now(), refreshing: undefined };
-    if (!this.known.has(id) && this.known.size >= REMEMBERED) this.known.delete(this.known.keys().next().value!);
-    this.known.set(id, known);
-    return known;
+  /**
+   * Reads a key's record, one read at a time per key (the callers of a key share it). A record is as old as the
+   * moment its query began, and never replaces a newer one: a slow read must not stretch the 5 s.
+   */
+  private read(id: string, backend: BackendModule, digest: Buffer): Promise<Known> {
+    let reading = this.reading.get(id);
+    if (reading === undefined) {
+      const started = Date.now();
+      reading = this.db
+        .select<KeyRow>(LOOKUP_SQL, [digest, backend.name])
+        .then(([row]) => {
+          const newer = this.known.get(id);
+          if (newer !== undefined && newer.read > started) return newer;
+          const known: Known = { principal: principalOf(row), read: started };
+          if (newer === undefined && this.known.size >= REMEMBERED) this.known.delete(this.known.keys().next().value!);
+          this.known.set(id, known);
+          return known;
+        })
+        .finally(() => this.reading.delete(id));
+      this.reading.set(id, reading);
+    }
+    return reading;
   }
 
   /** Writes when each key used since the last flush was last used. */
@@ -175,6 +190,8 @@ function principalOf(row: KeyRow | undefined): Known['principal'] {
   if (row.pass_word === null || row.pass_word.startsWith(LOCKED)) return { refused: 'disabled_user' };
   const held = new Set((row.held ?? '').split(' '));
   const roles = row.roles.split(' ').filter((role) => role !== '' && held.has(role));
+  // Its user holds none of its roles any more: nothing left to admit, not even as "any authenticated caller".
+  if (roles.length === 0) return { refused: 'roles_revoked' };
   return { userId: String(row.user_id), roles, keyId: row.key_id, rate: row.rate_limit === null ? null : (parseRateLimit(row.rate_limit) ?? null) };
 }
 

@@ -28,6 +28,7 @@ export const REVOCATION_TABLES = [
 ];
 
 const NO_TABLE = 1146; // ER_NO_SUCH_TABLE: `xmlrest db init` has not run, so nothing is revoked.
+const NO_COLUMN = 1054; // ER_BAD_FIELD_ERROR: a table of an earlier version, until `xmlrest db init` upgrades it.
 
 /** All a revocation needs: one statement. */
 type Writer = { write(sql: string, values: readonly unknown[]): Promise<unknown> };
@@ -72,10 +73,8 @@ export class Revocations {
       const users = await this.optional<{ backend: string; sub: string; before: number | string }>(
         'select backend, sub, unix_timestamp(revoked_before) as `before` from xmlrest_revoked_user',
       );
-      // A session's tokens expire by its end at the latest: an ended session is listed until then.
-      const sessions = await this.optional<{ backend: string; sid: string }>(
-        'select backend, sid from xmlrest_session where ended_on is not null and expires_on > now()',
-      );
+      // An ended session is listed until the last access token it may have issued expires (sessions.ts).
+      const sessions = await this.optional<{ backend: string; sid: string }>('select backend, sid from xmlrest_session where tokens_until > now()');
       this.tokens = new Map();
       for (const row of tokens ?? []) {
         let set = this.tokens.get(row.backend);
@@ -100,12 +99,21 @@ export class Revocations {
     }
   }
 
-  /** A list's rows, or undefined when its table is not there (`xmlrest db init` has not made it: nothing is revoked). */
+  /**
+   * A list's rows, or undefined when its table is not there (`xmlrest db init` has not made it: nothing is revoked)
+   * or is of an earlier version: one list the database cannot give never keeps the server from reading the others.
+   */
   private async optional<Row>(sql: string): Promise<Row[] | undefined> {
     try {
       return await this.db.select<Row>(sql, []);
     } catch (error) {
-      if ((error as { errno?: number }).errno === NO_TABLE) return undefined;
+      const errno = (error as { errno?: number }).errno;
+      if (errno === NO_TABLE) return undefined;
+      if (errno === NO_COLUMN) {
+        if (!this.warned) this.logger.warn({ error: (error as Error).message }, 'a revocation table is of an earlier version: run xmlrest db init');
+        this.warned = true;
+        return undefined;
+      }
       throw error;
     }
   }

@@ -30,8 +30,10 @@ export const SESSION_TABLES = [
     expires_on timestamp not null default current_timestamp,
     ended_on timestamp null default null,
     ended_why varchar(32) null default null,
+    tokens_until timestamp null default null,
     unique key xmlrest_session_current (current_hash),
-    key xmlrest_session_user (backend, user_id)
+    key xmlrest_session_user (backend, user_id),
+    key xmlrest_session_ended (tokens_until)
   ) engine = InnoDB`,
   // Every refresh token a session has used up, so that any of them coming back is seen as the reuse it is.
   `create table if not exists xmlrest_refresh_used (
@@ -41,6 +43,17 @@ export const SESSION_TABLES = [
     key xmlrest_refresh_used_sid (sid)
   ) engine = InnoDB`,
 ];
+
+/**
+ * An ended session's access tokens are refused until the last of them expires, and no longer listed after: its
+ * `tokens_until` is its end plus the backend's token lifetime and clock skew (never past the session's own end),
+ * so that the servers' lists hold only sessions whose tokens may still come (revocations.ts).
+ */
+const ENDED = (lifetime: string) => `ended_on = now(), ended_why = ?, tokens_until = least(expires_on, now() + interval ${lifetime} second)`;
+
+/** The column a session table made before it lacks (`xmlrest db init` adds it). */
+export const SESSION_TOKENS_UNTIL =
+  'alter table xmlrest_session add column tokens_until timestamp null default null, add key xmlrest_session_ended (tokens_until)';
 
 /** How long a used-up refresh token still rotates: a client that lost the answer tries again (Auth0's leeway, Supabase's reuse interval). */
 export const REUSE_GRACE_SECONDS = 10;
@@ -91,6 +104,11 @@ export class Sessions {
     private readonly revocations: Revocations | undefined,
   ) {}
 
+  /** Seconds an access token issued now may still be presented: its lifetime and the clock skew. */
+  private get tokenWindow(): number {
+    return this.backend.tokenLifetime + this.backend.clockSkew;
+  }
+
   /** A new session for a user who just proved a password: its first pair. */
   async begin(sub: string, aud: string | string[]): Promise<Pair> {
     const sid = randomBytes(16).toString('base64url');
@@ -134,17 +152,20 @@ export class Sessions {
         await this.end(row.sid, 'reuse');
         throw invalid('refresh_reused');
       }
-      // The presented token is used up as it is exchanged: of two requests with it, one rotates it and the other
-      // is a reuse. One used up within the grace (the answer to its rotation was lost) rotates the session once
-      // more, and the token that rotation bought is honoured no more.
+      // The presented token is used up before it is exchanged: it is listed as used first, so that a second request
+      // with it (a retry, or a thief) finds it used whichever way the two interleave, and of two rotations only one
+      // updates the session. One used up within the grace (the answer to its rotation was lost) rotates the session
+      // once more; the token its first rotation bought is listed as used too, so that its later use ends the session.
       const next = refreshToken();
       const current = Number(row.is_current) === 1;
+      if (current) await this.db.write('insert ignore into xmlrest_refresh_used (token_hash, sid) values (?, ?)', [presentedHash, row.sid]);
+      else
+        await this.db.write('insert ignore into xmlrest_refresh_used (token_hash, sid) select current_hash, sid from xmlrest_session where sid = ?', [row.sid]);
       const rotated = await this.db.write(
         `update xmlrest_session set current_hash = ?, last_used_on = now() where sid = ? and ended_on is null${current ? ' and current_hash = ?' : ''}`,
         current ? [digest(next), row.sid, presentedHash] : [digest(next), row.sid],
       );
       if (rotated.affectedRows !== 1) continue;
-      if (current) await this.db.write('insert ignore into xmlrest_refresh_used (token_hash, sid) values (?, ?)', [presentedHash, row.sid]);
       const aud = row.roles.includes(' ') ? row.roles.split(' ') : row.roles;
       return { token: this.tokens.sign({ sub: String(row.user_id), aud, sid: row.sid, expiresBy: Number(row.expires_at) }), refreshToken: next };
     }
@@ -153,8 +174,9 @@ export class Sessions {
 
   /** Ends one session; this server refuses its tokens at once, the others within their poll. */
   async end(sid: string, why: string): Promise<number> {
-    const ended = await this.db.write('update xmlrest_session set ended_on = now(), ended_why = ? where sid = ? and backend = ? and ended_on is null', [
+    const ended = await this.db.write(`update xmlrest_session set ${ENDED('?')} where sid = ? and backend = ? and ended_on is null`, [
       why,
+      this.tokenWindow,
       sid,
       this.backend.name,
     ]);
@@ -164,8 +186,9 @@ export class Sessions {
 
   /** Ends every session of a user on this backend. */
   async endAll(userId: string, why: string): Promise<number> {
-    const ended = await this.db.write('update xmlrest_session set ended_on = now(), ended_why = ? where backend = ? and user_id = ? and ended_on is null', [
+    const ended = await this.db.write(`update xmlrest_session set ${ENDED('?')} where backend = ? and user_id = ? and ended_on is null`, [
       why,
+      this.tokenWindow,
       this.backend.name,
       userId,
     ]);

@@ -153,11 +153,14 @@ describe('a key at the door', () => {
     // The user holds admin; the key does not list it.
     expect((await call(servers[0]!, '/ak/v1.0/admin', { 'x-api-key': key })).status).toBe(403);
     const both = await create('--backend', 'ak', '--user', 'key-owner', '--name', 'both roles', '--role', 'exporter', '--role', 'admin');
+    const adminOnly = await create('--backend', 'ak', '--user', 'key-owner', '--name', 'admin only', '--role', 'admin');
     expect((await call(servers[0]!, '/ak/v1.0/admin', { 'x-api-key': both })).status).toBe(200);
     await revokeRole(connection, owner, 'admin');
     try {
       expect(await everywhere('/ak/v1.0/admin', both, 403)).toEqual([403, 403]);
       expect((await call(servers[0]!, '/ak/v1.0/export', { 'x-api-key': both })).status).toBe(200);
+      // A key left with none of its roles admits nothing, not even where any authenticated caller would do.
+      expect(await everywhere('/ak/v1.0/admin', adminOnly, 401)).toEqual([401, 401]);
     } finally {
       await grantRole(connection, owner, 'admin');
     }

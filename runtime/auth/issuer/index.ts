@@ -87,9 +87,10 @@ export class OutsideIssuers {
     const { settings, keys } = issuer;
     const { jwtVerify, errors } = await jose();
     let payload: JWTPayload;
+    let generation: number;
     for (let attempt = 0; ; attempt++) {
       const resolve = await keys.current();
-      const generation = keys.generation;
+      generation = keys.generation;
       try {
         ({ payload } = await jwtVerify(token, resolve, {
           issuer: settings.iss,
@@ -98,6 +99,9 @@ export class OutsideIssuers {
           clockTolerance: settings.clockSkew,
           requiredClaims: ['exp'],
         }));
+        // The set changed while the token was being verified (a refresh landed): verified with keys that may be
+        // gone, it is verified again with the new ones.
+        if (keys.generation !== generation && attempt < 2) continue;
         break;
       } catch (error) {
         // A key the set does not hold may be one the provider has just added: fetch the set again, at most
@@ -115,7 +119,8 @@ export class OutsideIssuers {
       throw this.refuse('token issue time (iat) is in the future', 'malformed');
     const principal: Principal = { userId: await this.userOf(settings, payload), roles: rolesOf(payload, settings, this.backend.consoleRole) };
     const until = Math.min((payload.exp! + settings.clockSkew) * 1000, settings.userQuery === null ? Number.POSITIVE_INFINITY : now + USER_QUERY_MS);
-    remember(this.verified, digest, { value: principal, until, keys, generation: keys.generation });
+    // Under the generation it was verified with: if the set has changed since, the next use verifies it afresh.
+    remember(this.verified, digest, { value: principal, until, keys, generation });
     return principal;
   }
 
