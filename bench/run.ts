@@ -259,8 +259,9 @@ function rssOf(child: ChildProcess): number {
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
 }
 
-function load(server: Running, request: Request, duration: number): Measurement {
-  const config = {
+/** What load.mjs is told for one request of a scenario. */
+function loadConfig(server: Running, request: Request, duration: number): object {
+  return {
     url: server.url + request.path,
     method: request.method,
     headers: request.headers,
@@ -269,12 +270,23 @@ function load(server: Running, request: Request, duration: number): Measurement 
     connections: Number(flags.connections),
     ...(request.refreshTokens ? { refreshTokens: request.refreshTokens } : {}),
   };
-  const command = pinned ? 'taskset' : process.execPath;
-  const args = [...(pinned ? ['-c', '0', process.execPath] : []), 'bench/load.mjs', JSON.stringify(config)];
-  const measured = JSON.parse(execFileSync(command, args, { encoding: 'utf8', maxBuffer: 1 << 22 })) as Measurement & { refreshTokens?: string[] };
-  // Each run of rotations leaves every connection's session with a new refresh token: the next run starts from those.
-  if (measured.refreshTokens) refreshTokens = measured.refreshTokens;
-  return measured;
+}
+
+/** The load generator's command line, pinned to core 0 when it can be. */
+function loadCommand(config: object): [string, string[]] {
+  return [pinned ? 'taskset' : process.execPath, [...(pinned ? ['-c', '0', process.execPath] : []), 'bench/load.mjs', JSON.stringify(config)]];
+}
+
+/** Its answer; each run of rotations leaves every connection's session a new refresh token, which the next run starts from. */
+function measured(stdout: string): Measurement {
+  const result = JSON.parse(stdout) as Measurement & { refreshTokens?: string[] };
+  if (result.refreshTokens) refreshTokens = result.refreshTokens;
+  return result;
+}
+
+function load(server: Running, request: Request, duration: number): Measurement {
+  const [command, args] = loadCommand(loadConfig(server, request, duration));
+  return measured(execFileSync(command, args, { encoding: 'utf8', maxBuffer: 1 << 22 }));
 }
 
 /** An API key of the bench user's, listing `member` (docs/contract.md §10). */
@@ -465,21 +477,12 @@ async function measureFlood(server: Running, provider: BenchIssuer, duration: nu
 }
 
 function loadAsync(server: Running, request: Request, duration: number): Promise<Measurement> {
-  return runLoad({
-    url: server.url + request.path,
-    method: request.method,
-    headers: request.headers,
-    body: request.body,
-    duration,
-    connections: Number(flags.connections),
-  });
+  return runLoad(loadConfig(server, request, duration));
 }
 
 async function runLoad(config: object): Promise<Measurement> {
-  const command = pinned ? 'taskset' : process.execPath;
-  const args = [...(pinned ? ['-c', '0', process.execPath] : []), 'bench/load.mjs', JSON.stringify(config)];
-  const { stdout } = await promisify(execFile)(command, args, { encoding: 'utf8', maxBuffer: 1 << 20 });
-  return JSON.parse(stdout) as Measurement;
+  const [command, args] = loadCommand(config);
+  return measured((await promisify(execFile)(command, args, { encoding: 'utf8', maxBuffer: 1 << 22 })).stdout);
 }
 
 /** Stops a server and waits until its process is gone. */

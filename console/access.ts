@@ -1,5 +1,4 @@
-import { claimAt, claimText, rolesOf } from '../runtime/auth/issuer/claims.js';
-import { isCanonicalUid } from '../runtime/auth/scheme.js';
+import { claimText, rolesOf, type SelectUsers, userIdOf } from '../runtime/auth/issuer/claims.js';
 import type { Access, BackendModule, HttpMethod } from '../runtime/index.js';
 
 /**
@@ -70,9 +69,6 @@ export function explain(route: RouteAccess, user: string, holds: string[] | null
   return { allowed, backend: route.backend, needs, holds, method: route.method, path: route.path, reason };
 }
 
-/** Runs a UserQuery (an outside issuer's mapping to a local user) against the database, as the server does. */
-export type SelectRows = (sql: string, values: readonly string[]) => Promise<{ user_id?: unknown }[]>;
-
 /**
  * The same answer for a user of an outside issuer (docs/contract.md §9), from a token's claims: which of the
  * backend's issuers it is, whether its audience is accepted, the roles its claims give after mapping, and
@@ -83,7 +79,7 @@ export async function explainClaims(
   route: RouteAccess,
   backend: BackendModule,
   payload: unknown,
-  select?: SelectRows,
+  select?: SelectUsers,
 ): Promise<Explanation & { user: string }> {
   const claims = typeof payload === 'object' && payload !== null && !Array.isArray(payload) ? (payload as Record<string, unknown>) : {};
   const iss = typeof claims.iss === 'string' ? claims.iss : undefined;
@@ -112,23 +108,16 @@ export async function explainClaims(
     );
   }
   const holds = rolesOf(claims, issuer, backend.consoleRole);
-  let user: string | undefined;
-  if (issuer.userQuery === null) {
-    user = claimText(claimAt(claims, issuer.user));
-    if (user === undefined || !isCanonicalUid(backend.uidType, user)) {
-      return denied(
-        user ?? "the token's user",
-        `the claim ${issuer.user.join('.')} is not a user id of backend ${backend.name} (${backend.uidType}): the server refuses the token (unknown_user)`,
-      );
-    }
-  } else {
-    const values = issuer.userQuery.binds.map((name) => claimText(Object.hasOwn(claims, name) ? claims[name] : undefined));
-    if (select === undefined) return denied("the token's user", `issuer ${iss} maps its users with a UserQuery, which needs the database`);
-    const [row] = values.every((value) => value !== undefined) ? await select(issuer.userQuery.sql, values as string[]) : [];
-    user = row === undefined ? undefined : claimText(typeof row.user_id === 'bigint' ? String(row.user_id) : row.user_id);
-    if (user === undefined || !isCanonicalUid(backend.uidType, user)) {
-      return denied("the token's user", `the UserQuery of issuer ${iss} finds no local user for these claims: the server refuses the token (unknown_user)`);
-    }
+  if (issuer.userQuery !== null && select === undefined)
+    return denied("the token's user", `issuer ${iss} maps its users with a UserQuery, which needs the database`);
+  const user = await userIdOf(claims, issuer, backend.uidType, select ?? (() => Promise.resolve([])));
+  if (user === undefined) {
+    return denied(
+      "the token's user",
+      issuer.userQuery === null
+        ? `the claim ${issuer.user.join('.')} is not a user id of backend ${backend.name} (${backend.uidType}): the server refuses the token (unknown_user)`
+        : `the UserQuery of issuer ${iss} finds no local user for these claims: the server refuses the token (unknown_user)`,
+    );
   }
   // An outside token with no role claim still holds "a role" as far as * goes: * admits any authenticated caller.
   const answer =

@@ -368,18 +368,21 @@ async function explainCommand(user: string, method: string, served: string, json
   return printExplanation(user, answer, json);
 }
 
+/** The project's backends, as generated/ serves them. */
+async function generatedBackends(): Promise<BackendModule[]> {
+  return ((await import(pathToFileURL(path.resolve('generated/index.ts')).href)) as { backends: BackendModule[] }).backends;
+}
+
 /** The backend `xmlrest key create` names must take keys: generated/ says which do. */
 async function requireKeyBackend(name: string): Promise<void> {
-  const generated = pathToFileURL(path.resolve('generated/index.ts')).href;
-  const { backends } = (await import(generated)) as { backends: BackendModule[] };
+  const backends = await generatedBackends();
   const backend = backends.find((candidate) => candidate.name === name);
   if (!backend) throw new UsageError(`no backend ${name} (the backends are ${backends.map((candidate) => candidate.name).join(', ')})`);
   if (!backend.apiKeys) throw new UsageError(`backend ${name} takes no API keys: add api_keys="on" to resources/${name}/backend.xml and run npm run generate`);
 }
 
 async function routeOf(method: string, served: string): Promise<{ route: RouteAccess; backend: BackendModule }> {
-  const generated = pathToFileURL(path.resolve('generated/index.ts')).href;
-  const { backends } = (await import(generated)) as { backends: BackendModule[] };
+  const backends = await generatedBackends();
   const route = findRoute(routesOf(backends), method, served);
   if (!route) throw new UsageError(`no backend serves ${method.toUpperCase()} ${served} (give the path without BASE_PATH, as access.lock lists it)`);
   return { route, backend: backends.find((candidate) => candidate.name === route.backend)! };

@@ -4,7 +4,18 @@ import type { Diagnostics, SourceLocation } from '../diagnostics.js';
 import type { AuthQuery, Backend, PluginRef } from '../ir.js';
 import { BUILTIN_PLUGINS } from '../plugins.js';
 import { scanSql } from '../sql/index.js';
-import { type AnalyseOptions, AttributeReader, checkNamespace, describePlaceholder, parseCached, type RawElement, ROLE, type SourceFile } from './elements.js';
+import {
+  type AnalyseOptions,
+  AttributeReader,
+  type AttributeRule,
+  rule as attributeRule,
+  checkNamespace,
+  describePlaceholder,
+  parseCached,
+  type RawElement,
+  ROLE,
+  type SourceFile,
+} from './elements.js';
 import { analyseIssuer } from './issuer.js';
 import { ARG_NAME } from './request.js';
 
@@ -15,34 +26,9 @@ export interface BackendWithPlugins extends Backend {
 
 const AUTH_QUERY_COLUMNS = { Basic: ['user_id', 'role_name'], Bearer: ['sub', 'aud'] } as const;
 
-/**
- * One rule per attribute of `Backend`: how its text becomes the setting
- * (undefined when it cannot), what to say when it cannot. Adding an
- * attribute is adding a row (and the setting to `BackendSettings`).
- */
-interface AttributeRule {
-  name: string;
-  apply(value: string, backend: Backend): boolean;
-  error(value: string): string;
-}
-
-function rule<K extends keyof Backend>(
-  name: string,
-  field: K,
-  parse: (value: string) => Backend[K] | undefined,
-  error: (value: string) => string,
-): AttributeRule {
-  return {
-    name,
-    apply: (value, backend) => {
-      const parsed = parse(value);
-      if (parsed === undefined) return false;
-      backend[field] = parsed;
-      return true;
-    },
-    error,
-  };
-}
+/** One rule per attribute of `Backend` (adding one is adding a row, and the setting to `BackendSettings`). */
+const rule = <K extends keyof Backend>(name: string, field: K, parse: (value: string) => Backend[K] | undefined, error: (value: string) => string) =>
+  attributeRule<Backend, K>(name, field, parse, error);
 
 const whole =
   (pattern: RegExp, max = Infinity) =>
@@ -54,7 +40,7 @@ const oneOf =
     values.find((candidate) => candidate === value);
 const bool = (value: string) => (value === 'true' ? true : value === 'false' ? false : undefined);
 
-const BACKEND_ATTRIBUTES: readonly AttributeRule[] = [
+const BACKEND_ATTRIBUTES: readonly AttributeRule<Backend>[] = [
   rule(
     'auth_scheme',
     'authScheme',

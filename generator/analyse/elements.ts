@@ -49,6 +49,35 @@ export function scanCached(text: string, cache: RunCache<ScannedSql> | undefined
   return cache ? cache.through(text, '', () => scanSql(text)) : scanSql(text);
 }
 
+/**
+ * One rule per attribute of an element (Backend, Issuer): how its text becomes a field of `T` (undefined when it
+ * cannot), and what to say when it cannot. Adding an attribute is adding a row to the element's table.
+ */
+export interface AttributeRule<T> {
+  name: string;
+  apply(value: string, target: T): boolean;
+  error(value: string): string;
+}
+
+/** The rule of an attribute that sets one field of `T` from its parsed text. */
+export function rule<T, K extends keyof T>(
+  name: string,
+  field: K,
+  parse: (value: string) => T[K] | undefined,
+  error: (value: string) => string,
+): AttributeRule<T> {
+  return {
+    name,
+    apply: (value, target) => {
+      const parsed = parse(value);
+      if (parsed === undefined) return false;
+      target[field] = parsed;
+      return true;
+    },
+    error,
+  };
+}
+
 /** Reads attributes by name, then reports every one nobody asked for. */
 export class AttributeReader {
   private readonly used = new Set<string>();

@@ -9,7 +9,7 @@ import {
 } from '../../runtime/contract.js';
 import type { Diagnostics, SourceLocation } from '../diagnostics.js';
 import { scanSql } from '../sql/index.js';
-import { AttributeReader, describePlaceholder, type RawAttribute, type RawElement } from './elements.js';
+import { AttributeReader, type AttributeRule, rule as attributeRule, describePlaceholder, type RawAttribute, type RawElement } from './elements.js';
 
 /**
  * `Issuer` in backend.xml (docs/contract.md §9): an identity provider whose
@@ -21,29 +21,8 @@ import { AttributeReader, describePlaceholder, type RawAttribute, type RawElemen
 /** An issuer being read: the settings, and which of the required ones were given. */
 type Draft = IssuerSettings & { jwksUri?: string; discovery?: string };
 
-interface IssuerAttributeRule {
-  name: string;
-  apply(value: string, issuer: Draft): boolean;
-  error(value: string): string;
-}
-
-function rule<K extends keyof Draft>(
-  name: string,
-  field: K,
-  parse: (value: string) => Draft[K] | undefined,
-  error: (value: string) => string,
-): IssuerAttributeRule {
-  return {
-    name,
-    apply: (value, issuer) => {
-      const parsed = parse(value);
-      if (parsed === undefined) return false;
-      issuer[field] = parsed;
-      return true;
-    },
-    error,
-  };
-}
+const rule = <K extends keyof Draft>(name: string, field: K, parse: (value: string) => Draft[K] | undefined, error: (value: string) => string) =>
+  attributeRule<Draft, K>(name, field, parse, error);
 
 const words = (value: string) => value.split(/\s+/).filter((word) => word !== '');
 
@@ -71,7 +50,7 @@ export function parseClaimPath(text: string): ClaimPath | undefined {
 const claimPath = (attribute: string) => (value: string) =>
   `${attribute} is a claim path (names separated by dots, a name holding dots in double quotes), not "${value}"`;
 
-const ISSUER_ATTRIBUTES: readonly IssuerAttributeRule[] = [
+const ISSUER_ATTRIBUTES: readonly AttributeRule<Draft>[] = [
   rule(
     'iss',
     'iss',

@@ -41,7 +41,8 @@ const CHECK_LENGTH = 6; // 62^6 > 2^32
 export const API_KEY_PREFIX = 'xr_';
 const KEY_SHAPE = new RegExp(`^${API_KEY_PREFIX}[0-9A-Za-z]{${BODY_LENGTH + CHECK_LENGTH}}$`);
 
-function base62(value: bigint, length: number): string {
+/** A number in base62 (digits, then upper and lower case letters), left-padded to `length`. */
+export function base62(value: bigint, length: number): string {
   let text = '';
   for (let rest = value; rest > 0n; rest /= 62n) text = ALPHABET[Number(rest % 62n)] + text;
   return text.padStart(length, '0');
@@ -51,9 +52,14 @@ function checksum(text: string): string {
   return base62(BigInt(crc32(text)), CHECK_LENGTH);
 }
 
+/** 32 random bytes in base62: 43 characters. */
+export function randomBase62(): string {
+  return base62(BigInt(`0x${randomBytes(32).toString('hex')}`), BODY_LENGTH);
+}
+
 /** A new key: shown once to whoever made it, never stored. */
 export function makeApiKey(): string {
-  const body = `${API_KEY_PREFIX}${base62(BigInt(`0x${randomBytes(32).toString('hex')}`), BODY_LENGTH)}`;
+  const body = `${API_KEY_PREFIX}${randomBase62()}`;
   return body + checksum(body);
 }
 

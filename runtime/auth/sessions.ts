@@ -2,6 +2,7 @@ import { hash, randomBytes } from 'node:crypto';
 import type { BackendModule } from '../contract.js';
 import type { Queryable } from '../db/index.js';
 import { HttpError } from '../errors.js';
+import { randomBase62 } from './api-key.js';
 import type { Revocations } from './revocations.js';
 import type { TokenIssuer } from './tokens.js';
 
@@ -58,14 +59,8 @@ export const SESSION_TOKENS_UNTIL =
 /** How long a used-up refresh token still rotates: a client that lost the answer tries again (Auth0's leeway, Supabase's reuse interval). */
 export const REUSE_GRACE_SECONDS = 10;
 
-const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-
-function refreshToken(): string {
-  let value = BigInt(`0x${randomBytes(32).toString('hex')}`);
-  let text = '';
-  for (; value > 0n; value /= 62n) text = ALPHABET[Number(value % 62n)] + text;
-  return `xrr_${text.padStart(43, '0')}`;
-}
+/** A new refresh token: `xrr_` and 32 random bytes in base62, as an API key's body. */
+const refreshToken = () => `xrr_${randomBase62()}`;
 
 const digest = (token: string) => hash('sha256', token, 'buffer');
 

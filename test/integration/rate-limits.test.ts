@@ -43,7 +43,7 @@ beforeAll(async () => {
 `,
     },
   });
-  servers = await Promise.all([startBuiltServer({ root: ROOT }), startBuiltServer({ root: ROOT })]);
+  servers = await Promise.all([startBuiltServer({ root: ROOT, env: { ADMIN_PORT: '0' } }), startBuiltServer({ root: ROOT })]);
 }, 180_000);
 
 afterAll(async () => {
@@ -140,6 +140,8 @@ describe('when the database cannot count', () => {
         servers.some((server) => server.logs.some((line) => String(line.msg).includes('the table xmlrest_rate_limit is missing (run xmlrest db init)')));
       for (let waited = 0; !logged() && waited < 5000; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
       expect(logged()).toBe(true);
+      const metrics = await (await fetch(`${servers[0]!.adminUrl}/metrics`)).text();
+      expect(Number(/^xmlrest_rate_limit_failed_open_total (\d+)/m.exec(metrics)?.[1] ?? 0)).toBeGreaterThan(0);
       expect((await get(servers[0]!, '/lim/v1.0/mine', ann)).status).not.toBe(500);
     } finally {
       await connection.query('rename table xmlrest_rate_limit_away to xmlrest_rate_limit');

@@ -1,4 +1,5 @@
-import type { ClaimPath, IssuerSettings } from '../../contract.js';
+import type { BackendModule, ClaimPath, IssuerSettings } from '../../contract.js';
+import { isCanonicalUid } from '../scheme.js';
 
 /**
  * Roles and the user id from an outside issuer's claims (docs/contract.md §9):
@@ -69,4 +70,31 @@ export function claimText(value: unknown): string | undefined {
   if (typeof value === 'string') return value;
   if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value);
   return undefined;
+}
+
+/** Runs a UserQuery: its rows, of which the first's `user_id` is the local user. */
+export type SelectUsers = (sql: string, values: readonly string[]) => Promise<{ user_id?: unknown }[]>;
+
+/**
+ * `$uid` for a token's claims: the `user` claim, or the `user_id` an issuer's UserQuery finds for them (a claim
+ * it binds that is not text or a whole number never reaches SQL); undefined when there is no user id of the
+ * backend's type. The server and `xmlrest explain --claims` both ask here.
+ */
+export async function userIdOf(
+  payload: Record<string, unknown>,
+  issuer: IssuerSettings,
+  uidType: BackendModule['uidType'],
+  select: SelectUsers,
+): Promise<string | undefined> {
+  let uid: string | undefined;
+  if (issuer.userQuery === null) {
+    uid = claimText(claimAt(payload, issuer.user));
+  } else {
+    const values = issuer.userQuery.binds.map((name) => claimText(Object.hasOwn(payload, name) ? payload[name] : undefined));
+    if (values.every((value) => value !== undefined)) {
+      const [row] = await select(issuer.userQuery.sql, values as string[]);
+      uid = row === undefined ? undefined : claimText(typeof row.user_id === 'bigint' ? String(row.user_id) : row.user_id);
+    }
+  }
+  return uid !== undefined && isCanonicalUid(uidType, uid) ? uid : undefined;
 }

@@ -2,8 +2,8 @@ import type { errors as JoseErrors, JWTPayload } from 'jose';
 import type { BackendModule, IssuerSettings } from '../../contract.js';
 import type { Queryable } from '../../db/index.js';
 import { forbidden, type HttpError } from '../../errors.js';
-import { isCanonicalUid, type Principal } from '../scheme.js';
-import { claimAt, claimText, rolesOf } from './claims.js';
+import type { Principal } from '../scheme.js';
+import { rolesOf, userIdOf } from './claims.js';
 import { jose } from './jose.js';
 import type { IssuerKeys } from './keys.js';
 import type { IssuerKeyRing } from './ring.js';
@@ -126,17 +126,8 @@ export class OutsideIssuers {
 
   /** `$uid`: the `user` claim, or the local id a UserQuery finds for the claims; 403 `unknown_user` when there is none. */
   private async userOf(settings: IssuerSettings, payload: JWTPayload): Promise<string> {
-    let uid: string | undefined;
-    if (settings.userQuery === null) {
-      uid = claimText(claimAt(payload, settings.user));
-    } else {
-      const values = settings.userQuery.binds.map((name) => claimText(Object.hasOwn(payload, name) ? payload[name] : undefined));
-      if (values.every((value) => value !== undefined)) {
-        const [row] = await this.db.select<{ user_id?: unknown }>(settings.userQuery.sql, values as string[]);
-        uid = row === undefined ? undefined : claimText(typeof row.user_id === 'bigint' ? String(row.user_id) : row.user_id);
-      }
-    }
-    if (uid === undefined || !isCanonicalUid(this.backend.uidType, uid)) throw forbidden('unknown_user');
+    const uid = await userIdOf(payload, settings, this.backend.uidType, (sql, values) => this.db.select(sql, values));
+    if (uid === undefined) throw forbidden('unknown_user');
     return uid;
   }
 }
