@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { accessText } from './analyse/access.js';
 import { analyse, type SourceFile } from './analyse/index.js';
+import { lintUnownedReads } from './analyse/ownership.js';
 import { Diagnostics } from './diagnostics.js';
 import { emit, resourceKeys } from './emit/index.js';
 import { FileTexts } from './file-texts.js';
@@ -35,6 +36,8 @@ export interface GenerateOptions {
   projectRoot?: string;
   /** Kept between runs by a long-running process (`npm run dev`). */
   cache?: GeneratorCache;
+  /** Warnings (the lint for unowned reads, analyse/ownership.ts) are errors: `generate --strict`. */
+  strict?: boolean;
 }
 
 /** What `npm run dev` keeps between runs, so that a one-file change among 1,000 resources redoes one file's work. */
@@ -61,7 +64,9 @@ export function endRun(cache: GeneratorCache): void {
   for (const part of [cache.parsed, cache.scans, cache.modules, cache.pathItems]) part.endRun();
 }
 
-export type GenerateResult = { ok: true; files: Map<string, string>; project: Project; untyped: string[] } | { ok: false; errors: string[] };
+export type GenerateResult =
+  | { ok: true; files: Map<string, string>; project: Project; untyped: string[]; warnings: string[] }
+  | { ok: false; errors: string[] };
 
 /** Stages 1 and 2 on their own: the CLI asks the database for types between them and emit. */
 export function analyseSources(sources: readonly SourceFile[], options: GenerateOptions = {}): { project: Project; diagnostics: Diagnostics } {
@@ -95,6 +100,11 @@ export function emitProject(project: Project, diagnostics: Diagnostics, options:
   const untyped = applyTypes(project, types, diagnostics);
   applyArgumentBounds(project);
   if (diagnostics.count === 0) checkPluginCalls(project, options.projectRoot ?? process.cwd(), diagnostics, options.cache?.plugins);
+  lintUnownedReads(project, types, (file, method, step) => `${file} ${method} ${step}`, diagnostics);
+  const warnings = diagnostics.warnings();
+  // --strict: a warning stops the run as an error does, said in the same words without the "warning:".
+  if (options.strict && warnings.length > 0)
+    return { ok: false, errors: [...diagnostics.lines(), ...warnings.map((line) => line.replace(': warning: ', ': '))] };
   if (diagnostics.count > 0) return { ok: false, errors: diagnostics.lines() };
   const outDir = options.outDir ?? 'generated';
   const emitOptions = {
@@ -115,7 +125,7 @@ export function emitProject(project: Project, diagnostics: Diagnostics, options:
     if (entry && entry.sql === step.sql) used[key] = entry;
   }
   if (Object.keys(used).length > 0 || options.types !== undefined) files.set(`${outDir}/column-types.json`, snapshotText(used));
-  return { ok: true, files: new Map([...files].sort(([a], [b]) => (a < b ? -1 : 1))), project, untyped };
+  return { ok: true, files: new Map([...files].sort(([a], [b]) => (a < b ? -1 : 1))), project, untyped, warnings };
 }
 
 /**

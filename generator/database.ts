@@ -29,12 +29,21 @@ export async function openDescriber(url: string): Promise<StatementDescriber & {
           order by ordinal_position`,
         [table],
       );
+      // What each column references (a foreign key): who owns a table's rows (analyse/ownership.ts).
+      const [keys] = await connection.execute(
+        `select column_name as name, concat(referenced_table_name, '.', referenced_column_name) as refers
+           from information_schema.key_column_usage
+          where table_schema = database() and table_name = ? and referenced_table_name is not null`,
+        [table],
+      );
+      const references = new Map((keys as { name: string; refers: string }[]).map((key) => [key.name, key.refers]));
       return (rows as { name: string; dataType: string; columnType: string; nullable: number; maxLength: number | string | null }[]).map((row) => ({
         name: row.name,
         dataType: row.dataType,
         columnType: row.columnType,
         nullable: Boolean(row.nullable),
         maxLength: row.maxLength === null ? null : Number(row.maxLength),
+        ...(references.has(row.name) ? { references: references.get(row.name)! } : {}),
       }));
     },
     close: () => connection.end(),

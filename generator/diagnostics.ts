@@ -14,9 +14,15 @@ export interface SourceLocation {
  */
 export class Diagnostics {
   private readonly problems: { at: SourceLocation; message: string }[] = [];
+  /** What may be meant but is likely a mistake (a lint): reported, and an error only with `--strict`. */
+  private readonly cautions: { at: SourceLocation; message: string }[] = [];
 
   error(at: SourceLocation, message: string): void {
     this.problems.push({ at, message });
+  }
+
+  warn(at: SourceLocation, message: string): void {
+    this.cautions.push({ at, message });
   }
 
   get count(): number {
@@ -28,10 +34,19 @@ export class Diagnostics {
    * character in it must not reach the terminal as it is, nor a line feed split the line.
    */
   lines(): string[] {
-    return [...this.problems]
-      .sort((a, b) => (a.at.file < b.at.file ? -1 : a.at.file > b.at.file ? 1 : a.at.line - b.at.line || a.at.col - b.at.col))
-      .map(({ at, message }) => escapeUnprintable(`${at.file}:${at.line}:${at.col}: ${message}`));
+    return sorted(this.problems);
   }
+
+  /** The warnings, as `lines()` gives the errors: `file:line:col: warning: ...`. */
+  warnings(): string[] {
+    return sorted(this.cautions.map(({ at, message }) => ({ at, message: `warning: ${message}` })));
+  }
+}
+
+function sorted(problems: { at: SourceLocation; message: string }[]): string[] {
+  return [...problems]
+    .sort((a, b) => (a.at.file < b.at.file ? -1 : a.at.file > b.at.file ? 1 : a.at.line - b.at.line || a.at.col - b.at.col))
+    .map(({ at, message }) => escapeUnprintable(`${at.file}:${at.line}:${at.col}: ${message}`));
 }
 
 /** Maps character offsets in one file's text to line and column. */

@@ -90,6 +90,8 @@ export interface Operation {
   access: Access;
   /** The Request's own `rate_limit`, else the resource's, else none (docs/contract.md §10). */
   rateLimit: RateLimit | null;
+  /** `owner="shared"`: a protected read of rows that belong to users, meant for every caller it admits (analyse/ownership.ts). */
+  owner?: 'shared';
   usesUid: boolean;
   /** A write or more than one Sql step: one connection, one transaction (docs/contract.md §3). */
   transaction: boolean;

@@ -32,6 +32,8 @@ export interface RunOptions {
   log?: (line: string) => void;
   /** Kept between runs by `npm run dev`, so that a one-file change re-emits one module. */
   cache?: GeneratorCache;
+  /** Warnings are errors (`generate --strict`): nothing is written and the run fails. */
+  strict?: boolean;
 }
 
 export async function generateProject(options: RunOptions): Promise<number> {
@@ -56,6 +58,7 @@ async function run(options: RunOptions): Promise<number> {
     ...(options.cache ? { cache: options.cache } : {}),
     exists: (file: string) => existsSync(path.join(options.root, file)),
     leavesProject: (file: string) => leavesProject(options.root, file),
+    ...(options.strict ? { strict: true } : {}),
   };
   const { project, diagnostics } = analyseSources(sources, generateOptions);
   const snapshotFile = path.join(options.root, outDir, 'column-types.json');
@@ -98,6 +101,7 @@ function finishRun(
     log(`xmlrest: ${result.errors.length} error${result.errors.length === 1 ? '' : 's'}; nothing was written`);
     return 1;
   }
+  for (const line of result.warnings) log(line);
   if (result.untyped.length > 0) {
     log(
       `xmlrest: ${result.untyped.length} step${result.untyped.length === 1 ? ' is' : 's are'} typed unknown (no snapshot entry): set DATABASE_URL and run npm run generate`,

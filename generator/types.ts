@@ -1,5 +1,7 @@
+import { identityText, ownsRows, type UserIdentity, userIdentity } from './analyse/ownership.js';
 import type { Diagnostics } from './diagnostics.js';
 import type { Operation, ParamTarget, ParamType, Project, Resource, ResultColumn, SqlStep } from './ir.js';
+import { tablesOf } from './sql/tables.js';
 
 /**
  * Result column types from the database. At generation time the generator
@@ -15,6 +17,17 @@ export interface SnapshotEntry {
   columns: ResultColumn[];
   /** Types of the request parameters whose column the text shows. */
   params?: Record<string, ParamType>;
+  /** A read's tables whose rows belong to users, as the database describes them (analyse/ownership.ts). */
+  owners?: Owners;
+}
+
+/**
+ * Of a read step: the backend's user id column it was judged against (`usr.user_id`), and each table the step
+ * reads whose rows belong to users, with the columns that say so (a foreign key to that id, or its name).
+ */
+export interface Owners {
+  user: string;
+  tables: Record<string, string[]>;
 }
 
 export function stepKey(resource: Resource, operation: Operation, step: SqlStep): string {
@@ -101,6 +114,8 @@ export interface TableColumn {
   columnType: string;
   nullable: boolean;
   maxLength: number | null;
+  /** `table.column` it references, when a foreign key says so. */
+  references?: string;
 }
 
 /** What the generator needs of a database connection. */
@@ -133,11 +148,7 @@ export function paramTypeOf(table: string, column: TableColumn): ParamType {
   return { kind: 'any', ...base };
 }
 
-async function paramTypes(
-  targets: Record<string, ParamTarget>,
-  database: StatementDescriber,
-  tables: Map<string, Promise<TableColumn[]>>,
-): Promise<Record<string, ParamType>> {
+async function paramTypes(targets: Record<string, ParamTarget>, columnsOf: (table: string) => Promise<TableColumn[]>): Promise<Record<string, ParamType>> {
   const types: Record<string, ParamType> = {};
   for (const [name, target] of Object.entries(targets)) {
     if (target.kind === 'limit') {
@@ -145,9 +156,7 @@ async function paramTypes(
       continue;
     }
     if (target.table === null) continue;
-    let columns = tables.get(target.table);
-    if (!columns) tables.set(target.table, (columns = database.columnsOf(target.table)));
-    const column = (await columns).find((candidate) => candidate.name.toLowerCase() === target.column.toLowerCase());
+    const column = (await columnsOf(target.table)).find((candidate) => candidate.name.toLowerCase() === target.column.toLowerCase());
     if (column) types[name] = paramTypeOf(target.table, column);
   }
   return types;
@@ -174,10 +183,18 @@ export async function inferTypes(
   const snapshot: TypeSnapshot = {};
   const changes: string[] = [];
   const tables = new Map<string, Promise<TableColumn[]>>();
-  for (const { key, step } of sqlSteps(project)) {
+  const columnsOf = (table: string) => {
+    let columns = tables.get(table);
+    if (!columns) tables.set(table, (columns = database.columnsOf(table)));
+    return columns;
+  };
+  for (const { key, step, resource } of sqlSteps(project)) {
     const old = previous[key];
+    const identity = userIdentity(project.backends.find((backend) => backend.name === resource.backend)!);
     if (!options.refresh && old && old.sql === step.sql) {
-      snapshot[key] = old;
+      // An entry from before the database told who owns a read's rows, or told it for another user table, learns it now.
+      snapshot[key] =
+        step.statement === 'read' && old.owners?.user !== identityText(identity) ? { ...old, owners: await ownersOf(step.sql, identity, columnsOf) } : old;
       continue;
     }
     let fields: FieldInfo[];
@@ -189,8 +206,13 @@ export async function inferTypes(
       continue;
     }
     const columns = step.statement === 'read' ? fields.map(columnOf) : [];
-    const params = await paramTypes(step.paramTargets, database, tables);
-    snapshot[key] = Object.keys(params).length > 0 ? { sql: step.sql, columns, params } : { sql: step.sql, columns };
+    const params = await paramTypes(step.paramTargets, columnsOf);
+    snapshot[key] = {
+      sql: step.sql,
+      columns,
+      ...(Object.keys(params).length > 0 ? { params } : {}),
+      ...(step.statement === 'read' ? { owners: await ownersOf(step.sql, identity, columnsOf) } : {}),
+    };
     if (!old) changes.push(`${key}: typed ${describeColumns(columns)}`);
     else changes.push(...columnChanges(key, old.columns, columns), ...paramChanges(key, old.params ?? {}, params));
   }
@@ -232,6 +254,16 @@ export function applyTypes(project: Project, snapshot: TypeSnapshot, diagnostics
   return [...new Set(untyped)];
 }
 
+/** Who owns the rows of each table a read reads, as the database describes the tables (analyse/ownership.ts). */
+async function ownersOf(sql: string, identity: UserIdentity, columnsOf: (table: string) => Promise<TableColumn[]>): Promise<Owners> {
+  const owned: Record<string, string[]> = {};
+  for (const { table } of tablesOf(sql)) {
+    const columns = (await columnsOf(table)).filter((column) => ownsRows(table, column, identity)).map((column) => column.name);
+    if (columns.length > 0) owned[table] = columns.sort();
+  }
+  return { user: identityText(identity), tables: owned };
+}
+
 /** JSON with one column per line, so that a changed type is a one-line diff. */
 export function snapshotText(snapshot: TypeSnapshot): string {
   const entries = Object.entries(sortKeys(snapshot)).map(([key, entry]) => {
@@ -242,7 +274,8 @@ export function snapshotText(snapshot: TypeSnapshot): string {
           .map(([name, type]) => `      ${JSON.stringify(name)}: ${JSON.stringify(type)}`)
           .join(',\n')}\n    }`
       : '';
-    return `  ${JSON.stringify(key)}: {\n    "sql": ${JSON.stringify(entry.sql)},\n    "columns": ${list}${params}\n  }`;
+    const owners = entry.owners ? `,\n    "owners": ${JSON.stringify(entry.owners)}` : '';
+    return `  ${JSON.stringify(key)}: {\n    "sql": ${JSON.stringify(entry.sql)},\n    "columns": ${list}${params}${owners}\n  }`;
   });
   return entries.length === 0 ? '{}\n' : `{\n${entries.join(',\n')}\n}\n`;
 }

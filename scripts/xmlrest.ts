@@ -71,9 +71,18 @@ function program(done: (code: number) => void): Command {
   command(xmlrest, 'generate', 'write generated/ (and access.lock) from resources/; only changed files are written')
     .option('--check', 'write nothing; exit 1 naming every file that would change')
     .option('--refresh-types', 'ask the database for every statement’s types again and name what changed')
-    .action(async (options: { check?: boolean; refreshTypes?: boolean }) => {
+    .option('--strict', 'warnings (a protected read of rows that belong to users without $uid) are errors: nothing is written, exit 1')
+    .action(async (options: { check?: boolean; refreshTypes?: boolean; strict?: boolean }) => {
       const root = process.cwd();
-      done(await generate({ root, check: options.check ?? false, refreshTypes: options.refreshTypes ?? false, databaseUrl: databaseUrlFromEnvironment(root) }));
+      done(
+        await generate({
+          root,
+          check: options.check ?? false,
+          refreshTypes: options.refreshTypes ?? false,
+          databaseUrl: databaseUrlFromEnvironment(root),
+          strict: options.strict ?? false,
+        }),
+      );
     });
 
   const db = command(xmlrest, 'db', 'the database xmlrest works on');

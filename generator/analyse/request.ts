@@ -8,6 +8,7 @@ import { type Placeholder, scanSql } from '../sql/index.js';
 import { readAccess, readRateLimit } from './access.js';
 import type { BackendWithPlugins } from './backend.js';
 import { type AnalyseOptions, AttributeReader, type RawAttribute, type RawElement, readDesc, type SourceFile, scanCached } from './elements.js';
+import { readOwner } from './ownership.js';
 
 /** A request of a resource file: its method, status and steps, each bind checked against the steps before it. */
 const STEP_ID = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -34,6 +35,7 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
   const status = attrs.optional('status');
   const own = attrs.optional('auth');
   const ownRate = attrs.optional('rate_limit');
+  const owner = readOwner(attrs.optional('owner'), diagnostics);
   attrs.rejectOthers();
   const rateLimit = ownRate ? readRateLimit(ownRate, diagnostics) : context.rateLimit;
   // A Request's own auth replaces the resource's; auth="" makes the method public (docs/contract.md §8).
@@ -191,6 +193,7 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
     paramTypes: {},
     access,
     rateLimit,
+    ...(owner ? { owner } : {}),
     usesUid,
     transaction,
     ...(login ? { paramsFromBody: true as const } : {}),

@@ -127,7 +127,7 @@ describe('xmlrest resource auth: who may call a resource or a method, written to
         code: 0,
         stdout: 'resources/shop/report.xml: report v1.0 GET: inherits the resource’s -> public; generated/ and access.lock rewritten\n',
       });
-      expect(file('report.xml')).toBe(original.replace('<Request method="GET">', '<Request method="GET" auth="">'));
+      expect(file('report.xml')).toBe(original.replace('<Request method="GET" owner="shared">', '<Request method="GET" auth="" owner="shared">'));
       expect(lock()).toContain('shop /shop/v1.0/report GET public\n');
       expect((await inProject('resource', 'auth', 'shop/report', '--method', 'GET', '--inherit')).code).toBe(0);
       expect(file('report.xml')).toBe(original);

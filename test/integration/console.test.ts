@@ -319,7 +319,7 @@ describe('console API: access rules, users and roles, history (docs/contract.md 
       const set = await consoleCall('PUT', 'b/shop/resources/report/1.0/auth', admin, { method: 'get', auth: '', etag: await etagOf('report') });
       expect(set.status).toBe(200);
       expect(set.body).toMatchObject({ method: 'GET', auth: '' });
-      expect(readFileSync(file, 'utf8')).toBe(original.replace('<Request method="GET">', '<Request method="GET" auth="">'));
+      expect(readFileSync(file, 'utf8')).toBe(original.replace('<Request method="GET" owner="shared">', '<Request method="GET" auth="" owner="shared">'));
       expect(lock()).toContain('shop /shop/v1.0/report GET public\n');
       expect((await fetch(`${url}/shop/v1.0/report`)).status).toBe(200);
       const listed = (await consoleCall('GET', 'b/shop/resources', admin)).body.resources.find((resource: { name: string }) => resource.name === 'report');

@@ -7,14 +7,21 @@ import { generate, readSources, type TypeSnapshot } from '../../generator/index.
 /**
  * sqlc-style golden cases, one folder per generator behaviour (error-* cases
  * must fail, the others generate): test/golden/<case>/resources/<backend>/*.xml in,
- * test/golden/<case>/column-types.json (a type snapshot, optional) in,
- * test/golden/<case>/expected/ out (the modules and ir.json), or
- * expected/stderr.txt for a case that must fail. `npm run test:golden:update`
+ * test/golden/<case>/column-types.json (a type snapshot, optional) and
+ * options.json (the generator's options, optional: `{"strict": true}`) in,
+ * test/golden/<case>/expected/ out (the modules and ir.json, and
+ * warnings.txt when it warns), or expected/stderr.txt for a case that must fail. `npm run test:golden:update`
  * rewrites the expectations; review the diff like code. The expected modules
  * are type-checked by `npm run typecheck`, and lab's are served in http tests.
  */
 const GOLDEN = 'test/golden';
 const update = process.env.UPDATE_GOLDEN === '1';
+
+/** A case's own options to the generator (`options.json`, optional): `{"strict": true}` runs it as `generate --strict`. */
+function optionsOf(caseDir: string): { strict?: boolean } {
+  const file = path.join(caseDir, 'options.json');
+  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { strict?: boolean }) : {};
+}
 
 const cases = readdirSync(GOLDEN, { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
@@ -29,13 +36,21 @@ describe.each(cases)('golden case %s', (name) => {
     const sources = readSources(caseDir, 'resources');
     const snapshot = path.join(caseDir, 'column-types.json');
     const types = existsSync(snapshot) ? (JSON.parse(readFileSync(snapshot, 'utf8')) as TypeSnapshot) : undefined;
-    const result = generate(sources, { outDir: `${GOLDEN}/${name}/expected`, lockFile: `${GOLDEN}/${name}/expected/access.lock`, exists: () => false, types });
+    const result = generate(sources, {
+      outDir: `${GOLDEN}/${name}/expected`,
+      lockFile: `${GOLDEN}/${name}/expected/access.lock`,
+      exists: () => false,
+      types,
+      ...optionsOf(caseDir),
+    });
     // A case's name says which it is: one that should fail and generates, or the reverse, is a regression.
     expect(result.ok, result.ok ? 'generated' : result.errors.join('\n')).toBe(!name.startsWith('error-'));
     const actual = new Map<string, string>();
     if (result.ok) {
       for (const [file, text] of result.files) actual.set(path.relative(expectedDir, file), text);
       actual.set('ir.json', JSON.stringify(result.project, null, 2) + '\n');
+      // What npm run generate prints beside its output: a case that warns says so in a file of its own.
+      if (result.warnings.length > 0) actual.set('warnings.txt', result.warnings.join('\n') + '\n');
     } else {
       actual.set('stderr.txt', result.errors.join('\n') + '\n');
     }
@@ -60,8 +75,8 @@ describe.each(cases)('golden case %s', (name) => {
   it('generates the same bytes, in the same order, from two runs over shuffled input', () => {
     const sources = readSources(caseDir, 'resources');
     const flatten = (result: ReturnType<typeof generate>) => (result.ok ? [...result.files] : result.errors);
-    const first = flatten(generate(sources, { outDir: 'out' }));
-    const second = flatten(generate([...sources].reverse(), { outDir: 'out' }));
+    const first = flatten(generate(sources, { outDir: 'out', ...optionsOf(caseDir) }));
+    const second = flatten(generate([...sources].reverse(), { outDir: 'out', ...optionsOf(caseDir) }));
     expect(second).toStrictEqual(first);
   });
 

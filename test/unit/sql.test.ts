@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { scanSql } from '../../generator/sql/index.js';
+import { columnsNamed, sourceColumn, tablesOf } from '../../generator/sql/tables.js';
 
 describe('scanSql', () => {
   it('replaces parameters, $uid and step references by ? in order', () => {
@@ -66,5 +67,41 @@ describe('scanSql', () => {
 
   it('keeps the statement readable: indentation removed, line structure kept', () => {
     expect(scanSql('\n      select a\n      from t\n        where b = $b\n    ').sql).toBe('select a\nfrom t\n  where b = ?');
+  });
+});
+
+describe('tables a statement reads, and where an auth query takes its user id (the lint for unowned reads)', () => {
+  it('follows from and join, comma lists, subqueries and aliases, but not a function’s from', () => {
+    expect(tablesOf('select o.a, p.b from orders o inner join products as p on p.id = o.pid, `notes` n where x in (select y from reviews)')).toEqual([
+      { table: 'orders', aliases: ['o'] },
+      { table: 'products', aliases: ['p'] },
+      { table: 'notes', aliases: ['n'] },
+      { table: 'reviews', aliases: [] },
+    ]);
+    expect(tablesOf("select extract(year from created_on) as y, trim(both 'x' from name) as n from shop.orders where a = ?")).toEqual([
+      { table: 'orders', aliases: [] },
+    ]);
+  });
+
+  it('names the columns of a name the text shows, by table', () => {
+    expect([...columnsNamed('select o.user_id, p.name from orders o join products p on p.id = o.pid', ['user_id'])]).toEqual([['orders', ['user_id']]]);
+    expect([...columnsNamed('select name from notes where USER_ID = ?', ['user_id'])]).toEqual([['notes', ['USER_ID']]]);
+    expect([...columnsNamed('select count(user_id) as n from a, b', ['user_id'])]).toEqual([]);
+  });
+
+  it('finds the table and column an AuthQuery takes its user id from, through a cast', () => {
+    expect(sourceColumn('select cast(u.user_id as char) as sub, r.role_name as aud from usr u inner join usr_role r on r.user_id = u.user_id', 'sub')).toEqual({
+      table: 'usr',
+      column: 'user_id',
+    });
+    expect(sourceColumn('select m.member_id as user_id, m.team as role_name from members m where m.login = ?', 'user_id')).toEqual({
+      table: 'members',
+      column: 'member_id',
+    });
+    expect(sourceColumn('select account_id as user_id, role as role_name from accounts where login = ?', 'user_id')).toEqual({
+      table: 'accounts',
+      column: 'account_id',
+    });
+    expect(sourceColumn('select 1 as sub from a, b', 'sub')).toBeUndefined();
   });
 });

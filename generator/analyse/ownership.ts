@@ -1,0 +1,127 @@
+import { DEFAULT_USER_TABLES } from '../../runtime/auth/user-tables.js';
+import type { Diagnostics } from '../diagnostics.js';
+import type { Backend, Operation, Project, SqlStep } from '../ir.js';
+import { columnsNamed, sourceColumn, tablesOf } from '../sql/tables.js';
+import type { TableColumn, TypeSnapshot } from '../types.js';
+import { type AttributeRule, type RawAttribute, rule } from './elements.js';
+
+/**
+ * Who owns the rows a protected request reads (OWASP API1, broken object-level
+ * authorization): a protected Request whose read step reads a table that holds
+ * rows per user, without binding `$uid`, likely returns every user's rows to
+ * whoever holds the role. That is a warning at the step's `file:line:col`
+ * (`npm run generate`), an error with `--strict`, unless the Request says it
+ * is meant: `owner="shared"`.
+ *
+ * A table holds rows per user when a column of it references the backend's user
+ * table (a foreign key to its id), or is named as the backend's user id column
+ * (`user_id` on the default tables; the column an AuthQuery takes the id from).
+ * The database says which columns those are when it types the statement; the
+ * answer is kept beside the types in generated/column-types.json (`owners`), so
+ * that a machine without a database gives the same warnings. The text counts
+ * too: a column of that name that the statement names.
+ *
+ * A step is bound to its caller when it binds `$uid`, or reads a value of an
+ * earlier step that is (`$[order][0].insertId` of an insert that wrote `$uid`).
+ */
+
+/** A Request's `owner` (one row of its attribute table; Request attributes read by request.ts). */
+interface RequestOwner {
+  owner?: 'shared';
+}
+const REQUEST_ATTRIBUTES: readonly AttributeRule<RequestOwner>[] = [
+  rule<RequestOwner, 'owner'>(
+    'owner',
+    'owner',
+    (value) => (value === 'shared' ? 'shared' : undefined),
+    (value) => `owner is shared (every caller the request admits may read every user's rows), not "${value}"`,
+  ),
+];
+
+/** `owner="shared"`, or undefined when absent or wrong (the diagnostic says why). */
+export function readOwner(attribute: RawAttribute | undefined, diagnostics: Diagnostics): 'shared' | undefined {
+  if (attribute === undefined) return undefined;
+  const target: RequestOwner = {};
+  const row = REQUEST_ATTRIBUTES.find((candidate) => candidate.name === attribute.name)!;
+  if (!row.apply(attribute.value, target)) diagnostics.error(attribute.at, row.error(attribute.value));
+  return target.owner;
+}
+
+/** Where a backend's user ids live: the table (when known) and the column. */
+export interface UserIdentity {
+  table: string | null;
+  column: string;
+}
+
+/** The default tables' `usr.user_id`, or the table and column a backend's own AuthQuery takes its user id from. */
+export function userIdentity(backend: Backend): UserIdentity {
+  if (backend.defaultTables || backend.authQuery === null) return { table: DEFAULT_USER_TABLES.users, column: DEFAULT_USER_TABLES.userId };
+  const source = sourceColumn(backend.authQuery.sql, backend.authScheme === 'Basic' ? 'user_id' : 'sub');
+  return source ?? { table: null, column: 'user_id' };
+}
+
+/** The text the snapshot keeps an identity as, so that a backend whose user table changed is asked again. */
+export function identityText(identity: UserIdentity): string {
+  return `${identity.table ?? '?'}.${identity.column}`;
+}
+
+/**
+ * Whether a column makes its table's rows belong to users: it references the user table's id column, or has its
+ * name (not a bare `id`, which every table has: by name only the user table's own `id` counts).
+ */
+export function ownsRows(table: string, column: TableColumn & { references?: string }, identity: UserIdentity): boolean {
+  if (identity.table !== null && column.references?.toLowerCase() === `${identity.table}.${identity.column}`.toLowerCase()) return true;
+  if (column.name.toLowerCase() !== identity.column.toLowerCase()) return false;
+  return identity.column.toLowerCase() !== 'id' || table.toLowerCase() === identity.table?.toLowerCase();
+}
+
+/** Warns about every protected read that reads rows per user without binding `$uid`, unless its Request says `owner="shared"`. */
+export function lintUnownedReads(
+  project: Project,
+  snapshot: TypeSnapshot,
+  keyOf: (file: string, method: string, step: string) => string,
+  diagnostics: Diagnostics,
+): void {
+  for (const backend of project.backends) {
+    const identity = userIdentity(backend);
+    const known = identityText(identity);
+    for (const resource of backend.resources) {
+      for (const operation of resource.operations) {
+        if (operation.access === null || operation.owner === 'shared') continue;
+        const bound = boundSteps(operation);
+        for (const step of operation.steps) {
+          if (step.kind !== 'sql' || step.statement !== 'read' || bound.has(step.id)) continue;
+          const entry = snapshot[keyOf(resource.source, operation.method, step.id)];
+          const facts = entry?.sql === step.sql && entry.owners?.user === known ? entry.owners.tables : {};
+          const owned = ownedTables(step, facts, identity);
+          if (owned.length === 0) continue;
+          const what = owned.map(({ table, columns }) => `${table} (${columns.map((column) => `${table}.${column}`).join(', ')})`).join(' and ');
+          diagnostics.warn(
+            step.at,
+            `step "${step.id}" of protected ${operation.method} reads ${what}, whose rows belong to users, without binding $uid: every caller it admits reads every user's rows. Bind $uid to return the caller's own, or write owner="shared" on the Request if that is meant`,
+          );
+        }
+      }
+    }
+  }
+}
+
+/** The tables a read step reads that hold rows per user, by the database's facts and the statement's own text. */
+function ownedTables(step: SqlStep, facts: Readonly<Record<string, readonly string[]>>, identity: UserIdentity): { table: string; columns: string[] }[] {
+  const named = columnsNamed(step.sql, [identity.column]);
+  return tablesOf(step.sql).flatMap(({ table }) => {
+    const byText = (named.get(table) ?? []).filter((column) => ownsRows(table, { name: column } as TableColumn, identity));
+    const columns = [...new Set([...(facts[table] ?? []), ...byText])].sort();
+    return columns.length === 0 ? [] : [{ table, columns }];
+  });
+}
+
+/** The steps bound to the caller: binding `$uid`, or a value of an earlier bound step. */
+function boundSteps(operation: Operation): Set<string> {
+  const bound = new Set<string>();
+  for (const step of operation.steps) {
+    const binds = step.kind === 'sql' ? step.binds : step.args.map((arg) => arg.bind);
+    if (binds.some((bind) => bind.kind === 'uid' || (bind.kind === 'ref' && bound.has(bind.step)))) bound.add(step.id);
+  }
+  return bound;
+}
