@@ -47,14 +47,17 @@ export class AuditLog {
     ]);
   }
 
-  /** The newest first, a page at a time (ids before `before`; 0 for the newest). */
-  async history(backend: string, before: number, limit: number): Promise<{ entries: AuditRow[]; next: number | null }> {
+  /**
+   * The newest first, a page at a time (ids before `before`; 0 for the newest). `shared`: with the changes to the
+   * default user tables made outside any console (the command line, a grant's end), recorded under `*`.
+   */
+  async history(backend: string, before: number, limit: number, shared = false): Promise<{ entries: AuditRow[]; next: number | null }> {
     if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`not a page size: ${limit}`);
     // A bigint column arrives as exact text (the pool's bigNumberStrings); an audit log never outgrows 2^53 rows.
     const rows = await this.db.select<Omit<AuditRow, 'id'> & { id: number | string }>(
       `select id, at, backend, actor, action, target, detail, address from xmlrest_console_audit
-        where backend = ? and (? = 0 or id < ?) order by id desc limit ${limit + 1}`,
-      [backend, before, before],
+        where backend in (?, ?) and (? = 0 or id < ?) order by id desc limit ${limit + 1}`,
+      [backend, shared ? '*' : backend, before, before],
     );
     const entries = rows.slice(0, limit).map((row) => ({ ...row, id: Number(row.id) }));
     return { entries, next: rows.length > limit ? entries.at(-1)!.id : null };

@@ -27,10 +27,33 @@ export interface UserRow {
   /** Disabled on the console: its password checks fail until enabled again. */
   disabled: boolean;
   roles: string[];
+  /** The roles whose grant ends, each with its end (ISO, UTC): runtime/auth/grants.ts. */
+  ends: Record<string, string>;
 }
 
-type UserColumns = Omit<UserRow, 'roles' | 'disabled'> & { disabled: number | string | boolean };
-const asUser = (row: UserColumns, roles: string[]): UserRow => ({ ...row, disabled: Number(row.disabled) === 1, roles });
+type UserColumns = Omit<UserRow, 'roles' | 'disabled' | 'ends'> & { disabled: number | string | boolean };
+interface GrantRow {
+  role_name: string;
+  ends: number | string | null;
+}
+const asUser = (row: UserColumns, grants: GrantRow[]): UserRow => ({
+  ...row,
+  disabled: Number(row.disabled) === 1,
+  roles: grants.map((grant) => grant.role_name),
+  ends: Object.fromEntries(grants.filter((grant) => grant.ends !== null).map((grant) => [grant.role_name, isoSeconds(Number(grant.ends))])),
+});
+
+/** A grant that has not ended (one past its end is deleted within moments by a server's poll: it is held no more). */
+const CURRENT = (alias: string) => `(${alias}expires_on is null or ${alias}expires_on > now())`;
+const GRANT_COLUMNS = `${ROLE} as role_name, unix_timestamp(expires_on) as ends`;
+
+/** Unix seconds as an ISO time in UTC, to the second. */
+export function isoSeconds(seconds: number): string {
+  return new Date(Math.floor(seconds) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+/** What a grant did: made the row, changed its end, or found it as asked already. */
+export type GrantOutcome = 'granted' | 'changed' | 'unchanged';
 
 export class UserStore {
   // The catalog table is made by `xmlrest db init` (scripts/schema.ts), never at request time: on a cluster,
@@ -49,15 +72,15 @@ export class UserStore {
     const roles =
       page.length === 0
         ? []
-        : await this.db.select<{ user_id: number; role_name: string }>(
-            `select ${ID} as user_id, ${ROLE} as role_name from ${ROLES} where ${ID} in (${page.map(() => '?').join(', ')}) order by ${ROLE}`,
+        : await this.db.select<GrantRow & { user_id: number }>(
+            `select ${ID} as user_id, ${GRANT_COLUMNS} from ${ROLES} where ${ID} in (${page.map(() => '?').join(', ')}) and ${CURRENT('')} order by ${ROLE}`,
             page.map((row) => row.user_id),
           );
     return {
       users: page.map((row) =>
         asUser(
           row,
-          roles.filter((role) => role.user_id === row.user_id).map((role) => role.role_name),
+          roles.filter((role) => role.user_id === row.user_id),
         ),
       ),
       next: rows.length > limit ? page.at(-1)!.user_id : null,
@@ -67,11 +90,8 @@ export class UserStore {
   async user(id: number): Promise<UserRow | undefined> {
     const [row] = await this.db.select<UserColumns>(`select ${USER_COLUMNS} from ${USERS} where ${ID} = ?`, [id]);
     if (!row) return undefined;
-    const roles = await this.db.select<{ role_name: string }>(`select ${ROLE} as role_name from ${ROLES} where ${ID} = ? order by ${ROLE}`, [id]);
-    return asUser(
-      row,
-      roles.map((role) => role.role_name),
-    );
+    const grants = await this.db.select<GrantRow>(`select ${GRANT_COLUMNS} from ${ROLES} where ${ID} = ? and ${CURRENT('')} order by ${ROLE}`, [id]);
+    return asUser(row, grants);
   }
 
   async idOf(name: string): Promise<number | undefined> {
@@ -86,9 +106,22 @@ export class UserStore {
     return result.insertId;
   }
 
-  /** Granting a role the user holds already changes nothing: the unique key keeps one row. */
-  async grant(userId: number, role: string): Promise<void> {
-    await this.db.write(`insert ignore into ${ROLES} (${ROLE}, ${ID}) values (?, ?)`, [role, userId]);
+  /**
+   * Grants a role until `until` (Unix seconds), or for good (null). The unique key keeps one row: granting a role
+   * the user holds sets its end to the one given (a temporary grant made permanent, or the reverse), and
+   * granting it as it is changes nothing. A grant made to end sooner revokes the user's tokens (the trigger).
+   */
+  async grant(userId: number, role: string, until: number | null = null): Promise<GrantOutcome> {
+    const [held] = await this.db.select<{ ends: number | string | null }>(
+      `select unix_timestamp(expires_on) as ends from ${ROLES} where ${ID} = ? and ${ROLE} = ?`,
+      [userId, role],
+    );
+    if (held === undefined) {
+      const made = await this.db.write(`insert ignore into ${ROLES} (${ROLE}, ${ID}, expires_on) values (?, ?, from_unixtime(?))`, [role, userId, until]);
+      if (made.affectedRows === 1) return 'granted';
+    } else if ((held.ends === null ? null : Math.floor(Number(held.ends))) === until) return 'unchanged';
+    await this.db.write(`update ${ROLES} set expires_on = from_unixtime(?) where ${ID} = ? and ${ROLE} = ?`, [until, userId, role]);
+    return 'changed';
   }
 
   /** Every server hears of it through the user tables' triggers (scripts/schema.ts). */
@@ -100,7 +133,7 @@ export class UserStore {
   /** Roles held by users, with how many hold each. */
   async heldRoles(): Promise<Map<string, number>> {
     const held = await this.db.select<{ role_name: string; holders: number | string }>(
-      `select ${ROLE} as role_name, count(*) as holders from ${ROLES} group by ${ROLE}`,
+      `select ${ROLE} as role_name, count(*) as holders from ${ROLES} where ${CURRENT('')} group by ${ROLE}`,
       [],
     );
     return new Map(held.map((row) => [row.role_name, Number(row.holders)]));
@@ -189,7 +222,7 @@ export class UserStore {
   async holders(role: string, after: number, limit: number): Promise<{ users: { user_id: number; user_name: string }[]; next: number | null }> {
     const rows = await this.db.select<{ user_id: number; user_name: string }>(
       `select u.${ID} as user_id, u.${NAME} as user_name from ${ROLES} r inner join ${USERS} u on u.${ID} = r.${ID}
-        where r.${ROLE} = ? and u.${ID} > ? order by u.${ID} limit ${wholeNumber(limit) + 1}`,
+        where r.${ROLE} = ? and ${CURRENT('r.')} and u.${ID} > ? order by u.${ID} limit ${wholeNumber(limit) + 1}`,
       [role, after],
     );
     return { users: rows.slice(0, limit), next: rows.length > limit ? rows[limit - 1]!.user_id : null };
@@ -207,8 +240,11 @@ export interface ImpactSide {
 /** A condition on `u` (the users table) for the users an access admits. */
 function admittedBy(access: Access): { sql: string; values: string[] } {
   if (access === null) return { sql: 'true', values: [] };
-  if (access === '*') return { sql: `exists (select 1 from ${ROLES} r where r.${ID} = u.${ID})`, values: [] };
-  return { sql: `exists (select 1 from ${ROLES} r where r.${ID} = u.${ID} and r.${ROLE} in (${access.map(() => '?').join(', ')}))`, values: [...access] };
+  if (access === '*') return { sql: `exists (select 1 from ${ROLES} r where r.${ID} = u.${ID} and ${CURRENT('r.')})`, values: [] };
+  return {
+    sql: `exists (select 1 from ${ROLES} r where r.${ID} = u.${ID} and ${CURRENT('r.')} and r.${ROLE} in (${access.map(() => '?').join(', ')}))`,
+    values: [...access],
+  };
 }
 
 function wholeNumber(value: number): number {

@@ -14,6 +14,7 @@ import {
   requireManageable,
   rolesOf,
 } from './context.js';
+import { grantDetail, grantEnd } from './grants.js';
 import { checkRoleName, checkUserName } from './names.js';
 import { RoleScope } from './scope.js';
 import type { UserRow } from './store.js';
@@ -141,16 +142,20 @@ export function usersApi(router: ConsoleRouter, console: Console): void {
     ctx.body = await store.user(user.id);
   });
 
-  router.put('/b/:backend/users/:id/roles/:role', async (ctx) => {
+  /** Grants a role, for good, or until a time (`{"until": ISO}`) or for a while (`{"for": "8h"}`): runtime/auth/grants.ts. */
+  router.put('/b/:backend/users/:id/roles/:role', console.json, async (ctx) => {
     const user = await target(ctx);
     const checked = checkRoleName(ctx.params.role ?? '');
     if (!checked.ok) throw new HttpError(400, checked.message);
+    const body = ((ctx.request as { body?: unknown }).body ?? {}) as { until?: unknown; for?: unknown };
+    const end = grantEnd(body.until, body.for);
+    if (!end.ok) throw new HttpError(400, end.message);
     const scope = await scopeOf(ctx);
     scope.requireChangeable(user.row);
     scope.requireGrantable(checked.name);
-    await store.grant(user.id, checked.name);
+    const outcome = await store.grant(user.id, checked.name, end.until);
     await console.refresh();
-    await console.record(ctx, 'grant role', user.name, checked.name);
+    if (outcome !== 'unchanged') await console.record(ctx, 'grant role', user.name, grantDetail(checked.name, end.until));
     ctx.body = await store.user(user.id);
   });
 
@@ -198,8 +203,10 @@ export function usersApi(router: ConsoleRouter, console: Console): void {
     };
   });
 
+  // Changes to the default user tables made elsewhere (the command line, a grant's end) are recorded under `*`:
+  // every console of those tables shows them.
   router.get('/b/:backend/history', async (ctx) => {
-    ctx.body = await console.audit.history(ctx.state.backend.name, cursor(ctx.query.before), PAGE_SIZE);
+    ctx.body = await console.audit.history(ctx.state.backend.name, cursor(ctx.query.before), PAGE_SIZE, manageable(ctx.state.backend));
   });
 
   async function target(ctx: ConsoleContext): Promise<{ id: number; name: string; row: UserRow }> {

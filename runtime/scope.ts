@@ -81,12 +81,10 @@ export class Scope implements RequestScope {
         return guard.tokens.sign(claims);
       },
       issueToken: async (claims) => {
-        if (guard.tokens === null) throw new Error(`backend "${guard.backend.name}" has no JWT key: set JWT_SECRET`);
-        if (guard.sessions === null) return guard.tokens.sign(claims);
-        // A session begins: its refresh token goes into the answer beside the step's output (routes.ts).
-        const pair = await guard.sessions.begin(claims.sub, claims.aud);
-        ctx.state.refreshToken = pair.refreshToken;
-        return pair.token;
+        const { token, refreshToken } = await guard.issue(claims.sub, claims.aud);
+        // A session began: its refresh token goes into the answer beside the step's output (routes.ts).
+        if (refreshToken !== undefined) ctx.state.refreshToken = refreshToken;
+        return token;
       },
       verifyPassword: (user, supplied, stored) => guard.credentials.verifyPassword(user, supplied, stored, ctx.ip),
       // A plug-in that checks credentials (the token generator) is a login: the same rules as token shape A.

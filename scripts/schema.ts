@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import type { Connection } from 'mysql2/promise';
-import { AUDIT_TABLE } from '../console/audit.js';
-import { ROLE_CATALOG, ROLE_CATALOG_BACKEND, UserStore } from '../console/store.js';
+import { AUDIT_TABLE, AuditLog } from '../console/audit.js';
+import { type GrantOutcome, ROLE_CATALOG, ROLE_CATALOG_BACKEND, UserStore } from '../console/store.js';
 import { API_KEY_TABLE } from '../runtime/auth/api-key.js';
 import { REHASH_VARIABLE } from '../runtime/auth/credentials.js';
+import { GRANT_ENDS_COLUMN } from '../runtime/auth/grants.js';
 import { LOGIN_FAILURE_TABLE } from '../runtime/auth/limiter.js';
 import { hashPassword } from '../runtime/auth/passwords.js';
 import { REVOCATION_TABLES } from '../runtime/auth/revocations.js';
@@ -35,8 +37,10 @@ export const DEFAULT_TABLES = [
     ${ROLE} varchar(64) character set utf8mb4 collate utf8mb4_nopad_bin not null,
     ${ID} int unsigned not null,
     created_on timestamp not null default current_timestamp,
+    expires_on timestamp null default null,
     unique key ${ROLES}_user_role (${ID}, ${ROLE}),
     key ${ROLES}_role (${ROLE}),
+    key ${ROLES}_expires (expires_on),
     constraint ${ROLES}_user foreign key (${ID}) references ${USERS} (${ID}) on delete cascade
   ) engine = InnoDB default charset = utf8mb4`,
 ];
@@ -54,17 +58,31 @@ export const DEFAULT_TABLES = [
  * its own. The server replacing a plain-text password with its hash
  * (rehash_plaintext) changes no password: it says so in a session variable
  * naming the plain value it replaces (runtime/auth/credentials.ts), which the
- * trigger takes.
+ * trigger takes. A grant that ends (`expires_on`, runtime/auth/grants.ts) is
+ * deleted when it ends, so its end is a revoke too, recorded in the console's
+ * history (`*`: every console of the default tables shows it); a change of a
+ * grant that only keeps or extends its end revokes nothing, one that brings
+ * the end nearer (or makes a grant temporary) revokes as removing it would,
+ * since tokens issued before it may outlive the new end.
  */
 const REVOKED = (user: string) => `insert into xmlrest_revoked_user (backend, sub, revoked_before) values ('*', cast(${user} as char), now())
       on duplicate key update revoked_before = now();`;
+/** The history line of a grant's end: the end in UTC whatever the session's zone, by the user's name. */
+const GRANT_ENDED = `insert into xmlrest_console_audit (backend, actor, action, target, detail, address) values ('*', 'xmlrest', 'grant ended',
+        coalesce((select u.${NAME} from ${USERS} u where u.${ID} = old.${ID}), cast(old.${ID} as char)),
+        concat(old.${ROLE}, ' until ', date_format(utc_timestamp() - interval (unix_timestamp() - unix_timestamp(old.expires_on)) second, '%Y-%m-%dT%H:%i:%sZ')), '');`;
 const REHASHED = `${REHASH_VARIABLE} is not null and ${REHASH_VARIABLE} = sha2(old.${PASSWORD}, 256) and new.${PASSWORD} like '$argon2%'`;
 export const DEFAULT_TABLE_TRIGGERS: Record<string, string> = {
   [`xmlrest_${ROLES}_update`]: `after update on ${ROLES} for each row begin
-    ${REVOKED(`old.${ID}`)}
+    if new.${ID} <> old.${ID} or new.${ROLE} <> old.${ROLE} or (new.expires_on is not null and (old.expires_on is null or new.expires_on < old.expires_on)) then
+      ${REVOKED(`old.${ID}`)}
+    end if;
   end`,
   [`xmlrest_${ROLES}_delete`]: `after delete on ${ROLES} for each row begin
     ${REVOKED(`old.${ID}`)}
+    if old.expires_on is not null and old.expires_on <= now() then
+      ${GRANT_ENDED}
+    end if;
   end`,
   [`xmlrest_${USERS}_update`]: `after update on ${USERS} for each row begin
     if new.${ID} <> old.${ID} or (new.${PASSWORD} <> old.${PASSWORD} and not (${REHASHED})) then
@@ -149,6 +167,11 @@ export async function createDefaultTables(connection: Connection): Promise<void>
     "select column_name as name from information_schema.columns where table_schema = database() and table_name = 'xmlrest_session' and column_name = 'tokens_until'",
   );
   if ((sessionColumns as unknown[]).length === 0) await connection.query(SESSION_TOKENS_UNTIL);
+  // Grants that end (runtime/auth/grants.ts): a role table made before them gets the column.
+  const [roleColumns] = await connection.query(
+    `select column_name as name from information_schema.columns where table_schema = database() and table_name = '${ROLES}' and column_name = 'expires_on'`,
+  );
+  if ((roleColumns as unknown[]).length === 0) await connection.query(GRANT_ENDS_COLUMN);
   // Replaced on every run (dropped above), so that `xmlrest db init` upgrades them (MySQL has no CREATE OR REPLACE TRIGGER).
   for (const [name, body] of Object.entries(DEFAULT_TABLE_TRIGGERS)) await connection.query(`create trigger ${name} ${body}`);
 }
@@ -198,9 +221,12 @@ export async function addPlainTextUser(connection: Connection, name: string, pas
   return userId;
 }
 
-/** Granting a role the user holds already changes nothing (the unique key keeps one row). */
-export function grantRole(connection: Connection, userId: number, role: string): Promise<void> {
-  return storeOn(connection).grant(userId, role);
+/**
+ * Grants a role, for good or until `until` (Unix seconds: runtime/auth/grants.ts). Granting a role the user holds
+ * sets its end to the one given; granting it as it is changes nothing (the unique key keeps one row).
+ */
+export function grantRole(connection: Connection, userId: number, role: string, until: number | null = null): Promise<GrantOutcome> {
+  return storeOn(connection).grant(userId, role, until);
 }
 
 /** The next login reads the roles without it; running servers end the user's tokens within their poll (the triggers above). */
@@ -212,6 +238,39 @@ export async function rolesOf(connection: Connection, userId: number): Promise<s
   return (await storeOn(connection).user(userId))?.roles ?? [];
 }
 
+/** The roles a user holds now, with the end of each grant that ends (ISO). */
+export async function grantsOf(connection: Connection, userId: number): Promise<{ roles: string[]; ends: Record<string, string> }> {
+  const user = await storeOn(connection).user(userId);
+  return { roles: user?.roles ?? [], ends: user?.ends ?? {} };
+}
+
 export function userIdOf(connection: Connection, name: string): Promise<number | undefined> {
   return storeOn(connection).idOf(name);
+}
+
+/**
+ * A change made from the command line, in the console's history: under `*`, which every console of the default
+ * tables shows (the command names no backend), by the account that ran it. A database whose history table is
+ * missing (`xmlrest db init` made none) keeps the change and says so.
+ */
+export async function recordFromCli(connection: Connection, action: string, target: string, detail: string): Promise<void> {
+  let account = 'unknown';
+  try {
+    account = userInfo().username;
+  } catch {
+    // No account name to be had (a container's uid without a passwd entry).
+  }
+  try {
+    await new AuditLog(queryableOf(connection)).record({
+      backend: '*',
+      actor: `xmlrest command (${account})`,
+      action,
+      target,
+      detail,
+      address: 'command line',
+    });
+  } catch (error) {
+    if ((error as { errno?: number }).errno !== 1146) throw error;
+    process.stderr.write('xmlrest: not recorded in the history: the table xmlrest_console_audit is missing (run npx xmlrest db init)\n');
+  }
 }

@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import type mysql from 'mysql2/promise';
 import { type Explanation, explain, explainClaims, findRoute, type RouteAccess, routesOf } from '../console/access.js';
+import { grantDetail, grantEnd } from '../console/grants.js';
 import { checkNewKey, KeyStore, parseExpiry } from '../console/keys.js';
 import { checkRoleName, checkUserName } from '../console/names.js';
 import { changeAuth, databaseUrlFromEnvironment, findResourceFile, generateProject as generate, regenerateProject } from '../generator/index.js';
@@ -13,7 +14,7 @@ import { HTTP_METHODS, type HttpMethod, parseAuth } from '../runtime/contract.js
 import type { BackendModule } from '../runtime/index.js';
 import { connectTo } from './connection.js';
 import { doctor } from './doctor.js';
-import { addUser, createDefaultTables, createDemoDatabase, grantRole, queryableOf, revokeRole, rolesOf, userIdOf } from './schema.js';
+import { addUser, createDefaultTables, createDemoDatabase, grantRole, queryableOf, recordFromCli, revokeRole, rolesOf, userIdOf } from './schema.js';
 
 /**
  * The `xmlrest` command (commander): `--help` and `<command> --help` print
@@ -117,27 +118,53 @@ function program(done: (code: number) => void): Command {
     });
 
   const role = command(xmlrest, 'role', 'roles of the default tables');
-  for (const action of ['grant', 'revoke'] as const) {
-    command(role, action, action === 'grant' ? 'grant USER the role ROLE (idempotent)' : 'revoke ROLE from USER; the user’s tokens end everywhere')
-      .argument('<user>', 'the user name')
-      .argument('<role>', 'the role name')
-      .action(async (name: string, roleName: string) => {
-        await withConnection(async (connection) => {
-          const id = await userIdOf(connection, name);
-          if (id === undefined) throw new UsageError(`no such user: ${name}`);
-          if (action === 'grant') {
-            const checked = checkRoleName(roleName);
-            if (!checked.ok) throw new UsageError(checked.message);
-            await grantRole(connection, id, checked.name);
-            console.log(`${name} holds ${checked.name}`);
-          } else {
-            const removed = await revokeRole(connection, id, roleName);
-            console.log(removed > 0 ? `${name} no longer holds ${roleName}` : `${name} did not hold ${roleName}`);
-          }
-        });
-        done(0);
+  command(role, 'grant', 'grant USER the role ROLE, for good or until a time; granting it again sets its end (idempotent)')
+    .argument('<user>', 'the user name')
+    .argument('<role>', 'the role name')
+    .option('--until <time>', 'the grant ends then: an ISO time with its zone, such as 2026-12-01T18:00Z')
+    .option('--for <duration>', 'the grant ends this long from now: 8h, 90m, 7d, 30s')
+    .action(async (name: string, roleName: string, options: { until?: string; for?: string }) => {
+      const checked = checkRoleName(roleName);
+      if (!checked.ok) throw new UsageError(checked.message);
+      const end = grantEnd(options.until, options.for);
+      if (!end.ok)
+        throw new UsageError(
+          end.message
+            .replace(/^until/, '--until')
+            .replace(/^for/, '--for')
+            .replace('until or for', '--until or --for'),
+        );
+      await withConnection(async (connection) => {
+        const id = await userIdOf(connection, name);
+        if (id === undefined) throw new UsageError(`no such user: ${name}`);
+        const outcome = await grantRole(connection, id, checked.name, end.until);
+        const detail = grantDetail(checked.name, end.until);
+        if (outcome !== 'unchanged') await recordFromCli(connection, 'grant role', name, detail);
+        const ends = end.until === null ? '' : ` until ${detail.slice(checked.name.length + ' until '.length)}`;
+        console.log(
+          outcome === 'unchanged'
+            ? `${name} holds ${checked.name}${ends} already`
+            : outcome === 'changed'
+              ? `${name} holds ${checked.name}${end.until === null ? ' for good (its end removed)' : `${ends} (its end changed)`}`
+              : `${name} holds ${checked.name}${ends}`,
+        );
+        if (end.until !== null) console.log('its tokens expire by then; when it ends every server stops admitting it within 5 s, as a revoke');
       });
-  }
+      done(0);
+    });
+  command(role, 'revoke', 'revoke ROLE from USER; the user’s tokens end everywhere')
+    .argument('<user>', 'the user name')
+    .argument('<role>', 'the role name')
+    .action(async (name: string, roleName: string) => {
+      await withConnection(async (connection) => {
+        const id = await userIdOf(connection, name);
+        if (id === undefined) throw new UsageError(`no such user: ${name}`);
+        const removed = await revokeRole(connection, id, roleName);
+        if (removed > 0) await recordFromCli(connection, 'revoke role', name, roleName);
+        console.log(removed > 0 ? `${name} no longer holds ${roleName}` : `${name} did not hold ${roleName}`);
+      });
+      done(0);
+    });
 
   const token = command(xmlrest, 'token', 'Bearer tokens');
   command(token, 'revoke', 'revoke one token (--jti) or every token a user holds (--user); servers refuse it within their poll (5 s)')

@@ -26,6 +26,8 @@ export interface User {
   user_name: string;
   disabled: boolean;
   roles: string[];
+  /** The roles whose grant ends, each with its end (ISO). */
+  ends: Record<string, string>;
 }
 export type Notice = { kind: 'ok' | 'error'; text: string } | null;
 
@@ -42,5 +44,8 @@ export function names(list: string[], count: number): string {
   const shown = list.join(', ');
   return count > list.length ? `${shown} and ${count - list.length} more` : shown;
 }
+
+/** A grant's end as a person reads it, in UTC: `2026-12-01 18:00Z`. */
+export const endText = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)}Z`;
 
 export const inputValue = (event: Event) => (event.target as HTMLInputElement | HTMLSelectElement).value;

@@ -1,7 +1,7 @@
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api } from './api.js';
-import { errorText, inputValue, Message, type Notice, type Role, type User } from './shared.js';
+import { endText, errorText, inputValue, Message, type Notice, type Role, type User } from './shared.js';
 
 /**
  * Users, found by name: create them, grant and revoke roles, disable and
@@ -12,6 +12,8 @@ export function Users({ roles, manageable, onChanged }: { roles: Role[]; managea
   const [after, setAfter] = useState<number[]>([0]);
   const [query, setQuery] = useState('');
   const [grant, setGrant] = useState<Record<number, string>>({});
+  /** When each row's grant is to end: empty for good, `8h`, `7d` or an ISO time (console/grants.ts reads it). */
+  const [ends, setEnds] = useState<Record<number, string>>({});
   const [newUser, setNewUser] = useState({ name: '', password: '' });
   const [resetting, setResetting] = useState<{ user: User; password: string } | null>(null);
   const [removing, setRemoving] = useState<User | null>(null);
@@ -39,11 +41,14 @@ export function Users({ roles, manageable, onChanged }: { roles: Role[]; managea
       setNotice({ kind: 'error', text: errorText(error) });
     }
   };
-  const role = (user: User, name: string, add: boolean) =>
-    act(
-      () => api<User>(add ? 'PUT' : 'DELETE', `users/${user.user_id}/roles/${encodeURIComponent(name)}`),
-      add ? `Granted ${name} to ${user.user_name}.` : `Revoked ${name} from ${user.user_name}.`,
+  const role = (user: User, name: string, add: boolean) => {
+    const end = add ? (ends[user.user_id] ?? '').trim() : '';
+    const body = end === '' ? undefined : /^\d{4}-/.test(end) ? { until: end } : { for: end };
+    return act(
+      () => api<User>(add ? 'PUT' : 'DELETE', `users/${user.user_id}/roles/${encodeURIComponent(name)}`, body),
+      add ? `Granted ${name} to ${user.user_name}${end === '' ? '' : ', until the time shown beside it'}.` : `Revoked ${name} from ${user.user_name}.`,
     );
+  };
   const create = async (event: Event) => {
     event.preventDefault();
     await act(() => api<User>('POST', 'users', newUser), `Created user ${newUser.name}.`, false);
@@ -102,12 +107,16 @@ export function Users({ roles, manageable, onChanged }: { roles: Role[]; managea
             (user) => html`<tr data-testid=${`user-${user.user_name}`}>
             <td>${user.user_id}</td>
             <td>${user.user_name}${user.disabled ? html` <span class="badge" data-testid="disabled-badge">disabled</span>` : null}</td>
-            <td>${user.roles.map((name) => html`<span class="chip">${name}<button aria-label=${`Revoke ${name} from ${user.user_name}`} onClick=${() => role(user, name, false)}>×</button></span>`)}</td>
+            <td>${user.roles.map(
+              (name) =>
+                html`<span class="chip" data-testid=${`grant-${user.user_name}-${name}`}>${name}${user.ends[name] ? html` <span class="muted" title="The grant ends then: every server stops admitting it within 5 s">until ${endText(user.ends[name]!)}</span>` : null}<button aria-label=${`Revoke ${name} from ${user.user_name}`} onClick=${() => role(user, name, false)}>×</button></span>`,
+            )}</td>
             <td class="actions"><div class="row">
               <select aria-label=${`Role to grant ${user.user_name}`} value=${grant[user.user_id] ?? ''} onChange=${(e: Event) => setGrant({ ...grant, [user.user_id]: inputValue(e) })}>
                 <option value="">choose a role</option>
                 ${roles.filter((choice) => choice.grantable).map((choice) => html`<option value=${choice.name}>${choice.name}</option>`)}
               </select>
+              <input class="ends" placeholder="for good, or 8h, 7d, 2026-12-01T18:00Z" aria-label=${`Grant to ${user.user_name} until`} value=${ends[user.user_id] ?? ''} onInput=${(e: Event) => setEnds({ ...ends, [user.user_id]: inputValue(e) })} />
               <button class="secondary" disabled=${!grant[user.user_id]} onClick=${() => role(user, grant[user.user_id]!, true)}>Grant</button>
             </div></td>
             <td class="actions"><div class="row">

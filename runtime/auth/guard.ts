@@ -3,6 +3,7 @@ import { forbidden, HttpError } from '../errors.js';
 import { type ApiKeys, presentedKey } from './api-key.js';
 import type { CredentialCache } from './credential-cache.js';
 import { CredentialChecker, type UserDatabase } from './credentials.js';
+import { grantLimits } from './grants.js';
 import type { Hashing } from './hashing.js';
 import type { IssuerKeyRing } from './issuer/ring.js';
 import type { JwtKey } from './jwt.js';
@@ -44,7 +45,7 @@ export class Guard {
 
   constructor(
     readonly backend: BackendModule,
-    db: UserDatabase,
+    private readonly db: UserDatabase,
     services: SecurityServices,
   ) {
     this.credentials = new CredentialChecker(backend, db, services.limiter, services.cache, services.hashing);
@@ -57,6 +58,26 @@ export class Guard {
     this.scheme = factory
       ? factory({ backend, db, credentials: this.credentials, key: services.key, revocations: services.revocations, issuerKeys: services.issuerKeys })
       : null;
+  }
+
+  /**
+   * A token for a user who just proved a password (token shape A, or a token request's plug-in): a session's first
+   * pair on a backend with sessions. On the default user tables, roles whose grant has ended are left out (none
+   * left: 401, as for a user who holds no role), and the token, and its session, end no later than the first
+   * temporary grant it carries (runtime/auth/grants.ts).
+   */
+  async issue(sub: string, aud: string | string[]): Promise<{ token: string; refreshToken?: string }> {
+    if (this.tokens === null) throw new Error(`backend "${this.backend.name}" has no JWT key: set JWT_SECRET`);
+    let claims = aud;
+    let endsBy: number | undefined;
+    if (this.backend.defaultTables) {
+      const limits = await grantLimits(this.db, sub, Array.isArray(aud) ? aud : [aud]);
+      if (limits.roles.length === 0) throw new HttpError(401, 'Invalid credentials', {}, 'unknown_user');
+      claims = Array.isArray(aud) ? (limits.roles.length === 1 ? limits.roles[0]! : limits.roles) : limits.roles[0]!;
+      endsBy = limits.endsBy;
+    }
+    if (this.sessions !== null) return this.sessions.begin(sub, claims, endsBy);
+    return { token: this.tokens.sign({ sub, aud: claims, ...(endsBy === undefined ? {} : { expiresBy: endsBy }) }) };
   }
 
   /** Returns `$uid`, or throws the 401/403 the contract asks for (429 after too many failed passwords). */

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/index.js';
 import type { Logger } from '../log.js';
+import { endDueGrants } from './grants.js';
 import type { VerifiedToken } from './jwt.js';
 
 /**
@@ -41,7 +42,11 @@ export class Revocations {
   /** Ended sessions by backend (docs/contract.md §10): every token of one is refused. */
   private sessions = new Map<string, Set<string>>();
   private timer: NodeJS.Timeout | undefined;
+  /** Set for the moment the next grant ends (grants.ts), when that comes before the next poll. */
+  private grantTimer: NodeJS.Timeout | undefined;
+  private intervalMs = 0;
   private warned = false;
+  private grantsWarned = false;
   private reading: Promise<void> | undefined;
 
   constructor(
@@ -51,6 +56,7 @@ export class Revocations {
 
   /** Reads the lists now and then every `intervalMs`. */
   start(intervalMs: number): Promise<void> {
+    this.intervalMs = intervalMs;
     this.timer = setInterval(() => void this.refresh(), intervalMs);
     this.timer.unref();
     return this.refresh();
@@ -58,6 +64,8 @@ export class Revocations {
 
   stop(): void {
     clearInterval(this.timer);
+    clearTimeout(this.grantTimer);
+    this.intervalMs = 0;
   }
 
   async refresh(): Promise<void> {
@@ -68,6 +76,9 @@ export class Revocations {
   }
 
   private async read(): Promise<void> {
+    // Grants whose end has come are deleted first (their trigger revokes the user's tokens), so that this very
+    // read sees the revocation: an ended grant stops admitting as a revoke does.
+    await this.endGrants();
     try {
       const tokens = await this.optional<{ backend: string; jti: string }>('select backend, jti from xmlrest_revoked_token where expires_on > now()');
       const users = await this.optional<{ backend: string; sub: string; before: number | string }>(
@@ -96,6 +107,26 @@ export class Revocations {
     } catch (error) {
       if (!this.warned) this.logger.warn({ error: (error as Error).message }, 'cannot read token revocations; keeping the last lists');
       this.warned = true;
+    }
+  }
+
+  /** Ends the grants due now, and sets a timer for the next end when it comes before the next poll. */
+  private async endGrants(): Promise<void> {
+    let wait: number | undefined;
+    try {
+      wait = await endDueGrants(this.db);
+    } catch (error) {
+      if (!this.grantsWarned) this.logger.warn({ error: (error as Error).message }, 'cannot end the grants whose time has come; trying again at the next poll');
+      this.grantsWarned = true;
+      return;
+    }
+    clearTimeout(this.grantTimer);
+    this.grantTimer = undefined;
+    if (wait !== undefined && this.intervalMs > 0 && wait < this.intervalMs) {
+      // A few milliseconds late rather than early: the database's clock decides, to the second.
+      // After any read under way (which may have begun before this end came), a read of its own.
+      this.grantTimer = setTimeout(() => void (this.reading ?? Promise.resolve()).then(() => this.refresh()), wait + 5);
+      this.grantTimer.unref();
     }
   }
 

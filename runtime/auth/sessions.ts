@@ -104,12 +104,15 @@ export class Sessions {
     return this.backend.tokenLifetime + this.backend.clockSkew;
   }
 
-  /** A new session for a user who just proved a password: its first pair. */
-  async begin(sub: string, aud: string | string[]): Promise<Pair> {
+  /**
+   * A new session for a user who just proved a password: its first pair. `endsBy` (Unix seconds): the session
+   * ends then at the latest, when it carries a grant that ends (runtime/auth/grants.ts).
+   */
+  async begin(sub: string, aud: string | string[], endsBy?: number): Promise<Pair> {
     const sid = randomBytes(16).toString('base64url');
     const refresh = refreshToken();
     const roles = Array.isArray(aud) ? aud.join(' ') : aud;
-    const expiresAt = Math.floor(Date.now() / 1000) + this.backend.sessionLifetime;
+    const expiresAt = Math.min(Math.floor(Date.now() / 1000) + this.backend.sessionLifetime, endsBy ?? Infinity);
     await this.db.write('insert into xmlrest_session (sid, backend, user_id, roles, current_hash, expires_on) values (?, ?, ?, ?, ?, from_unixtime(?))', [
       sid,
       this.backend.name,

@@ -45,7 +45,5 @@ async function issueForCredentials(guard: Guard, user: string, pass: string, add
     ),
   ];
   if (roles.length === 0) throw new HttpError(401, 'Invalid credentials', {}, 'unknown_user');
-  const aud = roles.length === 1 ? roles[0]! : roles;
-  if (guard.sessions !== null) return guard.sessions.begin(String(first.sub), aud);
-  return { token: guard.tokens.sign({ sub: String(first.sub), aud }) };
+  return guard.issue(String(first.sub), roles.length === 1 ? roles[0]! : roles);
 }

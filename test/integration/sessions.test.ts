@@ -3,7 +3,7 @@ import path from 'node:path';
 import type mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { connectTo } from '../../scripts/connection.js';
-import { addUser } from '../../scripts/schema.js';
+import { addUser, grantRole } from '../../scripts/schema.js';
 import { type BuiltServer, startBuiltServer } from '../support/built-server.js';
 import { formBody, send } from '../support/http.js';
 import { buildScratchProject } from '../support/scratch-project.js';
@@ -44,6 +44,8 @@ let servers: BuiltServer[] = [];
 beforeAll(async () => {
   connection = await connectTo(inject('databaseUrl'));
   for (const user of ['ses-ann', 'ses-ben', 'ses-cat', 'ses-dan']) await addUser(connection, user, `${user}-pass`, ['member']);
+  // A member for 6 s only: a grant that ends (runtime/auth/grants.ts), granted once the servers are up.
+  await addUser(connection, 'ses-eve', 'ses-eve-pass', []);
   await buildScratchProject(ROOT, {
     databaseUrl: inject('databaseUrl'),
     files: {
@@ -199,4 +201,25 @@ describe('a session', () => {
     // 16 s after it began: past the session's 15 s, refreshed or not.
     expect((await refresh(kept.refresh_token, servers[1]!, 'brief')).status).toBe(401);
   }, 60_000);
+
+  it('carrying a grant that ends, ends with it: its tokens expire by then, and its refresh token is refused after', async () => {
+    const [[{ id }]] = (await connection.query("select user_id as id from usr where user_name = 'ses-eve'")) as unknown as [[{ id: number }]];
+    const until = Math.floor(Date.now() / 1000) + 6;
+    await grantRole(connection, id, 'member', until);
+    const pair = await signIn('ses-eve');
+    expect(decodeJwt(pair.token).payload.exp).toBeLessThanOrEqual(until);
+    const [[session]] = (await connection.query('select unix_timestamp(expires_on) as ends from xmlrest_session where sid = ?', [
+      decodeJwt(pair.token).payload.sid,
+    ])) as unknown as [[{ ends: number | string }]];
+    expect(Number(session.ends)).toBeLessThanOrEqual(until);
+    const refreshed = await refresh(pair.refresh_token);
+    expect(refreshed.status).toBe(201);
+    expect(decodeJwt((refreshed.json() as Pair).token).payload.exp).toBeLessThanOrEqual(until);
+    // The grant ends: the session's refresh token buys nothing more, and signing in again finds no role to hold.
+    while (Date.now() / 1000 < until + 1) await sleep(250);
+    expect((await refresh((refreshed.json() as Pair).refresh_token)).status).toBe(401);
+    expect(
+      (await send(`${servers[0]!.url}/ses/`, { method: 'POST', ...formBody({ auth: 'bearer', userid: 'ses-eve', password: 'ses-eve-pass' }) })).status,
+    ).toBe(401);
+  }, 30_000);
 });
