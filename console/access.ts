@@ -38,12 +38,15 @@ export function admits(access: Access, holds: readonly string[] | null): boolean
 }
 
 export interface Explanation {
-  allowed: boolean;
+  /** Null when it cannot be told: a backend with its own AuthQuery gives a user's roles only for their password. */
+  allowed: boolean | null;
   backend: string;
   /** `public`, `*` (any authenticated user), or the roles any one of which admits. */
   needs: 'public' | '*' | string[];
   /** The roles the user holds; null when they cannot be known (a backend with its own user tables, or no such user). */
   holds: string[] | null;
+  /** The roles whose grant ends, each with its end (ISO), when the user tables say so (runtime/auth/grants.ts). */
+  ends?: Record<string, string>;
   method: HttpMethod;
   path: string;
   /** Why, in words. */
@@ -125,4 +128,52 @@ export async function explainClaims(
       ? { ...explain(route, user, holds), allowed: true, reason: `${user} is an authenticated user of ${iss}` }
       : explain(route, user, holds);
   return { ...answer, user };
+}
+
+/**
+ * On a backend with its own AuthQuery the user's roles come from that query, which needs the password
+ * (docs/contract.md §8): without it, a protected route's answer is "cannot tell", never a guess.
+ */
+export function cannotTell(route: RouteAccess, user: string, backend: string): Explanation {
+  const answer = explain(route, user, null);
+  if (route.access === null) return answer;
+  return {
+    ...answer,
+    allowed: null,
+    reason: `backend ${backend} checks credentials with its own AuthQuery, which gives a user's roles only for their password: without it this cannot be told (give the password, as --password-stdin does)`,
+  };
+}
+
+/** What a credential check answered (runtime/auth/credentials.ts `CredentialCheck`): the query's rows, or why none. */
+export interface CheckedCredentials {
+  rows: Record<string, unknown>[];
+  reason?: string;
+}
+
+/**
+ * The answer from the backend's AuthQuery run with the user's password, as the server runs it: the roles its rows
+ * give (`role_name` on Basic, `aud` on Bearer), or, for no row, that the server would refuse these credentials.
+ */
+export function explainChecked(route: RouteAccess, user: string, scheme: 'Basic' | 'Bearer' | null, checked: CheckedCredentials): Explanation {
+  if (checked.rows.length > 0) {
+    const column = scheme === 'Basic' ? 'role_name' : 'aud';
+    const roles = [
+      ...new Set(
+        checked.rows
+          .map((row) => row[column])
+          .filter((role) => role !== null && role !== undefined)
+          .map(String),
+      ),
+    ];
+    return explain(route, user, roles);
+  }
+  const answer = explain(route, user, null);
+  if (route.access === null) return answer;
+  const why =
+    checked.reason === 'bad_password'
+      ? `the password is wrong for ${user}`
+      : checked.reason === 'unknown_user'
+        ? `the AuthQuery finds no row for ${user}: no such user, or one who holds no role`
+        : `the AuthQuery finds no row for ${user} with that password: the password is wrong, or there is no such user`;
+  return { ...answer, allowed: false, reason: `${why}; the server would refuse these credentials (401)` };
 }

@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { authAttributes, changeAuth, etagOf } from '../generator/index.js';
+import { credentialProblem } from '../runtime/auth/bounds.js';
 import { type Access, HTTP_METHODS, type HttpMethod, type ResourceModule } from '../runtime/contract.js';
 import { HttpError } from '../runtime/errors.js';
 import type { Peer } from '../runtime/index.js';
-import { explain, explainClaims, findRoute, routesOf } from './access.js';
+import { cannotTell, explain, explainChecked, explainClaims, findRoute, routesOf } from './access.js';
 import {
   type Console,
   type ConsoleContext,
@@ -124,23 +125,42 @@ export function resourcesApi(router: ConsoleRouter, console: Console): void {
     ctx.body = { public: false, role: resource.auth, ...(await store.admitted(access, cursor(ctx.query.after), PAGE_SIZE)) };
   });
 
-  /** `xmlrest explain`, on the console: may this user (by name) call this method at this path, and why. */
-  router.get('/b/:backend/explain', async (ctx) => {
-    const { user, method, path: served } = ctx.query;
+  /**
+   * `xmlrest explain`, on the console: may this user (by name) call this method at this path, and why. On a
+   * backend with its own AuthQuery the roles come from that query, which needs the password: the answer is then
+   * "cannot tell" (allowed null), and POST with the password runs the query as a login does (it counts as one).
+   */
+  const explainRoute = (ctx: ConsoleContext, method: unknown, served: unknown, user: unknown) => {
     if (typeof user !== 'string' || typeof method !== 'string' || typeof served !== 'string' || user === '')
       throw new HttpError(400, 'explain needs user, method and path');
     const route = findRoute(routesOf([ctx.state.backend]), method, served.startsWith(options.basePath) ? served.slice(options.basePath.length) : served);
     if (!route) throw new HttpError(404, `No route ${method.toUpperCase()} ${served} on ${ctx.state.backend.name}`);
-    let holds: string[] | null = null;
-    if (manageable(ctx.state.backend)) {
-      const id = await store.idOf(user);
-      holds = id === undefined ? null : ((await store.user(id))?.roles ?? null);
-      if (id === undefined) {
-        ctx.body = { ...explain(route, user, null), reason: `there is no user ${user}` };
-        return;
-      }
+    return { route, user };
+  };
+  router.get('/b/:backend/explain', async (ctx) => {
+    const { route, user } = explainRoute(ctx, ctx.query.method, ctx.query.path, ctx.query.user);
+    if (!manageable(ctx.state.backend)) {
+      ctx.body = cannotTell(route, user, ctx.state.backend.name);
+      return;
     }
-    ctx.body = explain(route, user, holds);
+    const id = await store.idOf(user);
+    if (id === undefined) {
+      ctx.body = { ...explain(route, user, null), reason: `there is no user ${user}` };
+      return;
+    }
+    const held = await store.user(id);
+    ctx.body = { ...explain(route, user, held?.roles ?? []), ends: held?.ends ?? {} };
+  });
+  router.post('/b/:backend/explain', console.json, async (ctx) => {
+    const body = ((ctx.request as { body?: unknown }).body ?? {}) as Record<string, unknown>;
+    const { route, user } = explainRoute(ctx, body.method, body.path, body.user);
+    if (typeof body.password !== 'string' || body.password === '') throw new HttpError(400, "explain with a password needs the user's password");
+    if (credentialProblem('user', user) || credentialProblem('password', body.password)) throw new HttpError(400, 'That user name or password is too long');
+    const guard = options.server()?.guardFor(ctx.state.backend.name);
+    if (!guard) throw new HttpError(503, 'The server is starting: try again in a moment', { 'Retry-After': '1' });
+    // A login in all but name: the same query, the same limits and counts as the API's (a wrong password counts).
+    const checked = await guard.credentials.check(user, body.password, ctx.ip);
+    ctx.body = explainChecked(route, user, ctx.state.backend.authScheme, checked);
   });
 
   /** `xmlrest explain --claims`, on the console: may the user a token's claims describe (an outside issuer's) call this route. */

@@ -3,24 +3,28 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import type mysql from 'mysql2/promise';
-import { type Explanation, explain, explainClaims, findRoute, type RouteAccess, routesOf } from '../console/access.js';
+import { cannotTell, type Explanation, explain, explainChecked, explainClaims, findRoute, type RouteAccess, routesOf } from '../console/access.js';
 import { grantDetail, grantEnd } from '../console/grants.js';
 import { checkNewKey, KeyStore, parseExpiry } from '../console/keys.js';
 import { checkRoleName, checkUserName } from '../console/names.js';
 import { changeAuth, databaseUrlFromEnvironment, findResourceFile, generateProject as generate, regenerateProject } from '../generator/index.js';
 import { credentialProblem, MAX_PASSWORD_BYTES } from '../runtime/auth/bounds.js';
+import { CredentialCache } from '../runtime/auth/credential-cache.js';
+import { CredentialChecker } from '../runtime/auth/credentials.js';
+import { Hashing } from '../runtime/auth/hashing.js';
+import { LoginLimiter } from '../runtime/auth/limiter.js';
 import { revokeToken, revokeUserTokens } from '../runtime/auth/revocations.js';
 import { HTTP_METHODS, type HttpMethod, parseAuth } from '../runtime/contract.js';
 import type { BackendModule } from '../runtime/index.js';
 import { connectTo } from './connection.js';
 import { doctor } from './doctor.js';
-import { addUser, createDefaultTables, createDemoDatabase, grantRole, queryableOf, recordFromCli, revokeRole, rolesOf, userIdOf } from './schema.js';
+import { addUser, createDefaultTables, createDemoDatabase, grantRole, grantsOf, queryableOf, recordFromCli, revokeRole, rolesOf, userIdOf } from './schema.js';
 
 /**
  * The `xmlrest` command (commander): `--help` and `<command> --help` print
  * usage to stdout and exit 0; an unknown command or option, or a missing
  * argument, exits 2 with the error and a one-line hint on stderr; a command
- * that runs exits 0 when it did its work (explain: 0 allowed, 1 denied).
+ * that runs exits 0 when it did its work (explain: 0 allowed, 1 denied, 3 cannot tell).
  */
 
 /** A wrong command line: exit code 2, as usage errors conventionally are. */
@@ -280,20 +284,26 @@ function program(done: (code: number) => void): Command {
     .option('--inherit', 'with --method: remove the method’s own rule, so that it follows the resource’s')
     .action(async (target: string, options: ResourceAuthOptions) => done(await resourceAuthCommand(target, options)));
 
-  command(xmlrest, 'explain', 'may USER call METHOD PATH, and why (exit 0 allowed, 1 denied); with --claims FILE, give METHOD PATH only')
+  command(
+    xmlrest,
+    'explain',
+    'may USER call METHOD PATH, and why (exit 0 allowed, 1 denied, 3 cannot tell without the password); with --claims FILE, give METHOD PATH only',
+  )
     .argument('<user>', 'the user name (with --claims: the method)')
     .argument('<method>', 'GET, POST, PUT, PATCH or DELETE (with --claims: the path)')
     .argument('[path]', 'the served path without BASE_PATH, as access.lock lists it, such as /shop/v1.0/orders')
-    .option('--json', 'print {"allowed", "backend", "needs", "holds"}')
+    .option('--json', 'print {"allowed", "backend", "needs", "holds", "reason"} (allowed null: cannot tell)')
+    .option('--password-stdin', "read the user's password from stdin and run the backend's AuthQuery with it, as the server does")
     .option('--claims <file>', "answer for the user of an outside issuer (docs/contract.md §9): a token's payload as JSON, or the token itself")
-    .action(async (name: string, method: string, served: string | undefined, options: { json?: boolean; claims?: string }) => {
+    .action(async (name: string, method: string, served: string | undefined, options: { json?: boolean; claims?: string; passwordStdin?: boolean }) => {
       if (options.claims !== undefined) {
         if (served !== undefined) throw new UsageError('with --claims the user comes from the claims: give METHOD PATH only');
+        if (options.passwordStdin) throw new UsageError('--password-stdin is for a user name, not --claims');
         done(await explainClaimsCommand(options.claims, name, method, options.json ?? false));
         return;
       }
       if (served === undefined) throw new UsageError("missing required argument 'path'");
-      done(await explainCommand(name, method, served, options.json ?? false));
+      done(await explainCommand(name, method, served, options.json ?? false, options.passwordStdin ?? false));
     });
 
   command(xmlrest, 'doctor', 'check Node, the configuration, the database, the default tables, generated/ and the build, and say what to fix').action(
@@ -383,25 +393,76 @@ async function resourceAuthCommand(target: string, options: ResourceAuthOptions)
 }
 
 /**
- * `xmlrest explain USER METHOD PATH [--json]` (docs/contract.md §8): may USER
- * call METHOD PATH (the served path without BASE_PATH), and why.
+ * `xmlrest explain USER METHOD PATH [--json] [--password-stdin]` (docs/contract.md §8): may USER call METHOD PATH
+ * (the served path without BASE_PATH), and why. On the default tables the roles are read from them; on a backend
+ * with its own AuthQuery only that query, given the password, knows them: without `--password-stdin` the answer
+ * for a protected route is "cannot tell" (exit 3), never a guess; with it, the query runs as the server runs it.
  */
-async function explainCommand(user: string, method: string, served: string, json: boolean): Promise<number> {
+async function explainCommand(user: string, method: string, served: string, json: boolean, passwordStdin: boolean): Promise<number> {
+  // Read first: a password that is not there is a usage error before anything is loaded.
+  const password = passwordStdin ? await readPassword() : undefined;
   const { route, backend } = await routeOf(method, served);
   let answer: Explanation;
-  if (!backend.defaultTables) {
-    answer = {
-      ...explain(route, user, null),
-      reason: `backend ${backend.name} checks credentials with its own AuthQuery: its users' roles are not known here`,
-    };
+  if (password !== undefined) {
+    answer = await withConnection(async (connection) => {
+      const checked = await checkCredentials(connection, backend, user, password);
+      if (checked.rows.length === 0 || !backend.defaultTables) return explainChecked(route, user, backend.authScheme, checked);
+      // A grant past its end is deleted within moments (runtime/auth/grants.ts): it admits no more.
+      const id = await userIdOf(connection, user);
+      const grants = id === undefined ? undefined : await grantsOf(connection, id);
+      const held = explainChecked(route, user, backend.authScheme, checked);
+      return grants === undefined
+        ? held
+        : {
+            ...explain(
+              route,
+              user,
+              (held.holds ?? []).filter((role) => grants.roles.includes(role)),
+            ),
+            ends: grants.ends,
+          };
+    });
+  } else if (!backend.defaultTables) {
+    answer = cannotTell(route, user, backend.name);
   } else {
     answer = await withConnection(async (connection) => {
       const id = await userIdOf(connection, user);
       if (id === undefined) return { ...explain(route, user, null), reason: `there is no user ${user}` };
-      return explain(route, user, await rolesOf(connection, id));
+      const grants = await grantsOf(connection, id);
+      return { ...explain(route, user, grants.roles), ends: grants.ends };
     });
   }
   return printExplanation(user, answer, json);
+}
+
+/** The password given on stdin (`--password-stdin`, as `docker login` takes it): its text, without the line end. */
+async function readPassword(): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of process.stdin as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_PASSWORD_BYTES + 2) throw new UsageError(`a password has at most ${MAX_PASSWORD_BYTES} bytes`);
+    chunks.push(chunk);
+  }
+  const password = Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
+  if (password === '') throw new UsageError('--password-stdin reads the password from stdin, and stdin was empty');
+  return password;
+}
+
+/**
+ * The backend's AuthQuery run with these credentials exactly as the server runs it (runtime/auth/credentials.ts):
+ * the stored password verified when the query returns it, plain text in constant time; nothing written (no rehash).
+ */
+async function checkCredentials(connection: mysql.Connection, backend: BackendModule, user: string, password: string) {
+  const queryable = queryableOf(connection);
+  const database = {
+    ...queryable,
+    transaction: <T>(work: (db: typeof queryable) => Promise<T>) => work(queryable),
+  };
+  const checker = new CredentialChecker({ ...backend, rehashPlaintext: false }, database, new LoginLimiter(), new CredentialCache(), new Hashing());
+  return checker.check(user, password, '127.0.0.1');
 }
 
 /** The project's backends, as generated/ serves them. */
@@ -458,7 +519,7 @@ async function explainClaimsCommand(file: string, method: string, served: string
 }
 
 function printExplanation(user: string, answer: Explanation, json: boolean): number {
-  if (json) console.log(JSON.stringify({ allowed: answer.allowed, backend: answer.backend, needs: answer.needs, holds: answer.holds }));
+  if (json) console.log(JSON.stringify({ allowed: answer.allowed, backend: answer.backend, needs: answer.needs, holds: answer.holds, reason: answer.reason }));
   else {
     const needs =
       answer.needs === 'public'
@@ -469,13 +530,16 @@ function printExplanation(user: string, answer: Explanation, json: boolean): num
             ? `the role ${answer.needs[0]}`
             : `any one of the roles ${answer.needs.join(', ')}`;
     console.log(
-      `${answer.allowed ? 'allowed' : 'denied'}: ${user} ${answer.allowed ? 'may' : 'may not'} call ${answer.method} ${answer.path} on backend ${answer.backend}`,
+      answer.allowed === null
+        ? `cannot tell: whether ${user} may call ${answer.method} ${answer.path} on backend ${answer.backend}`
+        : `${answer.allowed ? 'allowed' : 'denied'}: ${user} ${answer.allowed ? 'may' : 'may not'} call ${answer.method} ${answer.path} on backend ${answer.backend}`,
     );
     console.log(`  the route needs: ${needs}`);
-    console.log(`  ${user} holds: ${answer.holds === null ? 'unknown' : answer.holds.join(', ') || 'no role'}`);
+    const held = (role: string) => (answer.ends?.[role] ? `${role} (until ${answer.ends[role]})` : role);
+    console.log(`  ${user} holds: ${answer.holds === null ? 'unknown' : answer.holds.map(held).join(', ') || 'no role'}`);
     console.log(`  because ${answer.reason}`);
   }
-  return answer.allowed ? 0 : 1;
+  return answer.allowed === null ? 3 : answer.allowed ? 0 : 1;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

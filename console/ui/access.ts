@@ -2,7 +2,7 @@ import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { Explanation } from '../access.js';
 import { api } from './api.js';
-import { errorText, inputValue, Message, type Notice, type Resource, type User } from './shared.js';
+import { endText, errorText, inputValue, Message, type Notice, type Resource, type User } from './shared.js';
 
 /**
  * Who can call what: a user's whole reach (found by name), who can call a
@@ -16,6 +16,8 @@ export function Access({ manageable }: { manageable: boolean }) {
   const [chosen, setChosen] = useState('');
   const [forResource, setForResource] = useState<{ public: boolean; role: string | null; users: { user_id: number; user_name: string }[] } | null>(null);
   const [question, setQuestion] = useState({ user: '', method: 'GET', path: '' });
+  /** The user's password, for a backend with its own AuthQuery: only that query, run with it, knows the roles. */
+  const [password, setPassword] = useState('');
   const [answer, setAnswer] = useState<Explanation | null>(null);
   const [claimsQuestion, setClaimsQuestion] = useState({ claims: '', method: 'GET', path: '' });
   const [claimsAnswer, setClaimsAnswer] = useState<(Explanation & { user: string }) | null>(null);
@@ -47,8 +49,14 @@ export function Access({ manageable }: { manageable: boolean }) {
     event.preventDefault();
     try {
       setAnswer(
-        await api<Explanation>('GET', `explain?user=${encodeURIComponent(question.user)}&method=${question.method}&path=${encodeURIComponent(question.path)}`),
+        password === ''
+          ? await api<Explanation>(
+              'GET',
+              `explain?user=${encodeURIComponent(question.user)}&method=${question.method}&path=${encodeURIComponent(question.path)}`,
+            )
+          : await api<Explanation>('POST', 'explain', { ...question, password }),
       );
+      setPassword('');
       setNotice(null);
     } catch (error) {
       setAnswer(null);
@@ -106,13 +114,18 @@ export function Access({ manageable }: { manageable: boolean }) {
           ${['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].map((method) => html`<option value=${method}>${method}</option>`)}
         </select>
         <input placeholder="/backend/v1.0/resource" aria-label="Explain path" value=${question.path} onInput=${(e: Event) => setQuestion({ ...question, path: inputValue(e) })} />
+        ${
+          manageable
+            ? null
+            : html`<input type="password" placeholder="Their password (their roles come from it)" aria-label="Explain password" autocomplete="off" value=${password} onInput=${(e: Event) => setPassword(inputValue(e))} />`
+        }
         <button class="secondary" type="submit" disabled=${!question.user || !question.path}>Explain</button>
       </form>
       ${
         answer
           ? html`<div class="message ${answer.allowed ? 'ok' : 'error'}" data-testid="explanation">
-          <p><b>${answer.allowed ? 'Allowed' : 'Denied'}</b>: ${answer.method} ${answer.path} on ${answer.backend}.</p>
-          <p>The route needs ${needs(answer.needs)}; ${question.user} holds ${answer.holds === null ? 'roles unknown here' : answer.holds.join(', ') || 'no role'}; because ${answer.reason}.</p>
+          <p><b>${answer.allowed === null ? 'Cannot tell' : answer.allowed ? 'Allowed' : 'Denied'}</b>: ${answer.method} ${answer.path} on ${answer.backend}.</p>
+          <p>The route needs ${needs(answer.needs)}; ${question.user} holds ${answer.holds === null ? 'roles unknown here' : answer.holds.map((role) => (answer.ends?.[role] ? `${role} (until ${endText(answer.ends[role]!)})` : role)).join(', ') || 'no role'}; because ${answer.reason}.</p>
         </div>`
           : null
       }

@@ -195,6 +195,32 @@ describe('console API', () => {
     expect((await consoleCall('GET', 'b/lab/resources', operator)).status).toBe(200);
   });
 
+  it('cannot tell, on a backend with its own AuthQuery, whether a user may call a route without their password; with it, answers from the query (docs/contract.md §8)', async () => {
+    const operator = await shapeA('lab', 'olga-operator', 'olga-pass-1');
+    const whoami = encodeURIComponent('/lab/v1.0/whoami');
+    const unknown = await consoleCall('GET', `b/lab/explain?user=olga-operator&method=GET&path=${whoami}`, operator);
+    expect(unknown.body).toMatchObject({ allowed: null, holds: null, needs: ['member'] });
+    expect(unknown.body.reason).toContain('its own AuthQuery');
+    // A public route needs no roles: that much it can tell.
+    expect((await consoleCall('GET', `b/lab/explain?user=olga-operator&method=GET&path=${encodeURIComponent('/lab/v1.0/echo')}`, operator)).body).toMatchObject(
+      {
+        allowed: true,
+        needs: 'public',
+      },
+    );
+    const told = await consoleCall('POST', 'b/lab/explain', operator, {
+      user: 'olga-operator',
+      method: 'GET',
+      path: '/lab/v1.0/whoami',
+      password: 'olga-pass-1',
+    });
+    expect(told.body).toMatchObject({ allowed: false, holds: ['operator'], reason: 'olga-operator holds none of member' });
+    const wrong = await consoleCall('POST', 'b/lab/explain', operator, { user: 'olga-operator', method: 'GET', path: '/lab/v1.0/whoami', password: 'not-it' });
+    expect(wrong.body).toMatchObject({ allowed: false, holds: null });
+    expect(wrong.body.reason).toContain('the server would refuse these credentials (401)');
+    expect((await consoleCall('POST', 'b/lab/explain', operator, { user: 'olga-operator', method: 'GET', path: '/lab/v1.0/whoami' })).status).toBe(400);
+  });
+
   it('pages users by id, and finds them by name prefix', async () => {
     const admin = await ADMIN();
     const first = await consoleCall('GET', 'b/shop/users', admin);
@@ -622,7 +648,7 @@ describe('console in headless Chromium', () => {
       await page.click('[data-testid="editor-report@1.0 GET"] button:has-text("Public")');
       await confirm(/^Setting report v1\.0 GET to public: .*callers without credentials would gain access; nobody would lose it\./);
       await expect.poll(() => page.textContent('[data-testid="resource-report@1.0"] [data-testid=method-access-GET]')).toBe('GET: public');
-      expect(readFileSync(report, 'utf8')).toContain('<Request method="GET" auth="">');
+      expect(readFileSync(report, 'utf8')).toContain('<Request method="GET" auth="" owner="shared">');
       expect(await call('/shop/v1.0/report')).toBe(200);
       // The resource's list is as it was: GET's own rule overrides it.
       expect(await badge()).toBe('admin ui-list-b');
@@ -777,6 +803,41 @@ describe('console in headless Chromium', () => {
         .map((row) => row.replace(/^[0-9-]+ [0-9:]+/, '').replace(/::ffff:127\.0\.0\.1|127\.0\.0\.1|::1/, 'ADDRESS')),
     ).toEqual(['bob (2)clear authproducts v1.0ui-history -> publicADDRESS', 'bob (2)set authproducts v1.0public -> ui-historyADDRESS']);
     await shot('history');
+  });
+
+  it('grants a role until a time: its end shown beside it, and in the history (issue 30)', async () => {
+    await addUser(connection, 'ui-temporary', 'ui-temporary-pass', ['guest']);
+    await signIn();
+    await showUser('ui-temporary');
+    await page.selectOption('[aria-label="Role to grant ui-temporary"]', 'customer');
+    await page.fill('[aria-label="Grant to ui-temporary until"]', '8h');
+    await page.click('[data-testid="user-ui-temporary"] button:has-text("Grant")');
+    await expect.poll(() => chips('ui-temporary')).toEqual(['customer', 'guest']);
+    const end = await page.textContent('[data-testid="grant-ui-temporary-customer"] .muted');
+    const shown = new Date(`${end!.replace('until ', '').replace(' ', 'T').replace('Z', ':00Z')}`).getTime();
+    expect(Math.abs(shown - Date.now() - 8 * 3_600_000)).toBeLessThan(120_000);
+    const token = await shapeA('shop', 'ui-temporary', 'ui-temporary-pass');
+    expect((decodeJwt(token.slice(7)).payload.exp as number) * 1000).toBeLessThanOrEqual(Date.now() + 8 * 3_600_000 + 5000);
+    await shot('grant-until');
+    await page.click('nav button:has-text("History")');
+    await page.waitForSelector('[data-testid=history-entry]');
+    const rows = await page.$$eval('[data-testid=history-entry]', (nodes) => nodes.map((node) => node.textContent ?? ''));
+    expect(rows.find((row) => row.includes('ui-temporary'))).toMatch(/bob \(2\)grant roleui-temporarycustomer until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/);
+  });
+
+  it('cannot tell without the password on a backend with its own AuthQuery, and tells with it', async () => {
+    await signIn('olga-operator', 'olga-pass-1', 'lab');
+    await page.click('nav button:has-text("Effective access")');
+    await page.fill('[aria-label="Explain user"]', 'olga-operator');
+    await page.fill('[aria-label="Explain path"]', '/lab/v1.0/whoami');
+    await page.click('form:has([aria-label="Explain user"]) button');
+    await expect.poll(() => page.textContent('[data-testid=explanation]')).toContain('Cannot tell: GET /lab/v1.0/whoami on lab.');
+    expect(await page.textContent('[data-testid=explanation]')).toContain('its own AuthQuery');
+    await page.fill('[aria-label="Explain password"]', 'olga-pass-1');
+    await page.click('form:has([aria-label="Explain user"]) button');
+    await expect.poll(() => page.textContent('[data-testid=explanation]')).toContain('Denied: GET /lab/v1.0/whoami on lab.');
+    expect(await page.textContent('[data-testid=explanation]')).toContain('olga-operator holds operator');
+    await shot('explain-own-auth-query');
   });
 
   it('clears the role and revokes the grant', async () => {
