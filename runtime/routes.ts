@@ -141,7 +141,7 @@ export function buildRoutes(options: RoutesOptions): Routes {
       }
     }
   }
-  if (options.openapi) mountDocs(router, options.basePath, options.openapi);
+  if (options.openapi) mountDocs(router, options.basePath, options.openapi, { backends: options.backends, guards: options.guards });
   const dispatch = router.routes() as unknown as Koa.Middleware;
   const routes: Koa.Middleware = (ctx, next) => (exact.get(`${ctx.method} ${ctx.path}`) ?? loose.get(looseKey(ctx.method, ctx.path)) ?? dispatch)(ctx, next);
   return { routes, unmatched: unmatched(allowed) };

@@ -2,9 +2,10 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { compileErrors, validate } from '@readme/openapi-parser';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KeyStore } from '../../console/keys.js';
 import { backends } from '../../generated/index.js';
 import { CHROMIUM_ARGS, ensureChromium } from '../../scripts/chromium.js';
-import { startServer, type TestServer } from '../support/server.js';
+import { basic, startServer, type TestServer } from '../support/server.js';
 
 /** The generated OpenAPI 3.1 document: valid, served, and rendered for a person in a real browser. */
 const document = JSON.parse(readFileSync('generated/openapi.json', 'utf8')) as Record<string, any>;
@@ -65,6 +66,68 @@ describe('generated/openapi.json', () => {
     expect(asset.headers.get('cache-control')).toBe('public, max-age=3600');
     expect((await fetch(`${server.url}/api/_docs/package.json`)).status).toBe(404);
     expect((await fetch(`${server.url}/api/_docs/..%2F..%2Fpackage.json`)).status).toBe(404);
+  });
+});
+
+describe('GET {base}/openapi.json?for=me: the caller’s own API (issue 30)', () => {
+  /** The operations a document lists, as `METHOD path`, sorted. */
+  const operations = (paths: Record<string, Record<string, unknown>>) =>
+    Object.entries(paths)
+      .flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`))
+      .sort();
+  const mine = async (headers: Record<string, string> = {}) => {
+    const response = await fetch(`${server.url}/api/openapi.json?for=me`, { headers });
+    return { status: response.status, challenge: response.headers.get('www-authenticate'), body: (await response.json()) as Record<string, any> };
+  };
+  const token = async (user: string) =>
+    (
+      (await (
+        await fetch(`${server.url}/api/shop/`, { method: 'POST', body: new URLSearchParams({ auth: 'bearer', userid: user, password: `${user}-pass` }) })
+      ).json()) as { token: string }
+    ).token;
+  const PUBLIC = ['GET /shop/v1.0/products', 'GET /shop/v1.0/reviews', 'GET /shop/v2.0/products', 'POST /shop/', 'POST /shop/v1.0/token'];
+
+  it('without credentials lists the public operations only, as a valid document', async () => {
+    const { status, body } = await mine();
+    expect(status).toBe(200);
+    expect(operations(body.paths)).toEqual(PUBLIC);
+    expect(body.servers).toEqual([{ url: '/api' }]);
+    expect(body.tags.map((tag: { name: string }) => tag.name)).toEqual(['shop']);
+    const result = await validate(body as never);
+    expect(result.valid ? [] : compileErrors(result)).toEqual([]);
+  });
+
+  it('with a Bearer token, an API key or Basic credentials lists what those credentials may call, and nothing more', async () => {
+    const customer = [...PUBLIC, 'GET /shop/v1.0/account', 'GET /shop/v1.0/orders', 'POST /shop/v1.0/orders', 'POST /shop/v1.0/reviews'].sort();
+    expect(operations((await mine({ authorization: `Bearer ${await token('alice')}` })).body.paths)).toEqual(customer);
+    const admin = operations((await mine({ authorization: `Bearer ${await token('bob')}` })).body.paths);
+    expect(admin).toEqual([...customer, 'DELETE /shop/v1.0/reviews', 'GET /shop/v1.0/report'].sort());
+    const [alice] = await server.database.select<{ id: number }>("select user_id as id from usr where user_name = 'alice'", []);
+    const key = await new KeyStore(server.database).create({
+      backend: 'shop',
+      userId: String(alice!.id),
+      name: 'for=me',
+      roles: ['customer'],
+      expires: null,
+      rate: null,
+    });
+    expect(operations((await mine({ 'x-api-key': key.key })).body.paths)).toEqual(customer);
+    const staff = operations((await mine({ authorization: basic('carol', 'carol-pass') })).body.paths);
+    expect(staff).toEqual([...PUBLIC, 'GET /staff/v1.0/board', 'GET /staff/v1.0/me', 'GET /staff/v1.0/notes', 'POST /staff/v1.0/notes'].sort());
+    // The full document is as it was.
+    expect(((await (await fetch(`${server.url}/api/openapi.json`)).json()) as Record<string, any>).paths).toEqual(document.paths);
+  });
+
+  it('answers wrong credentials as a call would: 401 with the challenge; any other for is a 400', async () => {
+    const wrong = await mine({ authorization: basic('carol', 'not-her-password') });
+    expect(wrong.status).toBe(401);
+    expect(wrong.challenge).toBe('Basic realm="staff", charset="UTF-8"');
+    const forged = await mine({ authorization: `Bearer ${'x'.repeat(20)}.${'y'.repeat(20)}.${'z'.repeat(20)}` });
+    expect(forged.status).toBe(401);
+    expect(forged.challenge).toMatch(/^Bearer realm="shop"/);
+    const other = await fetch(`${server.url}/api/openapi.json?for=everyone`);
+    expect(other.status).toBe(400);
+    expect(await other.json()).toEqual({ message: "Parameter 'for' must be 'me'", status: 400 });
   });
 });
 
