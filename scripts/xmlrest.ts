@@ -19,6 +19,7 @@ import type { BackendModule } from '../runtime/index.js';
 import { connectTo } from './connection.js';
 import { doctor } from './doctor.js';
 import { addUser, createDefaultTables, createDemoDatabase, grantRole, grantsOf, queryableOf, recordFromCli, revokeRole, rolesOf, userIdOf } from './schema.js';
+import { verifyAccessCommand } from './verify-access.js';
 
 /**
  * The `xmlrest` command (commander): `--help` and `<command> --help` print
@@ -305,6 +306,19 @@ function program(done: (code: number) => void): Command {
       if (served === undefined) throw new UsageError("missing required argument 'path'");
       done(await explainCommand(name, method, served, options.json ?? false, options.passwordStdin ?? false));
     });
+
+  command(
+    xmlrest,
+    'verify-access',
+    'prove that the server at BASE_URL admits and refuses as access.lock says, route by route (exit 0 all agree, 1 a disagreement)',
+  )
+    .argument('<base-url>', 'the running server with its BASE_PATH, such as http://127.0.0.1:3000; it must use the database of DATABASE_URL')
+    .option('--json', 'print {"checks", "disagreements", "unproven", ...} as JSON')
+    .option('--lock <file>', 'the access.lock to prove', 'access.lock')
+    .option('--resources <dir>', 'the resources it was written from', 'resources')
+    .action(async (baseUrl: string, options: { json?: boolean; lock?: string; resources?: string }) =>
+      done(await verifyAccessCommand(baseUrl, options, databaseUrlFromEnvironment(process.cwd()), (url) => connectTo(url, { multipleStatements: false }))),
+    );
 
   command(xmlrest, 'doctor', 'check Node, the configuration, the database, the default tables, generated/ and the build, and say what to fix').action(
     async () => done(await doctor(process.cwd())),
