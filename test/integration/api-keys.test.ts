@@ -228,3 +228,18 @@ describe('a key at the door', () => {
     expect(statuses).toEqual([200, 200, 200, 429, 429]);
   });
 });
+
+describe('xmlrest verify-access (issue 30)', () => {
+  it('agrees with this project’s access.lock on its server, keys on a Bearer and a Basic backend included, and leaves no user behind', async () => {
+    const { code, stdout, stderr } = await xmlrest('verify-access', servers[1]!.url, '--json');
+    expect(code, stderr).toBe(0);
+    const verdict = JSON.parse(stdout) as { disagreements: unknown[]; checks: Record<string, unknown>[] };
+    expect(verdict.disagreements).toEqual([]);
+    expect(verdict.checks).toContainEqual(expect.objectContaining({ backend: 'akb', credentials: 'API key', role: 'staff', got: 'admitted' }));
+    expect(verdict.checks).toContainEqual(
+      expect.objectContaining({ backend: 'ak', credentials: 'API key', role: 'exporter', path: '/ak/v1.0/admin', got: 'refused' }),
+    );
+    const [left] = (await connection.query("select user_name from usr where user_name like 'xmlrest-verify-%'")) as unknown as [object[]];
+    expect(left).toEqual([]);
+  }, 60_000);
+});

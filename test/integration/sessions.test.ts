@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import type mysql from 'mysql2/promise';
@@ -222,4 +223,23 @@ describe('a session', () => {
       (await send(`${servers[0]!.url}/ses/`, { method: 'POST', ...formBody({ auth: 'bearer', userid: 'ses-eve', password: 'ses-eve-pass' }) })).status,
     ).toBe(401);
   }, 30_000);
+});
+
+describe('xmlrest verify-access (issue 30)', () => {
+  it('agrees with this project’s access.lock on a backend with sessions, through both token shapes, and leaves no user behind', async () => {
+    const { code, stdout, stderr } = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+      execFile(
+        process.execPath,
+        [path.join(ROOT, 'scripts/xmlrest.mjs'), 'verify-access', servers[0]!.url, '--json'],
+        { cwd: ROOT, env: { ...process.env, DATABASE_URL: inject('databaseUrl') } },
+        (error, out, err) => resolve({ code: error ? Number((error as { code?: number }).code) : 0, stdout: out, stderr: err }),
+      ),
+    );
+    expect(code, stderr).toBe(0);
+    const verdict = JSON.parse(stdout) as { disagreements: unknown[]; checks: Record<string, unknown>[] };
+    expect(verdict.disagreements).toEqual([]);
+    expect(verdict.checks).toContainEqual(expect.objectContaining({ backend: 'ses', credentials: 'Bearer (shape B)', role: 'member', got: 'admitted' }));
+    const [left] = (await connection.query("select user_name from usr where user_name like 'xmlrest-verify-%'")) as unknown as [object[]];
+    expect(left).toEqual([]);
+  }, 60_000);
 });
