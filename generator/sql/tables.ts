@@ -1,3 +1,4 @@
+import { NOT_TABLE_ALIASES } from './targets.js';
 import { type SqlProblem, type Token, tokenize, unquote } from './tokens.js';
 
 /**
@@ -7,37 +8,6 @@ import { type SqlProblem, type Token, tokenize, unquote } from './tokens.js';
  * `join` (comma lists too) at any depth where a statement is (the top level, a
  * subquery), never inside a function's arguments (`extract(year from d)`).
  */
-
-const NOT_ALIASES = new Set([
-  'set',
-  'values',
-  'select',
-  'where',
-  'on',
-  'join',
-  'inner',
-  'left',
-  'right',
-  'outer',
-  'cross',
-  'natural',
-  'straight_join',
-  'group',
-  'order',
-  'limit',
-  'using',
-  'having',
-  'union',
-  'for',
-  'lock',
-  'window',
-  'partition',
-  'force',
-  'use',
-  'ignore',
-  'intersect',
-  'except',
-]);
 
 function significant(sql: string): Token[] {
   const problems: SqlProblem[] = [];
@@ -71,7 +41,7 @@ export function tablesOf(sql: string): { table: string; aliases: string[] }[] {
     let next = j + 1;
     if (isKeyword(tokens[next], 'as')) next++;
     const alias = word(tokens[next]);
-    if (alias !== undefined && (tokens[next]!.type === 'quoted' || !NOT_ALIASES.has(alias.toLowerCase()))) {
+    if (alias !== undefined && (tokens[next]!.type === 'quoted' || !NOT_TABLE_ALIASES.has(alias.toLowerCase()))) {
       aliases.add(alias);
       next++;
     }

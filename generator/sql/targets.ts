@@ -1,7 +1,8 @@
 import { isOperator, NOT_ALIASES, type ParamTarget, type Token, unquote } from './tokens.js';
 
 const COMPARISON = new Set(['=', '<', '>', '!']);
-const NOT_TABLE_ALIASES = new Set([
+/** Words that follow a table name but are never its alias (tables.ts reads tables with them too). */
+export const NOT_TABLE_ALIASES = new Set([
   'where',
   'on',
   'join',
@@ -29,6 +30,8 @@ const NOT_TABLE_ALIASES = new Set([
   'force',
   'use',
   'ignore',
+  'intersect',
+  'except',
 ]);
 
 /**
