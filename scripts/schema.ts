@@ -125,8 +125,10 @@ export async function createDemoDatabase(url: string): Promise<void> {
         if (existing.stored === `${user.name}-pass`) {
           await connection.execute(`update ${USERS} set ${PASSWORD} = ? where ${ID} = ?`, [await hashPassword(existing.stored), user.id]);
         }
-        // A demo database from before a demo role was added (xmlrest-operator) gets it; a held one stays as it is.
-        for (const role of user.roles) await grantRole(connection, user.id, role);
+        // A demo database from before a demo role was added (xmlrest-operator) gets it; a held one stays as it is
+        // (a grant given an end since keeps its end).
+        const held = await rolesOf(connection, user.id);
+        for (const role of user.roles) if (!held.includes(role)) await grantRole(connection, user.id, role);
         continue;
       }
       await connection.execute(`insert into ${USERS} (${ID}, ${NAME}, ${PASSWORD}) values (?, ?, ?)`, [

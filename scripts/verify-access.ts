@@ -123,7 +123,11 @@ export async function verifyAccess(options: VerifyOptions): Promise<Verdict> {
   const lockPath = path.resolve(options.root, options.lockFile);
   if (!existsSync(lockPath)) throw new VerifyUsage(`no ${options.lockFile} here: run it in the project folder, or give --lock`);
   const lines = readLock(readFileSync(lockPath, 'utf8'), options.lockFile);
-  const { project, diagnostics } = analyseSources(readSources(options.root, options.resourcesDir), { resourcesDir: options.resourcesDir });
+  const { project, diagnostics } = analyseSources(readSources(options.root, options.resourcesDir), {
+    resourcesDir: options.resourcesDir,
+    // Only what the resources say is read here: a plug-in module is found, never loaded.
+    exists: (file) => existsSync(path.join(options.root, file)),
+  });
   if (diagnostics.count > 0) throw new VerifyUsage(`${options.resourcesDir}/ does not generate:\n${diagnostics.lines().join('\n')}`);
   const backends = new Map(project.backends.map((backend) => [backend.name, backend]));
   for (const line of lines) {

@@ -24,7 +24,7 @@ describe('the editor schema', () => {
     expect(result.status).toBe(0);
   });
 
-  it('flags what the generator refuses: unknown elements and attributes, a bad method, a missing v', () => {
+  it('flags what the generator refuses: unknown elements and attributes, a bad method, a missing v, an owner other than shared', () => {
     mkdirSync('test/.tmp/schema', { recursive: true });
     const cases = {
       'element.xml': '<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0"><Request method="GET"><Query>select 1</Query></Request></Resource>',
@@ -32,6 +32,8 @@ describe('the editor schema', () => {
       'method.xml': '<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0"><Request method="FETCH"><Sql>select 1 as a</Sql></Request></Resource>',
       'version.xml': '<Resource xmlns="urn:xmlrest:resource:1.0"><Request method="GET"><Sql>select 1 as a</Sql></Request></Resource>',
       'status.xml': '<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0"><Request method="GET" status="204"><Sql>select 1 as a</Sql></Request></Resource>',
+      'owner.xml':
+        '<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0" auth="a"><Request method="GET" owner="mine"><Sql>select 1 as a</Sql></Request></Resource>',
     };
     for (const [name, text] of Object.entries(cases)) {
       writeFileSync(`test/.tmp/schema/${name}`, text);
