@@ -469,7 +469,7 @@ describe('explaining access for an outside user', () => {
     );
     const denied = await xmlrest('explain', '--claims', keycloak, 'GET', '/api/v1.0/admin', '--json');
     expect(denied.code).toBe(1);
-    expect(JSON.parse(denied.stdout)).toEqual({ allowed: false, backend: 'api', needs: ['admin'], holds: ['customer'] });
+    expect(JSON.parse(denied.stdout)).toEqual({ allowed: false, backend: 'api', needs: ['admin'], holds: ['customer'], reason: 'kc-user holds none of admin' });
 
     const foreign = claimsFile('foreign.json', JSON.stringify({ iss: 'https://evil.example', aud: 'shop-api', sub: 'm', roles: ['admin'] }));
     const refused = await xmlrest('explain', '--claims', foreign, 'GET', '/api/v1.0/admin');
