@@ -1,7 +1,7 @@
 import { DEFAULT_USER_TABLES } from '../../runtime/auth/user-tables.js';
 import type { Diagnostics } from '../diagnostics.js';
 import type { Backend, Operation, Project, SqlStep } from '../ir.js';
-import { columnsNamed, sourceColumn, tablesOf } from '../sql/tables.js';
+import { columnsNamed, sourceColumn } from '../sql/tables.js';
 import type { TableColumn, TypeSnapshot } from '../types.js';
 import { type AttributeRule, type RawAttribute, rule } from './elements.js';
 
@@ -106,14 +106,23 @@ export function lintUnownedReads(
   }
 }
 
-/** The tables a read step reads that hold rows per user, by the database's facts and the statement's own text. */
+/**
+ * The tables a read step reads that hold rows per user, by the database's facts (made from this very statement's
+ * tables) and the statement's own text; the text is scanned only when it names the user id column at all, so that a
+ * run over 1,000 resources costs next to nothing.
+ */
 function ownedTables(step: SqlStep, facts: Readonly<Record<string, readonly string[]>>, identity: UserIdentity): { table: string; columns: string[] }[] {
-  const named = columnsNamed(step.sql, [identity.column]);
-  return tablesOf(step.sql).flatMap(({ table }) => {
-    const byText = (named.get(table) ?? []).filter((column) => ownsRows(table, { name: column } as TableColumn, identity));
-    const columns = [...new Set([...(facts[table] ?? []), ...byText])].sort();
-    return columns.length === 0 ? [] : [{ table, columns }];
-  });
+  const owned = new Map(Object.entries(facts).map(([table, columns]) => [table, new Set(columns)]));
+  if (step.sql.toLowerCase().includes(identity.column.toLowerCase())) {
+    for (const [table, columns] of columnsNamed(step.sql, [identity.column])) {
+      const byText = columns.filter((column) => ownsRows(table, { name: column } as TableColumn, identity));
+      if (byText.length > 0) owned.set(table, new Set([...(owned.get(table) ?? []), ...byText]));
+    }
+  }
+  return [...owned]
+    .filter(([, columns]) => columns.size > 0)
+    .map(([table, columns]) => ({ table, columns: [...columns].sort() }))
+    .sort((a, b) => (a.table < b.table ? -1 : a.table > b.table ? 1 : 0));
 }
 
 /** The steps bound to the caller: binding `$uid`, or a value of an earlier bound step. */

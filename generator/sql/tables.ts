@@ -22,7 +22,10 @@ const CLAUSE_ENDS = new Set(['where', 'group', 'having', 'order', 'limit', 'unio
 
 /** The tables of a statement's `from` and `join` clauses, in order of first mention, each with the aliases it goes by. */
 export function tablesOf(sql: string): { table: string; aliases: string[] }[] {
-  const tokens = significant(sql);
+  return tablesIn(significant(sql));
+}
+
+function tablesIn(tokens: readonly Token[]): { table: string; aliases: string[] }[] {
   const found = new Map<string, Set<string>>();
   /** For each open parenthesis, whether a statement begins inside it (a subquery) rather than a function's arguments. */
   const open: boolean[] = [];
@@ -77,7 +80,8 @@ export function tablesOf(sql: string): { table: string; aliases: string[] }[] {
  */
 export function columnsNamed(sql: string, columns: readonly string[]): Map<string, string[]> {
   const wanted = new Set(columns.map((column) => column.toLowerCase()));
-  const tables = tablesOf(sql);
+  const tokens = significant(sql);
+  const tables = tablesIn(tokens);
   const byAlias = new Map<string, string>();
   for (const { table, aliases } of tables) {
     byAlias.set(table.toLowerCase(), table);
@@ -85,7 +89,6 @@ export function columnsNamed(sql: string, columns: readonly string[]): Map<strin
   }
   const only = tables.length === 1 ? tables[0]!.table : undefined;
   const named = new Map<string, Set<string>>();
-  const tokens = significant(sql);
   for (let i = 0; i < tokens.length; i++) {
     const column = word(tokens[i]);
     if (column === undefined || !wanted.has(column.toLowerCase()) || tokens[i + 1]?.text === '(') continue;
