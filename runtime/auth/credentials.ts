@@ -1,4 +1,4 @@
-import type { BackendModule } from '../contract.js';
+import type { AuthQuery, BackendModule } from '../contract.js';
 import type { Queryable, SqlValue } from '../db/index.js';
 import { addressGroup } from './address.js';
 import { credentialProblem } from './bounds.js';
@@ -6,7 +6,9 @@ import type { CredentialCache } from './credential-cache.js';
 import type { Hashing } from './hashing.js';
 import type { LoginAttempt, LoginLimiter } from './limiter.js';
 import { checkPassword, hashPassword, type PasswordCheck } from './passwords.js';
-import { DEFAULT_USER_TABLES } from './user-tables.js';
+import { DEFAULT_USER_TABLES, withGrantEnds } from './user-tables.js';
+
+const NO_COLUMN = 1054; // ER_BAD_FIELD_ERROR
 
 /** The database a credential check needs: statements, and one transaction to upgrade a plain-text password. */
 export type UserDatabase = Queryable & { transaction<T>(work: (db: Queryable) => Promise<T>): Promise<T> };
@@ -27,6 +29,11 @@ export type UserDatabase = Queryable & { transaction<T>(work: (db: Queryable) =>
 export class CredentialChecker {
   /** The user tables this backend reads: the default ones are one directory whichever backend reads them. */
   readonly directory: string;
+  /**
+   * On the default tables, the default auth query that also gives each grant's end (user-tables.ts
+   * `withGrantEnds`), until a database of an earlier version says it has no such column (`xmlrest db init` adds it).
+   */
+  private withEnds: AuthQuery | undefined;
 
   constructor(
     private readonly backend: BackendModule,
@@ -36,6 +43,23 @@ export class CredentialChecker {
     private readonly hashing: Hashing,
   ) {
     this.directory = backend.defaultTables ? 'default' : `backend:${backend.name}`;
+    if (backend.defaultTables && backend.authScheme !== null && backend.authQuery?.passwordColumn === DEFAULT_USER_TABLES.password) {
+      this.withEnds = { sql: withGrantEnds(backend.authScheme), binds: ['user'], passwordColumn: DEFAULT_USER_TABLES.password };
+    }
+  }
+
+  /** The auth query's rows: on the default tables with each grant's end, and none for a grant that has ended. */
+  private async select(query: AuthQuery, values: SqlValue[]): Promise<Row[]> {
+    const ends = this.withEnds;
+    if (ends === undefined || query !== this.backend.authQuery) return this.db.select<Row>(query.sql, values);
+    try {
+      return await this.db.select<Row>(ends.sql, values);
+    } catch (error) {
+      if ((error as { errno?: number }).errno !== NO_COLUMN) throw error;
+      // A role table of an earlier version: no grant of it can end. The seed's query, as generated, from now on.
+      this.withEnds = undefined;
+      return this.db.select<Row>(query.sql, values);
+    }
   }
 
   /**
@@ -61,7 +85,7 @@ export class CredentialChecker {
       await this.limiter.succeeded(attempt);
       return { rows };
     }
-    const rows = await this.db.select<Row>(query.sql, values);
+    const rows = await this.select(query, values);
     const stored = rows[0]?.[column];
     const check = await this.verify(attempt, stored, pass);
     if (!check.ok) return { rows: [], reason: rows.length === 0 ? 'unknown_user' : 'bad_password' };

@@ -66,11 +66,19 @@ export class Guard {
    * left: 401, as for a user who holds no role), and the token, and its session, end no later than the first
    * temporary grant it carries (runtime/auth/grants.ts).
    */
-  async issue(sub: string, aud: string | string[]): Promise<{ token: string; refreshToken?: string }> {
+  async issue(sub: string, aud: string | string[], ends?: ReadonlyMap<string, number | null>): Promise<{ token: string; refreshToken?: string }> {
     if (this.tokens === null) throw new Error(`backend "${this.backend.name}" has no JWT key: set JWT_SECRET`);
     let claims = aud;
     let endsBy: number | undefined;
-    if (this.backend.defaultTables) {
+    if (ends !== undefined) {
+      // The auth query said already (credentials.ts): its rows hold no ended grant, and each one's end.
+      const carried = (Array.isArray(aud) ? aud : [aud]).flatMap((role) => {
+        const end = ends.get(role);
+        return end === null || end === undefined ? [] : [end];
+      });
+      if (carried.length > 0) endsBy = Math.min(...carried);
+    } else if (this.backend.defaultTables) {
+      // A token request's own SQL (shape B) told nothing of ends: one read of the user's temporary grants.
       const limits = await grantLimits(this.db, sub, Array.isArray(aud) ? aud : [aud]);
       if (limits.roles.length === 0) throw new HttpError(401, 'Invalid credentials', {}, 'unknown_user');
       claims = Array.isArray(aud) ? (limits.roles.length === 1 ? limits.roles[0]! : limits.roles) : limits.roles[0]!;

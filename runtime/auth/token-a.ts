@@ -6,6 +6,7 @@ import { readParams } from '../params.js';
 import { MAX_PASSWORD_BYTES, MAX_USER_BYTES } from './bounds.js';
 import type { Guard } from './guard.js';
 import { type CredentialRules, screenLogin } from './transport.js';
+import { GRANT_ENDS_COLUMN_NAME } from './user-tables.js';
 
 const FIELDS = {
   auth: { kind: 'string', nullable: false, maxBytes: 16 },
@@ -45,5 +46,11 @@ async function issueForCredentials(guard: Guard, user: string, pass: string, add
     ),
   ];
   if (roles.length === 0) throw new HttpError(401, 'Invalid credentials', {}, 'unknown_user');
-  return guard.issue(String(first.sub), roles.length === 1 ? roles[0]! : roles);
+  // On the default tables each row says when its grant ends (credentials.ts): the token ends by the first of them.
+  const ends = GRANT_ENDS_COLUMN_NAME in first ? new Map(rows.map((row) => [String(row.aud), endOf(row[GRANT_ENDS_COLUMN_NAME])])) : undefined;
+  return guard.issue(String(first.sub), roles.length === 1 ? roles[0]! : roles, ends);
+}
+
+function endOf(value: unknown): number | null {
+  return value === null || value === undefined ? null : Math.floor(Number(value));
 }

@@ -36,3 +36,18 @@ export function defaultAuthQuery(scheme: AuthSchemeName, tables: UserTables = DE
   const columns = scheme === 'Basic' ? `r.${userId}, r.${roleName}` : `cast(r.${userId} as char) as sub, r.${roleName} as aud`;
   return [`select ${columns}, u.${password}`, `from ${roles} r inner join ${users} u on r.${userId} = u.${userId}`, `where u.${userName} = $user`].join('\n');
 }
+
+/** The column of the grant's end (Unix seconds, null for good) that `withGrantEnds` adds to a default auth query's rows. */
+export const GRANT_ENDS_COLUMN_NAME = 'grant_ends';
+
+/**
+ * The default auth query as the server runs it where grants may end (runtime/auth/grants.ts): the same rows, but
+ * none for a grant past its end (the moment it ends, before any server deletes it), and each with its grant's end,
+ * so that a token issued from them expires by then with no query more. `?` for the user name.
+ */
+export function withGrantEnds(scheme: AuthSchemeName, tables: UserTables = DEFAULT_USER_TABLES): string {
+  const lines = defaultAuthQuery(scheme, tables).split('\n');
+  lines[0] += `, unix_timestamp(r.expires_on) as ${GRANT_ENDS_COLUMN_NAME}`;
+  lines[2] = `${lines[2]!.replace('$user', '?')} and (r.expires_on is null or r.expires_on > now())`;
+  return lines.join('\n');
+}

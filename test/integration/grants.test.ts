@@ -3,12 +3,14 @@ import { promisify } from 'node:util';
 import type mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyStore } from '../../console/keys.js';
+import { backends as demo } from '../../generated/index.js';
+import { createLogger, createReloadableApp, listen, openDatabase } from '../../runtime/index.js';
 import { connectTo } from '../../scripts/connection.js';
 import { addUser, grantRole, queryableOf } from '../../scripts/schema.js';
 import { type BuiltServer, startBuiltServer } from '../support/built-server.js';
 import { basicHeader, formBody, send } from '../support/http.js';
 import { ownDatabase } from '../support/own-database.js';
-import { decodeJwt } from '../support/server.js';
+import { decodeJwt, TEST_SECRET } from '../support/server.js';
 
 /**
  * Grants that end (issue 30, docs/contract.md §8) on two built servers of the
@@ -201,6 +203,19 @@ describe('a grant that ends', () => {
     try {
       await before.query('drop trigger if exists xmlrest_usr_role_update');
       await before.query('alter table usr_role drop key usr_role_expires, drop column expires_on');
+      // Until then a server on it signs users in as before: no grant of that table can end.
+      const database = openDatabase(older);
+      const app = createReloadableApp({ backends: demo, database, jwtSecret: TEST_SECRET, logger: createLogger('silent') });
+      const running = await listen(app.app, 0, '127.0.0.1');
+      try {
+        const a = await send(`${running.url}/shop/`, { method: 'POST', ...formBody({ auth: 'bearer', userid: 'alice', password: 'alice-pass' }) });
+        expect(a.status).toBe(200);
+        expect((await send(`${running.url}/staff/v1.0/me`, { headers: { authorization: basicHeader('carol', 'carol-pass') } })).status).toBe(200);
+      } finally {
+        app.close();
+        await running.close();
+        await database.end();
+      }
       const { stdout } = await run(process.execPath, ['scripts/xmlrest.mjs', 'db', 'init'], { env: { ...process.env, DATABASE_URL: older } });
       expect(stdout).toContain('created usr and usr_role');
       const [columns] = (await before.query(
