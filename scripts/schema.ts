@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Connection } from 'mysql2/promise';
 import { AUDIT_TABLE } from '../console/audit.js';
 import { ROLE_CATALOG, ROLE_CATALOG_BACKEND, UserStore } from '../console/store.js';
+import { API_AUDIT_TABLE } from '../runtime/audit/index.js';
 import { API_KEY_TABLE } from '../runtime/auth/api-key.js';
 import { REHASH_VARIABLE } from '../runtime/auth/credentials.js';
 import { LOGIN_FAILURE_TABLE } from '../runtime/auth/limiter.js';
@@ -9,6 +10,7 @@ import { hashPassword } from '../runtime/auth/passwords.js';
 import { REVOCATION_TABLES } from '../runtime/auth/revocations.js';
 import { SESSION_TABLES, SESSION_TOKENS_UNTIL } from '../runtime/auth/sessions.js';
 import { DEFAULT_USER_TABLES } from '../runtime/auth/user-tables.js';
+import { OUTBOX_TABLES } from '../runtime/events/index.js';
 import type { Queryable } from '../runtime/index.js';
 import { RATE_LIMIT_TABLE } from '../runtime/limits/index.js';
 import { SERVER_TABLE } from '../runtime/peers.js';
@@ -149,6 +151,9 @@ export async function createDefaultTables(connection: Connection): Promise<void>
     "select column_name as name from information_schema.columns where table_schema = database() and table_name = 'xmlrest_session' and column_name = 'tokens_until'",
   );
   if ((sessionColumns as unknown[]).length === 0) await connection.query(SESSION_TOKENS_UNTIL);
+  // Events and webhooks (runtime/events/outbox.ts), and who called what through audited routes (runtime/audit/).
+  for (const statement of OUTBOX_TABLES) await connection.query(statement);
+  await connection.query(API_AUDIT_TABLE);
   // Replaced on every run (dropped above), so that `xmlrest db init` upgrades them (MySQL has no CREATE OR REPLACE TRIGGER).
   for (const [name, body] of Object.entries(DEFAULT_TABLE_TRIGGERS)) await connection.query(`create trigger ${name} ${body}`);
 }

@@ -27,6 +27,9 @@ import {
 async function prepare() {
   const config = loadConfig(process.env, '.env', {
     bearerBackends: backends.filter((backend) => backend.authScheme === 'Bearer').map((backend) => backend.name),
+    webhookSecrets: backends.flatMap((backend) =>
+      (backend.webhooks ?? []).map((webhook) => ({ variable: webhook.secret, backend: backend.name, url: webhook.url })),
+    ),
   });
   const database = openDatabase(config.databaseUrl, {
     statementTimeoutMs: config.statementTimeoutMs,
@@ -55,6 +58,8 @@ async function prepare() {
       proxyHops: config.proxyHops,
       requireTlsForCredentials: config.requireTlsForCredentials,
       issuerKeyTimings: config.issuerKeys,
+      webhookSecrets: config.webhookSecrets,
+      events: config.events,
     });
     adminConsole?.attach(server);
     // An outside issuer whose discovery document names another issuer is a wrong configuration: refused at start,
