@@ -13,6 +13,7 @@ import { HTTP_METHODS, type HttpMethod, parseAuth } from '../runtime/contract.js
 import type { BackendModule } from '../runtime/index.js';
 import { connectTo } from './connection.js';
 import { doctor } from './doctor.js';
+import { registerEventCommands } from './events.js';
 import { addUser, createDefaultTables, createDemoDatabase, grantRole, queryableOf, revokeRole, rolesOf, userIdOf } from './schema.js';
 
 /**
@@ -259,6 +260,9 @@ function program(done: (code: number) => void): Command {
       if (served === undefined) throw new UsageError("missing required argument 'path'");
       done(await explainCommand(name, method, served, options.json ?? false));
     });
+
+  // events list|retry, audit list (docs/contract.md §12): scripts/events.ts.
+  registerEventCommands(xmlrest, { command, withConnection, usage: (message) => new UsageError(message), done });
 
   command(xmlrest, 'doctor', 'check Node, the configuration, the database, the default tables, generated/ and the build, and say what to fix').action(
     async () => done(await doctor(process.cwd())),
