@@ -56,7 +56,7 @@ export function registerEventCommands(xmlrest: Command, kit: CommandKit): void {
               row.msg_id,
               row.url,
               row.attempts,
-              row.last_status === null && row.last_error === null ? '-' : [row.last_status, row.last_error].filter((part) => part !== null).join(' '),
+              row.last_error ?? row.last_status ?? '-',
               when(row.created),
               row.state === 'pending' ? when(row.due) : '-',
             ].join('  '),
