@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { backends } from '../generated/index.js';
 import { ConfigError, loadConfig } from '../runtime/config.js';
+import { webhookSecretsNeeded } from '../runtime/events/index.js';
 import {
   adminApp,
   createLogger,

@@ -1,7 +1,7 @@
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api } from './api.js';
-import { errorText, inputValue, Message, type Notice } from './shared.js';
+import { errorText, inputValue, Message, type Notice, Pager } from './shared.js';
 
 /** One audited call (xmlrest_api_audit): who, what, when, the answer, and the parameters with secrets left out. */
 interface Entry {
@@ -74,16 +74,9 @@ export function Audit() {
           )}
         </tbody>
       </table>
-      <p class="row">
-        <button class="secondary" disabled=${before.length < 2} onClick=${() => {
-          const back = before.slice(0, -1);
-          setBefore(back);
-          void load(back.at(-1) ?? 0);
-        }}>Newer</button>
-        <button class="secondary" disabled=${page.next === null} onClick=${() => {
-          setBefore([...before, page.next!]);
-          void load(page.next!);
-        }}>Older</button>
-      </p>
+      <${Pager} cursors=${before} next=${page.next} go=${(cursors: number[]) => {
+        setBefore(cursors);
+        void load(cursors.at(-1) ?? 0);
+      }} />
     </section>`;
 }

@@ -1,7 +1,7 @@
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api } from './api.js';
-import { errorText, inputValue, Message, type Notice } from './shared.js';
+import { errorText, inputValue, Message, type Notice, Pager } from './shared.js';
 
 /** An event for one webhook, as the outbox holds it (never its body here). */
 interface OutboxEvent {
@@ -102,16 +102,9 @@ export function Events() {
           )}
         </tbody>
       </table>
-      <p class="row">
-        <button class="secondary" disabled=${before.length < 2} onClick=${() => {
-          const back = before.slice(0, -1);
-          setBefore(back);
-          void load(back.at(-1) ?? 0);
-        }}>Newer</button>
-        <button class="secondary" disabled=${page.next === null} onClick=${() => {
-          setBefore([...before, page.next!]);
-          void load(page.next!);
-        }}>Older</button>
-      </p>
+      <${Pager} cursors=${before} next=${page.next} go=${(cursors: number[]) => {
+        setBefore(cursors);
+        void load(cursors.at(-1) ?? 0);
+      }} />
     </section>`;
 }

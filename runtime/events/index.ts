@@ -81,24 +81,18 @@ export class Events {
     // Read from the database when scraped (every server sees the same outbox), at most every 2 s.
     const refresh = () => this.refreshStats();
     const stats = this.stats;
-    new Gauge({
-      name: 'xmlrest_events_outbox_depth',
-      help: 'Events not delivered yet (pending, in flight or held by a stopped webhook), in the whole outbox',
-      registers,
-      async collect() {
-        await refresh();
-        this.set(stats.depth);
-      },
-    });
-    new Gauge({
-      name: 'xmlrest_events_oldest_pending_seconds',
-      help: 'Age of the oldest event not delivered yet, in seconds (0 when none)',
-      registers,
-      async collect() {
-        await refresh();
-        this.set(stats.oldestSeconds);
-      },
-    });
+    const gauge = (name: string, help: string, read: () => number) =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        async collect() {
+          await refresh();
+          this.set(read());
+        },
+      });
+    gauge('xmlrest_events_outbox_depth', 'Events not delivered yet (pending, in flight or held by a stopped webhook), in the whole outbox', () => stats.depth);
+    gauge('xmlrest_events_oldest_pending_seconds', 'Age of the oldest event not delivered yet, in seconds (0 when none)', () => stats.oldestSeconds);
     if (options.deliver !== false) {
       this.worker = new DeliveryWorker(options.database, options.logger, { counted: (outcome) => outcomes.inc({ outcome }) }, delivery, options.serverId);
     }
@@ -174,6 +168,11 @@ export class Events {
       .finally(() => (this.stats.pending = undefined));
     return this.stats.pending;
   }
+}
+
+/** Every webhook secret the backends need, by the variable each names (runtime/config.ts checks them at start). */
+export function webhookSecretsNeeded(backends: readonly BackendModule[]): { variable: string; backend: string; url: string }[] {
+  return backends.flatMap((backend) => (backend.webhooks ?? []).map((webhook) => ({ variable: webhook.secret, backend: backend.name, url: webhook.url })));
 }
 
 /** A Standard Webhooks message id: unique per event, the same on every attempt and for every webhook; no `.` (base64url). */

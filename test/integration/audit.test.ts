@@ -6,6 +6,7 @@ import type mysql from 'mysql2/promise';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyStore } from '../../console/keys.js';
+import type { AuditRow } from '../../runtime/audit/index.js';
 import { CHROMIUM_ARGS, ensureChromium } from '../../scripts/chromium.js';
 import { connectTo } from '../../scripts/connection.js';
 import { addUser, queryableOf } from '../../scripts/schema.js';
@@ -82,20 +83,7 @@ afterAll(async () => {
   rmSync(ROOT, { recursive: true, force: true });
 });
 
-interface Row {
-  id: number;
-  at: Date;
-  backend: string;
-  resource: string;
-  version: string;
-  method: string;
-  user_id: string | null;
-  key_prefix: string | null;
-  status: number;
-  request_id: string;
-  address: string;
-  params: string | null;
-}
+type Row = AuditRow;
 
 async function auditRows(requestId: string): Promise<Row[]> {
   const [rows] = await connection.query('select * from xmlrest_api_audit where request_id = ? order by id', [requestId]);

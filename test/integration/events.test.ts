@@ -53,6 +53,7 @@ const ENV = () => ({
   EVENTS_RETRY_BASE_MS: '200',
   EVENTS_RETRY_MAX_MS: '800',
   EVENTS_RETRY_SECONDS: '3',
+  EVENTS_MAX_BYTES: '1024',
   ADMIN_PORT: '0',
 });
 
@@ -214,6 +215,18 @@ describe('an event', () => {
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(receivers.note.deliveries.filter((delivery) => delivery.body.includes('"taken"'))).toHaveLength(1);
     expect(await rows("event = 'note.added' and payload like '%\"taken\"%'")).toHaveLength(1);
+  });
+
+  it('is never cut: a body over EVENTS_MAX_BYTES fails its request, which rolls back, and the log says why', async () => {
+    const big = 'x'.repeat(1500);
+    const answer = await post('note', big);
+    expect(answer.status).toBe(500);
+    const [notes] = await connection.query('select count(*) as n from ev_notes where body = ?', [big]);
+    expect(Number((notes as { n: number }[])[0]!.n)).toBe(0);
+    expect(await rows('length(payload) > 1024')).toEqual([]);
+    expect(main.logs.some((line) => String(line.error).startsWith('event note.added is ') && String(line.error).includes('over EVENTS_MAX_BYTES (1024)'))).toBe(
+      true,
+    );
   });
 
   it('is emitted once by a transaction that deadlocked and ran again', async () => {
