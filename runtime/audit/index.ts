@@ -29,8 +29,7 @@ export const API_AUDIT_TABLE = `create table if not exists xmlrest_api_audit (
   address varchar(64) character set ascii collate ascii_bin not null,
   params text character set utf8mb4 collate utf8mb4_bin null,
   key xmlrest_api_audit_at (backend, at),
-  key xmlrest_api_audit_user (backend, user_id, at),
-  key xmlrest_api_audit_resource (backend, resource, at)
+  key xmlrest_api_audit_user (backend, user_id, at)
 ) engine = InnoDB`;
 
 /** One call, as its route knows it. */

@@ -151,6 +151,17 @@ export async function claim(
   });
 }
 
+/** Rows this server claimed and will not send (a graceful stop): due at once, for any server. */
+export async function release(db: Queryable, ids: readonly number[], serverId: string): Promise<void> {
+  for (let start = 0; start < ids.length; start += 64) {
+    const list = idList(ids.slice(start, start + 64));
+    await db.write(`update xmlrest_outbox set due = now(3), leased_by = null, attempts = attempts - 1 where leased_by = ? and id in ${list.sql}`, [
+      serverId,
+      ...list.values,
+    ]);
+  }
+}
+
 /** Rows this server delivered (a 2xx, `status`), unless its lease ended and another server took them meanwhile. */
 export async function markDelivered(db: Queryable, ids: readonly number[], status: number, serverId: string): Promise<void> {
   const list = idList(ids);

@@ -1,7 +1,7 @@
 import type { Database } from '../db/index.js';
 import type { Logger } from '../log.js';
-import { type Claimed, claim, markAttemptFailed, markDelivered, markGone, pruneDelivered, type Target } from './outbox.js';
-import { type Attempt, send } from './sender.js';
+import { type Claimed, claim, markAttemptFailed, markDelivered, markGone, pruneDelivered, release, type Target } from './outbox.js';
+import { type Attempt, Sender } from './sender.js';
 import { signature } from './signer.js';
 
 /** How deliveries are paced and bounded (runtime/config.ts reads them from EVENTS_*; tests shorten them). */
@@ -58,33 +58,42 @@ export function retryDelay(attempt: number, settings: Pick<DeliverySettings, 're
 /** Claims per statement at most this many rows (and a power of two: a few statement texts). */
 const MOST_CLAIMED = 64;
 /** Outcomes are written together once this many wait, or this long after the first. */
-const FLUSH_AT = 16;
+const FLUSH_AT = 32;
 const FLUSH_MS = 10;
 /** Delivered events are pruned at most this often. */
 const PRUNE_MS = 60_000;
 
+type Leased = { row: Claimed; target: DeliveryTarget };
+
 /**
  * Every server runs one (docs/contract.md §12): it claims due events of the
- * webhooks it knows, a few at a time (outbox.ts), keeps at most
- * `concurrency` deliveries in flight, and writes their outcomes in batches.
- * It looks for work every `pollMs` while idle, at once when this server
- * emitted, and again at once while it finds some. Memory stays bounded: the
- * events in flight (each at most EVENTS_MAX_BYTES) and their outcomes.
+ * webhooks it knows, a batch at a time (outbox.ts), keeps at most
+ * `concurrency` deliveries in flight and as many claimed ones ready to go
+ * (so that a free slot never waits for a claim's round trip), and writes the
+ * outcomes in batches. It looks for work every `pollMs` while idle, at once
+ * when this server emitted, and again as soon as there is room while it
+ * finds some. Memory stays bounded: twice `concurrency` events (each at most
+ * EVENTS_MAX_BYTES) and their outcomes.
  */
 export class DeliveryWorker {
   private targets: DeliveryTarget[] = [];
   private inFlight = 0;
+  /** Claimed (leased to this server), waiting for a free slot. */
+  private ready: Leased[] = [];
   private outcomes: Outcome[] = [];
   private timer: NodeJS.Timeout | undefined;
   private flushTimer: NodeJS.Timeout | undefined;
   private pumping: Promise<void> | undefined;
   private flushing: Promise<void> | undefined;
   private again = false;
+  /** The last look found work: look again as soon as there is room, not at the next poll. */
+  private busy = false;
   private running = false;
   private rotation = 0;
   private lastPrune = 0;
   private quietUntil = 0;
   private drained: (() => void) | undefined;
+  private readonly sender: Sender;
 
   constructor(
     private readonly db: Database,
@@ -92,7 +101,9 @@ export class DeliveryWorker {
     private readonly counts: DeliveryCounts,
     readonly settings: DeliverySettings,
     private readonly serverId: string,
-  ) {}
+  ) {
+    this.sender = new Sender(settings.concurrency, settings.timeoutMs);
+  }
 
   /** The webhooks of the backends served now (a reload changes them). */
   setTargets(targets: readonly DeliveryTarget[]): void {
@@ -115,13 +126,29 @@ export class DeliveryWorker {
     void this.pump();
   }
 
-  /** A graceful stop: claims nothing more, lets the deliveries in flight end (each within its timeout), writes their outcomes. */
+  /**
+   * A graceful stop: claims nothing more, hands the claimed events not started back (due at once, for any
+   * server), lets the deliveries in flight end (each within its timeout), and writes their outcomes.
+   */
   async stop(): Promise<void> {
     this.running = false;
     clearTimeout(this.timer);
     await this.pumping;
+    const unsent = this.ready.splice(0);
+    if (unsent.length > 0)
+      await release(
+        this.db,
+        unsent.map(({ row }) => row.id),
+        this.serverId,
+      ).catch(() => undefined);
     if (this.inFlight > 0) await new Promise<void>((resolve) => (this.drained = resolve));
     await this.flush();
+    this.sender.close();
+  }
+
+  /** Room for more claimed events: as many in flight and ready as twice the concurrency. */
+  private room(): number {
+    return 2 * this.settings.concurrency - this.inFlight - this.ready.length;
   }
 
   private pump(): Promise<void> {
@@ -144,9 +171,9 @@ export class DeliveryWorker {
       this.again = false;
       for (let turn = 0; turn < this.targets.length && this.running; turn++) {
         const target = this.targets[(this.rotation + turn) % this.targets.length]!;
-        const free = Math.min(MOST_CLAIMED, this.settings.concurrency - this.inFlight);
-        if (free < 1) break;
-        const limit = 2 ** Math.floor(Math.log2(free));
+        const room = Math.min(MOST_CLAIMED, this.room());
+        if (room < 1) break;
+        const limit = 2 ** Math.floor(Math.log2(room));
         let rows: Claimed[];
         try {
           rows = await claim(this.db, target, limit, {
@@ -156,19 +183,22 @@ export class DeliveryWorker {
           });
         } catch (error) {
           this.warn(error, 'cannot claim events: the database did not answer; trying again');
+          this.busy = false;
           return;
         }
-        for (const row of rows) this.deliver(row, target);
+        for (const row of rows) this.ready.push({ row, target });
+        this.startReady();
         if (rows.length > 0) found = true;
         // A full batch: there may be more of this webhook's.
         if (rows.length === limit) this.again = true;
       }
       this.rotation++;
-    } while (this.again && this.running && this.inFlight < this.settings.concurrency);
+    } while (this.again && this.running && this.room() >= 1);
+    this.busy = found;
     if (!found) await this.prune();
   }
 
-  /** Idle: look again after `pollMs`. Busy: each delivery's outcome, once written, looks again (flush). */
+  /** Idle: look again after `pollMs`. Busy: each delivery that ends, and each batch of outcomes written, looks again. */
   private schedule(): void {
     if (!this.running || this.timer !== undefined || this.targets.length === 0) return;
     this.timer = setTimeout(() => {
@@ -178,7 +208,12 @@ export class DeliveryWorker {
     this.timer.unref();
   }
 
-  private deliver(row: Claimed, target: DeliveryTarget): void {
+  /** Starts ready events while slots are free. */
+  private startReady(): void {
+    while (this.inFlight < this.settings.concurrency && this.ready.length > 0) this.deliver(this.ready.shift()!);
+  }
+
+  private deliver({ row, target }: Leased): void {
     this.inFlight++;
     const started = performance.now();
     const timestamp = Math.floor(Date.now() / 1000);
@@ -187,16 +222,19 @@ export class DeliveryWorker {
       'webhook-timestamp': String(timestamp),
       'webhook-signature': signature(target.keys, row.msg_id, timestamp, row.payload),
     };
-    void send(target.url, headers, row.payload, this.settings.timeoutMs).then((attempt) => {
+    void this.sender.send(target.url, headers, row.payload).then((attempt) => {
       this.inFlight--;
       this.outcomes.push({ row, target, attempt, ms: performance.now() - started });
       if (this.outcomes.length >= FLUSH_AT) void this.flush();
       else this.flushTimer ??= setTimeout(() => void this.flush(), FLUSH_MS);
+      if (this.running) this.startReady();
+      // While there is work, claim more as soon as half the room is free, not at the next poll.
+      if (this.running && this.busy && this.room() >= this.settings.concurrency / 2) void this.pump();
       if (this.inFlight === 0) this.drained?.();
     });
   }
 
-  /** Writes the outcomes waiting, then looks for more work (a successor in order, a free slot). */
+  /** Writes the outcomes waiting, then looks for more work (the next event of a key waits for its predecessor's). */
   private flush(): Promise<void> {
     clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
@@ -216,6 +254,7 @@ export class DeliveryWorker {
       const { attempt } = outcome;
       if (attempt.outcome === 'delivered') delivered.set(attempt.status, [...(delivered.get(attempt.status) ?? []), outcome]);
     }
+    const logged = this.logger.isLevelEnabled('info');
     try {
       for (const [status, outcomes] of delivered) {
         for (let start = 0; start < outcomes.length; start += MOST_CLAIMED) {
@@ -229,7 +268,7 @@ export class DeliveryWorker {
         }
         for (const outcome of outcomes) {
           this.counts.counted('delivered');
-          this.logger.info(fields(outcome), 'event delivered');
+          if (logged) this.logger.info(fields(outcome), 'event delivered');
         }
       }
       for (const outcome of batch) {
