@@ -73,9 +73,7 @@ beforeAll(async () => {
   await Promise.all(TOPICS.map((topic) => receivers[topic].up()));
   databaseUrl = await ownDatabase('events');
   connection = await connectTo(databaseUrl);
-  await connection.query(
-    `create table ev_notes (note_id int unsigned not null auto_increment primary key, topic varchar(16) not null, body text not null)`,
-  );
+  await connection.query(`create table ev_notes (note_id int unsigned not null auto_increment primary key, topic varchar(16) not null, body text not null)`);
   await connection.query('create table ev_unique (k varchar(40) not null primary key)');
   await connection.query('create table ev_pair (id int unsigned not null primary key, n int not null)');
   await connection.query('insert into ev_pair values (1, 0), (2, 0)');
