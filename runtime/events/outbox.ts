@@ -17,7 +17,7 @@ import type { Queryable, SqlValue } from '../db/index.js';
  */
 export const OUTBOX_TABLE = `create table if not exists xmlrest_outbox (
   id bigint unsigned not null auto_increment primary key,
-  msg_id char(26) character set ascii collate ascii_bin not null,
+  msg_id char(36) character set ascii collate ascii_bin not null,
   backend varchar(64) character set ascii collate ascii_bin not null,
   event varchar(255) character set ascii collate ascii_bin not null,
   url varchar(512) character set ascii collate ascii_bin not null,
@@ -109,13 +109,18 @@ function idList(ids: readonly number[]): { sql: string; values: number[] } {
   return { sql: placeholders(size), values };
 }
 
-const INSERT = 'insert into xmlrest_outbox (msg_id, backend, event, url, order_key, payload) values ';
+/** The insert for an event that goes to `count` webhooks, made once per count. */
+const INSERTS: string[] = [];
+function insertFor(count: number): string {
+  return (INSERTS[count] ??=
+    `insert into xmlrest_outbox (msg_id, backend, event, url, order_key, payload) values ${Array.from({ length: count }, () => '(?, ?, ?, ?, ?, ?)').join(', ')}`);
+}
 
 /** The request path: one statement however many webhooks receive the event, in the request's transaction. */
 export async function insertEvent(db: Queryable, event: NewEvent, urls: readonly string[]): Promise<void> {
   const values: SqlValue[] = [];
   for (const url of urls) values.push(event.msgId, event.backend, event.type, url, event.orderKey, event.payload);
-  await db.write(INSERT + Array.from({ length: urls.length }, () => '(?, ?, ?, ?, ?, ?)').join(', '), values);
+  await db.write(insertFor(urls.length), values);
 }
 
 /**
