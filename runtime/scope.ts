@@ -127,16 +127,28 @@ export class Scope implements RequestScope {
   transaction<T>(work: (db: Queryable) => Promise<T>): Promise<T> {
     const audit = this.options.audit;
     if (audit === undefined) return this.committed(this.options.db.transaction(work));
-    // A write's row goes in its own transaction: the change and its record commit, or roll back, together.
+    // A request that wrote gets its row in its own transaction: the change and its record commit, or roll back,
+    // together. One that only read (several Sql steps, so a transaction too) is recorded after its answer.
     const at = new Date();
+    let recorded = false;
     return this.committed(
       this.options.db.transaction(async (db) => {
-        const result = await work(db);
-        await audit.trail.writeIn(db, auditEntry(this.ctx, audit, audit.status, at));
+        let wrote = false;
+        const watched: Queryable = {
+          select: (sql, values) => db.select(sql, values),
+          write: (sql, values) => {
+            wrote = true;
+            return db.write(sql, values);
+          },
+        };
+        const result = await work(watched);
+        // Each run of the transaction decides afresh: a deadlocked run's row went with it.
+        recorded = wrote;
+        if (wrote) await audit.trail.writeIn(db, auditEntry(this.ctx, audit, audit.status, at));
         return result;
       }),
     ).then((result) => {
-      (this.ctx.state as AuditState).audited = true;
+      if (recorded) (this.ctx.state as AuditState).audited = true;
       return result;
     });
   }
