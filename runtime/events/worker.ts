@@ -93,6 +93,7 @@ export class DeliveryWorker {
   private lastPrune = 0;
   private quietUntil = 0;
   private drained: (() => void) | undefined;
+  private stopping: Promise<void> | undefined;
   private readonly sender: Sender;
 
   constructor(
@@ -130,7 +131,13 @@ export class DeliveryWorker {
    * A graceful stop: claims nothing more, hands the claimed events not started back (due at once, for any
    * server), lets the deliveries in flight end (each within its timeout), and writes their outcomes.
    */
-  async stop(): Promise<void> {
+  stop(): Promise<void> {
+    // Called by whoever stops first (the listener's close, a graceful stop): once.
+    this.stopping ??= this.end();
+    return this.stopping;
+  }
+
+  private async end(): Promise<void> {
     this.running = false;
     clearTimeout(this.timer);
     await this.pumping;
