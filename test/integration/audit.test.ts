@@ -227,11 +227,15 @@ describe('the console in headless Chromium', () => {
     await page.fill('[aria-label="Audit user"]', 'au-clerk');
     await page.fill('[aria-label="Audit status"]', '4xx');
     await page.click('[data-testid=audit] button:has-text("Show")');
-    await expect.poll(() => page.$$eval('[data-testid=audit-entry]', (rows) => rows.map((row) => row.textContent ?? ''))).not.toEqual([]);
-    const shown = await page.$$eval('[data-testid=audit-entry]', (rows) => rows.map((row) => row.textContent ?? ''));
-    for (const text of shown) {
-      expect(text).toContain(`au-clerk (${clerkId})`);
-      expect(text).toContain('409');
+    const shownRows = () => page.$$eval('[data-testid=audit-entry]', (rows) => rows.map((row) => row.textContent ?? ''));
+    // Until the filtered page has replaced the first one: every row the user's, every status a 4xx.
+    await expect
+      .poll(async () => {
+        const texts = await shownRows();
+        return texts.length > 0 && texts.every((text) => text.includes(`au-clerk (${clerkId})`) && /POST accounts v1\.0.*409/.test(text));
+      })
+      .toBe(true);
+    for (const text of await shownRows()) {
       expect(text).toContain('[FILTERED]');
       expect(text).not.toContain(PASSWORD_VALUE);
     }
