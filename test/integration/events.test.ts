@@ -26,7 +26,7 @@ const ROOT = path.resolve('test/.tmp/events');
 const SECRET_NEW = newSecret();
 const SECRET_OLD = newSecret();
 const SECRET_B = newSecret();
-const TOPICS = ['note', 'flaky', 'gone', 'moved', 'slow', 'shared', 'broken'] as const;
+const TOPICS = ['note', 'flaky', 'gone', 'moved', 'slow', 'shared', 'broken', 'ordered'] as const;
 type Topic = (typeof TOPICS)[number];
 const receivers = Object.fromEntries(TOPICS.map((topic) => [topic, new WebhookReceiver(topic === 'note' ? [SECRET_OLD] : [SECRET_B])])) as Record<
   Topic,
@@ -76,7 +76,7 @@ beforeAll(async () => {
   await connection.query(`create table ev_notes (note_id int unsigned not null auto_increment primary key, topic varchar(16) not null, body text not null)`);
   await connection.query('create table ev_unique (k varchar(40) not null primary key)');
   await connection.query('create table ev_pair (id int unsigned not null primary key, n int not null)');
-  await connection.query('insert into ev_pair values (1, 0), (2, 0)');
+  await connection.query('insert into ev_pair values (1, 0), (2, 0), (10, 0), (20, 0)');
   await addUser(connection, 'ev-writer', 'ev-writer-pass', ['writer']);
   const hooks = TOPICS.map(
     (topic) => `  <Webhook event="${topic}.*" url="${receivers[topic].url}" secret="${topic === 'note' ? 'HOOKS_SECRET_A' : 'HOOKS_SECRET_B'}"/>`,
@@ -86,6 +86,15 @@ beforeAll(async () => {
     files: {
       'resources/hooks/backend.xml': `<Backend xmlns="urn:xmlrest:resource:1.0" auth_scheme="Basic">\n${hooks.join('\n')}\n</Backend>\n`,
       ...Object.fromEntries(TOPICS.map((topic) => [`resources/hooks/${topic}.xml`, topicResource(topic)])),
+      // An event per change of a pair row, keyed by the row: its events go out in order.
+      'resources/hooks/tick.xml': `<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0" auth="writer">
+  <Request method="POST">
+    <Sql id="ticked" output="false">update ev_pair set n = n + 1 where id = $id</Sql>
+    <Sql id="pair">select id, n from ev_pair where id = $id</Sql>
+    <Emit event="ordered.ticked" step="pair" key="$id"/>
+  </Request>
+</Resource>
+`,
       // Two requests updating the same two rows in opposite order, a pause between: one deadlocks and runs again.
       'resources/hooks/swap.xml': `<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0" auth="writer">
   <Request method="POST">
@@ -258,6 +267,37 @@ describe('an event', () => {
 });
 
 describe('deliveries', () => {
+  it('go out in order per key: an event waits until the one before it of the same row is delivered; other rows do not wait', async () => {
+    // Every event's first attempt is refused: without the order, a later event's first retry could overtake an earlier one's.
+    receivers.ordered.mode = 'fail-first';
+    const tick = (id: number) =>
+      send(`${main.url}/hooks/v1.0/tick`, {
+        method: 'POST',
+        headers: { authorization: WRITER, 'content-type': 'application/json' },
+        body: JSON.stringify({ id }),
+      });
+    const [before] = await rows("event = 'ordered.ticked'").then((found) => [found.length]);
+    for (let i = 0; i < 5; i++) expect((await tick(10)).status).toBe(200);
+    expect((await tick(20)).status).toBe(200);
+    await until(
+      'all six',
+      () => rows("event = 'ordered.ticked'"),
+      (found) => found.length === before! + 6 && found.every((row) => row.state === 'delivered'),
+    );
+    const attempts = receivers.ordered.deliveries.map((delivery) => {
+      const [pair] = delivery.payload!.data.pair as { id: number; n: number }[];
+      return { id: pair!.id, n: pair!.n, answered: delivery.answered, at: delivery.receivedAt };
+    });
+    // Row 10's events, in the order they were sent: each refused once, then delivered, before the next is tried at all.
+    const ten = attempts.filter((attempt) => attempt.id === 10).map((attempt) => `${attempt.n}:${attempt.answered}`);
+    const firstN = Number(ten[0]!.split(':')[0]);
+    expect(ten).toEqual([0, 1, 2, 3, 4].flatMap((i) => [`${firstN + i}:503`, `${firstN + i}:204`]));
+    // Row 20's event was emitted last, and went out before row 10's last one: it waited for nobody.
+    const twenty = attempts.find((attempt) => attempt.id === 20 && attempt.answered === 204)!;
+    const lastOfTen = attempts.filter((attempt) => attempt.id === 10 && attempt.answered === 204).at(-1)!;
+    expect(twenty.at).toBeLessThan(lastOfTen.at);
+  });
+
   it('go on through a receiver that is down for a while: once it is back, retries deliver everything', async () => {
     await receivers.flaky.down();
     for (let i = 0; i < 5; i++) expect((await post('flaky', `flaky ${i}`)).status).toBe(201);

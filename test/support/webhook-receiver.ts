@@ -20,9 +20,12 @@ export interface Delivery {
   /** Why verification failed, when it did. */
   refused?: string;
   receivedAt: number;
+  /** What the receiver answered (none when it hung). */
+  answered?: number;
 }
 
-export type ReceiverMode = 'ok' | 'fail' | 'gone' | 'redirect' | 'hang';
+/** ok: 204; fail: 503; gone: 410; redirect: 302; hang: no answer; fail-first: 503 to each event's first attempt, then 204. */
+export type ReceiverMode = 'ok' | 'fail' | 'gone' | 'redirect' | 'hang' | 'fail-first';
 
 export class WebhookReceiver {
   readonly deliveries: Delivery[] = [];
@@ -95,7 +98,8 @@ export class WebhookReceiver {
         refused = (error as Error).message;
       }
     }
-    this.deliveries.push({
+    const seenBefore = this.deliveries.some((delivery) => delivery.id === headers['webhook-id']);
+    const delivery: Delivery = {
       id: headers['webhook-id'],
       timestamp: Number(headers['webhook-timestamp']),
       signature: headers['webhook-signature'],
@@ -103,15 +107,17 @@ export class WebhookReceiver {
       payload,
       ...(payload === undefined ? { refused } : {}),
       receivedAt: Date.now(),
-    });
+    };
+    this.deliveries.push(delivery);
     if (this.mode === 'hang') return; // never answered: the sender's timeout cuts it
     this.inFlight++;
     if (this.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
     this.inFlight--;
-    if (this.mode === 'gone') response.writeHead(410).end();
-    else if (this.mode === 'fail') response.writeHead(503, { 'retry-after': '0' }).end('down for maintenance');
-    else if (this.mode === 'redirect') response.writeHead(302, { location: `http://127.0.0.1:${this.port}/landing` }).end();
-    else response.writeHead(payload === undefined ? 401 : 204).end();
+    const fail = this.mode === 'fail' || (this.mode === 'fail-first' && !seenBefore);
+    delivery.answered = this.mode === 'gone' ? 410 : fail ? 503 : this.mode === 'redirect' ? 302 : payload === undefined ? 401 : 204;
+    if (delivery.answered === 503) response.writeHead(503, { 'retry-after': '0' }).end('down for maintenance');
+    else if (delivery.answered === 302) response.writeHead(302, { location: `http://127.0.0.1:${this.port}/landing` }).end();
+    else response.writeHead(delivery.answered).end();
   }
 }
 
