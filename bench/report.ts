@@ -16,7 +16,9 @@ export type ServerName =
   | 'idp-rs256'
   | 'idp-es256'
   | 'api-key'
-  | 'rate-limited';
+  | 'rate-limited'
+  | 'emit'
+  | 'audited';
 
 export interface Measurement {
   rps: number;
@@ -42,6 +44,16 @@ export interface FloodFigures {
   keyRequestTimes: number[];
 }
 
+/** Events delivered by two servers to a loopback receiver (issue 32). */
+export interface DeliveryFigures {
+  /** Distinct events the receiver got (all of those in the outbox). */
+  events: number;
+  /** Deliveries in all: more than `events` when one was sent twice (at least once). */
+  received: number;
+  /** From the first delivery to the last. */
+  seconds: number;
+}
+
 export const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = sorted.length >> 1;
@@ -56,6 +68,9 @@ export const PROVIDER_SCENARIO = 'Bearer GET, provider token (RS256, ES256)';
 export const KEY_SCENARIO = 'Bearer GET, API key, rate-limited';
 /** Refresh tokens rotated, each connection its own session. */
 export const REFRESH_SCENARIO = 'token refresh (rotation)';
+/** The same write with one Emit, and the same read audited (issue 32). */
+export const EMIT_SCENARIO = 'write POST, with one Emit';
+export const AUDIT_SCENARIO = 'Bearer GET, audited';
 
 export async function writeResults(
   results: Map<string, Map<ServerName, Measurement[]>>,
@@ -64,6 +79,7 @@ export async function writeResults(
   generation: GenerationTiming[],
   flags: { connections: string; duration: string; rounds: string; slices: number; pinned: boolean },
   flood: FloodFigures,
+  delivery: DeliveryFigures,
 ): Promise<void> {
   const { pinned } = flags;
   const when = new Date().toISOString().replace(/:\d\d\.\d+Z$/, 'Z');
@@ -144,6 +160,18 @@ export async function writeResults(
         return `| ${what} | ${ratio.toFixed(2)} | |${peer ? ' | |' : ''} | ${ratio >= target ? 'met' : 'missed'} (>= ${target}) |`;
       })
     : [];
+  // Issue 32: the same write with one Emit, the same read audited, in the same slices; events delivered per second.
+  const sideBySide = (scenario: string, name: ServerName, what: string, target: number) => {
+    const measured = results.get(scenario);
+    const ratio = measured ? rpsRatio(measured.get(name)!, measured.get('generated')!) : Number.NaN;
+    return `| ${what} | ${ratio.toFixed(2)} | |${peer ? ' | |' : ''} | ${ratio >= target ? 'met' : 'missed'} (>= ${target}) |`;
+  };
+  const deliveryRate = delivery.events / delivery.seconds;
+  const eventRows = [
+    sideBySide(EMIT_SCENARIO, 'emit', 'write POST with one Emit vs the same write without it', 0.85),
+    sideBySide(AUDIT_SCENARIO, 'audited', 'audited Bearer GET vs the same GET without audit', 0.9),
+    `| events delivered per second by two servers on one core to a loopback receiver (${delivery.events} events, ${delivery.received - delivery.events} sent twice) | ${Math.round(deliveryRate)} | |${peer ? ' | |' : ''} | ${deliveryRate >= 1000 ? 'met' : 'missed'} (>= 1,000) |`,
+  ];
   const rotations = results.get(REFRESH_SCENARIO)?.get('generated');
   const rotationRate = rotations ? median(rotations.map((m) => m.rps)) : Number.NaN;
   const refreshRow = `| refresh token rotations per second, the server on one core | ${Math.round(rotationRate)} | |${peer ? ' | |' : ''} | ${rotationRate >= 1000 ? 'met' : 'missed'} (>= 1,000) |`;
@@ -159,6 +187,7 @@ export async function writeResults(
     ...providerRows,
     ...keyRows,
     refreshRow,
+    ...eventRows,
     `| valid callers (RS256 provider tokens) under a flood of ${flood.floodRate} distinct forged tokens/s vs alone | ${floodRatio.toFixed(2)} | |${peer ? ' | |' : ''} | ${floodRatio >= 0.8 ? 'met' : 'missed'} (>= 0.8) |`,
     `| the same, under ${flood.floodRate} requests/s without credentials (the control: what any request costs) | ${controlRatio.toFixed(2)} | |${peer ? ' | |' : ''} | |`,
     `| key requests to the provider in any 30 s of ${Math.round(flood.wallSeconds)} s of flood rounds (${flood.keyRequestTimes.length} in all) | ${busiest} | |${peer ? ' | |' : ''} | ${busiest <= 1 ? 'met' : 'missed'} (<= 1) |`,
@@ -188,7 +217,7 @@ export async function writeResults(
   writeFileSync(`${stem}.md`, markdown);
   // Every run's figures, so that a table can be recomputed or checked.
   const raw = Object.fromEntries([...results].map(([scenario, byServer]) => [scenario, Object.fromEntries(byServer)]));
-  writeFileSync(`${stem}.json`, JSON.stringify({ flags, rss: Object.fromEntries(rss), results: raw, flood }, null, 2) + '\n');
+  writeFileSync(`${stem}.json`, JSON.stringify({ flags, rss: Object.fromEntries(rss), results: raw, flood, delivery }, null, 2) + '\n');
   writeFileSync('bench/results/latest.md', markdown.replace(`](${when.replaceAll(':', '')}.svg)`, '](latest.svg)'));
   const svg = await renderChart(chart);
   writeFileSync(`${stem}.svg`, svg);

@@ -1,6 +1,7 @@
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs, promisify } from 'node:util';
@@ -11,7 +12,19 @@ import { freePort, type PrivateMariadb, startPrivateMariadb } from '../scripts/m
 import { createDefaultTables, queryableOf } from '../scripts/schema.js';
 import { type GenerationTiming, measureGeneration, writeSyntheticResources } from './generate.js';
 import { type BenchIssuer, startBenchIssuer } from './issuer.js';
-import { type FloodFigures, KEY_SCENARIO, type Measurement, median, PROVIDER_SCENARIO, REFRESH_SCENARIO, type ServerName, writeResults } from './report.js';
+import {
+  AUDIT_SCENARIO,
+  type DeliveryFigures,
+  EMIT_SCENARIO,
+  type FloodFigures,
+  KEY_SCENARIO,
+  type Measurement,
+  median,
+  PROVIDER_SCENARIO,
+  REFRESH_SCENARIO,
+  type ServerName,
+  writeResults,
+} from './report.js';
 
 /**
  * `npm run bench`: the generated server against a hand-written one and two
@@ -37,11 +50,14 @@ const { values: flags } = parseArgs({
 const say = (line: string) => process.stderr.write(`bench: ${line}\n`);
 const DIST = '.xmlrest/bench-dist';
 const SECRET = randomBytes(32).toString('base64url');
+/** The webhook of bench/resources/api/backend.xml: a receiver in this process, and the secret it is signed with. */
+const HOOK_URL = 'http://127.0.0.1:47812/hooks';
+const WEBHOOK_SECRET = `whsec_${randomBytes(32).toString('base64')}`;
 const pinned = os.availableParallelism() >= 2 && existsSync('/usr/bin/taskset');
 
 const PEER_DIR = 'bench/peers/platformatic';
 /** What each server runs: our servers from the compiled bench, the peer with its own Node (>= 22.19, from npm). */
-type Process = Exclude<ServerName, 'koa-select' | 'idp-rs256' | 'idp-es256' | 'api-key' | 'rate-limited'>;
+type Process = Exclude<ServerName, 'koa-select' | 'idp-rs256' | 'idp-es256' | 'api-key' | 'rate-limited' | 'emit' | 'audited'>;
 const SERVER_COMMANDS: Record<Process, string[]> = {
   generated: [process.execPath, path.join(DIST, 'bench/serve-generated.js')],
   handwritten: [process.execPath, path.join(DIST, 'bench/handwritten.js')],
@@ -183,6 +199,30 @@ const scenarios: Scenario[] = [
     request: () => ({ method: 'POST', path: '/api/v1.0/my-items', headers: { ...form, authorization: `Bearer ${token}` }, body: 'title=bench&price=9.99' }),
     check: (status, body) => status === 201 && body.added?.affectedRows === 1 && body.item?.[0]?.title === 'bench',
   },
+  {
+    // The same write, the same user, in the same slices: without an event, and with one Emit (issue 32). The
+    // server timed delivers nothing (EVENTS_DELIVERY=off): its events wait; delivery is timed apart, below.
+    name: EMIT_SCENARIO,
+    servers: ['generated', 'emit'],
+    request: (server) => ({
+      method: 'POST',
+      path: server === 'emit' ? '/api/v1.0/my-items-emit' : '/api/v1.0/my-items',
+      headers: { ...form, authorization: `Bearer ${token}` },
+      body: 'title=bench&price=9.99',
+    }),
+    check: (status, body) => status === 201 && body.added?.affectedRows === 1 && body.item?.[0]?.title === 'bench',
+  },
+  {
+    // The same read, the same user, in the same slices: without audit, and audited (its row written after the answer).
+    name: AUDIT_SCENARIO,
+    servers: ['generated', 'audited'],
+    request: (server) => ({
+      method: 'GET',
+      path: server === 'audited' ? '/api/v1.0/my-items-audited' : '/api/v1.0/my-items',
+      headers: { authorization: `Bearer ${token}` },
+    }),
+    check: (status, body) => status === 200 && Array.isArray(body.items) && body.items.length > 0,
+  },
 ];
 
 async function seed(url: string, users: number, items: number): Promise<void> {
@@ -227,13 +267,13 @@ interface Running {
   url: string;
 }
 
-async function startServer(name: Process, url: string): Promise<Running> {
+async function startServer(name: Process, url: string, env: Record<string, string> = {}): Promise<Running> {
   const port = await freePort();
   const [program, ...rest] = SERVER_COMMANDS[name];
   const command = pinned ? 'taskset' : program!;
   const args = pinned ? ['-c', '1', program!, ...rest] : rest;
   const child = spawn(command, args, {
-    env: { ...process.env, PORT: String(port), DATABASE_URL: url, JWT_SECRET: SECRET },
+    env: { ...process.env, PORT: String(port), DATABASE_URL: url, JWT_SECRET: SECRET, BENCH_WEBHOOK_SECRET: WEBHOOK_SECRET, EVENTS_DELIVERY: 'off', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   await new Promise<void>((resolve, reject) => {
@@ -356,6 +396,8 @@ try {
   refreshTokens = await sessions(servers.get('generated')!, Number(flags.connections));
   servers.set('idp-rs256', servers.get('generated')!);
   servers.set('idp-es256', servers.get('generated')!);
+  servers.set('emit', servers.get('generated')!);
+  servers.set('audited', servers.get('generated')!);
   forged = `${header}.${payload}.${createHmac('sha256', 'not-the-secret-of-this-server-0123456789').update(`${header}.${payload}`).digest('base64url')}`;
 
   // Every server must answer every scenario correctly before anything is measured.
@@ -369,6 +411,15 @@ try {
         failed++;
         say(`FAIL ${scenario.name} on ${name}: ${status} ${JSON.stringify(body).slice(0, 200)}`);
       }
+    }
+  }
+  if (flags.smoke) {
+    // Two servers deliver a few events to the loopback receiver: every one arrives.
+    const delivered = await measureDelivery(url, 200);
+    if (delivered.received >= 200) passed++;
+    else {
+      failed++;
+      say(`FAIL delivery: ${delivered.received} of 200 events received`);
     }
   }
   say(`correctness: ${passed} passed, ${failed} failed`);
@@ -411,6 +462,11 @@ try {
   }
   say('valid callers under a flood of forged provider tokens ...');
   const flood = await measureFlood(servers.get('generated')!, issuer, duration, rounds);
+  say('events delivered by two servers to a loopback receiver ...');
+  const delivery = await measureDelivery(url, 20_000);
+  say(
+    `${delivery.events} events in ${delivery.seconds.toFixed(1)} s: ${Math.round(delivery.events / delivery.seconds)} events/s, ${delivery.received - delivery.events} sent twice`,
+  );
 
   // Start and generation are timed on a quiet machine: every server gone (not still stopping), and the private
   // database stopped, whose purge and page flushing after the write scenario went on taking a core for seconds
@@ -431,6 +487,7 @@ try {
     generation,
     { connections: flags.connections, duration: flags.duration, rounds: flags.rounds, slices, pinned },
     flood,
+    delivery,
   );
 } finally {
   await stopAll();
@@ -474,6 +531,54 @@ async function measureFlood(server: Running, provider: BenchIssuer, duration: nu
   const times = (await provider.keyRequests()).slice(before).map((time) => (time - started) / 1000);
   say(`key requests during ${Math.round(wallSeconds)} s of flood rounds: ${times.length} (at ${times.map((time) => time.toFixed(1)).join(', ')} s)`);
   return { alone, flooded, control, floodRate: FLOOD_RATE, wallSeconds, keyRequestTimes: times };
+}
+
+/**
+ * Events delivered per second by two servers (issue 32): `count` events in the outbox, as the emitting route
+ * writes them (each its own order key), then two generated servers with delivery on, pinned to the servers'
+ * core, to a receiver in this process. The rate is the receiver's: events over the time from the first
+ * delivery to the last.
+ */
+async function measureDelivery(databaseUrl: string, count: number): Promise<DeliveryFigures> {
+  const connection = await mysql.createConnection({ uri: databaseUrl });
+  try {
+    await connection.query('delete from xmlrest_outbox where backend = ? and url = ?', ['api', HOOK_URL]);
+    for (let start = 0; start < count; start += 2000) {
+      const rows = Array.from({ length: Math.min(2000, count - start) }, (_, i) => {
+        const id = start + i + 1;
+        const payload = { type: 'item.added', timestamp: new Date().toISOString(), data: { item: [{ item_id: id, title: `bench ${id}`, price: '9.99' }] } };
+        return [`msg_${randomBytes(16).toString('base64url')}`, 'api', 'item.added', HOOK_URL, `item:${id}`, JSON.stringify(payload)];
+      });
+      await connection.query('insert into xmlrest_outbox (msg_id, backend, event, url, order_key, payload) values ?', [rows]);
+    }
+  } finally {
+    await connection.end();
+  }
+  const ids = new Set<string>();
+  let received = 0;
+  let first = 0;
+  let last = 0;
+  const receiver = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => {
+      last = performance.now();
+      first ||= last;
+      received++;
+      ids.add(String(request.headers['webhook-id']));
+      response.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => receiver.once('error', reject).listen(47812, '127.0.0.1', () => resolve()));
+  const deliverers = await Promise.all([1, 2].map(() => startServer('generated', databaseUrl, { EVENTS_DELIVERY: 'on' })));
+  try {
+    const started = Date.now();
+    while (ids.size < count && Date.now() - started < 300_000) await new Promise((resolve) => setTimeout(resolve, 100));
+  } finally {
+    await Promise.all(deliverers.map(exited));
+    receiver.closeAllConnections();
+    await new Promise((resolve) => receiver.close(resolve));
+  }
+  return { events: ids.size, received, seconds: Math.max(0.001, (last - first) / 1000) };
 }
 
 function loadAsync(server: Running, request: Request, duration: number): Promise<Measurement> {

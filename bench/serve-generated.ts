@@ -11,6 +11,10 @@ const app = createApp({
   database: openDatabase(process.env.DATABASE_URL ?? ''),
   jwtSecret: process.env.JWT_SECRET,
   logger: createLogger('warn'),
+  // The webhook's secret from the environment; EVENTS_DELIVERY=off for the server whose request path is timed
+  // (its events wait in the outbox), on for the two servers whose deliveries are counted.
+  webhookSecrets: process.env,
+  events: { deliver: process.env.EVENTS_DELIVERY !== 'off' },
 });
 await listen(app, Number(process.env.PORT));
 process.stdout.write('ready\n');

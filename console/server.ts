@@ -4,6 +4,7 @@ import { tokenShapeA } from '../runtime/auth/token-a.js';
 import { fieldReader } from '../runtime/body.js';
 import { HttpError } from '../runtime/errors.js';
 import { Console, type ConsoleOptions, manageable, type State } from './context.js';
+import { eventsApi } from './events-api.js';
 import { keysApi } from './keys-api.js';
 import { consolePage } from './page.js';
 import { resourcesApi } from './resources-api.js';
@@ -77,6 +78,7 @@ export function consoleMiddleware(options: ConsoleOptions): Koa.Middleware {
   resourcesApi(router, shared);
   usersApi(router, shared);
   keysApi(router, shared);
+  eventsApi(router, shared);
   router.all('/{*rest}', () => {
     throw new HttpError(404, 'Not found');
   });

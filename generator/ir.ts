@@ -78,6 +78,21 @@ export interface ExecuteStep {
 
 export type Step = SqlStep | ExecuteStep;
 
+/**
+ * `<Emit event step key>` (docs/contract.md §12): the step's result becomes an event in the outbox, in the
+ * request's transaction, right after the steps before it.
+ */
+export interface Emit {
+  event: string;
+  /** A Sql step before it: a read's rows, or a write's affectedRows and insertId. */
+  step: string;
+  /** What orders the event's deliveries among those of the same row; null for none. */
+  key: Bind | null;
+  /** How many steps run before it. */
+  after: number;
+  at: SourceLocation;
+}
+
 export interface Operation {
   method: HttpMethod;
   status: number;
@@ -98,6 +113,10 @@ export interface Operation {
   /** It calls a plug-in that checks credentials (a token request): every parameter comes from the body only. */
   paramsFromBody?: true;
   steps: Step[];
+  /** Events it emits (docs/contract.md §12); absent when none. */
+  emits?: Emit[];
+  /** Every call is written to xmlrest_api_audit (`audit="true"` on it or its resource); absent when not. */
+  audit?: true;
 }
 
 export interface Resource {

@@ -1,5 +1,6 @@
 import cors from '@koa/cors';
 import Koa from 'koa';
+import { AuditTrail } from './audit/index.js';
 import { ApiKeys } from './auth/api-key.js';
 import { CredentialCache } from './auth/credential-cache.js';
 import { Guard } from './auth/guard.js';
@@ -13,6 +14,7 @@ import { type CredentialRules, screenAuthorization } from './auth/transport.js';
 import { fieldReader } from './body.js';
 import type { BackendModule } from './contract.js';
 import type { Database } from './db/index.js';
+import { type DeliverySettings, Events } from './events/index.js';
 import { frontDoor, InFlight } from './front-door.js';
 import { healthRoutes, Readiness } from './health.js';
 import { DatabaseLeases, RateLimiter } from './limits/index.js';
@@ -57,6 +59,10 @@ export interface ServerOptions {
   requireTlsForCredentials?: boolean;
   /** Outside issuers' keys: how long the last good ones serve through an outage, and how often they may be fetched. */
   issuerKeyTimings?: KeyTimings;
+  /** Environment values by name: each webhook's `secret` names one (docs/contract.md §12). Default none. */
+  webhookSecrets?: Readonly<Record<string, string | undefined>>;
+  /** Events: whether this server delivers (default yes), the delivery timings and bounds, the largest event. */
+  events?: { deliver?: boolean; delivery?: Partial<DeliverySettings>; maxBytes?: number };
 }
 
 export interface ReloadableApp {
@@ -81,6 +87,12 @@ export interface ReloadableApp {
   adminApp(middleware?: readonly Koa.Middleware[]): Koa;
   /** Stops the revocation poll and the announcements (the HTTP server is closed by whoever listens). */
   close(): void;
+  /**
+   * Ends the background work that writes to the database, before the pool closes (a graceful stop): no more
+   * event claims, the deliveries in flight finish and their outcomes are written, and the audit rows waiting
+   * are written.
+   */
+  settle(): Promise<void>;
   /**
    * Swaps in new backends (and OpenAPI document) for the requests that start
    * from now on; requests already running finish on the routes they began with.
@@ -117,6 +129,16 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   if ((options.announceMs ?? 5000) > 0) void peers.start(options.announceMs ?? 5000);
 
   const metrics = new Metrics(options.database, hashing);
+  // Events and the audit (docs/contract.md §12): one of each for the server's life; a reload reconfigures the webhooks.
+  const events = new Events({
+    database: options.database,
+    logger,
+    registry: metrics.registry,
+    secrets: options.webhookSecrets ?? {},
+    serverId: peers.id,
+    ...options.events,
+  });
+  const audit = new AuditTrail(options.database, logger, metrics.registry);
   options.database.on('retry', ({ reason, attempt }) => {
     metrics.retried(reason);
     logger.warn({ reason, attempt }, 'database operation run again');
@@ -169,6 +191,8 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
     clearInterval(pruning);
     apiKeys.stop();
     void apiKeys.flush();
+    void events.stop();
+    void audit.stop();
   });
   // Errors are logged by the front door, with their request id; Koa's own printer would log them again.
   app.silent = true;
@@ -207,6 +231,8 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
 
   const readFields = fieldReader();
   const build = (backends: readonly BackendModule[], openapi: object | undefined): Routes & { guards: Map<string, Guard> } => {
+    // A webhook whose secret is missing or malformed refuses the start (or the reload), naming the variable.
+    events.configure(backends);
     const guards = new Map(
       backends.map((backend) => [
         backend.name,
@@ -224,10 +250,13 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
       openapi,
       metrics,
       limiter: rateLimiter,
+      events,
+      audit,
     });
     return { ...routes, guards };
   };
   let current = build(options.backends, options.openapi);
+  events.start();
   // Each request takes the routes current when it starts, so a reload never cuts one off.
   app.use((ctx, next) => {
     const { routes, unmatched } = current;
@@ -265,6 +294,9 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
       peers.stop();
       clearInterval(pruning);
       apiKeys.stop();
+    },
+    settle: async () => {
+      await Promise.all([events.stop(), audit.stop()]);
     },
     reload: (backends, openapi) => {
       current = build(backends, openapi);

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { JwtKey } from './auth/jwt.js';
 import { DatabaseUrlError, parseDatabaseUrl } from './db/index.js';
+import { DEFAULT_DELIVERY, DEFAULT_EVENT_BYTES, type DeliverySettings, MAKE_A_WEBHOOK_SECRET, parseWebhookSecrets } from './events/index.js';
 import { type LogLevel, parseLogLevel } from './log.js';
 
 /** How to make a JWT_SECRET, said wherever one is missing or too short. */
@@ -17,6 +18,8 @@ export class ConfigError extends Error {
 export interface ConfigNeeds {
   /** The backends that sign and check Bearer tokens: they need JWT_SECRET. */
   bearerBackends?: readonly string[];
+  /** The webhooks' secrets (docs/contract.md §12): each names the variable that must hold one. */
+  webhookSecrets?: readonly { variable: string; backend: string; url: string }[];
 }
 
 /** Server settings from the environment (docs/contract.md §1); a `.env` file may supply them. */
@@ -60,6 +63,10 @@ export interface ServerConfig {
   console: ConsoleMode;
   /** Outside issuers' keys (docs/contract.md §9): the stale window through an outage, and the least time between two fetches. */
   issuerKeys: { staleSeconds: number; refetchSeconds: number };
+  /** Events (docs/contract.md §12): whether this server delivers, how, and the largest event. */
+  events: { deliver: boolean; delivery: DeliverySettings; maxBytes: number };
+  /** Each webhook's secret, by the variable its `secret` names; checked, never printed. */
+  webhookSecrets: Record<string, string>;
 }
 
 export type ConsoleMode = 'on' | 'off' | 'admin';
@@ -87,6 +94,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, envFile = '.env
     jwtSecret: checked(() => secretOf(env.JWT_SECRET, needs.bearerBackends ?? []), undefined),
     port: checked(() => portOf(env.PORT, 3000, 'PORT'), 3000),
     adminPort: checked(() => portOf(env.ADMIN_PORT, undefined, 'ADMIN_PORT'), undefined),
+    webhookSecrets: checked(() => webhookSecretsOf(env, needs.webhookSecrets ?? []), {}),
     ...settingsFrom(env, checked),
   };
   if (config.console === 'admin' && config.adminPort === undefined && !problems.some((problem) => problem.startsWith('ADMIN_PORT'))) {
@@ -135,7 +143,56 @@ function secretOf(secret: string | undefined, bearerBackends: readonly string[])
   return secret;
 }
 
-function settingsFrom(env: NodeJS.ProcessEnv, checked: Checked): Omit<ServerConfig, 'databaseUrl' | 'jwtSecret' | 'port' | 'adminPort'> {
+/**
+ * The secret of every webhook, from the variable its `secret` names: missing or malformed refuses the start,
+ * naming the variable and the webhook, never the value.
+ */
+function webhookSecretsOf(env: NodeJS.ProcessEnv, needs: readonly { variable: string; backend: string; url: string }[]): Record<string, string> {
+  const secrets: Record<string, string> = {};
+  const problems: string[] = [];
+  for (const need of needs) {
+    if (need.variable in secrets || problems.some((problem) => problem.startsWith(`${need.variable} `))) continue;
+    const parsed = parseWebhookSecrets(env[need.variable]);
+    if ('problem' in parsed)
+      problems.push(
+        `${need.variable} ${parsed.problem}: backend ${need.backend} signs its webhook ${need.url} with it. Make one with ${MAKE_A_WEBHOOK_SECRET}, set ${need.variable} to it in the environment or in .env, and give it to the receiver`,
+      );
+    else secrets[need.variable] = env[need.variable]!;
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return secrets;
+}
+
+/** EVENTS_*: how this server delivers events; every value bounded, and the lease longer than two attempts. */
+function eventsOf(env: NodeJS.ProcessEnv, checked: Checked): ServerConfig['events'] {
+  const within = (name: string, fallback: number, min: number, max: number) => checked(() => bounded(env[name], fallback, min, max, name), fallback);
+  const delivery: DeliverySettings = {
+    pollMs: within('EVENTS_POLL_MS', DEFAULT_DELIVERY.pollMs, 10, 60_000),
+    leaseSeconds: within('EVENTS_LEASE_SECONDS', DEFAULT_DELIVERY.leaseSeconds, 1, 3600),
+    timeoutMs: within('EVENTS_TIMEOUT_MS', DEFAULT_DELIVERY.timeoutMs, 100, 60_000),
+    retryBaseMs: within('EVENTS_RETRY_BASE_MS', DEFAULT_DELIVERY.retryBaseMs, 10, 3_600_000),
+    retryMaxMs: within('EVENTS_RETRY_MAX_MS', DEFAULT_DELIVERY.retryMaxMs, 10, 86_400_000),
+    retryWindowSeconds: within('EVENTS_RETRY_SECONDS', DEFAULT_DELIVERY.retryWindowSeconds, 1, 30 * 86_400),
+    retentionSeconds: within('EVENTS_RETENTION_SECONDS', DEFAULT_DELIVERY.retentionSeconds, 1, 365 * 86_400),
+    concurrency: within('EVENTS_CONCURRENCY', DEFAULT_DELIVERY.concurrency, 1, 256),
+  };
+  // A lease that ends while its delivery may still be running would let a second server send it meanwhile.
+  checked(() => {
+    if (delivery.leaseSeconds * 1000 < 2 * delivery.timeoutMs)
+      throw new Error(
+        `EVENTS_LEASE_SECONDS (${delivery.leaseSeconds}) must be at least twice EVENTS_TIMEOUT_MS (${delivery.timeoutMs} ms): a claimed event is the server's until its delivery is over`,
+      );
+  }, undefined);
+  const deliver = checked(() => {
+    const value = env.EVENTS_DELIVERY;
+    if (value === undefined || value === '' || value === 'on') return true;
+    if (value === 'off') return false;
+    throw new Error(`EVENTS_DELIVERY is on or off, not ${value}`);
+  }, true);
+  return { deliver, delivery, maxBytes: within('EVENTS_MAX_BYTES', DEFAULT_EVENT_BYTES, 1024, 1024 * 1024) };
+}
+
+function settingsFrom(env: NodeJS.ProcessEnv, checked: Checked): Omit<ServerConfig, 'databaseUrl' | 'jwtSecret' | 'port' | 'adminPort' | 'webhookSecrets'> {
   const number = (value: string | undefined, fallback: number, name: string) => checked(() => whole(value, fallback, name), fallback);
   const yes = (value: string | undefined, name: string) => checked(() => flag(value, name), false);
   return {
@@ -170,6 +227,7 @@ function settingsFrom(env: NodeJS.ProcessEnv, checked: Checked): Omit<ServerConf
       staleSeconds: checked(() => bounded(env.IDP_STALE_SECONDS, 3600, 0, 86_400, 'IDP_STALE_SECONDS'), 3600),
       refetchSeconds: checked(() => bounded(env.IDP_REFETCH_SECONDS, 30, 1, 3600, 'IDP_REFETCH_SECONDS'), 30),
     },
+    events: eventsOf(env, checked),
   };
 }
 

@@ -52,6 +52,20 @@ export interface RequestScope {
   /** One connection, one transaction: for a request that writes or has several steps. */
   transaction<T>(work: (db: Queryable) => Promise<T>): Promise<T>;
   readonly plugin: PluginContext;
+  /**
+   * Records an event in the outbox on `db`, the request's own transaction (docs/contract.md §12): it is
+   * delivered to the backend's webhooks only if the transaction commits. `key` orders the deliveries of
+   * events about one row (events whose type starts with the same word and whose key is equal).
+   */
+  emit<Event extends EventPayload>(db: Queryable, type: Event['type'], data: Event['data'], key?: SqlValue): Promise<void>;
+}
+
+/** What a webhook receives as its body: the Standard Webhooks payload (docs/contract.md §12). */
+export interface EventPayload {
+  type: string;
+  /** When the request emitted it, ISO 8601. */
+  timestamp: string;
+  data: object;
 }
 
 export type Handler = (scope: RequestScope) => Promise<object>;
@@ -103,6 +117,8 @@ export interface Operation {
   access: Access;
   /** At most this many calls per caller in each window (docs/contract.md §10), when the file sets `rate_limit`. */
   rateLimit?: RateLimit;
+  /** Every call is written to xmlrest_api_audit (`audit="true"`, docs/contract.md §12). */
+  audit?: true;
   handler: Handler;
 }
 
@@ -254,6 +270,28 @@ export interface BackendSettings {
   refreshLifetime: number | null;
   /** Seconds a session lasts at most, however often refreshed (`session_lifetime`, default 30 days). */
   sessionLifetime: number;
+  /** Where the backend's events go (docs/contract.md §12, `Webhook` in backend.xml); absent when none. */
+  webhooks?: readonly WebhookSettings[];
+}
+
+/**
+ * A receiver of a backend's events (a `Webhook` in backend.xml), delivered as the Standard Webhooks
+ * specification has it. The secret is never in a file: `secret` names the environment variable holding it.
+ */
+export interface WebhookSettings {
+  /** The event types it receives: names (`order.placed`), a prefix and `.*` (`order.*`), or `*` for every one. */
+  events: readonly string[];
+  url: string;
+  /** The environment variable holding its signing secret, `whsec_` and base64 (several, separated by spaces, while rotating). */
+  secret: string;
+}
+
+/** An event type (docs/contract.md §12): identifiers of letters, digits and _, separated by full stops, as Standard Webhooks recommends. */
+export const EVENT_TYPE = /^[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*$/;
+
+/** Whether a webhook receives events of `type`: one of its patterns names it, or is a prefix of it ending in `.*`, or is `*`. */
+export function receives(webhook: WebhookSettings, type: string): boolean {
+  return webhook.events.some((pattern) => pattern === '*' || pattern === type || (pattern.endsWith('.*') && type.startsWith(pattern.slice(0, -1))));
 }
 
 export interface BackendModule extends BackendSettings {

@@ -8,6 +8,7 @@ export type {
   Access,
   BackendModule,
   ErrorBody,
+  EventPayload,
   Handler,
   HttpMethod,
   IssuerAlgorithm,
@@ -23,6 +24,7 @@ export type {
   ResourceModule,
   Roles,
   SqlValue,
+  WebhookSettings,
 } from './contract.js';
 export { cell } from './contract.js';
 export { Database, DatabaseFault, openDatabase, parseDatabaseUrl, type WriteResult } from './db/index.js';

@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import type Koa from 'koa';
+import type { AuditTrail } from './audit/index.js';
 import { addressGroup } from './auth/address.js';
 import type { Guard } from './auth/guard.js';
 import { logoutDoor, refreshDoor } from './auth/session-doors.js';
@@ -10,9 +11,10 @@ import type { BackendModule, HttpMethod, Operation, ResourceModule } from './con
 import type { Database } from './db/index.js';
 import { mountDocs } from './docs.js';
 import { HttpError } from './errors.js';
+import type { Events } from './events/index.js';
 import { countCall, type RateLimiter } from './limits/index.js';
 import type { Metrics } from './metrics.js';
-import { Scope, type ScopeOptions } from './scope.js';
+import { type AuditRoute, auditEntry, Scope, type ScopeOptions } from './scope.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -37,6 +39,9 @@ export interface RoutesOptions {
   metrics: Metrics;
   /** Counts the calls of limited routes (docs/contract.md §10). */
   limiter: RateLimiter;
+  /** Where handlers emit events, and audited routes write their rows (docs/contract.md §12). */
+  events: Events;
+  audit: AuditTrail;
 }
 
 export interface Routes {
@@ -75,6 +80,7 @@ export function buildRoutes(options: RoutesOptions): Routes {
       maxParams: options.maxParams,
       credentials: options.credentials,
       limiter: options.limiter,
+      events: options.events,
     };
     for (const resource of backend.resources) {
       const path = resourcePath(options.basePath, backend.name, resource);
@@ -87,12 +93,16 @@ export function buildRoutes(options: RoutesOptions): Routes {
         const rule = operation.rateLimit;
         // A limited route counts each caller: a user once authenticated (scope.ts), a client address on a public method.
         const route = `${backend.name} ${label} ${method}`;
-        const own: ScopeOptions = rule === undefined ? scope : { ...scope, limit: { rule, route } };
+        const audit: AuditRoute | undefined = operation.audit
+          ? { trail: options.audit, backend: backend.name, resource: resource.name, version: resource.version, method, status: operation.status }
+          : undefined;
+        const own: ScopeOptions = rule === undefined && audit === undefined ? scope : { ...scope, limit: rule && { rule, route }, audit };
         const byAddress = rule !== undefined && operation.access === null;
         mount(method, path, async (ctx) => {
           ctx.state.backend = backend.name;
           ctx.state.resource = label;
           ctx.state.series = series;
+          if (audit !== undefined) recordAfterAnswer(ctx as unknown as Koa.Context, audit);
           if (byAddress) await countCall(options.limiter, `${route}|a|${addressGroup(ctx.ip)}`, rule, ctx);
           const result = await operation.handler(new Scope(ctx as unknown as Koa.Context, own));
           // A token request that began a session (scope.ts, issueToken) answers its refresh token too.
@@ -145,6 +155,17 @@ export function buildRoutes(options: RoutesOptions): Routes {
   const dispatch = router.routes() as unknown as Koa.Middleware;
   const routes: Koa.Middleware = (ctx, next) => (exact.get(`${ctx.method} ${ctx.path}`) ?? loose.get(looseKey(ctx.method, ctx.path)) ?? dispatch)(ctx, next);
   return { routes, unmatched: unmatched(allowed) };
+}
+
+/**
+ * An audited call whose row its transaction did not write (a read, a refusal, a failure) is recorded once its
+ * answer has gone, with the status it had, off the request's path (runtime/audit/).
+ */
+function recordAfterAnswer(ctx: Koa.Context, audit: AuditRoute): void {
+  const at = new Date();
+  ctx.res.once('close', () => {
+    if (ctx.state.audited !== true) audit.trail.record(auditEntry(ctx, audit, ctx.status, at));
+  });
 }
 
 /** A path as routing compares it: in lower case, without one trailing slash. */

@@ -1,9 +1,12 @@
 import type Koa from 'koa';
+import type { AuditEntry, AuditTrail } from './audit/index.js';
+import { presentedKey } from './auth/api-key.js';
 import type { Guard } from './auth/guard.js';
 import { type CredentialRules, screenLogin } from './auth/transport.js';
 import type { FieldReader } from './body.js';
-import type { ParamSpecs, PluginContext, Queryable, RateLimit, RequestScope, Roles } from './contract.js';
+import type { EventPayload, ParamSpecs, PluginContext, Queryable, RateLimit, RequestScope, Roles, SqlValue } from './contract.js';
 import type { Database } from './db/index.js';
+import type { Events } from './events/index.js';
 import { countCall, type RateLimiter } from './limits/index.js';
 import { readParams } from './params.js';
 
@@ -19,6 +22,49 @@ export interface ScopeOptions {
   limiter: RateLimiter;
   /** The route's rate limit (docs/contract.md §10), and its name in the callers' keys; none for most routes. */
   limit?: { rule: RateLimit; route: string } | undefined;
+  /** Where `emit` writes (docs/contract.md §12). */
+  events: Events;
+  /** The route's audit (`audit="true"`, docs/contract.md §12); none for most routes. */
+  audit?: AuditRoute | undefined;
+}
+
+/** An audited operation: where its rows go, and what they say of it. */
+export interface AuditRoute {
+  trail: AuditTrail;
+  backend: string;
+  resource: string;
+  version: string;
+  method: string;
+  /** Its success status: what a write's row, written in its transaction, says. */
+  status: number;
+}
+
+/** What an audited request leaves in `ctx.state` for its row. */
+interface AuditState {
+  userId?: string;
+  keyPrefix?: string;
+  requestId: string;
+  auditParams?: Readonly<Record<string, unknown>>;
+  /** Its row was written in its transaction: nothing more to record after the answer. */
+  audited?: boolean;
+}
+
+/** The row of an audited call, from what the request left in its state. */
+export function auditEntry(ctx: Koa.Context, route: AuditRoute, status: number, at: Date): AuditEntry {
+  const state = ctx.state as AuditState;
+  return {
+    at,
+    backend: route.backend,
+    resource: route.resource,
+    version: route.version,
+    method: route.method,
+    userId: state.userId ?? null,
+    keyPrefix: state.keyPrefix ?? null,
+    status,
+    requestId: state.requestId,
+    address: ctx.ip,
+    params: state.auditParams ?? null,
+  };
 }
 
 /**
@@ -28,6 +74,9 @@ export interface ScopeOptions {
  * per request on the hot path.
  */
 export class Scope implements RequestScope {
+  /** Set by `emit`: once the transaction commits, this server looks for due events at once. */
+  private emitted = false;
+
   constructor(
     private readonly ctx: Koa.Context,
     private readonly options: ScopeOptions,
@@ -38,8 +87,9 @@ export class Scope implements RequestScope {
   }
 
   async authenticate(roles: Roles): Promise<string> {
-    const apiKey = this.ctx.headers['x-api-key'];
-    const principal = await this.options.guard.identify(this.ctx.headers.authorization, roles, this.ctx.ip, typeof apiKey === 'string' ? apiKey : undefined);
+    const header = this.ctx.headers['x-api-key'];
+    const apiKey = typeof header === 'string' ? header : undefined;
+    const principal = await this.options.guard.identify(this.ctx.headers.authorization, roles, this.ctx.ip, apiKey);
     const userId = principal.userId;
     this.ctx.state.userId = userId;
     // Counted once the caller is known (a refused caller costs the limit nothing): per user, or per API key, a
@@ -47,6 +97,8 @@ export class Scope implements RequestScope {
     const limit = this.options.limit;
     if (principal.keyId !== undefined) {
       this.ctx.state.keyId = principal.keyId;
+      // The audit names the key by its first 8 characters, as `xmlrest key list` shows it (never the key).
+      if (this.options.audit !== undefined) this.ctx.state.keyPrefix = presentedKey(this.ctx.headers.authorization, apiKey)?.slice(0, 8);
       // A key's own rate counts its calls on every route; the route's own limit still counts them there too.
       if (principal.rate) await countCall(this.options.limiter, `key|${principal.keyId}`, principal.rate, this.ctx);
       if (limit !== undefined) await countCall(this.options.limiter, `${limit.route}|k|${principal.keyId}`, limit.rule, this.ctx);
@@ -58,15 +110,60 @@ export class Scope implements RequestScope {
     try {
       const { query, body } = this.options.readFields(this.ctx, this.options.maxParams);
       // A request without a body (most GETs) is read at once, with no promise of its own to wait on.
-      if (body instanceof Promise) return body.then((parsed) => readParams<Params>(query, parsed, specs));
-      return Promise.resolve(readParams<Params>(query, body, specs));
+      if (body instanceof Promise) return body.then((parsed) => this.read<Params>(query, parsed, specs));
+      return Promise.resolve(this.read<Params>(query, body, specs));
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
+  private read<Params>(query: Parameters<typeof readParams>[0], body: Parameters<typeof readParams>[1], specs: ParamSpecs): Params {
+    const params = readParams<Params>(query, body, specs);
+    // An audited call's row holds the parameters as the operation read them (secrets left out when written).
+    if (this.options.audit !== undefined) this.ctx.state.auditParams = params;
+    return params;
+  }
+
   transaction<T>(work: (db: Queryable) => Promise<T>): Promise<T> {
-    return this.options.db.transaction(work);
+    const audit = this.options.audit;
+    if (audit === undefined) return this.committed(this.options.db.transaction(work));
+    // A request that wrote gets its row in its own transaction: the change and its record commit, or roll back,
+    // together. One that only read (several Sql steps, so a transaction too) is recorded after its answer.
+    const at = new Date();
+    let recorded = false;
+    return this.committed(
+      this.options.db.transaction(async (db) => {
+        let wrote = false;
+        const watched: Queryable = {
+          select: (sql, values) => db.select(sql, values),
+          write: (sql, values) => {
+            wrote = true;
+            return db.write(sql, values);
+          },
+        };
+        const result = await work(watched);
+        // Each run of the transaction decides afresh: a deadlocked run's row went with it.
+        recorded = wrote;
+        if (wrote) await audit.trail.writeIn(db, auditEntry(this.ctx, audit, audit.status, at));
+        return result;
+      }),
+    ).then((result) => {
+      if (recorded) (this.ctx.state as AuditState).audited = true;
+      return result;
+    });
+  }
+
+  /** After the commit: events emitted in the transaction are due now, and this server looks for them. */
+  private committed<T>(done: Promise<T>): Promise<T> {
+    return done.then((result) => {
+      if (this.emitted) this.options.events.emitted();
+      return result;
+    });
+  }
+
+  emit<Event extends EventPayload>(db: Queryable, type: Event['type'], data: Event['data'], key?: SqlValue): Promise<void> {
+    this.emitted = true;
+    return this.options.events.emit(db, this.options.guard.backend.name, type, data, key);
   }
 
   get plugin(): PluginContext {

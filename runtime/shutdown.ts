@@ -20,7 +20,8 @@ export interface ShutdownOptions {
  * stops sending), the server leaves the list of those on its database
  * (runtime/peers.ts), the listeners stop accepting, idle keep-alive
  * connections close, every request in flight finishes (its connection closes
- * after its answer), then the pool closes. Requests still running after
+ * after its answer), event deliveries in flight end and the audit rows
+ * waiting are written (runtime/events/, runtime/audit/), then the pool closes. Requests still running after
  * `timeoutMs` are cut off. Resolves true when nothing was cut off.
  */
 export async function shutDown(options: ShutdownOptions): Promise<boolean> {
@@ -34,6 +35,9 @@ export async function shutDown(options: ShutdownOptions): Promise<boolean> {
   if (!drained) logger.warn({ timeoutMs: options.timeoutMs }, 'requests still running at the shutdown limit: cut off');
   await Promise.all([server.close(), admin?.close()]);
   app.close();
+  // Deliveries in flight end (each within its own timeout) and their outcomes, and the audit rows waiting, are
+  // written before the pool closes; an event cut off here is delivered again by another server after its lease.
+  await Promise.race([app.settle(), new Promise((resolve) => setTimeout(resolve, options.timeoutMs).unref())]);
   // A database that does not answer holds the stop a second at most: the row then ages out (runtime/peers.ts).
   await Promise.race([left, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
   await database.end().catch(() => undefined);

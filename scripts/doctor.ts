@@ -5,6 +5,7 @@ import { databaseUrlFromEnvironment, generateProject } from '../generator/index.
 import { IssuerKeys } from '../runtime/auth/issuer/keys.js';
 import { ConfigError, loadConfig } from '../runtime/config.js';
 import { parseDatabaseUrl } from '../runtime/db/index.js';
+import { webhookSecretsNeeded } from '../runtime/events/index.js';
 import type { BackendModule, IssuerAlgorithm } from '../runtime/index.js';
 import { staleSources } from './build-state.mjs';
 import { connectTo } from './connection.js';
@@ -24,6 +25,9 @@ const OWN_TABLES = [
   'xmlrest_api_key',
   'xmlrest_session',
   'xmlrest_refresh_used',
+  'xmlrest_outbox',
+  'xmlrest_webhook_stop',
+  'xmlrest_api_audit',
 ];
 const NODE_NEEDED = [20, 12] as const;
 
@@ -65,7 +69,7 @@ export async function doctor(root: string): Promise<number> {
   // As every xmlrest command: the environment, .env, or else the demo's database.
   databaseUrlFromEnvironment(root);
   try {
-    const config = loadConfig(process.env, path.join(root, '.env'), { bearerBackends });
+    const config = loadConfig(process.env, path.join(root, '.env'), { bearerBackends, webhookSecrets: webhookSecretsNeeded(backends) });
     databaseUrl = config.databaseUrl;
     const { sslMode } = parseDatabaseUrl(databaseUrl);
     say({

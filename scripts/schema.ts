@@ -3,6 +3,7 @@ import { userInfo } from 'node:os';
 import type { Connection } from 'mysql2/promise';
 import { AUDIT_TABLE, AuditLog } from '../console/audit.js';
 import { type GrantOutcome, ROLE_CATALOG, ROLE_CATALOG_BACKEND, UserStore } from '../console/store.js';
+import { API_AUDIT_TABLE } from '../runtime/audit/index.js';
 import { API_KEY_TABLE } from '../runtime/auth/api-key.js';
 import { REHASH_VARIABLE } from '../runtime/auth/credentials.js';
 import { GRANT_ENDS_COLUMN } from '../runtime/auth/grants.js';
@@ -11,6 +12,7 @@ import { hashPassword } from '../runtime/auth/passwords.js';
 import { REVOCATION_TABLES } from '../runtime/auth/revocations.js';
 import { SESSION_TABLES, SESSION_TOKENS_UNTIL } from '../runtime/auth/sessions.js';
 import { DEFAULT_USER_TABLES } from '../runtime/auth/user-tables.js';
+import { OUTBOX_TABLES } from '../runtime/events/index.js';
 import type { Queryable } from '../runtime/index.js';
 import { RATE_LIMIT_TABLE } from '../runtime/limits/index.js';
 import { SERVER_TABLE } from '../runtime/peers.js';
@@ -174,6 +176,9 @@ export async function createDefaultTables(connection: Connection): Promise<void>
     `select column_name as name from information_schema.columns where table_schema = database() and table_name = '${ROLES}' and column_name = 'expires_on'`,
   );
   if ((roleColumns as unknown[]).length === 0) await connection.query(GRANT_ENDS_COLUMN);
+  // Events and webhooks (runtime/events/outbox.ts), and who called what through audited routes (runtime/audit/).
+  for (const statement of OUTBOX_TABLES) await connection.query(statement);
+  await connection.query(API_AUDIT_TABLE);
   // Replaced on every run (dropped above), so that `xmlrest db init` upgrades them (MySQL has no CREATE OR REPLACE TRIGGER).
   for (const [name, body] of Object.entries(DEFAULT_TABLE_TRIGGERS)) await connection.query(`create trigger ${name} ${body}`);
 }

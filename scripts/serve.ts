@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { backends } from '../generated/index.js';
 import { ConfigError, loadConfig } from '../runtime/config.js';
+import { webhookSecretsNeeded } from '../runtime/events/index.js';
 import {
   adminApp,
   createLogger,
@@ -27,6 +28,9 @@ import {
 async function prepare() {
   const config = loadConfig(process.env, '.env', {
     bearerBackends: backends.filter((backend) => backend.authScheme === 'Bearer').map((backend) => backend.name),
+    webhookSecrets: backends.flatMap((backend) =>
+      (backend.webhooks ?? []).map((webhook) => ({ variable: webhook.secret, backend: backend.name, url: webhook.url })),
+    ),
   });
   const database = openDatabase(config.databaseUrl, {
     statementTimeoutMs: config.statementTimeoutMs,
@@ -55,6 +59,8 @@ async function prepare() {
       proxyHops: config.proxyHops,
       requireTlsForCredentials: config.requireTlsForCredentials,
       issuerKeyTimings: config.issuerKeys,
+      webhookSecrets: config.webhookSecrets,
+      events: config.events,
     });
     adminConsole?.attach(server);
     // An outside issuer whose discovery document names another issuer is a wrong configuration: refused at start,

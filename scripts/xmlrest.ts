@@ -18,6 +18,7 @@ import { HTTP_METHODS, type HttpMethod, parseAuth } from '../runtime/contract.js
 import type { BackendModule } from '../runtime/index.js';
 import { connectTo } from './connection.js';
 import { doctor } from './doctor.js';
+import { registerEventCommands } from './events.js';
 import { addUser, createDefaultTables, createDemoDatabase, grantRole, grantsOf, queryableOf, recordFromCli, revokeRole, rolesOf, userIdOf } from './schema.js';
 import { verifyAccessCommand } from './verify-access.js';
 
@@ -319,6 +320,9 @@ function program(done: (code: number) => void): Command {
     .action(async (baseUrl: string, options: { json?: boolean; lock?: string; resources?: string }) =>
       done(await verifyAccessCommand(baseUrl, options, databaseUrlFromEnvironment(process.cwd()), (url) => connectTo(url, { multipleStatements: false }))),
     );
+
+  // events list|retry, audit list (docs/contract.md §12): scripts/events.ts.
+  registerEventCommands(xmlrest, { command, withConnection, usage: (message) => new UsageError(message), done });
 
   command(xmlrest, 'doctor', 'check Node, the configuration, the database, the default tables, generated/ and the build, and say what to fix').action(
     async () => done(await doctor(process.cwd())),

@@ -1,7 +1,7 @@
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api } from './api.js';
-import { errorText, Message, type Notice } from './shared.js';
+import { errorText, Message, type Notice, Pager } from './shared.js';
 
 interface Entry {
   id: number;
@@ -42,16 +42,9 @@ export function History() {
           )}
         </tbody>
       </table>
-      <p class="row">
-        <button class="secondary" disabled=${before.length < 2} onClick=${() => {
-          const back = before.slice(0, -1);
-          setBefore(back);
-          void load(back.at(-1) ?? 0);
-        }}>Newer</button>
-        <button class="secondary" disabled=${page.next === null} onClick=${() => {
-          setBefore([...before, page.next!]);
-          void load(page.next!);
-        }}>Older</button>
-      </p>
+      <${Pager} cursors=${before} next=${page.next} go=${(cursors: number[]) => {
+        setBefore(cursors);
+        void load(cursors.at(-1) ?? 0);
+      }} />
     </section>`;
 }

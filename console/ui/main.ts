@@ -3,6 +3,8 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { Access } from './access.js';
 import { api, type Backend, listBackends, signIn, signOut } from './api.js';
+import { Audit } from './audit.js';
+import { Events } from './events.js';
 import { History } from './history.js';
 import { Keys } from './keys.js';
 import { Resources } from './resources.js';
@@ -10,7 +12,10 @@ import { Roles } from './roles.js';
 import { errorText, Message, type Notice, type Role } from './shared.js';
 import { Users } from './users.js';
 
-/** The xmlrest console: resources and their roles, roles, users, who can call what, and the history of changes. */
+/**
+ * The xmlrest console: resources and their roles, roles, users, who can call what, events and their deliveries,
+ * the audit of calls, and the history of changes.
+ */
 
 interface Session {
   backend: Backend;
@@ -91,6 +96,8 @@ function App() {
     ['users', 'Users'],
     ...(session.apiKeys && manageable ? [['keys', 'Keys']] : []),
     ['access', 'Effective access'],
+    ['events', 'Events'],
+    ['audit', 'Audit'],
     ['history', 'History'],
   ];
   return html`
@@ -109,6 +116,8 @@ function App() {
       ${tab === 'users' ? html`<${Users} roles=${roles} manageable=${manageable} onChanged=${loadRoles} />` : null}
       ${tab === 'keys' ? html`<${Keys} />` : null}
       ${tab === 'access' ? html`<${Access} manageable=${manageable} />` : null}
+      ${tab === 'events' ? html`<${Events} />` : null}
+      ${tab === 'audit' ? html`<${Audit} />` : null}
       ${tab === 'history' ? html`<${History} />` : null}
     </main>`;
 }

@@ -49,3 +49,24 @@ export function names(list: string[], count: number): string {
 export const endText = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)}Z`;
 
 export const inputValue = (event: Event) => (event.target as HTMLInputElement | HTMLSelectElement).value;
+
+/**
+ * The buttons under a list paged by cursor: `cursors` are the pages so far (the first 0), `go` shows the page of
+ * the last of those it is given.
+ */
+export function Pager({
+  cursors,
+  next,
+  go,
+  labels = ['Newer', 'Older'],
+}: {
+  cursors: number[];
+  next: number | null;
+  go: (cursors: number[]) => void;
+  labels?: [string, string];
+}) {
+  return html`<p class="row">
+    <button class="secondary" disabled=${cursors.length < 2} onClick=${() => go(cursors.slice(0, -1))}>${labels[0]}</button>
+    <button class="secondary" disabled=${next === null} onClick=${() => go([...cursors, next!])}>${labels[1]}</button>
+  </p>`;
+}

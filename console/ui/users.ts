@@ -1,7 +1,7 @@
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api } from './api.js';
-import { endText, errorText, inputValue, Message, type Notice, type Role, type User } from './shared.js';
+import { endText, errorText, inputValue, Message, type Notice, Pager, type Role, type User } from './shared.js';
 
 /**
  * Users, found by name: create them, grant and revoke roles, disable and
@@ -128,16 +128,9 @@ export function Users({ roles, manageable, onChanged }: { roles: Role[]; managea
           )}
         </tbody>
       </table>
-      <p class="row">
-        <button class="secondary" disabled=${after.length < 2} onClick=${() => {
-          const back = after.slice(0, -1);
-          setAfter(back);
-          void load(back.at(-1) ?? 0);
-        }}>Previous page</button>
-        <button class="secondary" disabled=${page.next === null} onClick=${() => {
-          setAfter([...after, page.next!]);
-          void load(page.next!);
-        }}>Next page</button>
-      </p>
+      <${Pager} cursors=${after} next=${page.next} labels=${['Previous page', 'Next page']} go=${(cursors: number[]) => {
+        setAfter(cursors);
+        void load(cursors.at(-1) ?? 0);
+      }} />
     </section>`;
 }

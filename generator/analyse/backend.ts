@@ -18,6 +18,7 @@ import {
 } from './elements.js';
 import { analyseIssuer } from './issuer.js';
 import { ARG_NAME } from './request.js';
+import { analyseWebhook } from './webhook.js';
 
 /** backend.xml: the backend's settings, its AuthQuery and its plug-ins. */
 export interface BackendWithPlugins extends Backend {
@@ -146,6 +147,8 @@ export function analyseBackend(name: string, file: SourceFile | undefined, diagn
   if (root.hasMixedText) diagnostics.error(root.at, 'Backend holds only elements, not text');
 
   let customQuery: RawElement | undefined;
+  /** Where each webhook's URL is said: a backend sends each event once to a URL. */
+  const webhookUrls = new Map<string, SourceLocation>();
   for (const child of root.children) {
     if (child.name === 'AuthQuery') {
       if (customQuery) diagnostics.error(child.at, 'only one AuthQuery per backend');
@@ -167,10 +170,23 @@ export function analyseBackend(name: string, file: SourceFile | undefined, diagn
       }
       outsideIssuersAt.set(issuer.iss, issAt);
       backend.issuers = [...backend.issuers, issuer];
+    } else if (child.name === 'Webhook') {
+      const analysed = analyseWebhook(child, diagnostics);
+      if (!analysed) continue;
+      const earlier = webhookUrls.get(analysed.webhook.url);
+      if (earlier) {
+        diagnostics.error(
+          analysed.urlAt,
+          `two Webhooks send to ${analysed.webhook.url} (the first at ${earlier.file}:${earlier.line}:${earlier.col}): give one Webhook every event type, separated by spaces`,
+        );
+        continue;
+      }
+      webhookUrls.set(analysed.webhook.url, analysed.urlAt);
+      backend.webhooks = [...(backend.webhooks ?? []), analysed.webhook];
     } else if (child.name === 'Desc') {
       new AttributeReader(child, diagnostics).rejectOthers();
     } else {
-      diagnostics.error(child.at, `unknown element in Backend: ${child.name} (expected AuthQuery, Issuer, Plugin or Desc)`);
+      diagnostics.error(child.at, `unknown element in Backend: ${child.name} (expected AuthQuery, Issuer, Plugin, Webhook or Desc)`);
     }
   }
   if (backend.authScheme !== 'Bearer') {

@@ -114,6 +114,13 @@ export function checkNamespace(attrs: AttributeReader, diagnostics: Diagnostics)
   }
 }
 
+/** An attribute that is true or false (output, audit); undefined (reported) when it is neither. */
+export function readBool(attribute: RawAttribute, diagnostics: Diagnostics): boolean | undefined {
+  if (attribute.value === 'true' || attribute.value === 'false') return attribute.value === 'true';
+  diagnostics.error(attribute.at, `${attribute.name} is true or false, not "${attribute.value}"`);
+  return undefined;
+}
+
 export function readDesc(element: RawElement, diagnostics: Diagnostics): string {
   new AttributeReader(element, diagnostics).rejectOthers();
   if (element.children.length > 0) diagnostics.error(element.children[0]!.at, 'Desc holds only text');

@@ -3,6 +3,7 @@ import type { Backend, Project } from '../ir.js';
 import { binding } from '../names.js';
 import { analyseBackend } from './backend.js';
 import { type AnalyseOptions, compare, compareVersions, type SourceFile, top } from './elements.js';
+import { checkEventShapes } from './emit.js';
 import { analyseResource } from './resource.js';
 
 /**
@@ -78,6 +79,7 @@ export function analyse(files: readonly SourceFile[], diagnostics: Diagnostics, 
       backend.resources.push(resource);
     }
     backend.resources.sort((a, b) => compare(a.name, b.name) || compareVersions(a.version, b.version));
+    checkEventShapes(backend, diagnostics);
     // Sessions answer at {base}/<backend>/v1.0/logout (docs/contract.md §10): no resource may take the path.
     const logout =
       backend.refreshLifetime === null ? undefined : backend.resources.find((resource) => resource.name === 'logout' && resource.version === '1.0');

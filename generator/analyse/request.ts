@@ -1,13 +1,14 @@
 import type { RateLimit } from '../../runtime/contract.js';
 import { HTTP_METHODS } from '../../runtime/contract.js';
 import type { Diagnostics, SourceLocation } from '../diagnostics.js';
-import type { Access, Bind, ExecuteStep, HttpMethod, Operation, PluginRef, SqlStep, Step } from '../ir.js';
+import type { Access, Bind, Emit, ExecuteStep, HttpMethod, Operation, PluginRef, SqlStep, Step } from '../ir.js';
 import { RESERVED_WORDS } from '../names.js';
 import { BUILTIN_PLUGINS } from '../plugins.js';
 import { type Placeholder, scanSql } from '../sql/index.js';
 import { readAccess, readRateLimit } from './access.js';
 import type { BackendWithPlugins } from './backend.js';
-import { type AnalyseOptions, AttributeReader, type RawAttribute, type RawElement, readDesc, type SourceFile, scanCached } from './elements.js';
+import { type AnalyseOptions, AttributeReader, type RawAttribute, type RawElement, readBool, readDesc, type SourceFile, scanCached } from './elements.js';
+import { analyseEmit, checkEmitsWrite } from './emit.js';
 import { readOwner } from './ownership.js';
 
 /** A request of a resource file: its method, status and steps, each bind checked against the steps before it. */
@@ -22,6 +23,8 @@ export interface RequestContext {
   access: Access;
   /** The resource's rate limit, which a Request's own `rate_limit` replaces. */
   rateLimit: RateLimit | null;
+  /** The resource's `audit`, which a Request's own replaces (docs/contract.md §12). */
+  audit: boolean;
   file: SourceFile;
   stepIds: Map<string, SourceLocation>;
   /** Every step id of the file, to tell a later step from an unknown one. */
@@ -36,12 +39,14 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
   const own = attrs.optional('auth');
   const ownRate = attrs.optional('rate_limit');
   const owner = readOwner(attrs.optional('owner'), diagnostics);
+  const ownAudit = attrs.optional('audit');
   attrs.rejectOthers();
+  const audit = ownAudit ? (readBool(ownAudit, diagnostics) ?? context.audit) : context.audit;
   const rateLimit = ownRate ? readRateLimit(ownRate, diagnostics) : context.rateLimit;
   // A Request's own auth replaces the resource's; auth="" makes the method public (docs/contract.md §8).
   const ownAccess = own ? readAccess(own, 'Request', context.backend, diagnostics) : undefined;
   const access = own ? (ownAccess === undefined ? '*' : ownAccess) : context.access;
-  if (element.hasMixedText) diagnostics.error(element.at, 'Request holds only Desc, Sql and Execute elements, not text');
+  if (element.hasMixedText) diagnostics.error(element.at, 'Request holds only Desc, Sql, Execute and Emit elements, not text');
   let httpMethod: HttpMethod | undefined;
   if (method) {
     const upper = method.value.toUpperCase() as HttpMethod;
@@ -56,6 +61,7 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
 
   let description: string | null = null;
   const steps: Step[] = [];
+  const emits: Emit[] = [];
   const params: string[] = [];
   let usesUid = false;
   const bindOf = (placeholder: Placeholder, at: SourceLocation, where: string): Bind | undefined => {
@@ -107,8 +113,14 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
       description = readDesc(child, diagnostics);
       continue;
     }
+    if (child.name === 'Emit') {
+      const bind = (value: RawAttribute, where: string) => argBind(value, where, bindOf, diagnostics);
+      const emit = analyseEmit(child, { backend: context.backend, steps, allStepIds: context.allStepIds, bind }, diagnostics);
+      if (emit) emits.push(emit);
+      continue;
+    }
     if (child.name !== 'Sql' && child.name !== 'Execute') {
-      diagnostics.error(child.at, `unknown element in Request: ${child.name} (expected Desc, Sql or Execute)`);
+      diagnostics.error(child.at, `unknown element in Request: ${child.name} (expected Desc, Sql, Execute or Emit)`);
       continue;
     }
     const stepAttrs = new AttributeReader(child, diagnostics);
@@ -177,6 +189,7 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
     }
   }
   if (steps.length === 0) diagnostics.error(element.at, 'a Request needs at least one Sql or Execute step');
+  checkEmitsWrite(emits, steps, diagnostics);
   if (!httpMethod) return undefined;
   const sqlSteps = steps.filter((step): step is SqlStep => step.kind === 'sql');
   const transaction = sqlSteps.length > 1 || sqlSteps.some((step) => step.statement === 'write');
@@ -198,6 +211,8 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
     transaction,
     ...(login ? { paramsFromBody: true as const } : {}),
     steps,
+    ...(emits.length > 0 ? { emits } : {}),
+    ...(audit ? { audit: true as const } : {}),
   };
 }
 

@@ -4,7 +4,8 @@ import type { Operation, Resource } from '../ir.js';
 import { constant } from '../names.js';
 import { readAccess, readRateLimit } from './access.js';
 import type { BackendWithPlugins } from './backend.js';
-import { type AnalyseOptions, AttributeReader, checkNamespace, parseCached, readDesc, type SourceFile, top } from './elements.js';
+import { type AnalyseOptions, AttributeReader, checkNamespace, parseCached, readBool, readDesc, type SourceFile, top } from './elements.js';
+import { checkEventNames } from './emit.js';
 import { analyseRequest } from './request.js';
 
 /** A resource file: its name and version from the file name and `v`, its `auth`, its requests. */
@@ -33,6 +34,7 @@ export function analyseResource(file: SourceFile, backend: BackendWithPlugins, d
   const v = attrs.required('v');
   const auth = attrs.optional('auth');
   const rate = attrs.optional('rate_limit');
+  const auditAttr = attrs.optional('audit');
   attrs.rejectOthers();
   const errorsBefore = diagnostics.count;
 
@@ -46,6 +48,7 @@ export function analyseResource(file: SourceFile, backend: BackendWithPlugins, d
   // Undefined when the attribute is wrong (reported): its requests are still checked as if protected.
   const access = auth ? readAccess(auth, 'Resource', backend, diagnostics) : null;
   const rateLimit = rate ? readRateLimit(rate, diagnostics) : null;
+  const audit = auditAttr ? (readBool(auditAttr, diagnostics) ?? false) : false;
   if (root.hasMixedText) diagnostics.error(root.at, 'Resource holds only Desc and Request elements, not text');
 
   let description: string | null = null;
@@ -61,7 +64,7 @@ export function analyseResource(file: SourceFile, backend: BackendWithPlugins, d
     } else if (child.name === 'Request') {
       const operation = analyseRequest(
         child,
-        { backend, access: access === undefined ? '*' : access, rateLimit, file, stepIds, allStepIds, options },
+        { backend, access: access === undefined ? '*' : access, rateLimit, audit, file, stepIds, allStepIds, options },
         diagnostics,
       );
       if (!operation) continue;
@@ -76,6 +79,7 @@ export function analyseResource(file: SourceFile, backend: BackendWithPlugins, d
     diagnostics.error(root.at, 'a Resource needs at least one Request');
   }
   checkStepNames(operations, diagnostics);
+  checkEventNames(operations, diagnostics);
   if (diagnostics.count > errorsBefore) return undefined;
   operations.sort((a, b) => HTTP_METHODS.indexOf(a.method) - HTTP_METHODS.indexOf(b.method));
   return { backend: backend.name, name: nameMatch[1]!, version, auth: auth?.value ?? null, source: file.path, description, operations };

@@ -27,6 +27,7 @@ const SETTINGS = [
   'apiKeys',
   'refreshLifetime',
   'sessionLifetime',
+  'webhooks',
 ] as const satisfies readonly (keyof BackendSettings)[];
 // A setting added to the contract but not listed here is a compile error, not a module that lacks it.
 type Unlisted = Exclude<keyof BackendSettings, (typeof SETTINGS)[number]>;
@@ -70,6 +71,18 @@ function issuersLines(backend: Backend): string[] {
   return lines;
 }
 
+/** The webhooks (docs/contract.md §12), one a line; none written when the backend has none. */
+function webhooksLines(backend: Backend): string[] {
+  if (backend.webhooks === undefined || backend.webhooks.length === 0) return [];
+  return [
+    'webhooks: [',
+    ...backend.webhooks.map(
+      (webhook) => `  { events: [${webhook.events.map(quote).join(', ')}], url: ${quote(webhook.url)}, secret: ${quote(webhook.secret)} },`,
+    ),
+    '],',
+  ];
+}
+
 function userQueryConstant(index: number): string {
   return `USER_QUERY_${index + 1}_SQL`;
 }
@@ -103,6 +116,7 @@ export function emitBackendIndex(backend: Backend, file: string, options: EmitOp
   });
   const settingLines = (key: (typeof SETTINGS)[number]): string[] => {
     if (key === 'issuers') return issuersLines(backend);
+    if (key === 'webhooks') return webhooksLines(backend);
     return [`${key}: ${key === 'authQuery' ? authQueryLiteral(backend) : literal(backend[key])},`];
   };
   statements.push(

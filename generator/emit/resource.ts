@@ -1,6 +1,6 @@
 import path from 'node:path/posix';
 import { type CodeBlockWriter, type StatementStructures, StructureKind, VariableDeclarationKind } from 'ts-morph';
-import type { Bind, Operation, ParamType, Resource, ResultColumn, SqlStep, Step } from '../ir.js';
+import type { Bind, Emit, Operation, ParamType, Resource, ResultColumn, SqlStep, Step } from '../ir.js';
 import { constant, pascal } from '../names.js';
 import type { EmitOptions } from './index.js';
 import { doc, finish, importPath, objectConstant, propertyAccess, propertyName, quote, templateLiteral } from './print.js';
@@ -21,6 +21,12 @@ export function emitResource(resource: Resource, file: string, options: EmitOpti
   const plugins = new Map<string, Set<string>>();
   for (const operation of resource.operations) {
     if (operation.params.length > 0) runtimeTypes.add('ParamSpecs');
+    if (operation.emits !== undefined) runtimeTypes.add('EventPayload');
+    // An event's data is its step's result: a write's, even when the step is not in the response.
+    for (const emit of operation.emits ?? []) {
+      const step = operation.steps.find((candidate) => candidate.id === emit.step);
+      if (step?.kind === 'sql' && step.statement === 'write') runtimeTypes.add('WriteResult');
+    }
     for (const step of operation.steps) {
       if (step.kind === 'sql' && step.statement === 'write' && step.output) runtimeTypes.add('WriteResult');
       if (step.kind === 'execute') {
@@ -69,6 +75,29 @@ export function emitResource(resource: Resource, file: string, options: EmitOpti
               : { properties: unique(step.columns).map((column) => ({ name: propertyName(column), type: 'unknown' })) }),
         });
       }
+    }
+  }
+
+  // Each event type the module emits, typed once: what its webhooks receive (docs/contract.md §12).
+  const declared = new Set<string>();
+  for (const operation of resource.operations) {
+    for (const emit of operation.emits ?? []) {
+      if (declared.has(emit.event)) continue;
+      declared.add(emit.event);
+      const step = operation.steps.find((candidate) => candidate.id === emit.step)!;
+      statements.push({
+        kind: StructureKind.Interface,
+        docs: [
+          doc(`The event "${emit.event}", as its webhooks receive it once ${operation.method}'s transaction commits: the Standard Webhooks payload, signed.`),
+        ],
+        isExported: true,
+        name: eventType(emit),
+        extends: ['EventPayload'],
+        properties: [
+          { name: 'type', type: quote(emit.event) },
+          { name: 'data', type: `{ ${propertyName(step.id)}: ${stepResultType(step)} }` },
+        ],
+      });
     }
   }
 
@@ -138,7 +167,7 @@ export function emitResource(resource: Resource, file: string, options: EmitOpti
       'operations: {',
       ...resource.operations.map(
         (operation) =>
-          `  ${operation.method}: { status: ${operation.status}, access: ${accessExpression(resource, operation)}, ${rateLimitText(operation)}handler: ${handlerName(operation)} },`,
+          `  ${operation.method}: { status: ${operation.status}, access: ${accessExpression(resource, operation)}, ${rateLimitText(operation)}${operation.audit ? 'audit: true, ' : ''}handler: ${handlerName(operation)} },`,
       ),
       '},',
     ]),
@@ -158,21 +187,38 @@ function writeHandlerBody(writer: CodeBlockWriter, resource: Resource, operation
     .filter((step) => step.output)
     .map((step) => step.id)
     .join(', ')} }`.replace('{  }', '{}');
+  const writeSteps = (db: string) =>
+    operation.steps.forEach((step, index) => {
+      writeStep(writer, step, db, operation);
+      for (const emit of operation.emits ?? []) if (emit.after === index + 1) writeEmit(writer, emit, db);
+    });
   if (operation.transaction) {
     writer.write('return scope.transaction(async (db) => {').newLine();
     writer.indent(() => {
-      for (const step of operation.steps) writeStep(writer, step, 'db', operation);
+      writeSteps('db');
       writer.writeLine(`return ${response};`);
     });
     writer.writeLine('});');
   } else {
-    for (const step of operation.steps) writeStep(writer, step, 'scope.db', operation);
+    writeSteps('scope.db');
     writer.writeLine(`return ${response};`);
   }
 }
 
+/** An event into the outbox, on the request's transaction (docs/contract.md §12). */
+function writeEmit(writer: CodeBlockWriter, emit: Emit, db: string): void {
+  const key = emit.key === null ? '' : `, ${bindExpression(emit.key)}`;
+  writer.writeLine(`await scope.emit<${eventType(emit)}>(${db}, ${quote(emit.event)}, { ${emit.step} }${key});`);
+}
+
+/** The TypeScript name of an event type's payload: `order.placed` is OrderPlacedEvent. */
+export function eventType(emit: Pick<Emit, 'event'>): string {
+  return `${pascal(emit.event)}Event`;
+}
+
 function writeStep(writer: CodeBlockWriter, step: Step, db: string, operation: Operation): void {
-  const unused = !step.output && !operation.steps.some((other) => referencesStep(other, step.id));
+  const emitted = (operation.emits ?? []).some((emit) => emit.step === step.id || (emit.key?.kind === 'ref' && emit.key.step === step.id));
+  const unused = !step.output && !emitted && !operation.steps.some((other) => referencesStep(other, step.id));
   const target = unused ? '' : `const ${step.id} = `;
   if (step.kind === 'sql') {
     const values = `[${step.binds.map(bindExpression).join(', ')}]`;

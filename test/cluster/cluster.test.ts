@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { Agent } from 'node:http';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,7 +9,9 @@ import { type GaleraCluster, startGaleraCluster } from '../../scripts/galera.js'
 import { addUser, createDemoDatabase } from '../../scripts/schema.js';
 import { type BuiltServer, startBuiltServer } from '../support/built-server.js';
 import { formBody, send } from '../support/http.js';
+import { buildScratchProject } from '../support/scratch-project.js';
 import { TEST_SECRET } from '../support/server.js';
+import { newSecret, WebhookReceiver } from '../support/webhook-receiver.js';
 
 /**
  * Scale-out (docs/contract.md §7): two built servers on a private 3-node Galera cluster on loopback.
@@ -114,6 +118,76 @@ describe('two servers on one cluster', () => {
       expect(ok / statuses.length).toBeGreaterThanOrEqual(0.9);
     } finally {
       await viaSecondNode.stop();
+    }
+  });
+});
+
+describe('events on the cluster', () => {
+  it('are delivered once each by two servers claiming through different nodes (SKIP LOCKED, then certification)', async () => {
+    const root = path.resolve('test/.tmp/cluster-events');
+    const secret = newSecret();
+    const receiver = new WebhookReceiver([secret]);
+    await receiver.up();
+    receiver.delayMs = 30;
+    const connection = await mysql.createConnection(cluster.urlOf(1));
+    await connection.query('create table if not exists cl_notes (note_id int unsigned not null auto_increment primary key, body varchar(100) not null)');
+    await addUser(connection, 'cluster-emitter', 'cluster-emitter-pass', ['writer']);
+    await buildScratchProject(root, {
+      files: {
+        'resources/cl/backend.xml': `<Backend xmlns="urn:xmlrest:resource:1.0" auth_scheme="Basic">\n  <Webhook event="note.*" url="${receiver.url}" secret="CL_SECRET"/>\n</Backend>\n`,
+        'resources/cl/notes.xml': `<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0" auth="writer">
+  <Request method="POST" status="201">
+    <Sql id="added">insert into cl_notes (body) values ($body)</Sql>
+    <Emit event="note.added" step="added" key="$[added][0].insertId"/>
+  </Request>
+</Resource>
+`,
+      },
+    });
+    // Each server claims (and writes) through a node of its own: their claims meet only at certification.
+    const events = (url: string) => ({
+      ...env(url),
+      CL_SECRET: secret,
+      EVENTS_POLL_MS: '50',
+      EVENTS_LEASE_SECONDS: '5',
+      EVENTS_TIMEOUT_MS: '2000',
+      EVENTS_CONCURRENCY: '4',
+    });
+    const servers = await Promise.all([startBuiltServer({ root, env: events(cluster.urlOf(1)) }), startBuiltServer({ root, env: events(cluster.urlOf(2)) })]);
+    try {
+      const authorization = `Basic ${Buffer.from('cluster-emitter:cluster-emitter-pass').toString('base64')}`;
+      const answers = await Promise.all(
+        Array.from({ length: 60 }, (_, i) =>
+          send(`${servers[i % 2]!.url}/cl/v1.0/notes`, {
+            method: 'POST',
+            headers: { authorization, 'content-type': 'application/json' },
+            body: JSON.stringify({ body: `n${i}` }),
+          }),
+        ),
+      );
+      expect(answers.map((answer) => answer.status)).toEqual(Array.from({ length: 60 }, () => 201));
+      const pending = async () => {
+        const [rows] = await connection.query("select count(*) as n from xmlrest_outbox where backend = 'cl' and state <> 'delivered'");
+        return Number((rows as { n: number }[])[0]!.n);
+      };
+      await expect.poll(pending, { timeout: 30_000, interval: 200 }).toBe(0);
+      const byServer = servers.map((server) => server.logs.filter((line) => line.msg === 'event delivered').length);
+      const claimsAgain = servers
+        .flatMap((server) => server.logs)
+        .filter((line) => line.msg === 'database operation run again' && line.reason === 'db_conflict').length;
+      figures.push(
+        `events through nodes 1 and 2: 60 emitted, ${receiver.ids().size} delivered (${receiver.deliveries.length} requests), by each server ${byServer.join(' and ')}; ${claimsAgain} transactions run again after a conflict`,
+      );
+      expect(receiver.ids().size).toBe(60);
+      expect(receiver.deliveries.every((delivery) => delivery.refused === undefined)).toBe(true);
+      // One server per event: no event sent by both.
+      expect(receiver.deliveries).toHaveLength(60);
+      expect(byServer.every((count) => count > 0)).toBe(true);
+    } finally {
+      await Promise.all(servers.map((server) => server.stop()));
+      await receiver.down();
+      await connection.end();
+      rmSync(root, { recursive: true, force: true });
     }
   });
 });

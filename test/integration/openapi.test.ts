@@ -21,8 +21,13 @@ afterAll(async () => {
 });
 
 describe('generated/openapi.json', () => {
-  it('is a valid OpenAPI 3.1 document, and so is the lab golden case', async () => {
-    for (const file of ['generated/openapi.json', 'test/golden/lab/expected/openapi.json', 'test/golden/typed/expected/openapi.json']) {
+  it('is a valid OpenAPI 3.1 document, and so are the golden cases of the lab, typed rows, and events (webhooks)', async () => {
+    for (const file of [
+      'generated/openapi.json',
+      'test/golden/lab/expected/openapi.json',
+      'test/golden/typed/expected/openapi.json',
+      'test/golden/events/expected/openapi.json',
+    ]) {
       const result = await validate(JSON.parse(readFileSync(file, 'utf8')));
       expect(result.valid ? [] : compileErrors(result), file).toEqual([]);
       expect(result.warnings, file).toEqual([]);

@@ -24,6 +24,16 @@ describe('the editor schema', () => {
     expect(result.status).toBe(0);
   });
 
+  it('accepts the golden cases of events, webhooks and audit', () => {
+    const files = ['events/resources/shop', 'audit/resources/app'].flatMap((folder) =>
+      readdirSync(`test/golden/${folder}`)
+        .filter((file) => file.endsWith('.xml'))
+        .map((file) => `test/golden/${folder}/${file}`),
+    );
+    const result = xmllint(...files);
+    expect(result.stderr.trim().split('\n')).toEqual(files.map((file) => `${file} validates`));
+  });
+
   it('flags what the generator refuses: unknown elements and attributes, a bad method, a missing v, an owner other than shared', () => {
     mkdirSync('test/.tmp/schema', { recursive: true });
     const cases = {
@@ -34,6 +44,9 @@ describe('the editor schema', () => {
       'status.xml': '<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0"><Request method="GET" status="204"><Sql>select 1 as a</Sql></Request></Resource>',
       'owner.xml':
         '<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0" auth="a"><Request method="GET" owner="mine"><Sql>select 1 as a</Sql></Request></Resource>',
+      'emit.xml':
+        '<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0"><Request method="POST"><Sql id="a">delete from t</Sql><Emit event="a..b" step="a"/></Request></Resource>',
+      'webhook.xml': '<Backend xmlns="urn:xmlrest:resource:1.0"><Webhook event="a.*" url="ftp://x" secret="whsec_abc+="/></Backend>',
     };
     for (const [name, text] of Object.entries(cases)) {
       writeFileSync(`test/.tmp/schema/${name}`, text);

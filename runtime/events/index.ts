@@ -1,0 +1,195 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import { type BackendModule, receives } from '../contract.js';
+import type { Database, Queryable, SqlValue } from '../db/index.js';
+import type { Logger } from '../log.js';
+import { insertEvent, outboxStats } from './outbox.js';
+import { parseWebhookSecrets } from './signer.js';
+import { DEFAULT_DELIVERY, type DeliverySettings, type DeliveryTarget, DeliveryWorker } from './worker.js';
+
+/**
+ * Events and webhooks (docs/contract.md §12), the runtime's room for them:
+ * - outbox.ts: the tables and every statement on them (the request's insert, claims, outcomes, operators' lists);
+ * - signer.ts: Standard Webhooks secrets and signatures;
+ * - sender.ts: one delivery attempt over HTTP;
+ * - worker.ts: the deliveries of one server, shared with the others through the outbox.
+ * The rest of the runtime sees `Events`: `emit` on a request's transaction, `emitted` once it committed.
+ */
+export {
+  listOutbox,
+  OUTBOX_TABLES,
+  type OutboxFilter,
+  type OutboxRow,
+  retryFailed,
+  stoppedWebhooks,
+} from './outbox.js';
+export { MAKE_A_WEBHOOK_SECRET, parseWebhookSecrets } from './signer.js';
+export { DEFAULT_DELIVERY, type DeliverySettings, retryDelay } from './worker.js';
+
+export interface EventsOptions {
+  database: Database;
+  logger: Logger;
+  /** Where the metrics go (the server's registry). */
+  registry: Registry;
+  /** Environment values by name: each webhook's `secret` names one. */
+  secrets: Readonly<Record<string, string | undefined>>;
+  delivery?: Partial<DeliverySettings>;
+  /** Whether this server delivers (EVENTS_DELIVERY); it emits either way. Default true. */
+  deliver?: boolean;
+  /** Largest event body, in bytes (EVENTS_MAX_BYTES). */
+  maxBytes?: number;
+  /** This server's id, as the lease names it (xmlrest_server's). */
+  serverId: string;
+}
+
+/** An event whose body passes EVENTS_MAX_BYTES: the request fails (500) and rolls back, rather than send part of it. */
+export class EventTooLarge extends Error {
+  constructor(type: string, bytes: number, max: number) {
+    super(`event ${type} is ${bytes} bytes, over EVENTS_MAX_BYTES (${max}): emit a smaller step (the ids and what receivers need, not whole tables)`);
+    this.name = 'EventTooLarge';
+  }
+}
+
+export const DEFAULT_EVENT_BYTES = 64 * 1024;
+/** An order key longer than this is kept as its digest: equal keys stay equal, and the column stays bounded. */
+const ORDER_KEY_CHARS = 200;
+
+export class Events {
+  private readonly worker: DeliveryWorker | undefined;
+  /** Each backend's webhook URLs for each event type, worked out once. */
+  private urls = new Map<string, Map<string, readonly string[]>>();
+  private webhooks = new Map<string, BackendModule['webhooks']>();
+  private readonly maxBytes: number;
+  private readonly stats: { at: number; depth: number; oldestSeconds: number; pending: Promise<void> | undefined } = {
+    at: 0,
+    depth: 0,
+    oldestSeconds: 0,
+    pending: undefined,
+  };
+
+  constructor(private readonly options: EventsOptions) {
+    this.maxBytes = options.maxBytes ?? DEFAULT_EVENT_BYTES;
+    const delivery = { ...DEFAULT_DELIVERY, ...options.delivery };
+    const registers = [options.registry];
+    const outcomes = new Counter({
+      name: 'xmlrest_events_deliveries_total',
+      help: 'Webhook delivery attempts by outcome: delivered (2xx), retry (failed, tried again later), failed (kept as failed), gone (410: webhook stopped)',
+      labelNames: ['outcome'],
+      registers,
+    });
+    for (const outcome of ['delivered', 'retry', 'failed', 'gone']) outcomes.inc({ outcome }, 0);
+    // Read from the database when scraped (every server sees the same outbox), at most every 2 s.
+    const refresh = () => this.refreshStats();
+    const stats = this.stats;
+    const gauge = (name: string, help: string, read: () => number) =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        async collect() {
+          await refresh();
+          this.set(read());
+        },
+      });
+    gauge('xmlrest_events_outbox_depth', 'Events not delivered yet (pending, in flight or held by a stopped webhook), in the whole outbox', () => stats.depth);
+    gauge('xmlrest_events_oldest_pending_seconds', 'Age of the oldest event not delivered yet, in seconds (0 when none)', () => stats.oldestSeconds);
+    if (options.deliver !== false) {
+      this.worker = new DeliveryWorker(options.database, options.logger, { counted: (outcome) => outcomes.inc({ outcome }) }, delivery, options.serverId);
+    }
+  }
+
+  /**
+   * The backends served now: their webhooks' URLs by event type, and their signing keys from the
+   * environment. A webhook whose secret is missing or malformed throws, naming the variable and never its
+   * value: the server refuses to start (or a reload to happen) rather than send unsigned events.
+   */
+  configure(backends: readonly BackendModule[]): void {
+    const targets: DeliveryTarget[] = [];
+    const problems: string[] = [];
+    for (const backend of backends) {
+      for (const webhook of backend.webhooks ?? []) {
+        const parsed = parseWebhookSecrets(this.options.secrets[webhook.secret]);
+        if ('problem' in parsed) problems.push(`${webhook.secret} ${parsed.problem} (backend ${backend.name}'s webhook ${webhook.url})`);
+        else targets.push({ backend: backend.name, url: webhook.url, keys: parsed.keys });
+      }
+    }
+    if (problems.length > 0) throw new Error(problems.join('; '));
+    this.webhooks = new Map(backends.map((backend) => [backend.name, backend.webhooks]));
+    this.urls = new Map();
+    this.worker?.setTargets(targets);
+  }
+
+  /** Starts this server's deliveries (unless EVENTS_DELIVERY=off). */
+  start(): void {
+    this.worker?.start();
+  }
+
+  /**
+   * Writes the event for every webhook of `backend` that receives `type`, on `db`: the request's
+   * transaction. The body is made once, here, and sent as it is on every attempt (its signature covers it).
+   */
+  async emit(db: Queryable, backend: string, type: string, data: object, key: SqlValue): Promise<void> {
+    const urls = this.urlsOf(backend, type);
+    if (urls.length === 0) return;
+    const payload = JSON.stringify({ type, timestamp: new Date().toISOString(), data });
+    if (payload.length > this.maxBytes / 3 && Buffer.byteLength(payload) > this.maxBytes)
+      throw new EventTooLarge(type, Buffer.byteLength(payload), this.maxBytes);
+    await insertEvent(db, { msgId: messageId(), backend, type, orderKey: orderKey(type, key), payload }, urls);
+  }
+
+  /** A request that emitted has committed: this server looks for due events now rather than at its next poll. */
+  emitted(): void {
+    this.worker?.nudge();
+  }
+
+  /** A graceful stop: no more claims; deliveries in flight end and their outcomes are written. */
+  async stop(): Promise<void> {
+    await this.worker?.stop();
+  }
+
+  private urlsOf(backend: string, type: string): readonly string[] {
+    let byType = this.urls.get(backend);
+    if (byType === undefined) this.urls.set(backend, (byType = new Map()));
+    let urls = byType.get(type);
+    if (urls === undefined) {
+      urls = (this.webhooks.get(backend) ?? []).filter((webhook) => receives(webhook, type)).map((webhook) => webhook.url);
+      byType.set(type, urls);
+    }
+    return urls;
+  }
+
+  private refreshStats(): Promise<void> {
+    if (Date.now() - this.stats.at < 2000) return Promise.resolve();
+    this.stats.pending ??= outboxStats(this.options.database)
+      .then(
+        (read) => void Object.assign(this.stats, read, { at: Date.now() }),
+        () => undefined,
+      )
+      .finally(() => (this.stats.pending = undefined));
+    return this.stats.pending;
+  }
+}
+
+/** Every webhook secret the backends need, by the variable each names (runtime/config.ts checks them at start). */
+export function webhookSecretsNeeded(backends: readonly BackendModule[]): { variable: string; backend: string; url: string }[] {
+  return backends.flatMap((backend) => (backend.webhooks ?? []).map((webhook) => ({ variable: webhook.secret, backend: backend.name, url: webhook.url })));
+}
+
+/**
+ * A Standard Webhooks message id: unique per event (122 random bits), the same on every attempt and for every
+ * webhook; no `.`. randomUUID draws from a pool of random bytes rather than asking the system each time.
+ */
+function messageId(): string {
+  return `msg_${randomUUID().replaceAll('-', '')}`;
+}
+
+/**
+ * The order key of an event (docs/contract.md §12): the first word of its type and the key's value, so that
+ * `order.placed` and `order.shipped` of order 7 are delivered in order, and `invoice.paid` of invoice 7 apart.
+ */
+function orderKey(type: string, key: SqlValue): string | null {
+  if (key === undefined || key === null) return null;
+  const value = key instanceof Date ? key.toISOString() : Buffer.isBuffer(key) ? key.toString('hex') : String(key);
+  const text = `${type.split('.')[0]}:${value}`;
+  return text.length <= ORDER_KEY_CHARS ? text : `sha256:${createHash('sha256').update(text).digest('hex')}`;
+}

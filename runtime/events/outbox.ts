@@ -1,0 +1,321 @@
+import type { Queryable, SqlValue } from '../db/index.js';
+
+/**
+ * The outbox (docs/contract.md §12): one row per event and webhook, written
+ * by the request's own transaction (so a rolled-back request emits nothing),
+ * delivered by whichever server claims it. A claim is a short transaction:
+ * `SELECT ... FOR UPDATE SKIP LOCKED` (MariaDB 10.6+, MySQL 8), so that
+ * servers claiming at once never wait for each other nor take the same row,
+ * then the claimed rows' `due` moves to the end of a lease. The delivery
+ * itself holds no transaction: a server killed in the middle of it leaves the
+ * row due again when its lease ends, for any server to take. Times are the
+ * database's own (`now(3)`), so that servers whose clocks differ agree.
+ *
+ * States: `pending` (waiting for its next attempt, or leased: `leased_by`
+ * says by whom), `delivered` (`due` is when; pruned after the retention), and
+ * `failed` (no 2xx within the retry window, or a 410: kept until retried).
+ */
+export const OUTBOX_TABLE = `create table if not exists xmlrest_outbox (
+  id bigint unsigned not null auto_increment primary key,
+  msg_id char(36) character set ascii collate ascii_bin not null,
+  backend varchar(64) character set ascii collate ascii_bin not null,
+  event varchar(255) character set ascii collate ascii_bin not null,
+  url varchar(512) character set ascii collate ascii_bin not null,
+  order_key varchar(255) character set utf8mb4 collate utf8mb4_bin null,
+  payload mediumtext character set utf8mb4 collate utf8mb4_bin not null,
+  state enum('pending', 'delivered', 'failed') character set ascii not null default 'pending',
+  created timestamp(3) not null default current_timestamp(3),
+  due timestamp(3) not null default current_timestamp(3),
+  leased_by char(36) character set ascii collate ascii_bin null,
+  attempts smallint unsigned not null default 0,
+  give_up timestamp(3) null,
+  last_status smallint unsigned null,
+  last_error varchar(255) character set utf8mb4 collate utf8mb4_bin null,
+  key xmlrest_outbox_due (state, backend, url, due),
+  key xmlrest_outbox_order (backend, url, order_key, state, id)
+) engine = InnoDB`;
+
+/** Webhooks stopped by a 410 Gone from their receiver: nothing is sent to them until an operator retries. */
+export const WEBHOOK_STOP_TABLE = `create table if not exists xmlrest_webhook_stop (
+  backend varchar(64) character set ascii collate ascii_bin not null,
+  url varchar(512) character set ascii collate ascii_bin not null,
+  stopped timestamp(3) not null default current_timestamp(3),
+  outbox_id bigint unsigned not null,
+  primary key (backend, url)
+) engine = InnoDB`;
+
+export const OUTBOX_TABLES = [OUTBOX_TABLE, WEBHOOK_STOP_TABLE];
+
+/** Where an event goes: a backend's webhook, by its URL (the row holds the URL, so a row goes nowhere else). */
+export interface Target {
+  backend: string;
+  url: string;
+}
+
+/** One event's row for one webhook, as the request writes it. */
+export interface NewEvent {
+  msgId: string;
+  backend: string;
+  type: string;
+  orderKey: string | null;
+  payload: string;
+}
+
+/** A row a server claimed: what its delivery needs. */
+export interface Claimed {
+  id: number;
+  msg_id: string;
+  event: string;
+  payload: string;
+  attempts: number;
+}
+
+export interface Lease {
+  serverId: string;
+  seconds: number;
+  /** Seconds from the first attempt until a row that was never answered with a 2xx is failed. */
+  retryWindowSeconds: number;
+}
+
+/** The row as operators see it (xmlrest events list, the console's Events page). */
+export interface OutboxRow {
+  id: number;
+  msg_id: string;
+  backend: string;
+  event: string;
+  url: string;
+  order_key: string | null;
+  state: 'pending' | 'delivered' | 'failed';
+  created: Date;
+  due: Date;
+  attempts: number;
+  last_status: number | null;
+  last_error: string | null;
+  /** Its webhook is stopped by a 410: the row waits until an operator retries. */
+  held: boolean;
+  payload?: string;
+}
+
+/** `(?, ?, ...)` for `count` values: a few texts only, so that each connection holds a few prepared statements. */
+function placeholders(count: number): string {
+  return `(${Array.from({ length: count }, () => '?').join(', ')})`;
+}
+
+/** Ids for an `in (...)` list padded to a power of two (the last one repeated): at most 8 texts for 1 to 128 ids. */
+function idList(ids: readonly number[]): { sql: string; values: number[] } {
+  let size = 1;
+  while (size < ids.length) size *= 2;
+  const values = Array.from({ length: size }, (_, index) => ids[Math.min(index, ids.length - 1)]!);
+  return { sql: placeholders(size), values };
+}
+
+/** The insert for an event that goes to `count` webhooks, made once per count. */
+const INSERTS: string[] = [];
+function insertFor(count: number): string {
+  return (INSERTS[count] ??=
+    `insert into xmlrest_outbox (msg_id, backend, event, url, order_key, payload) values ${Array.from({ length: count }, () => '(?, ?, ?, ?, ?, ?)').join(', ')}`);
+}
+
+/** The request path: one statement however many webhooks receive the event, in the request's transaction. */
+export async function insertEvent(db: Queryable, event: NewEvent, urls: readonly string[]): Promise<void> {
+  const values: SqlValue[] = [];
+  for (const url of urls) values.push(event.msgId, event.backend, event.type, url, event.orderKey, event.payload);
+  await db.write(insertFor(urls.length), values);
+}
+
+/**
+ * The rows of one webhook a server may deliver now, leased to it: due, its webhook not stopped, and no
+ * earlier row of the same order key still pending (delivered in order per key; a leased one is pending
+ * too). `limit` is a power of two (the worker rounds its free slots down), so the text takes few forms.
+ */
+export async function claim(
+  db: { transaction<T>(work: (db: Queryable) => Promise<T>): Promise<T> },
+  target: Target,
+  limit: number,
+  lease: Lease,
+): Promise<Claimed[]> {
+  return db.transaction(async (tx) => {
+    const rows = await tx.select<Claimed>(
+      `select o.id, o.msg_id, o.event, o.payload, o.attempts from xmlrest_outbox o
+        where o.state = 'pending' and o.backend = ? and o.url = ? and o.due <= now(3)
+          and not exists (select 1 from xmlrest_webhook_stop s where s.backend = o.backend and s.url = o.url)
+          and (o.order_key is null or not exists (select 1 from xmlrest_outbox p
+            where p.backend = o.backend and p.url = o.url and p.order_key = o.order_key and p.state = 'pending' and p.id < o.id))
+        order by o.due, o.id limit ${Math.trunc(limit)}
+        for update skip locked`,
+      [target.backend, target.url],
+    );
+    if (rows.length === 0) return rows;
+    const ids = idList(rows.map((row) => Number(row.id)));
+    await tx.write(
+      `update xmlrest_outbox set due = now(3) + interval ? second, leased_by = ?, attempts = attempts + 1,
+        give_up = coalesce(give_up, now(3) + interval ? second) where id in ${ids.sql}`,
+      [lease.seconds, lease.serverId, lease.retryWindowSeconds, ...ids.values],
+    );
+    return rows.map((row) => ({ ...row, id: Number(row.id), attempts: Number(row.attempts) + 1 }));
+  });
+}
+
+/** Rows this server claimed and will not send (a graceful stop): due at once, for any server. */
+export async function release(db: Queryable, ids: readonly number[], serverId: string): Promise<void> {
+  for (let start = 0; start < ids.length; start += 64) {
+    const list = idList(ids.slice(start, start + 64));
+    await db.write(`update xmlrest_outbox set due = now(3), leased_by = null, attempts = attempts - 1 where leased_by = ? and id in ${list.sql}`, [
+      serverId,
+      ...list.values,
+    ]);
+  }
+}
+
+/** Rows this server delivered (a 2xx, `status`), unless its lease ended and another server took them meanwhile. */
+export async function markDelivered(db: Queryable, ids: readonly number[], status: number, serverId: string): Promise<void> {
+  const list = idList(ids);
+  await db.write(
+    `update xmlrest_outbox set state = 'delivered', due = now(3), leased_by = null, last_status = ?, last_error = null
+      where leased_by = ? and id in ${list.sql}`,
+    [status, serverId, ...list.values],
+  );
+}
+
+/**
+ * An attempt that failed: the row is due again after `delayMs`, or failed when that is past its retry
+ * window. Returns whether it is failed now.
+ */
+export async function markAttemptFailed(
+  db: Queryable,
+  id: number,
+  outcome: { status: number | null; error: string; delayMs: number },
+  serverId: string,
+): Promise<boolean> {
+  const rows = await db.select<{ failed: number }>(
+    `select give_up < now(3) + interval ? microsecond as failed from xmlrest_outbox where id = ? and leased_by = ?`,
+    [outcome.delayMs * 1000, id, serverId],
+  );
+  if (rows.length === 0) return false;
+  const failed = Number(rows[0]!.failed) === 1;
+  await db.write(
+    `update xmlrest_outbox set state = ?, due = now(3) + interval ? microsecond, leased_by = null, last_status = ?, last_error = ?
+      where id = ? and leased_by = ?`,
+    [failed ? 'failed' : 'pending', failed ? 0 : outcome.delayMs * 1000, outcome.status, outcome.error.slice(0, 255), id, serverId],
+  );
+  return failed;
+}
+
+/** A 410 Gone: the row is failed, and its webhook stopped until an operator retries a failed row of it. */
+export async function markGone(
+  db: { transaction<T>(work: (db: Queryable) => Promise<T>): Promise<T> },
+  id: number,
+  target: Target,
+  serverId: string,
+): Promise<void> {
+  await db.transaction(async (tx) => {
+    await tx.write(
+      `update xmlrest_outbox set state = 'failed', due = now(3), leased_by = null, last_status = 410,
+        last_error = 'the receiver answered 410 Gone: deliveries to this webhook are stopped' where id = ? and leased_by = ?`,
+      [id, serverId],
+    );
+    await tx.write(
+      `insert into xmlrest_webhook_stop (backend, url, outbox_id) values (?, ?, ?)
+        on duplicate key update stopped = now(3), outbox_id = values(outbox_id)`,
+      [target.backend, target.url, id],
+    );
+  });
+}
+
+/** Removes delivered rows older than the retention, a bounded batch at a time; returns how many went. */
+export async function pruneDelivered(db: Queryable, retentionSeconds: number): Promise<number> {
+  // A loose index scan of (state, backend, url): one entry per webhook, however many rows.
+  const targets = await db.select<Target>(`select distinct backend, url from xmlrest_outbox where state = 'delivered'`, []);
+  let removed = 0;
+  for (const target of targets) {
+    for (;;) {
+      const { affectedRows } = await db.write(
+        `delete from xmlrest_outbox where state = 'delivered' and backend = ? and url = ? and due < now(3) - interval ? second limit 5000`,
+        [target.backend, target.url, retentionSeconds],
+      );
+      removed += affectedRows;
+      if (affectedRows < 5000) break;
+    }
+  }
+  return removed;
+}
+
+/** Pending rows (the outbox's depth) and the age of the oldest, in seconds; read from the index alone but for one row. */
+export async function outboxStats(db: Queryable): Promise<{ depth: number; oldestSeconds: number }> {
+  const [counted] = await db.select<{ depth: number | string; oldest: number | string | null }>(
+    `select count(*) as depth, min(id) as oldest from xmlrest_outbox where state = 'pending'`,
+    [],
+  );
+  if (!counted || counted.oldest === null) return { depth: 0, oldestSeconds: 0 };
+  const [aged] = await db.select<{ age: number | string }>(`select timestampdiff(microsecond, created, now(3)) as age from xmlrest_outbox where id = ?`, [
+    counted.oldest,
+  ]);
+  return { depth: Number(counted.depth), oldestSeconds: Math.max(0, Number(aged?.age ?? 0) / 1e6) };
+}
+
+export interface OutboxFilter {
+  backend?: string | undefined;
+  state?: OutboxRow['state'] | undefined;
+  /** Only ids below this one (paging, newest first); 0 for the newest. */
+  before?: number | undefined;
+  limit: number;
+  /** The payload too (xmlrest events list --json). */
+  payload?: boolean;
+}
+
+/** Rows newest first, a page at a time. */
+export async function listOutbox(db: Queryable, filter: OutboxFilter): Promise<{ rows: OutboxRow[]; next: number | null }> {
+  if (!Number.isSafeInteger(filter.limit) || filter.limit < 1 || filter.limit > 1000) throw new Error(`not a page size: ${filter.limit}`);
+  const before = filter.before ?? 0;
+  const rows = await db.select<Omit<OutboxRow, 'id' | 'held'> & { id: number | string; held: number | string }>(
+    `select o.id, o.msg_id, o.backend, o.event, o.url, o.order_key, o.state, o.created, o.due, o.attempts, o.last_status, o.last_error,
+        (o.state = 'pending' and exists (select 1 from xmlrest_webhook_stop s where s.backend = o.backend and s.url = o.url)) as held
+        ${filter.payload ? ', o.payload' : ''}
+      from xmlrest_outbox o
+      where (? is null or o.backend = ?) and (? is null or o.state = ?) and (? = 0 or o.id < ?)
+      order by o.id desc limit ${filter.limit + 1}`,
+    [filter.backend ?? null, filter.backend ?? null, filter.state ?? null, filter.state ?? null, before, before],
+  );
+  const page = rows.slice(0, filter.limit).map((row) => ({
+    ...row,
+    id: Number(row.id),
+    attempts: Number(row.attempts),
+    last_status: row.last_status === null ? null : Number(row.last_status),
+    held: Number(row.held) === 1,
+  }));
+  return { rows: page, next: rows.length > filter.limit ? page.at(-1)!.id : null };
+}
+
+/** Webhooks stopped by a 410, and the row that was answered so. */
+export async function stoppedWebhooks(db: Queryable, backend?: string): Promise<{ backend: string; url: string; stopped: Date; outbox_id: number }[]> {
+  const rows = await db.select<{ backend: string; url: string; stopped: Date; outbox_id: number | string }>(
+    'select backend, url, stopped, outbox_id from xmlrest_webhook_stop where ? is null or backend = ? order by stopped',
+    [backend ?? null, backend ?? null],
+  );
+  return rows.map((row) => ({ ...row, outbox_id: Number(row.outbox_id) }));
+}
+
+/**
+ * Failed rows due again at once, with a new retry window; their webhooks resume (a retry says the receiver
+ * is back, so a 410's stop is lifted). `ids` undefined retries every failed row (of `backend`, when given).
+ * Returns the rows retried.
+ */
+export async function retryFailed(
+  db: { transaction<T>(work: (db: Queryable) => Promise<T>): Promise<T> },
+  which: { ids?: readonly number[] | undefined; backend?: string | undefined },
+): Promise<number> {
+  return db.transaction(async (tx) => {
+    const byId = which.ids !== undefined;
+    if (byId && which.ids!.length === 0) return 0;
+    const list = byId ? idList(which.ids!) : { sql: '', values: [] };
+    const where = `state = 'failed' and (? is null or backend = ?)${byId ? ` and id in ${list.sql}` : ''}`;
+    const params = [which.backend ?? null, which.backend ?? null, ...list.values];
+    const targets = await tx.select<Target>(`select distinct backend, url from xmlrest_outbox where ${where}`, params);
+    const { affectedRows } = await tx.write(
+      `update xmlrest_outbox set state = 'pending', due = now(3), attempts = 0, give_up = null, leased_by = null where ${where}`,
+      params,
+    );
+    for (const target of targets) await tx.write('delete from xmlrest_webhook_stop where backend = ? and url = ?', [target.backend, target.url]);
+    return affectedRows;
+  });
+}

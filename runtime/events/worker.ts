@@ -1,0 +1,341 @@
+import type { Database } from '../db/index.js';
+import type { Logger } from '../log.js';
+import { type Claimed, claim, markAttemptFailed, markDelivered, markGone, pruneDelivered, release, type Target } from './outbox.js';
+import { type Attempt, Sender } from './sender.js';
+import { signature } from './signer.js';
+
+/** How deliveries are paced and bounded (runtime/config.ts reads them from EVENTS_*; tests shorten them). */
+export interface DeliverySettings {
+  /** How often an idle server looks for due events; a server that emitted one looks at once. */
+  pollMs: number;
+  /** How long a claimed event is this server's: past it, another server may take it (a killed server's events). */
+  leaseSeconds: number;
+  /** Longest one attempt may take, the answer included. */
+  timeoutMs: number;
+  /** The first retry waits about this long, each next one twice as long (with jitter), up to `retryMaxMs`. */
+  retryBaseMs: number;
+  retryMaxMs: number;
+  /** From the first attempt: an event not delivered within this is kept as failed. */
+  retryWindowSeconds: number;
+  /** Delivered events are removed after this. */
+  retentionSeconds: number;
+  /** Most deliveries in flight at once on this server. */
+  concurrency: number;
+}
+
+export const DEFAULT_DELIVERY: DeliverySettings = {
+  pollMs: 1000,
+  leaseSeconds: 60,
+  timeoutMs: 10_000,
+  retryBaseMs: 5000,
+  retryMaxMs: 3_600_000,
+  retryWindowSeconds: 86_400,
+  retentionSeconds: 7 * 86_400,
+  concurrency: 16,
+};
+
+/** A webhook this server delivers to, with its signing keys. */
+export interface DeliveryTarget extends Target {
+  keys: readonly Buffer[];
+}
+
+/** What the worker tells the metrics. */
+export interface DeliveryCounts {
+  counted(outcome: 'delivered' | 'retry' | 'failed' | 'gone'): void;
+}
+
+type Outcome = { row: Claimed; target: DeliveryTarget; attempt: Attempt; ms: number };
+
+/**
+ * The delay before the attempt after attempt `attempt` (1 for the first): exponential, capped, with "equal
+ * jitter" (half of it fixed, half random), so that the retries of events that failed together spread out.
+ */
+export function retryDelay(attempt: number, settings: Pick<DeliverySettings, 'retryBaseMs' | 'retryMaxMs'>, random = Math.random): number {
+  const ceiling = Math.min(settings.retryMaxMs, settings.retryBaseMs * 2 ** Math.min(attempt - 1, 40));
+  return Math.round(ceiling / 2 + (random() * ceiling) / 2);
+}
+
+/** Claims per statement at most this many rows (and a power of two: a few statement texts). */
+const MOST_CLAIMED = 64;
+/** Outcomes are written together once this many wait, or this long after the first. */
+const FLUSH_AT = 32;
+const FLUSH_MS = 10;
+/** Delivered events are pruned at most this often. */
+const PRUNE_MS = 60_000;
+
+type Leased = { row: Claimed; target: DeliveryTarget };
+
+/**
+ * Every server runs one (docs/contract.md §12): it claims due events of the
+ * webhooks it knows, a batch at a time (outbox.ts), keeps at most
+ * `concurrency` deliveries in flight and as many claimed ones ready to go
+ * (so that a free slot never waits for a claim's round trip), and writes the
+ * outcomes in batches. It looks for work every `pollMs` while idle, at once
+ * when this server emitted, and again as soon as there is room while it
+ * finds some. Memory stays bounded: twice `concurrency` events (each at most
+ * EVENTS_MAX_BYTES) and their outcomes.
+ */
+export class DeliveryWorker {
+  private targets: DeliveryTarget[] = [];
+  private inFlight = 0;
+  /** Claimed (leased to this server), waiting for a free slot. */
+  private ready: Leased[] = [];
+  private outcomes: Outcome[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private flushTimer: NodeJS.Timeout | undefined;
+  private pumping: Promise<void> | undefined;
+  private flushing: Promise<void> | undefined;
+  private again = false;
+  /** The last look found work: look again as soon as there is room, not at the next poll. */
+  private busy = false;
+  private running = false;
+  private rotation = 0;
+  private lastPrune = 0;
+  private quietUntil = 0;
+  private drained: (() => void) | undefined;
+  private stopping: Promise<void> | undefined;
+  private readonly sender: Sender;
+
+  constructor(
+    private readonly db: Database,
+    private readonly logger: Logger,
+    private readonly counts: DeliveryCounts,
+    readonly settings: DeliverySettings,
+    private readonly serverId: string,
+  ) {
+    this.sender = new Sender(settings.concurrency, settings.timeoutMs);
+  }
+
+  /** The webhooks of the backends served now (a reload changes them). */
+  setTargets(targets: readonly DeliveryTarget[]): void {
+    this.targets = [...targets];
+    // A reload that brings the first webhooks starts the polling.
+    if (this.targets.length > 0) this.nudge();
+  }
+
+  start(): void {
+    this.running = true;
+    this.lastPrune = Date.now() - PRUNE_MS + Math.min(PRUNE_MS, this.settings.retentionSeconds * 1000);
+    this.nudge();
+  }
+
+  /** Looks for due events now (this server just committed one). */
+  nudge(): void {
+    if (!this.running) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    void this.pump();
+  }
+
+  /**
+   * A graceful stop: claims nothing more, hands the claimed events not started back (due at once, for any
+   * server), lets the deliveries in flight end (each within its timeout), and writes their outcomes.
+   */
+  stop(): Promise<void> {
+    // Called by whoever stops first (the listener's close, a graceful stop): once.
+    this.stopping ??= this.end();
+    return this.stopping;
+  }
+
+  private async end(): Promise<void> {
+    this.running = false;
+    clearTimeout(this.timer);
+    await this.pumping;
+    const unsent = this.ready.splice(0);
+    if (unsent.length > 0)
+      await release(
+        this.db,
+        unsent.map(({ row }) => row.id),
+        this.serverId,
+      ).catch(() => undefined);
+    if (this.inFlight > 0) await new Promise<void>((resolve) => (this.drained = resolve));
+    await this.flush();
+    this.sender.close();
+  }
+
+  /** Room for more claimed events: as many in flight and ready as twice the concurrency. */
+  private room(): number {
+    return 2 * this.settings.concurrency - this.inFlight - this.ready.length;
+  }
+
+  private pump(): Promise<void> {
+    if (this.pumping) {
+      this.again = true;
+      return this.pumping;
+    }
+    this.pumping = this.claimWhileThereIsWork().finally(() => {
+      this.pumping = undefined;
+      this.schedule();
+    });
+    return this.pumping;
+  }
+
+  private async claimWhileThereIsWork(): Promise<void> {
+    // A server of backends without webhooks never asks the database anything.
+    if (this.targets.length === 0) return;
+    let found = false;
+    do {
+      this.again = false;
+      for (let turn = 0; turn < this.targets.length && this.running; turn++) {
+        const target = this.targets[(this.rotation + turn) % this.targets.length]!;
+        const room = Math.min(MOST_CLAIMED, this.room());
+        if (room < 1) break;
+        const limit = 2 ** Math.floor(Math.log2(room));
+        let rows: Claimed[];
+        try {
+          rows = await claim(this.db, target, limit, {
+            serverId: this.serverId,
+            seconds: this.settings.leaseSeconds,
+            retryWindowSeconds: this.settings.retryWindowSeconds,
+          });
+        } catch (error) {
+          this.warn(error, 'cannot claim events: the database did not answer; trying again');
+          this.busy = false;
+          return;
+        }
+        for (const row of rows) this.ready.push({ row, target });
+        this.startReady();
+        if (rows.length > 0) found = true;
+        // A full batch: there may be more of this webhook's.
+        if (rows.length === limit) this.again = true;
+      }
+      this.rotation++;
+    } while (this.again && this.running && this.room() >= 1);
+    this.busy = found;
+    if (!found) await this.prune();
+  }
+
+  /** Idle: look again after `pollMs`. Busy: each delivery that ends, and each batch of outcomes written, looks again. */
+  private schedule(): void {
+    if (!this.running || this.timer !== undefined || this.targets.length === 0) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.pump();
+    }, this.settings.pollMs);
+    this.timer.unref();
+  }
+
+  /** Starts ready events while slots are free. */
+  private startReady(): void {
+    while (this.inFlight < this.settings.concurrency && this.ready.length > 0) this.deliver(this.ready.shift()!);
+  }
+
+  private deliver({ row, target }: Leased): void {
+    this.inFlight++;
+    const started = performance.now();
+    const timestamp = Math.floor(Date.now() / 1000);
+    const headers = {
+      'webhook-id': row.msg_id,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': signature(target.keys, row.msg_id, timestamp, row.payload),
+    };
+    void this.sender.send(target.url, headers, row.payload).then((attempt) => {
+      this.inFlight--;
+      this.outcomes.push({ row, target, attempt, ms: performance.now() - started });
+      if (this.outcomes.length >= FLUSH_AT) void this.flush();
+      else this.flushTimer ??= setTimeout(() => void this.flush(), FLUSH_MS);
+      if (this.running) this.startReady();
+      // While there is work, claim more as soon as half the room is free, not at the next poll.
+      if (this.running && this.busy && this.room() >= this.settings.concurrency / 2) void this.pump();
+      if (this.inFlight === 0) this.drained?.();
+    });
+  }
+
+  /** Writes the outcomes waiting, then looks for more work (the next event of a key waits for its predecessor's). */
+  private flush(): Promise<void> {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    if (this.flushing) return this.flushing.then(() => this.flush());
+    if (this.outcomes.length === 0) return Promise.resolve();
+    const batch = this.outcomes.splice(0);
+    this.flushing = this.record(batch).finally(() => {
+      this.flushing = undefined;
+      if (this.running) void this.pump();
+    });
+    return this.flushing;
+  }
+
+  private async record(batch: Outcome[]): Promise<void> {
+    const delivered = new Map<number, Outcome[]>();
+    for (const outcome of batch) {
+      const { attempt } = outcome;
+      if (attempt.outcome === 'delivered') delivered.set(attempt.status, [...(delivered.get(attempt.status) ?? []), outcome]);
+    }
+    const logged = this.logger.isLevelEnabled('info');
+    try {
+      for (const [status, outcomes] of delivered) {
+        for (let start = 0; start < outcomes.length; start += MOST_CLAIMED) {
+          const chunk = outcomes.slice(start, start + MOST_CLAIMED);
+          await markDelivered(
+            this.db,
+            chunk.map((outcome) => outcome.row.id),
+            status,
+            this.serverId,
+          );
+        }
+        for (const outcome of outcomes) {
+          this.counts.counted('delivered');
+          if (logged) this.logger.info(fields(outcome), 'event delivered');
+        }
+      }
+      for (const outcome of batch) {
+        const { attempt, row, target } = outcome;
+        if (attempt.outcome === 'gone') {
+          await markGone(this.db, row.id, target, this.serverId);
+          this.counts.counted('gone');
+          this.logger.warn(
+            fields(outcome),
+            'webhook stopped: its receiver answered 410 Gone; nothing more is sent to it until an operator retries (xmlrest events retry)',
+          );
+        } else if (attempt.outcome === 'failed') {
+          const delayMs = Math.min(this.settings.retryMaxMs, Math.max(retryDelay(row.attempts, this.settings), attempt.retryAfterMs ?? 0));
+          const failed = await markAttemptFailed(this.db, row.id, { status: attempt.status, error: attempt.error, delayMs }, this.serverId);
+          this.counts.counted(failed ? 'failed' : 'retry');
+          if (failed)
+            this.logger.error(
+              { ...fields(outcome), error: attempt.error },
+              'event not delivered within the retry window: kept as failed (xmlrest events retry)',
+            );
+          else this.logger.warn({ ...fields(outcome), error: attempt.error, retryInMs: delayMs }, 'event delivery failed; it will be tried again');
+        }
+      }
+    } catch (error) {
+      // The leases end and another server (or this one) delivers those events again: at least once, never lost.
+      this.warn(error, 'cannot record delivery outcomes: the database did not answer; those events will be delivered again');
+    }
+  }
+
+  private async prune(): Promise<void> {
+    if (Date.now() - this.lastPrune < Math.min(PRUNE_MS, this.settings.retentionSeconds * 1000)) return;
+    this.lastPrune = Date.now();
+    try {
+      const removed = await pruneDelivered(this.db, this.settings.retentionSeconds);
+      if (removed > 0) this.logger.info({ removed, retentionSeconds: this.settings.retentionSeconds }, 'delivered events pruned');
+    } catch (error) {
+      this.warn(error, 'cannot prune delivered events');
+    }
+  }
+
+  /** Said once in 10 s at most: a database that is down would otherwise write a line per poll. */
+  private warn(error: unknown, message: string): void {
+    if (Date.now() < this.quietUntil) return;
+    this.quietUntil = Date.now() + 10_000;
+    const missing = (error as { errno?: number }).errno === 1146;
+    this.logger.warn({ error: (error as Error).message }, missing ? 'events: the table xmlrest_outbox is missing (run xmlrest db init)' : `events: ${message}`);
+  }
+}
+
+/** What a delivery's log line says: the event id first, never the body, nor the URL's query (where secrets travel). */
+function fields({ row, target, attempt, ms }: Outcome) {
+  const url = new URL(target.url);
+  return {
+    eventId: row.msg_id,
+    outboxId: row.id,
+    event: row.event,
+    backend: target.backend,
+    webhook: `${url.origin}${url.pathname}`,
+    attempt: row.attempts,
+    status: attempt.status ?? undefined,
+    ms: Math.round(ms * 10) / 10,
+  };
+}

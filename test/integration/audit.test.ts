@@ -1,0 +1,274 @@
+import { execFile } from 'node:child_process';
+import { cpSync, mkdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type mysql from 'mysql2/promise';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KeyStore } from '../../console/keys.js';
+import type { AuditRow } from '../../runtime/audit/index.js';
+import { CHROMIUM_ARGS, ensureChromium } from '../../scripts/chromium.js';
+import { connectTo } from '../../scripts/connection.js';
+import { addUser, queryableOf } from '../../scripts/schema.js';
+import { type BuiltServer, startBuiltServer } from '../support/built-server.js';
+import { basicHeader, send } from '../support/http.js';
+import { ownDatabase } from '../support/own-database.js';
+import { buildScratchProject } from '../support/scratch-project.js';
+import { newSecret, WebhookReceiver } from '../support/webhook-receiver.js';
+
+/**
+ * The audit (docs/contract.md §12, issue 32) over HTTP against a built
+ * server: a row per call of an audited route, a write's in its transaction
+ * and a read's after its answer, with the user, the API key's first 8
+ * characters, the status, the request id and the parameters, every one
+ * named like a password, secret, token or key left out; rows that wait while
+ * the database cannot take them; `xmlrest audit list`; and the console's
+ * Audit and Events pages in headless Chromium.
+ */
+const ROOT = path.resolve('test/.tmp/audit');
+const ARTIFACTS = 'test/.artifacts';
+const exec = promisify(execFile);
+const SECRET = newSecret();
+const receiver = new WebhookReceiver([SECRET]);
+const CLERK = basicHeader('au-clerk', 'au-clerk-pass');
+const TOKEN_VALUE = 'tok-SECRET-1234567890';
+const PASSWORD_VALUE = 'pw-SECRET-hunter2';
+const CLIENT_SECRET_VALUE = 'cs-SECRET-abcdef';
+let databaseUrl = '';
+let connection: mysql.Connection;
+let server: BuiltServer;
+let clerkId = 0;
+let browser: Browser | undefined;
+
+beforeAll(async () => {
+  await receiver.up();
+  databaseUrl = await ownDatabase('audit');
+  connection = await connectTo(databaseUrl);
+  await connection.query('create table au_accounts (name varchar(40) not null primary key, balance int not null, pin_hash char(64) not null)');
+  clerkId = await addUser(connection, 'au-clerk', 'au-clerk-pass', ['clerk']);
+  await addUser(connection, 'au-operator', 'au-operator-pass', ['xmlrest-operator']);
+  await buildScratchProject(ROOT, {
+    databaseUrl,
+    files: {
+      'resources/ledger/backend.xml': `<Backend xmlns="urn:xmlrest:resource:1.0" auth_scheme="Basic" api_keys="on">
+  <Webhook event="account.*" url="${receiver.url}" secret="LEDGER_WEBHOOK_SECRET"/>
+</Backend>
+`,
+      'resources/ledger/accounts.xml': `<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0" auth="clerk" audit="true">
+  <Request method="GET">
+    <Sql id="account">select name, balance from au_accounts where name = $name and length($access_token) > 0</Sql>
+  </Request>
+  <Request method="POST" status="201">
+    <Sql id="opened">insert into au_accounts (name, balance, pin_hash) values ($name, $balance, sha2(concat($password, $client_secret), 256))</Sql>
+    <Emit event="account.opened" step="opened" key="$name"/>
+  </Request>
+</Resource>
+`,
+      'resources/ledger/plain.xml': `<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0" auth="clerk">
+  <Request method="GET"><Sql id="count">select count(*) as n from au_accounts where balance > $min</Sql></Request>
+</Resource>
+`,
+    },
+  });
+  // The console's page, as \`npm run build\` made it for this checkout.
+  cpSync('dist/console-ui', path.join(ROOT, 'dist/console-ui'), { recursive: true });
+  server = await startBuiltServer({ root: ROOT, env: { DATABASE_URL: databaseUrl, LEDGER_WEBHOOK_SECRET: SECRET, EVENTS_POLL_MS: '100', ADMIN_PORT: '0' } });
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+  await receiver.down();
+  await connection?.end();
+  rmSync(ROOT, { recursive: true, force: true });
+});
+
+type Row = AuditRow;
+
+async function auditRows(requestId: string): Promise<Row[]> {
+  const [rows] = await connection.query('select * from xmlrest_api_audit where request_id = ? order by id', [requestId]);
+  return rows as Row[];
+}
+
+async function rowOf(requestId: string): Promise<Row> {
+  const started = Date.now();
+  for (;;) {
+    const [row] = await auditRows(requestId);
+    if (row) return row;
+    if (Date.now() - started > 10_000) throw new Error(`no audit row for request ${requestId}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const get = (route: string, headers: Record<string, string> = { authorization: CLERK }) => send(`${server.url}${route}`, { headers });
+const open = (name: string, headers: Record<string, string> = { authorization: CLERK }) =>
+  send(`${server.url}/ledger/v1.0/accounts`, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify({ name, balance: 10, password: PASSWORD_VALUE, client_secret: CLIENT_SECRET_VALUE }),
+  });
+
+/** No value of a secret parameter anywhere in a row. */
+function expectNoSecret(row: Row): void {
+  const text = JSON.stringify(row);
+  for (const secret of [TOKEN_VALUE, PASSWORD_VALUE, CLIENT_SECRET_VALUE]) expect(text).not.toContain(secret);
+}
+
+describe('an audited route', () => {
+  it("writes a read's row after its answer: who, what, when, the status, the request id, the parameters with secrets left out", async () => {
+    const answer = await get(`/ledger/v1.0/accounts?name=nobody&access_token=${TOKEN_VALUE}`);
+    expect(answer.status).toBe(200);
+    const row = await rowOf(String(answer.headers['x-request-id']));
+    expect(row).toMatchObject({
+      backend: 'ledger',
+      resource: 'accounts',
+      version: '1.0',
+      method: 'GET',
+      user_id: String(clerkId),
+      key_prefix: null,
+      status: 200,
+      address: '127.0.0.1',
+    });
+    expect(JSON.parse(row.params!)).toEqual({ name: 'nobody', access_token: '[FILTERED]' });
+    expectNoSecret(row);
+    expect(Math.abs(new Date(row.at).getTime() - Date.now())).toBeLessThan(30_000);
+  });
+
+  it("writes a write's row in its transaction, and a failed write's after its answer, with its status", async () => {
+    const answer = await open('acct-1');
+    expect(answer.status).toBe(201);
+    // In the transaction: there as soon as the answer is, no wait.
+    const [row] = await auditRows(String(answer.headers['x-request-id']));
+    expect(row).toMatchObject({ method: 'POST', status: 201, user_id: String(clerkId) });
+    expect(JSON.parse(row!.params!)).toEqual({ name: 'acct-1', balance: 10, password: '[FILTERED]', client_secret: '[FILTERED]' });
+    expectNoSecret(row!);
+    const again = await open('acct-1');
+    expect(again.status).toBe(409);
+    const failed = await rowOf(String(again.headers['x-request-id']));
+    expect(failed).toMatchObject({ method: 'POST', status: 409 });
+    // The rolled-back write left no row saying it succeeded.
+    expect((await auditRows(String(again.headers['x-request-id']))).map((one) => one.status)).toEqual([409]);
+    expectNoSecret(failed);
+  });
+
+  it("records a refused call with its status and no user, and an API key's first 8 characters", async () => {
+    const refused = await get('/ledger/v1.0/accounts?name=x&access_token=y', {});
+    expect(refused.status).toBe(403);
+    expect(await rowOf(String(refused.headers['x-request-id']))).toMatchObject({ status: 403, user_id: null, params: null });
+    const { key } = await new KeyStore(queryableOf(connection)).create({
+      backend: 'ledger',
+      userId: String(clerkId),
+      name: 'audit test',
+      roles: ['clerk'],
+      expires: null,
+      rate: null,
+    });
+    const keyed = await get(`/ledger/v1.0/accounts?name=x&access_token=${TOKEN_VALUE}`, { 'x-api-key': key });
+    expect(keyed.status).toBe(200);
+    const row = await rowOf(String(keyed.headers['x-request-id']));
+    expect(row).toMatchObject({ user_id: String(clerkId), key_prefix: key.slice(0, 8) });
+    expect(JSON.stringify(row)).not.toContain(key.slice(8));
+  });
+
+  it('records nothing for a route without audit', async () => {
+    const answer = await get('/ledger/v1.0/plain?min=0');
+    expect(answer.status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(await auditRows(String(answer.headers['x-request-id']))).toEqual([]);
+  });
+
+  it("keeps reads' rows while the database cannot take them, and writes them when it can", async () => {
+    await connection.query('rename table xmlrest_api_audit to xmlrest_api_audit_away');
+    let ids: string[] = [];
+    try {
+      const answers = await Promise.all(Array.from({ length: 5 }, () => get(`/ledger/v1.0/accounts?name=waiting&access_token=${TOKEN_VALUE}`)));
+      expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200]);
+      ids = answers.map((answer) => String(answer.headers['x-request-id']));
+      const waiting = async () => Number(/^xmlrest_audit_rows_waiting (\d+)$/m.exec(await (await fetch(`${server.adminUrl}/metrics`)).text())?.[1]);
+      expect(await waiting()).toBeGreaterThanOrEqual(5);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(server.logs.some((line) => line.msg === 'audit: the table xmlrest_api_audit is missing (run xmlrest db init)')).toBe(true);
+    } finally {
+      await connection.query('rename table xmlrest_api_audit_away to xmlrest_api_audit');
+    }
+    for (const id of ids) expect((await rowOf(id)).status).toBe(200);
+  });
+
+  it('is listed by xmlrest audit list, filtered by user, resource, time and status', async () => {
+    const run = async (...args: string[]) =>
+      (await exec(process.execPath, ['scripts/xmlrest.mjs', 'audit', 'list', ...args], { env: { ...process.env, DATABASE_URL: databaseUrl } })).stdout;
+    const failed = await run('--backend', 'ledger', '--user', 'au-clerk', '--resource', 'accounts', '--since', '1h', '--status', '4xx');
+    const lines = failed.trim().split('\n');
+    expect(lines[0]).toBe('at  backend  call  user  key  status  request id  from  parameters');
+    expect(lines.slice(1).length).toBeGreaterThanOrEqual(1);
+    for (const line of lines.slice(1)) expect(line).toContain(`  ledger  POST accounts v1.0  ${clerkId}  -  409  `);
+    // Nothing an hour old yet.
+    expect(JSON.parse(await run('--backend', 'ledger', '--until', '1h', '--json'))).toEqual([]);
+  });
+});
+
+describe('the console in headless Chromium', () => {
+  let page: Page;
+  beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.goto(`${server.url}/_console/`);
+    await page.selectOption('#backend', 'ledger');
+    await page.fill('#user', 'au-operator');
+    await page.fill('#password', 'au-operator-pass');
+    await page.click('button[type=submit]');
+    await page.waitForSelector('[data-testid=who]');
+  });
+
+  it('shows the audit, filtered by user, resource, time and status', async () => {
+    await page.click('nav button:has-text("Audit")');
+    await page.waitForSelector('[data-testid=audit-entry]');
+    await page.fill('[aria-label="Audit user"]', 'au-clerk');
+    await page.fill('[aria-label="Audit status"]', '4xx');
+    await page.click('[data-testid=audit] button:has-text("Show")');
+    const shownRows = () => page.$$eval('[data-testid=audit-entry]', (rows) => rows.map((row) => row.textContent ?? ''));
+    // Until the filtered page has replaced the first one: every row the user's, every status a 4xx.
+    await expect
+      .poll(async () => {
+        const texts = await shownRows();
+        return texts.length > 0 && texts.every((text) => text.includes(`au-clerk (${clerkId})`) && /POST accounts v1\.0.*409/.test(text));
+      })
+      .toBe(true);
+    for (const text of await shownRows()) {
+      expect(text).toContain('[FILTERED]');
+      expect(text).not.toContain(PASSWORD_VALUE);
+    }
+    await page.screenshot({ path: `${ARTIFACTS}/console-audit.png`, fullPage: true });
+    // A time window in the future holds nothing.
+    await page.fill('[aria-label="Audit from"]', '2099-01-01T00:00');
+    await page.click('[data-testid=audit] button:has-text("Show")');
+    await expect.poll(() => page.$$eval('[data-testid=audit-entry]', (rows) => rows.length)).toBe(0);
+  });
+
+  it('shows events and their state, and a failed one retried from the page resumes its stopped webhook', async () => {
+    receiver.mode = 'gone';
+    expect((await open('acct-gone')).status).toBe(201);
+    const stateOf = async () => {
+      const [rows] = await connection.query("select state from xmlrest_outbox where order_key = 'account:acct-gone'");
+      return (rows as { state: string }[])[0]?.state;
+    };
+    await expect.poll(stateOf, { timeout: 10_000 }).toBe('failed');
+    await page.click('nav button:has-text("Events")');
+    await page.waitForSelector('[data-testid=stopped-webhook]');
+    expect(await page.textContent('[data-testid=stopped-webhook]')).toContain(`${receiver.url} answered 410 Gone`);
+    await page.selectOption('[aria-label="Event state"]', 'failed');
+    await expect.poll(() => page.$$eval('[data-testid=event-state]', (cells) => cells.map((cell) => cell.textContent))).toEqual(['failed']);
+    await page.screenshot({ path: `${ARTIFACTS}/console-events.png`, fullPage: true });
+    receiver.mode = 'ok';
+    await page.click('[data-testid=event-row] button:has-text("Retry")');
+    await expect.poll(() => page.textContent('[data-testid=message]')).toContain('is due again');
+    await expect.poll(stateOf, { timeout: 10_000 }).toBe('delivered');
+    await page.selectOption('[aria-label="Event state"]', 'delivered');
+    await expect.poll(() => page.$$eval('[data-testid=event-row]', (rows) => rows.some((row) => row.textContent?.includes('account.opened')))).toBe(true);
+    expect(await page.$('[data-testid=stopped-webhook]')).toBeNull();
+    // The retry is in the console's history.
+    const [history] = await connection.query("select action from xmlrest_console_audit where backend = 'ledger' and action = 'retry event'");
+    expect(history).toHaveLength(1);
+  });
+});
