@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import type mysql from 'mysql2/promise';
 import { type Explanation, explain, explainClaims, findRoute, type RouteAccess, routesOf } from '../console/access.js';
@@ -11,8 +10,10 @@ import { credentialProblem, MAX_PASSWORD_BYTES } from '../runtime/auth/bounds.js
 import { revokeToken, revokeUserTokens } from '../runtime/auth/revocations.js';
 import { HTTP_METHODS, type HttpMethod, parseAuth } from '../runtime/contract.js';
 import type { BackendModule } from '../runtime/index.js';
+import { checkCommand } from './check.js';
 import { connectTo } from './connection.js';
 import { doctor } from './doctor.js';
+import { generatedBackends as backendsOf, buildToolsInstalled, FROM_BUILD, PACKAGE_ROOT } from './generated-backends.js';
 import { addUser, createDefaultTables, createDemoDatabase, grantRole, queryableOf, revokeRole, rolesOf, userIdOf } from './schema.js';
 
 /**
@@ -46,7 +47,20 @@ async function withConnection<T>(work: (connection: mysql.Connection) => Promise
 }
 
 function version(): string {
-  return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  return (JSON.parse(readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+}
+
+/**
+ * Generating is a build-time step: a production install (`npm ci --omit=dev`) runs the build it was given and
+ * has no TypeScript compiler to make another, so what `generate` wrote there would never be served (`npm start`
+ * refuses a build older than its sources). The console, which compiles what it regenerates into the build, is
+ * the way to change who may call a resource on a running server.
+ */
+function requireBuildTools(command: string): void {
+  if (!FROM_BUILD || buildToolsInstalled()) return;
+  throw new UsageError(
+    `${command} is a build-time command, and this is a production install (no TypeScript compiler to rebuild dist/): run it where the dev dependencies are installed, then npm run build, and deploy generated/ and dist/ (xmlrest generate --check works here; on a running server the console changes who may call a resource)`,
+  );
 }
 
 function program(done: (code: number) => void): Command {
@@ -73,6 +87,7 @@ function program(done: (code: number) => void): Command {
     .option('--refresh-types', 'ask the database for every statement’s types again and name what changed')
     .action(async (options: { check?: boolean; refreshTypes?: boolean }) => {
       const root = process.cwd();
+      if (!options.check) requireBuildTools('xmlrest generate');
       done(await generate({ root, check: options.check ?? false, refreshTypes: options.refreshTypes ?? false, databaseUrl: databaseUrlFromEnvironment(root) }));
     });
 
@@ -242,7 +257,10 @@ function program(done: (code: number) => void): Command {
     .option('--any', 'any signed-in caller, whatever its roles (*)')
     .option('--public', 'no credentials needed: the resource without auth; with --method, auth="" on that method')
     .option('--inherit', 'with --method: remove the method’s own rule, so that it follows the resource’s')
-    .action(async (target: string, options: ResourceAuthOptions) => done(await resourceAuthCommand(target, options)));
+    .action(async (target: string, options: ResourceAuthOptions) => {
+      requireBuildTools('xmlrest resource auth');
+      done(await resourceAuthCommand(target, options));
+    });
 
   command(xmlrest, 'explain', 'may USER call METHOD PATH, and why (exit 0 allowed, 1 denied); with --claims FILE, give METHOD PATH only')
     .argument('<user>', 'the user name (with --claims: the method)')
@@ -259,6 +277,14 @@ function program(done: (code: number) => void): Command {
       if (served === undefined) throw new UsageError("missing required argument 'path'");
       done(await explainCommand(name, method, served, options.json ?? false));
     });
+
+  command(
+    xmlrest,
+    'check',
+    'prepare every statement of every resource against DATABASE_URL and compare with generated/column-types.json (exit 0 all match, 1 not)',
+  )
+    .option('--json', 'print {"ok", "statements", "problems": [{"file", "line", "col", "method", "step", "kind", "column", "was", "now", "message"}]}')
+    .action(async (options: { json?: boolean }) => done(await checkCommand(process.cwd(), { json: options.json ?? false })));
 
   command(xmlrest, 'doctor', 'check Node, the configuration, the database, the default tables, generated/ and the build, and say what to fix').action(
     async () => done(await doctor(process.cwd())),
@@ -369,8 +395,8 @@ async function explainCommand(user: string, method: string, served: string, json
 }
 
 /** The project's backends, as generated/ serves them. */
-async function generatedBackends(): Promise<BackendModule[]> {
-  return ((await import(pathToFileURL(path.resolve('generated/index.ts')).href)) as { backends: BackendModule[] }).backends;
+function generatedBackends(): Promise<BackendModule[]> {
+  return backendsOf(process.cwd());
 }
 
 /** The backend `xmlrest key create` names must take keys: generated/ says which do. */
@@ -442,13 +468,20 @@ function printExplanation(user: string, answer: Explanation, json: boolean): num
   return answer.allowed ? 0 : 1;
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  main(process.argv.slice(2)).then(
+/**
+ * The whole command, its exit included: `scripts/xmlrest.mjs` (the package's bin) runs this, compiled or
+ * through tsx. A wrong command line says where usage is.
+ */
+export function run(argv: string[]): void {
+  main(argv).then(
     (code) => process.exit(code),
     (error: unknown) => {
       process.stderr.write(`xmlrest: ${error instanceof Error ? error.message : String(error)}\n`);
-      if (error instanceof UsageError) process.stderr.write(`${HINT}\n`);
-      process.exit(error instanceof UsageError ? error.exitCode : 1);
+      const usage = (error as { exitCode?: number } | null)?.exitCode === 2;
+      if (usage) process.stderr.write(`${HINT}\n`);
+      process.exit(usage ? 2 : 1);
     },
   );
 }
+
+if (import.meta.url === `file://${process.argv[1]}`) run(process.argv.slice(2));
