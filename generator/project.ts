@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
+import { clientTypes } from './client-types.js';
 import { analyseSources, emitProject, endRun, type GenerateOptions, type GeneratorCache, type SourceFile } from './core.js';
 import { openDescriber } from './database.js';
 import type { Diagnostics } from './diagnostics.js';
@@ -83,14 +84,14 @@ async function run(options: RunOptions): Promise<number> {
   return finishRun(project, diagnostics, types, options, generateOptions, log);
 }
 
-function finishRun(
+async function finishRun(
   project: Project,
   diagnostics: Diagnostics,
   types: TypeSnapshot,
   options: RunOptions,
   generateOptions: GenerateOptions,
   log: (line: string) => void,
-): number {
+): Promise<number> {
   const outDir = generateOptions.outDir ?? 'generated';
   const result = diagnostics.count > 0 ? { ok: false as const, errors: diagnostics.lines() } : emitProject(project, diagnostics, { ...generateOptions, types });
   if (!result.ok) {
@@ -98,6 +99,7 @@ function finishRun(
     log(`xmlrest: ${result.errors.length} error${result.errors.length === 1 ? '' : 's'}; nothing was written`);
     return 1;
   }
+  await addClientTypes(result.files, options.root, outDir, log);
   if (result.untyped.length > 0) {
     log(
       `xmlrest: ${result.untyped.length} step${result.untyped.length === 1 ? ' is' : 's are'} typed unknown (no snapshot entry): set DATABASE_URL and run npm run generate`,
@@ -119,6 +121,26 @@ function finishRun(
     `xmlrest: ${result.files.size} files from ${project.backends.reduce((n, b) => n + b.resources.length + (b.source ? 1 : 0), 0)} resource files, ${changes.length} changed`,
   );
   return 0;
+}
+
+/**
+ * `<outDir>/openapi.d.ts` beside the document it types (client-types.ts). Where its build-time tools are not
+ * installed (a production install, whose console regenerates), the file is kept as it is, and said so.
+ */
+async function addClientTypes(files: Map<string, string>, root: string, outDir: string, log: (line: string) => void): Promise<void> {
+  const openapi = files.get(`${outDir}/openapi.json`);
+  if (openapi === undefined) return;
+  const file = `${outDir}/openapi.d.ts`;
+  let types = await clientTypes(openapi, outDir);
+  if (types === undefined) {
+    if (!existsSync(path.join(root, file))) return;
+    types = readFileSync(path.join(root, file), 'utf8');
+    log(`xmlrest: ${file} kept as it was: openapi-typescript, which writes it, is a build-time tool (a dev dependency)`);
+  }
+  // In its place among the others, so that what changed is listed in order.
+  const sorted = [...files, [file, types] as const].sort(([a], [b]) => (a < b ? -1 : 1));
+  files.clear();
+  for (const [name, text] of sorted) files.set(name, text);
 }
 
 /** The lines of access.lock that differ: `- <line>` gone, `+ <line>` new. */

@@ -33,6 +33,7 @@ describe('generate', () => {
     expect(Object.keys(snapshot(path.join(ROOT, 'generated'))).sort()).toEqual([
       'column-types.json',
       'index.ts',
+      'openapi.d.ts',
       'openapi.json',
       'shop/account.ts',
       'shop/index.ts',
@@ -48,7 +49,7 @@ describe('generate', () => {
     const mtime = statSync(path.join(ROOT, 'generated/shop/orders.ts')).mtimeMs;
     lines = [];
     expect(await generate()).toBe(0);
-    expect(lines).toEqual(['xmlrest: 12 files from 8 resource files, 0 changed']);
+    expect(lines).toEqual(['xmlrest: 13 files from 8 resource files, 0 changed']);
     expect(statSync(path.join(ROOT, 'generated/shop/orders.ts')).mtimeMs).toBe(mtime);
     expect(await generate(true)).toBe(0);
   });
@@ -73,7 +74,7 @@ describe('generate', () => {
     expect(lines).toContain('update generated/shop/report.ts');
     lines = [];
     expect(await dev()).toBe(0);
-    expect(lines).toEqual(['xmlrest: 12 files from 8 resource files, 0 changed']);
+    expect(lines).toEqual(['xmlrest: 13 files from 8 resource files, 0 changed']);
   });
 
   it('with the dev cache, every run writes what a run without it would, whatever was edited', async () => {
@@ -118,6 +119,7 @@ describe('generate', () => {
     expect(lines).toEqual([
       'update access.lock',
       'update generated/column-types.json',
+      'update generated/openapi.d.ts',
       'update generated/openapi.json',
       'update generated/shop/index.ts',
       'update generated/shop/report.ts',
@@ -127,7 +129,7 @@ describe('generate', () => {
       '  access.lock: - shop /shop/v1.0/report GET admin',
       '  access.lock: - shop /shop/v2.0/products GET public',
       '  access.lock: + shop /shop/v1.0/report GET manager',
-      'xmlrest: generated/ is stale (7 files); run npm run generate',
+      'xmlrest: generated/ is stale (8 files); run npm run generate',
     ]);
     expect(snapshot(path.join(ROOT, 'generated'))).toEqual({ ...before, 'shop/stale.ts': '// left over\n' });
     expect(await generate()).toBe(0);
