@@ -21,6 +21,7 @@ import { createLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { Peers } from './peers.js';
 import { buildRoutes, type Routes } from './routes.js';
+import type { Tracing } from './tracing/index.js';
 
 export interface ServerOptions {
   backends: readonly BackendModule[];
@@ -57,6 +58,8 @@ export interface ServerOptions {
   requireTlsForCredentials?: boolean;
   /** Outside issuers' keys: how long the last good ones serve through an outage, and how often they may be fetched. */
   issuerKeyTimings?: KeyTimings;
+  /** Each request a span, each SQL step a child span (runtime/tracing/, `startTracing`); none by default. */
+  tracing?: Tracing | undefined;
 }
 
 export interface ReloadableApp {
@@ -188,7 +191,7 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   const corsOn = credentials.allowedOrigins.size > 0;
   // Request id and log line, in-flight count, security headers, health and readiness, error bodies: one
   // layer (front-door.ts). The docs and console pages add helmet's set for HTML and their own CSP.
-  app.use(frontDoor({ logger, metrics, readiness, inFlight, screen: corsOn ? undefined : screen }));
+  app.use(frontDoor({ logger, metrics, readiness, inFlight, screen: corsOn ? undefined : screen, tracing: options.tracing }));
   if (corsOn) {
     const allowCors = cors({
       origin: (ctx) => (credentials.allowedOrigins.has(ctx.get('Origin')) ? ctx.get('Origin') : ''),

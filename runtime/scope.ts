@@ -6,6 +6,7 @@ import type { ParamSpecs, PluginContext, Queryable, RateLimit, RequestScope, Rol
 import type { Database } from './db/index.js';
 import { countCall, type RateLimiter } from './limits/index.js';
 import { readParams } from './params.js';
+import type { RequestState } from './request-log.js';
 
 /** What every request of one mounted route shares. */
 export interface ScopeOptions {
@@ -34,7 +35,9 @@ export class Scope implements RequestScope {
   ) {}
 
   get db(): Queryable {
-    return this.options.db;
+    // Traced, each statement is a child span of the request's (runtime/tracing/).
+    const trace = (this.ctx.state as RequestState).trace;
+    return trace === undefined ? this.options.db : trace.statements(this.options.db);
   }
 
   async authenticate(roles: Roles): Promise<string> {
@@ -66,7 +69,8 @@ export class Scope implements RequestScope {
   }
 
   transaction<T>(work: (db: Queryable) => Promise<T>): Promise<T> {
-    return this.options.db.transaction(work);
+    const trace = (this.ctx.state as RequestState).trace;
+    return trace === undefined ? this.options.db.transaction(work) : trace.transaction(this.options.db, work);
   }
 
   get plugin(): PluginContext {
