@@ -99,7 +99,7 @@ async function finishRun(
     log(`xmlrest: ${result.errors.length} error${result.errors.length === 1 ? '' : 's'}; nothing was written`);
     return 1;
   }
-  await addClientTypes(result.files, options.root, outDir, log);
+  await addClientTypes(result.files, options.root, outDir, options.check, log);
   if (result.untyped.length > 0) {
     log(
       `xmlrest: ${result.untyped.length} step${result.untyped.length === 1 ? ' is' : 's are'} typed unknown (no snapshot entry): set DATABASE_URL and run npm run generate`,
@@ -127,7 +127,7 @@ async function finishRun(
  * `<outDir>/openapi.d.ts` beside the document it types (client-types.ts). Where its build-time tools are not
  * installed (a production install, whose console regenerates), the file is kept as it is, and said so.
  */
-async function addClientTypes(files: Map<string, string>, root: string, outDir: string, log: (line: string) => void): Promise<void> {
+async function addClientTypes(files: Map<string, string>, root: string, outDir: string, check: boolean, log: (line: string) => void): Promise<void> {
   const openapi = files.get(`${outDir}/openapi.json`);
   if (openapi === undefined) return;
   const file = `${outDir}/openapi.d.ts`;
@@ -135,7 +135,7 @@ async function addClientTypes(files: Map<string, string>, root: string, outDir: 
   if (types === undefined) {
     if (!existsSync(path.join(root, file))) return;
     types = readFileSync(path.join(root, file), 'utf8');
-    log(`xmlrest: ${file} kept as it was: openapi-typescript, which writes it, is a build-time tool (a dev dependency)`);
+    log(`xmlrest: ${file} ${check ? 'not compared' : 'kept as it was'}: openapi-typescript, which writes it, is a build-time tool (a dev dependency)`);
   }
   // In its place among the others, so that what changed is listed in order.
   const sorted = [...files, [file, types] as const].sort(([a], [b]) => (a < b ? -1 : 1));
@@ -172,26 +172,4 @@ export function readSources(root: string, resourcesDir: string, texts = new File
       // Listed a moment ago and gone now (an editor's save): the next run, which the change triggers, reads it.
       return text === undefined ? [] : [{ path: file, text }];
     });
-}
-
-/** Where `npm run demo` keeps the URL of its private MariaDB (scripts/demo.ts), relative to the project. */
-export const DEMO_DATABASE_URL_FILE = '.xmlrest/demo-db/url';
-
-/**
- * DATABASE_URL from the environment or `.env` (the environment wins); when neither sets it and the project
- * holds the demo's database, that one, said in one line on stderr: a command the demo or the README prints
- * then works pasted into a new terminal in the project folder, where the demo's own `export` was never run.
- */
-export function databaseUrlFromEnvironment(root: string, note: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): string | undefined {
-  if (!process.env.DATABASE_URL && existsSync(path.join(root, '.env'))) process.loadEnvFile(path.join(root, '.env'));
-  if (!process.env.DATABASE_URL) {
-    const saved = path.join(root, DEMO_DATABASE_URL_FILE);
-    const url = existsSync(saved) ? readFileSync(saved, 'utf8').trim() : '';
-    if (url !== '') {
-      // Set for the rest of this process, so that it is said once and every part of the command sees the same.
-      process.env.DATABASE_URL = url;
-      note(`xmlrest: DATABASE_URL is not set: using the demo's database (${DEMO_DATABASE_URL_FILE}; npm run demo starts it)`);
-    }
-  }
-  return process.env.DATABASE_URL || undefined;
 }

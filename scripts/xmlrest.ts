@@ -5,14 +5,13 @@ import type mysql from 'mysql2/promise';
 import { type Explanation, explain, explainClaims, findRoute, type RouteAccess, routesOf } from '../console/access.js';
 import { checkNewKey, KeyStore, parseExpiry } from '../console/keys.js';
 import { checkRoleName, checkUserName } from '../console/names.js';
-import { changeAuth, databaseUrlFromEnvironment, findResourceFile, generateProject as generate, regenerateProject } from '../generator/index.js';
+// The generator (ts-morph among it) is loaded by the commands that generate, never by those that do not.
+import { databaseUrlFromEnvironment } from '../generator/environment.js';
 import { credentialProblem, MAX_PASSWORD_BYTES } from '../runtime/auth/bounds.js';
 import { revokeToken, revokeUserTokens } from '../runtime/auth/revocations.js';
 import { HTTP_METHODS, type HttpMethod, parseAuth } from '../runtime/contract.js';
 import type { BackendModule } from '../runtime/index.js';
-import { checkCommand } from './check.js';
 import { connectTo } from './connection.js';
-import { doctor } from './doctor.js';
 import { generatedBackends as backendsOf, buildToolsInstalled, FROM_BUILD, PACKAGE_ROOT } from './generated-backends.js';
 import { addUser, createDefaultTables, createDemoDatabase, grantRole, queryableOf, revokeRole, rolesOf, userIdOf } from './schema.js';
 
@@ -88,6 +87,7 @@ function program(done: (code: number) => void): Command {
     .action(async (options: { check?: boolean; refreshTypes?: boolean }) => {
       const root = process.cwd();
       if (!options.check) requireBuildTools('xmlrest generate');
+      const { generateProject: generate } = await import('../generator/index.js');
       done(await generate({ root, check: options.check ?? false, refreshTypes: options.refreshTypes ?? false, databaseUrl: databaseUrlFromEnvironment(root) }));
     });
 
@@ -284,10 +284,13 @@ function program(done: (code: number) => void): Command {
     'prepare every statement of every resource against DATABASE_URL and compare with generated/column-types.json (exit 0 all match, 1 not)',
   )
     .option('--json', 'print {"ok", "statements", "problems": [{"file", "line", "col", "method", "step", "kind", "column", "was", "now", "message"}]}')
-    .action(async (options: { json?: boolean }) => done(await checkCommand(process.cwd(), { json: options.json ?? false })));
+    .action(async (options: { json?: boolean }) => {
+      const { checkCommand } = await import('./check.js');
+      done(await checkCommand(process.cwd(), { json: options.json ?? false }));
+    });
 
   command(xmlrest, 'doctor', 'check Node, the configuration, the database, the default tables, generated/ and the build, and say what to fix').action(
-    async () => done(await doctor(process.cwd())),
+    async () => done(await (await import('./doctor.js')).doctor(process.cwd())),
   );
   return xmlrest;
 }
@@ -347,6 +350,7 @@ async function resourceAuthCommand(target: string, options: ResourceAuthOptions)
   else auth = null;
 
   const root = process.cwd();
+  const { changeAuth, findResourceFile, regenerateProject } = await import('../generator/index.js');
   const source = findResourceFile(root, 'resources', backend, name, version);
   if (!source) throw new UsageError(`no resource ${name} v${version} in resources/${backend}/`);
   const result = await changeAuth({
