@@ -1,5 +1,5 @@
 /** The generated server, as `npm start` runs it, over the benchmark's resources (bench/generated). */
-import { type BackendModule, createApp, createLogger, listen, openDatabase } from '../runtime/index.js';
+import { type BackendModule, createApp, createLogger, listen, openDatabase, startTracing } from '../runtime/index.js';
 
 // Generated at benchmark time into bench/generated (git-ignored); a computed specifier keeps the
 // repository's type-check independent of whether a benchmark has run.
@@ -11,6 +11,8 @@ const app = createApp({
   database: openDatabase(process.env.DATABASE_URL ?? ''),
   jwtSecret: process.env.JWT_SECRET,
   logger: createLogger('warn'),
+  // With OTEL_EXPORTER_OTLP_ENDPOINT set (the bench's traced server), as npm start: OpenTelemetry, else nothing.
+  tracing: await startTracing(),
 });
 await listen(app, Number(process.env.PORT));
 process.stdout.write('ready\n');
