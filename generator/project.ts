@@ -131,10 +131,11 @@ async function addClientTypes(files: Map<string, string>, root: string, outDir: 
   const openapi = files.get(`${outDir}/openapi.json`);
   if (openapi === undefined) return;
   const file = `${outDir}/openapi.d.ts`;
-  let types = await clientTypes(openapi, outDir);
+  const existing = existsSync(path.join(root, file)) ? readFileSync(path.join(root, file), 'utf8') : undefined;
+  let types = await clientTypes(openapi, outDir, existing);
   if (types === undefined) {
-    if (!existsSync(path.join(root, file))) return;
-    types = readFileSync(path.join(root, file), 'utf8');
+    if (existing === undefined) return;
+    types = existing;
     log(`xmlrest: ${file} ${check ? 'not compared' : 'kept as it was'}: openapi-typescript, which writes it, is a build-time tool (a dev dependency)`);
   }
   // In its place among the others, so that what changed is listed in order.
