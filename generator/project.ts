@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
-import { clientTypes } from './client-types.js';
+import { currentClientTypes, makeClientTypes } from './client-types.js';
 import { analyseSources, emitProject, endRun, type GenerateOptions, type GeneratorCache, type SourceFile } from './core.js';
 import { openDescriber } from './database.js';
 import type { Diagnostics } from './diagnostics.js';
@@ -99,7 +99,7 @@ async function finishRun(
     log(`xmlrest: ${result.errors.length} error${result.errors.length === 1 ? '' : 's'}; nothing was written`);
     return 1;
   }
-  await addClientTypes(result.files, options.root, outDir, options.check, log);
+  await addClientTypes(result.files, options, outDir, log);
   if (result.untyped.length > 0) {
     log(
       `xmlrest: ${result.untyped.length} step${result.untyped.length === 1 ? ' is' : 's are'} typed unknown (no snapshot entry): set DATABASE_URL and run npm run generate`,
@@ -124,24 +124,56 @@ async function finishRun(
 }
 
 /**
- * `<outDir>/openapi.d.ts` beside the document it types (client-types.ts). Where its build-time tools are not
- * installed (a production install, whose console regenerates), the file is kept as it is, and said so.
+ * `<outDir>/openapi.d.ts` beside the document it types (client-types.ts): kept when it types this document
+ * already; else made now, or, in a long-running process (a cache: `npm run dev`, the console), made after the
+ * run, its text kept meanwhile, so that the server serves the change without waiting for openapi-typescript.
+ * Where the tool is not installed (a production install, whose console regenerates), the file is kept as it
+ * is, and said so.
  */
-async function addClientTypes(files: Map<string, string>, root: string, outDir: string, check: boolean, log: (line: string) => void): Promise<void> {
+async function addClientTypes(files: Map<string, string>, options: RunOptions, outDir: string, log: (line: string) => void): Promise<void> {
   const openapi = files.get(`${outDir}/openapi.json`);
   if (openapi === undefined) return;
   const file = `${outDir}/openapi.d.ts`;
-  const existing = existsSync(path.join(root, file)) ? readFileSync(path.join(root, file), 'utf8') : undefined;
-  let types = await clientTypes(openapi, outDir, existing);
-  if (types === undefined) {
-    if (existing === undefined) return;
+  const absolute = path.join(options.root, file);
+  const texts = options.cache?.files;
+  const existing = texts ? texts.read(absolute) : existsSync(absolute) ? readFileSync(absolute, 'utf8') : undefined;
+  let types = currentClientTypes(openapi, outDir, existing);
+  const later = options.cache !== undefined && !options.check;
+  if (types === undefined && later) {
+    typeLater(options.cache!, openapi, outDir, absolute, log);
     types = existing;
-    log(`xmlrest: ${file} ${check ? 'not compared' : 'kept as it was'}: openapi-typescript, which writes it, is a build-time tool (a dev dependency)`);
+  } else if (types === undefined) {
+    types = await makeClientTypes(openapi, outDir);
+    if (types === undefined) {
+      types = existing;
+      if (existing !== undefined) log(`xmlrest: ${file} ${options.check ? 'not compared' : 'kept as it was'}: ${NO_TOOL}`);
+    }
   }
+  if (types === undefined) return;
   // In its place among the others, so that what changed is listed in order.
   const sorted = [...files, [file, types] as const].sort(([a], [b]) => (a < b ? -1 : 1));
   files.clear();
   for (const [name, text] of sorted) files.set(name, text);
+}
+
+const NO_TOOL = 'openapi-typescript, which writes it, is a build-time tool (a dev dependency)';
+
+/** Types the document after the run, one document at a time, only the latest: an earlier one is skipped. */
+function typeLater(cache: GeneratorCache, openapi: string, outDir: string, absolute: string, log: (line: string) => void): void {
+  cache.clientTypes.latest = openapi;
+  cache.clientTypes.pending = cache.clientTypes.pending.then(async () => {
+    if (cache.clientTypes.latest !== openapi) return;
+    try {
+      const types = await makeClientTypes(openapi, outDir);
+      if (types === undefined) log(`xmlrest: ${outDir}/openapi.d.ts kept as it was: ${NO_TOOL}`);
+      else if (cache.clientTypes.latest === openapi && existsSync(path.dirname(absolute)) && cache.files.read(absolute) !== types) {
+        cache.files.write(absolute, types);
+        log(`update ${outDir}/openapi.d.ts`);
+      }
+    } catch (error) {
+      log(`xmlrest: ${outDir}/openapi.d.ts not written: ${(error as Error).message}`);
+    }
+  });
 }
 
 /** The lines of access.lock that differ: `- <line>` gone, `+ <line>` new. */

@@ -1,2 +1,2 @@
-/** The TypeScript types of an OpenAPI document, as openapi-typescript prints them (its own header first). */
+/** The TypeScript types of an OpenAPI document, made by openapi-typescript on a worker thread (index.mjs). */
 export function openapiTypes(document: object): Promise<string>;

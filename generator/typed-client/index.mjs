@@ -1,34 +1,37 @@
 // Build time only (a dev dependency of xmlrest, never in a production install): openapi-typescript, with the
 // TypeScript 5 it takes as a peer in node_modules/ beside it. The project's own compiler is TypeScript 7, whose
 // package has no JavaScript API, so npm installs this folder's dependencies here, apart.
-import openapiTS, { astToString } from 'openapi-typescript';
-import ts from 'typescript';
+import { Worker } from 'node:worker_threads';
+
+let worker;
+let queue = Promise.resolve();
 
 /**
- * The TypeScript types of an OpenAPI document, printed as the generator prints its modules (TypeScript's
- * printer, through ts-morph there): two spaces a level and single quotes, rather than the printer's four and
- * double.
+ * The TypeScript types of an OpenAPI document (types.mjs), made on a worker thread: loading openapi-typescript
+ * takes a second and more, and running it a fraction of one, during which the caller's thread (a dev server's)
+ * goes on serving. One worker for the process, kept between documents (loaded once), and let go while idle so
+ * that it never holds the process open; documents are typed one after another.
  */
-export async function openapiTypes(document) {
-  const nodes = await openapiTS(document, { silent: true });
-  const { transformed } = ts.transform(nodes, [singleQuotes]);
-  return astToString(transformed).replace(/^((?: {4})+)/gm, (indent) => ' '.repeat(indent.length / 2));
-}
-
-/**
- * Every string made again with single quotes: string literals, which openapi-typescript makes with the printer's
- * default, and the identifiers holding a JSON string it uses for string literal types (`tsLiteral`).
- */
-function singleQuotes(context) {
-  const visit = (node) => {
-    if (ts.isStringLiteral(node)) return ts.factory.createStringLiteral(node.text, true);
-    if (ts.isIdentifier(node) && node.text.startsWith('"')) return ts.factory.createIdentifier(singleQuoted(node.text));
-    return ts.visitEachChild(node, visit, context);
-  };
-  return (node) => ts.visitNode(node, visit);
-}
-
-/** A JSON string's text in single quotes, escaped as JSON escaped it, less the double quotes and plus the single ones. */
-function singleQuoted(json) {
-  return `'${json.slice(1, -1).replaceAll('\\"', '"').replaceAll("'", "\\'")}'`;
+export function openapiTypes(document) {
+  const typed = queue.then(
+    () =>
+      new Promise((resolve, reject) => {
+        worker ??= new Worker(new URL('./worker.mjs', import.meta.url));
+        const current = worker;
+        const settle = (error, types) => {
+          current.off('message', answered).off('error', failed).off('exit', exited).unref();
+          if (error) {
+            worker = undefined;
+            reject(error);
+          } else resolve(types);
+        };
+        const answered = (types) => settle(undefined, types);
+        const failed = (error) => settle(error);
+        const exited = (code) => settle(new Error(`openapi-typescript's worker exited with code ${code}`));
+        current.on('message', answered).on('error', failed).on('exit', exited).ref();
+        current.postMessage(document);
+      }),
+  );
+  queue = typed.catch(() => undefined);
+  return typed;
 }
