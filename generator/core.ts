@@ -53,10 +53,23 @@ export interface GeneratorCache {
   plugins: PluginCheckCache;
   /** The resources and modules on disk as the last run read or wrote them. */
   files: FileTexts;
+  /**
+   * openapi.d.ts being typed after the run that changed the document (project.ts): a long-running process does
+   * not wait a second and more for openapi-typescript before it serves the change. Settles when written.
+   */
+  clientTypes: { pending: Promise<void>; latest: string | undefined };
 }
 
 export function newGeneratorCache(): GeneratorCache {
-  return { parsed: new RunCache(), scans: new RunCache(), modules: new RunCache(), pathItems: new RunCache(), plugins: {}, files: new FileTexts() };
+  return {
+    parsed: new RunCache(),
+    scans: new RunCache(),
+    modules: new RunCache(),
+    pathItems: new RunCache(),
+    plugins: {},
+    files: new FileTexts(),
+    clientTypes: { pending: Promise.resolve(), latest: undefined },
+  };
 }
 
 /** Ends a run of the generator: each cache forgets what the run did not use. */

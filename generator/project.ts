@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
+import { currentClientTypes, makeClientTypes } from './client-types.js';
 import { analyseSources, emitProject, endRun, type GenerateOptions, type GeneratorCache, type SourceFile } from './core.js';
 import { openDescriber } from './database.js';
 import type { Diagnostics } from './diagnostics.js';
@@ -86,14 +87,14 @@ async function run(options: RunOptions): Promise<number> {
   return finishRun(project, diagnostics, types, options, generateOptions, log);
 }
 
-function finishRun(
+async function finishRun(
   project: Project,
   diagnostics: Diagnostics,
   types: TypeSnapshot,
   options: RunOptions,
   generateOptions: GenerateOptions,
   log: (line: string) => void,
-): number {
+): Promise<number> {
   const outDir = generateOptions.outDir ?? 'generated';
   const result = diagnostics.count > 0 ? { ok: false as const, errors: diagnostics.lines() } : emitProject(project, diagnostics, { ...generateOptions, types });
   if (!result.ok) {
@@ -102,6 +103,7 @@ function finishRun(
     return 1;
   }
   for (const line of result.warnings) log(line);
+  await addClientTypes(result.files, options, outDir, log);
   if (result.untyped.length > 0) {
     log(
       `xmlrest: ${result.untyped.length} step${result.untyped.length === 1 ? ' is' : 's are'} typed unknown (no snapshot entry): set DATABASE_URL and run npm run generate`,
@@ -123,6 +125,59 @@ function finishRun(
     `xmlrest: ${result.files.size} files from ${project.backends.reduce((n, b) => n + b.resources.length + (b.source ? 1 : 0), 0)} resource files, ${changes.length} changed`,
   );
   return 0;
+}
+
+/**
+ * `<outDir>/openapi.d.ts` beside the document it types (client-types.ts): kept when it types this document
+ * already; else made now, or, in a long-running process (a cache: `npm run dev`, the console), made after the
+ * run, its text kept meanwhile, so that the server serves the change without waiting for openapi-typescript.
+ * Where the tool is not installed (a production install, whose console regenerates), the file is kept as it
+ * is, and said so.
+ */
+async function addClientTypes(files: Map<string, string>, options: RunOptions, outDir: string, log: (line: string) => void): Promise<void> {
+  const openapi = files.get(`${outDir}/openapi.json`);
+  if (openapi === undefined) return;
+  const file = `${outDir}/openapi.d.ts`;
+  const absolute = path.join(options.root, file);
+  const texts = options.cache?.files;
+  const existing = texts ? texts.read(absolute) : existsSync(absolute) ? readFileSync(absolute, 'utf8') : undefined;
+  let types = currentClientTypes(openapi, outDir, existing);
+  const later = options.cache !== undefined && !options.check;
+  if (types === undefined && later) {
+    typeLater(options.cache!, openapi, outDir, absolute, log);
+    types = existing;
+  } else if (types === undefined) {
+    types = await makeClientTypes(openapi, outDir);
+    if (types === undefined) {
+      types = existing;
+      if (existing !== undefined) log(`xmlrest: ${file} ${options.check ? 'not compared' : 'kept as it was'}: ${NO_TOOL}`);
+    }
+  }
+  if (types === undefined) return;
+  // In its place among the others, so that what changed is listed in order.
+  const sorted = [...files, [file, types] as const].sort(([a], [b]) => (a < b ? -1 : 1));
+  files.clear();
+  for (const [name, text] of sorted) files.set(name, text);
+}
+
+const NO_TOOL = 'openapi-typescript, which writes it, is a build-time tool (a dev dependency)';
+
+/** Types the document after the run, one document at a time, only the latest: an earlier one is skipped. */
+function typeLater(cache: GeneratorCache, openapi: string, outDir: string, absolute: string, log: (line: string) => void): void {
+  cache.clientTypes.latest = openapi;
+  cache.clientTypes.pending = cache.clientTypes.pending.then(async () => {
+    if (cache.clientTypes.latest !== openapi) return;
+    try {
+      const types = await makeClientTypes(openapi, outDir);
+      if (types === undefined) log(`xmlrest: ${outDir}/openapi.d.ts kept as it was: ${NO_TOOL}`);
+      else if (cache.clientTypes.latest === openapi && existsSync(path.dirname(absolute)) && cache.files.read(absolute) !== types) {
+        cache.files.write(absolute, types);
+        log(`update ${outDir}/openapi.d.ts`);
+      }
+    } catch (error) {
+      log(`xmlrest: ${outDir}/openapi.d.ts not written: ${(error as Error).message}`);
+    }
+  });
 }
 
 /** The lines of access.lock that differ: `- <line>` gone, `+ <line>` new. */
@@ -154,26 +209,4 @@ export function readSources(root: string, resourcesDir: string, texts = new File
       // Listed a moment ago and gone now (an editor's save): the next run, which the change triggers, reads it.
       return text === undefined ? [] : [{ path: file, text }];
     });
-}
-
-/** Where `npm run demo` keeps the URL of its private MariaDB (scripts/demo.ts), relative to the project. */
-export const DEMO_DATABASE_URL_FILE = '.xmlrest/demo-db/url';
-
-/**
- * DATABASE_URL from the environment or `.env` (the environment wins); when neither sets it and the project
- * holds the demo's database, that one, said in one line on stderr: a command the demo or the README prints
- * then works pasted into a new terminal in the project folder, where the demo's own `export` was never run.
- */
-export function databaseUrlFromEnvironment(root: string, note: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): string | undefined {
-  if (!process.env.DATABASE_URL && existsSync(path.join(root, '.env'))) process.loadEnvFile(path.join(root, '.env'));
-  if (!process.env.DATABASE_URL) {
-    const saved = path.join(root, DEMO_DATABASE_URL_FILE);
-    const url = existsSync(saved) ? readFileSync(saved, 'utf8').trim() : '';
-    if (url !== '') {
-      // Set for the rest of this process, so that it is said once and every part of the command sees the same.
-      process.env.DATABASE_URL = url;
-      note(`xmlrest: DATABASE_URL is not set: using the demo's database (${DEMO_DATABASE_URL_FILE}; npm run demo starts it)`);
-    }
-  }
-  return process.env.DATABASE_URL || undefined;
 }

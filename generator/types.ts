@@ -162,6 +162,89 @@ async function paramTypes(targets: Record<string, ParamTarget>, columnsOf: (tabl
   return types;
 }
 
+/** Each table's columns, asked of the database once for the life of the returned function (one run, one check). */
+export function tableColumns(database: StatementDescriber): (table: string) => Promise<TableColumn[]> {
+  const tables = new Map<string, Promise<TableColumn[]>>();
+  return (table) => {
+    let columns = tables.get(table);
+    if (!columns) tables.set(table, (columns = database.columnsOf(table)));
+    return columns;
+  };
+}
+
+/**
+ * What the database says of one step now: its result columns (a read's) and the types of the parameters whose
+ * column the text shows, and, given the backend's user identity, which of a read's tables hold rows per user
+ * (the unowned-read lint's facts). Throws the server's error for a statement it rejects.
+ */
+export async function describeStep(
+  step: SqlStep,
+  database: StatementDescriber,
+  columnsOf: (table: string) => Promise<TableColumn[]>,
+  identity?: UserIdentity,
+): Promise<SnapshotEntry> {
+  const fields = await database.describe(step.sql);
+  const columns = step.statement === 'read' ? fields.map(columnOf) : [];
+  const params = await paramTypes(step.paramTargets, columnsOf);
+  return {
+    sql: step.sql,
+    columns,
+    ...(Object.keys(params).length > 0 ? { params } : {}),
+    ...(step.statement === 'read' && identity ? { owners: await ownersOf(step.sql, identity, columnsOf) } : {}),
+  };
+}
+
+/** The server's words, and its error number, when the database rejects a statement. */
+export function rejection(error: unknown): { message: string; errno: number | undefined } {
+  const detail = error as { sqlMessage?: string; message?: string; errno?: number };
+  return { message: detail.sqlMessage ?? detail.message ?? String(error), errno: detail.errno };
+}
+
+/**
+ * One difference between what the snapshot holds for a step and what the database describes now: what
+ * `generate --refresh-types` names and `xmlrest check` (scripts/check.ts) reports.
+ */
+export type TypeDrift =
+  | { kind: 'column-added'; column: string; now: string }
+  | { kind: 'column-removed'; column: string; was: string }
+  | { kind: 'column-type'; column: string; was: string; now: string }
+  | { kind: 'param-type'; param: string; column: string | undefined; was: string; now: string; wasType: ParamType | undefined; nowType: ParamType | undefined };
+
+export function typeDrift(before: SnapshotEntry, after: SnapshotEntry): TypeDrift[] {
+  const drift: TypeDrift[] = [];
+  for (const column of after.columns) {
+    const old = before.columns.find((candidate) => candidate.name === column.name);
+    if (!old) drift.push({ kind: 'column-added', column: column.name, now: render(column) });
+    else if (render(old) !== render(column)) drift.push({ kind: 'column-type', column: column.name, was: render(old), now: render(column) });
+  }
+  for (const column of before.columns) {
+    if (!after.columns.some((candidate) => candidate.name === column.name)) drift.push({ kind: 'column-removed', column: column.name, was: render(column) });
+  }
+  const was = before.params ?? {};
+  const now = after.params ?? {};
+  for (const param of new Set([...Object.keys(was), ...Object.keys(now)])) {
+    const old = was[param] ? JSON.stringify(was[param]) : 'untyped';
+    const fresh = now[param] ? JSON.stringify(now[param]) : 'untyped';
+    if (old !== fresh)
+      drift.push({ kind: 'param-type', param, column: (was[param] ?? now[param])?.column, was: old, now: fresh, wasType: was[param], nowType: now[param] });
+  }
+  return drift;
+}
+
+/** A drift in the words `generate --refresh-types` prints after the step's key. */
+export function driftText(drift: TypeDrift): string {
+  switch (drift.kind) {
+    case 'column-added':
+      return `new column ${drift.column} ${drift.now}`;
+    case 'column-removed':
+      return `column ${drift.column} removed`;
+    case 'column-type':
+      return `column ${drift.column} ${drift.was} -> ${drift.now}`;
+    case 'param-type':
+      return `parameter ${drift.param} ${drift.was} -> ${drift.now}`;
+  }
+}
+
 export interface InferResult {
   snapshot: TypeSnapshot;
   /** Human-readable lines naming what changed against the previous snapshot. */
@@ -182,12 +265,7 @@ export async function inferTypes(
 ): Promise<InferResult> {
   const snapshot: TypeSnapshot = {};
   const changes: string[] = [];
-  const tables = new Map<string, Promise<TableColumn[]>>();
-  const columnsOf = (table: string) => {
-    let columns = tables.get(table);
-    if (!columns) tables.set(table, (columns = database.columnsOf(table)));
-    return columns;
-  };
+  const columnsOf = tableColumns(database);
   for (const { key, step, resource } of sqlSteps(project)) {
     const old = previous[key];
     const identity = userIdentity(project.backends.find((backend) => backend.name === resource.backend)!);
@@ -197,24 +275,16 @@ export async function inferTypes(
         step.statement === 'read' && old.owners?.user !== identityText(identity) ? { ...old, owners: await ownersOf(step.sql, identity, columnsOf) } : old;
       continue;
     }
-    let fields: FieldInfo[];
+    let entry: SnapshotEntry;
     try {
-      fields = await database.describe(step.sql);
+      entry = await describeStep(step, database, columnsOf, identity);
     } catch (error) {
-      const message = (error as { sqlMessage?: string; message?: string }).sqlMessage ?? (error as Error).message;
-      diagnostics.error(step.at, `step "${step.id}": the database rejects the statement: ${message}`);
+      diagnostics.error(step.at, `step "${step.id}": the database rejects the statement: ${rejection(error).message}`);
       continue;
     }
-    const columns = step.statement === 'read' ? fields.map(columnOf) : [];
-    const params = await paramTypes(step.paramTargets, columnsOf);
-    snapshot[key] = {
-      sql: step.sql,
-      columns,
-      ...(Object.keys(params).length > 0 ? { params } : {}),
-      ...(step.statement === 'read' ? { owners: await ownersOf(step.sql, identity, columnsOf) } : {}),
-    };
-    if (!old) changes.push(`${key}: typed ${describeColumns(columns)}`);
-    else changes.push(...columnChanges(key, old.columns, columns), ...paramChanges(key, old.params ?? {}, params));
+    snapshot[key] = entry;
+    if (!old) changes.push(`${key}: typed ${describeColumns(entry.columns)}`);
+    else changes.push(...typeDrift(old, entry).map((drift) => `${key}: ${driftText(drift)}`));
   }
   for (const key of Object.keys(previous)) if (!(key in snapshot) && diagnostics.count === 0) changes.push(`${key}: removed`);
   return { snapshot: sortKeys(snapshot), changes };
@@ -278,27 +348,6 @@ export function snapshotText(snapshot: TypeSnapshot): string {
     return `  ${JSON.stringify(key)}: {\n    "sql": ${JSON.stringify(entry.sql)},\n    "columns": ${list}${params}${owners}\n  }`;
   });
   return entries.length === 0 ? '{}\n' : `{\n${entries.join(',\n')}\n}\n`;
-}
-
-function columnChanges(key: string, before: ResultColumn[], after: ResultColumn[]): string[] {
-  const lines: string[] = [];
-  for (const column of after) {
-    const old = before.find((candidate) => candidate.name === column.name);
-    if (!old) lines.push(`${key}: new column ${column.name} ${render(column)}`);
-    else if (render(old) !== render(column)) lines.push(`${key}: column ${column.name} ${render(old)} -> ${render(column)}`);
-  }
-  for (const column of before) if (!after.some((candidate) => candidate.name === column.name)) lines.push(`${key}: column ${column.name} removed`);
-  return lines;
-}
-
-function paramChanges(key: string, before: Record<string, ParamType>, after: Record<string, ParamType>): string[] {
-  const lines: string[] = [];
-  for (const name of new Set([...Object.keys(before), ...Object.keys(after)])) {
-    const was = before[name] ? JSON.stringify(before[name]) : 'untyped';
-    const now = after[name] ? JSON.stringify(after[name]) : 'untyped';
-    if (was !== now) lines.push(`${key}: parameter ${name} ${was} -> ${now}`);
-  }
-  return lines;
 }
 
 function render(column: ResultColumn): string {

@@ -23,6 +23,7 @@ import { createLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { Peers } from './peers.js';
 import { buildRoutes, type Routes } from './routes.js';
+import type { Tracing } from './tracing/index.js';
 
 export interface ServerOptions {
   backends: readonly BackendModule[];
@@ -63,6 +64,8 @@ export interface ServerOptions {
   webhookSecrets?: Readonly<Record<string, string | undefined>>;
   /** Events: whether this server delivers (default yes), the delivery timings and bounds, the largest event. */
   events?: { deliver?: boolean; delivery?: Partial<DeliverySettings>; maxBytes?: number };
+  /** Each request a span, each SQL step a child span (runtime/tracing/, `startTracing`); none by default. */
+  tracing?: Tracing | undefined;
 }
 
 export interface ReloadableApp {
@@ -212,7 +215,7 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   const corsOn = credentials.allowedOrigins.size > 0;
   // Request id and log line, in-flight count, security headers, health and readiness, error bodies: one
   // layer (front-door.ts). The docs and console pages add helmet's set for HTML and their own CSP.
-  app.use(frontDoor({ logger, metrics, readiness, inFlight, screen: corsOn ? undefined : screen }));
+  app.use(frontDoor({ logger, metrics, readiness, inFlight, screen: corsOn ? undefined : screen, tracing: options.tracing }));
   if (corsOn) {
     const allowCors = cors({
       origin: (ctx) => (credentials.allowedOrigins.has(ctx.get('Origin')) ? ctx.get('Origin') : ''),

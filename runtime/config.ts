@@ -67,6 +67,8 @@ export interface ServerConfig {
   events: { deliver: boolean; delivery: DeliverySettings; maxBytes: number };
   /** Each webhook's secret, by the variable its `secret` names; checked, never printed. */
   webhookSecrets: Record<string, string>;
+  /** Where traces go (OTEL_EXPORTER_OTLP_ENDPOINT, or its _TRACES_ form); unset, tracing is off (runtime/tracing/). */
+  otlpEndpoint: string | undefined;
 }
 
 export type ConsoleMode = 'on' | 'off' | 'admin';
@@ -228,6 +230,7 @@ function settingsFrom(env: NodeJS.ProcessEnv, checked: Checked): Omit<ServerConf
       refetchSeconds: checked(() => bounded(env.IDP_REFETCH_SECONDS, 30, 1, 3600, 'IDP_REFETCH_SECONDS'), 30),
     },
     events: eventsOf(env, checked),
+    otlpEndpoint: checked(() => otlpEndpoint(env), undefined),
   };
 }
 
@@ -283,6 +286,22 @@ function loginCounters(value: string | undefined): 'memory' | 'database' {
   if (value === undefined || value === '' || value === 'memory') return 'memory';
   if (value === 'database') return 'database';
   throw new Error(`LOGIN_COUNTERS is memory or database, not ${value}`);
+}
+
+/** The OTLP endpoint: OpenTelemetry reads it itself, so a wrong one is caught here, before it silently exports nothing. */
+function otlpEndpoint(env: NodeJS.ProcessEnv): string | undefined {
+  for (const name of ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_ENDPOINT'] as const) {
+    const value = env[name];
+    if (!value) continue;
+    let url: URL | undefined;
+    try {
+      url = new URL(value);
+    } catch {}
+    if (url?.protocol !== 'http:' && url?.protocol !== 'https:')
+      throw new Error(`${name} is an http:// or https:// URL (an OTLP/HTTP collector), not ${value}`);
+    return value;
+  }
+  return undefined;
 }
 
 /** `CONSOLE`: on (the default, for the demo), off, or admin (the ADMIN_PORT listener only). */

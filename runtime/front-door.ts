@@ -3,8 +3,9 @@ import { errorResponder } from './errors.js';
 import { answerHealth, type Readiness } from './health.js';
 import type { Logger } from './log.js';
 import type { Metrics } from './metrics.js';
-import { RequestLog } from './request-log.js';
+import { RequestLog, type RequestState } from './request-log.js';
 import { API_HEADERS, HSTS } from './security-headers.js';
+import type { Tracing } from './tracing/index.js';
 
 /**
  * What every request goes through before anything else, in one middleware
@@ -22,12 +23,15 @@ export function frontDoor(options: {
   inFlight: InFlight;
   /** Throws an HttpError to refuse the request before the console or a route sees it (app.ts: credentials' rules). */
   screen?: ((ctx: Koa.Context) => void) | undefined;
+  /** Each request a span, when tracing is on (runtime/tracing/). */
+  tracing?: Tracing | undefined;
 }): Koa.Middleware {
-  const { readiness, inFlight, screen } = options;
+  const { readiness, inFlight, screen, tracing } = options;
   const log = new RequestLog(options.logger, options.metrics);
   const respondWithError = errorResponder(options.logger);
   return async (ctx, next) => {
     const started = log.begin(ctx);
+    if (tracing !== undefined) (ctx.state as RequestState).trace = tracing.begin(ctx.headers, ctx.method, ctx.path);
     inFlight.enter(ctx);
     ctx.set(API_HEADERS);
     if (ctx.secure) ctx.set(HSTS.name, HSTS.value);
@@ -43,7 +47,20 @@ export function frontDoor(options: {
     // Once shutdown began, no connection is kept alive for another request.
     if (readiness.stopped) ctx.set('Connection', 'close');
     log.end(ctx, started);
+    if (tracing !== undefined) endTrace(ctx);
   };
+}
+
+function endTrace(ctx: Koa.Context): void {
+  const state = ctx.state as RequestState;
+  state.trace?.end({
+    status: ctx.status,
+    route: state.route,
+    backend: state.backend,
+    resource: state.resource,
+    reason: state.reason,
+    requestId: state.requestId,
+  });
 }
 
 /** Requests being served now: shutdown waits for them to finish. */

@@ -36,3 +36,4 @@ export { Metrics } from './metrics.js';
 export type { Peer, Peers } from './peers.js';
 export { resourcePath } from './routes.js';
 export { shutDown } from './shutdown.js';
+export { type RequestTrace, startTracing, type Tracing } from './tracing/index.js';

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type Koa from 'koa';
 import type { Logger } from './log.js';
 import type { Metrics, RouteSeries } from './metrics.js';
+import type { RequestTrace } from './tracing/index.js';
 
 /** An incoming X-Request-Id is kept when it is this tame; otherwise the server makes one. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -20,6 +21,10 @@ export interface RequestState {
   /** The API key the caller presented (its id), when it came with one. */
   keyId?: number;
   reason?: string;
+  /** The served path of the route it reached (`/shop/v1.0/orders`): a trace's `http.route`. */
+  route?: string;
+  /** Its trace, when tracing is on (runtime/tracing/). */
+  trace?: RequestTrace;
 }
 
 /**
@@ -61,6 +66,7 @@ export class RequestLog {
           userId: state.userId,
           keyId: state.keyId,
           reason: state.reason,
+          trace_id: state.trace?.traceId,
         },
         'request',
       );

@@ -101,6 +101,7 @@ export function buildRoutes(options: RoutesOptions): Routes {
         mount(method, path, async (ctx) => {
           ctx.state.backend = backend.name;
           ctx.state.resource = label;
+          ctx.state.route = path;
           ctx.state.series = series;
           if (audit !== undefined) recordAfterAnswer(ctx as unknown as Koa.Context, audit);
           if (byAddress) await countCall(options.limiter, `${route}|a|${addressGroup(ctx.ip)}`, rule, ctx);

@@ -9,6 +9,7 @@ import type { Database } from './db/index.js';
 import type { Events } from './events/index.js';
 import { countCall, type RateLimiter } from './limits/index.js';
 import { readParams } from './params.js';
+import type { RequestState } from './request-log.js';
 
 /** What every request of one mounted route shares. */
 export interface ScopeOptions {
@@ -83,7 +84,9 @@ export class Scope implements RequestScope {
   ) {}
 
   get db(): Queryable {
-    return this.options.db;
+    // Traced, each statement is a child span of the request's (runtime/tracing/).
+    const trace = (this.ctx.state as RequestState).trace;
+    return trace === undefined ? this.options.db : trace.statements(this.options.db);
   }
 
   async authenticate(roles: Roles): Promise<string> {
@@ -124,15 +127,21 @@ export class Scope implements RequestScope {
     return params;
   }
 
+  /** One transaction on the pool, a span of the request's trace when it is traced (runtime/tracing/). */
+  private run<T>(work: (db: Queryable) => Promise<T>): Promise<T> {
+    const trace = (this.ctx.state as RequestState).trace;
+    return trace === undefined ? this.options.db.transaction(work) : trace.transaction(this.options.db, work);
+  }
+
   transaction<T>(work: (db: Queryable) => Promise<T>): Promise<T> {
     const audit = this.options.audit;
-    if (audit === undefined) return this.committed(this.options.db.transaction(work));
+    if (audit === undefined) return this.committed(this.run(work));
     // A request that wrote gets its row in its own transaction: the change and its record commit, or roll back,
     // together. One that only read (several Sql steps, so a transaction too) is recorded after its answer.
     const at = new Date();
     let recorded = false;
     return this.committed(
-      this.options.db.transaction(async (db) => {
+      this.run(async (db) => {
         let wrote = false;
         const watched: Queryable = {
           select: (sql, values) => db.select(sql, values),

@@ -2,6 +2,7 @@ import type { ReloadableApp } from './app.js';
 import type { Database } from './db/index.js';
 import type { RunningServer } from './listen.js';
 import type { Logger } from './log.js';
+import type { Tracing } from './tracing/index.js';
 
 export interface ShutdownOptions {
   app: ReloadableApp;
@@ -13,6 +14,8 @@ export interface ShutdownOptions {
   logger: Logger;
   /** Longest to wait for requests in flight (SHUTDOWN_TIMEOUT_MS). */
   timeoutMs: number;
+  /** Sends the spans still queued, last (runtime/tracing/). */
+  tracing?: Tracing | undefined;
 }
 
 /**
@@ -41,5 +44,7 @@ export async function shutDown(options: ShutdownOptions): Promise<boolean> {
   // A database that does not answer holds the stop a second at most: the row then ages out (runtime/peers.ts).
   await Promise.race([left, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
   await database.end().catch(() => undefined);
+  // The last requests' spans, sent within a few seconds or given up: an unreachable collector never holds the stop.
+  if (options.tracing) await Promise.race([options.tracing.shutdown().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 3000).unref())]);
   return drained;
 }

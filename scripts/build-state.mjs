@@ -1,44 +1,62 @@
-// Whether the build (dist/) is current: `npm start` refuses a missing or stale one, and `xmlrest doctor`
-// says so. Plain JavaScript, so that it runs with no build at all.
-import { existsSync, readdirSync, statSync } from 'node:fs';
+// Whether the build (dist/) is current: `npm start` and the `xmlrest` command refuse a missing or stale one,
+// and `xmlrest doctor` says so. Plain JavaScript, so that it runs with no build at all.
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 
+/** What tsconfig.build.json compiles when it cannot be read (a deployment holding dist/ alone). */
+const DEFAULT_ENTRIES = ['runtime', 'generated', 'plugins', 'scripts/serve.ts', 'scripts/project-host.ts', 'scripts/xmlrest.ts', 'console/server.ts'];
+
 /**
- * Sources changed since they were built: a compiled module older than its TypeScript source, a source with
- * no compiled module, a console page older than its sources. A deployment holding only dist/ has no
- * sources to compare, and starts.
+ * Sources changed since they were built: a module that tsconfig.build.json names (its folders, each file of
+ * them, and its files) with no compiled module or an older one; any other compiled module (one of those
+ * imports it: the generator, the console, the commands) older than its source; a console page older than its
+ * sources. A deployment holding only dist/ has no sources to compare, and starts.
  */
 export function staleSources(root, dist = path.join(root, 'dist')) {
-  const found = [];
+  const found = new Set();
   const mtime = (file) => statSync(file).mtimeMs;
-  for (const folder of ['runtime', 'generated', 'plugins']) {
-    for (const source of walk(path.join(root, folder))) {
-      if (!source.endsWith('.ts') || source.endsWith('.d.ts') || path.basename(source).startsWith('.')) continue;
-      const compiled = path.join(dist, path.relative(root, source)).replace(/\.ts$/, '.js');
-      if (!existsSync(compiled) || mtime(compiled) < mtime(source)) found.push(path.relative(root, source));
+  const compiledOf = (source) => path.join(dist, path.relative(root, source)).replace(/\.ts$/, '.js');
+  const isSource = (file) => file.endsWith('.ts') && !file.endsWith('.d.ts') && !path.basename(file).startsWith('.');
+  for (const entry of buildEntries(root)) {
+    const absolute = path.join(root, entry);
+    const sources = entry.endsWith('.ts') ? (existsSync(absolute) ? [absolute] : []) : walk(absolute).filter(isSource);
+    for (const source of sources) {
+      const compiled = compiledOf(source);
+      if (!existsSync(compiled) || mtime(compiled) < mtime(source)) found.add(path.relative(root, source));
     }
   }
-  for (const file of ['scripts/serve.ts', 'scripts/project-host.ts', 'console/server.ts']) {
-    const source = path.join(root, file);
-    const compiled = path.join(dist, file.replace(/\.ts$/, '.js'));
-    if (existsSync(source) && (!existsSync(compiled) || mtime(compiled) < mtime(source))) found.push(file);
+  // The modules the entries import, compiled beside them: each against its own source.
+  for (const compiled of walk(dist)) {
+    if (!compiled.endsWith('.js')) continue;
+    const source = path.join(root, path.relative(dist, compiled)).replace(/\.js$/, '.ts');
+    if (existsSync(source) && mtime(compiled) < mtime(source)) found.add(path.relative(root, source));
   }
   const openapi = path.join(root, 'generated/openapi.json');
   const builtOpenapi = path.join(dist, 'generated/openapi.json');
-  if (existsSync(openapi) && (!existsSync(builtOpenapi) || mtime(builtOpenapi) < mtime(openapi))) found.push('generated/openapi.json');
+  if (existsSync(openapi) && (!existsSync(builtOpenapi) || mtime(builtOpenapi) < mtime(openapi))) found.add('generated/openapi.json');
   const page = path.join(dist, 'console-ui/index.html');
   for (const source of walk(path.join(root, 'console/ui'))) {
     if (!existsSync(page) || mtime(page) < mtime(source)) {
-      found.push(path.relative(root, source));
+      found.add(path.relative(root, source));
       break;
     }
   }
-  return found;
+  return [...found];
+}
+
+/** The folders and files tsconfig.build.json compiles (its `include`). */
+function buildEntries(root) {
+  try {
+    const include = JSON.parse(readFileSync(path.join(root, 'tsconfig.build.json'), 'utf8')).include;
+    return Array.isArray(include) ? include : DEFAULT_ENTRIES;
+  } catch {
+    return DEFAULT_ENTRIES;
+  }
 }
 
 function walk(folder) {
   if (!existsSync(folder)) return [];
   return readdirSync(folder, { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isFile())
+    .filter((entry) => entry.isFile() && !entry.parentPath.split(path.sep).includes('node_modules'))
     .map((entry) => path.join(entry.parentPath, entry.name));
 }

@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { consoleMiddleware } from '../console/server.js';
 import { databaseUrlFromEnvironment } from '../generator/index.js';
 import { consoleModeOf } from '../runtime/config.js';
-import { createLogger, createReloadableApp, listen, openDatabase, parseLogLevel } from '../runtime/index.js';
+import { createLogger, createReloadableApp, listen, openDatabase, parseLogLevel, startTracing } from '../runtime/index.js';
 import { type PrivateMariadb, startPrivateMariadb } from './mariadb.js';
 import { ProjectHost } from './project-host.js';
 import { createDemoDatabase } from './schema.js';
@@ -66,6 +66,8 @@ const server = createReloadableApp({
   webhookSecrets: process.env,
   // Pretty lines for a person at a terminal (pino-pretty); npm start writes JSON.
   logger: createLogger(process.env.LOG_LEVEL === undefined ? 'warn' : parseLogLevel(process.env.LOG_LEVEL), { pretty: true }),
+  // Traces as npm start sends them, when OTEL_EXPORTER_OTLP_ENDPOINT is set (a local Jaeger, say).
+  tracing: await startTracing(),
 });
 const runtimeDir = path.relative(root, path.join(repo, 'runtime')).split(path.sep).join('/');
 host = new ProjectHost({ root, runtimeDir, databaseUrl, server, log: complain });

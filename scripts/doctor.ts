@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { databaseUrlFromEnvironment, generateProject } from '../generator/index.js';
 import { IssuerKeys } from '../runtime/auth/issuer/keys.js';
 import { ConfigError, loadConfig } from '../runtime/config.js';
@@ -9,6 +8,7 @@ import { webhookSecretsNeeded } from '../runtime/events/index.js';
 import type { BackendModule, IssuerAlgorithm } from '../runtime/index.js';
 import { staleSources } from './build-state.mjs';
 import { connectTo } from './connection.js';
+import { generatedBackends } from './generated-backends.js';
 import { DEFAULT_TABLE_TRIGGERS } from './schema.js';
 
 /** The tables `xmlrest db init` makes, besides the default user tables: revocations, roles, audit, login counters, servers, rate limits, API keys, sessions. */
@@ -59,7 +59,7 @@ export async function doctor(root: string): Promise<number> {
 
   let backends: readonly BackendModule[] = [];
   try {
-    backends = ((await import(pathToFileURL(path.join(root, 'generated/index.ts')).href)) as { backends: BackendModule[] }).backends;
+    backends = await generatedBackends(root);
   } catch (error) {
     say({ ok: false, what: `generated/ cannot be loaded (${(error as Error).message.split('\n')[0]}): run npm run generate` });
   }

@@ -15,6 +15,7 @@ import {
   type ReloadableApp,
   resourcePath,
   shutDown,
+  startTracing,
 } from '../runtime/index.js';
 
 /**
@@ -40,6 +41,8 @@ async function prepare() {
   });
   try {
     const logger = createLogger(config.logLevel);
+    // OpenTelemetry is imported only when an OTLP endpoint is set (runtime/tracing/).
+    const tracing = await startTracing(process.env, packageVersion());
     const openapi = JSON.parse(readFileSync(new URL('../generated/openapi.json', import.meta.url), 'utf8')) as object;
     const middleware = [];
     const adminConsole = config.console === 'off' ? undefined : await loadConsole(config, database, logger);
@@ -61,6 +64,7 @@ async function prepare() {
       issuerKeyTimings: config.issuerKeys,
       webhookSecrets: config.webhookSecrets,
       events: config.events,
+      tracing,
     });
     adminConsole?.attach(server);
     // An outside issuer whose discovery document names another issuer is a wrong configuration: refused at start,
@@ -70,7 +74,7 @@ async function prepare() {
     for (const keys of loaded) {
       if (keys.misconfigured !== undefined) throw new Error(`identity provider ${keys.settings.iss}: ${keys.misconfigured}`);
     }
-    return { config, database, server, logger, adminConsole };
+    return { config, database, server, logger, adminConsole, tracing };
   } catch (error) {
     await database.end();
     throw error;
@@ -92,7 +96,7 @@ try {
   }
   process.exit(1);
 }
-const { config, database, server, logger, adminConsole } = started;
+const { config, database, server, logger, adminConsole, tracing } = started;
 const listenOptions = {
   maxHeaderBytes: config.maxHeaderBytes,
   requestTimeoutMs: config.requestTimeoutMs,
@@ -119,7 +123,10 @@ if (process.env.NODE_ENV === 'production' && config.console === 'on') {
   );
 }
 // How the database link is protected (ssl-mode in DATABASE_URL), said once: plain text is a choice to see.
-logger.info({ url: running.url + config.basePath, admin: admin?.url, databaseTls: parseDatabaseUrl(config.databaseUrl).sslMode, routes }, 'listening');
+logger.info(
+  { url: running.url + config.basePath, admin: admin?.url, databaseTls: parseDatabaseUrl(config.databaseUrl).sslMode, tracing: tracing !== undefined, routes },
+  'listening',
+);
 
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -127,12 +134,19 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     if (stopping) return;
     stopping = true;
     logger.info({ signal, timeoutMs: config.shutdownTimeoutMs }, 'stopping');
-    void shutDown({ app: server, server: running, admin, database, logger, timeoutMs: config.shutdownTimeoutMs }).then((clean) => {
+    void shutDown({ app: server, server: running, admin, database, logger, timeoutMs: config.shutdownTimeoutMs, tracing }).then((clean) => {
       logger.info({ clean }, 'stopped');
       logger.flush();
       process.exit(0);
     });
   });
+}
+
+/** The version spans name as their instrumentation's. */
+function packageVersion(): string {
+  const here = fileURLToPath(new URL('.', import.meta.url));
+  const root = path.resolve(here, path.basename(path.resolve(here, '..')) === 'dist' ? '../..' : '..');
+  return (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string }).version;
 }
 
 /**

@@ -1,15 +1,32 @@
 #!/usr/bin/env node
-// The `xmlrest` command: runs scripts/xmlrest.ts through tsx, so that the
-// generator and the database commands need no build step.
-import { tsImport } from 'tsx/esm/api';
+// The `xmlrest` command (the package's bin). It runs the build, dist/scripts/xmlrest.js, whenever that is
+// current: a production install (`npm ci --omit=dev` after `npm run build`) has no tsx and needs none. In a
+// checkout whose build is missing or older than its sources, it runs scripts/xmlrest.ts through tsx (a dev
+// dependency), so that no command waits for a build. Plain JavaScript, so that it runs with no build at all.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { staleSources } from './build-state.mjs';
 
-const { main } = await tsImport('./xmlrest.ts', import.meta.url);
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (error) => {
-    process.stderr.write(`xmlrest: ${error instanceof Error ? error.message : String(error)}\n`);
-    // A wrong command line (exit 2) says where usage is.
-    if (error?.exitCode === 2) process.stderr.write('(run xmlrest --help, or xmlrest <command> --help, for usage)\n');
-    process.exit(error?.exitCode ?? 1);
-  },
-);
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const compiled = path.join(root, 'dist/scripts/xmlrest.js');
+const argv = process.argv.slice(2);
+
+const stale = existsSync(compiled) ? staleSources(root) : ['dist/'];
+if (stale.length === 0) {
+  process.setSourceMapsEnabled(true);
+  (await import(pathToFileURL(compiled).href)).run(argv);
+} else {
+  let tsx;
+  try {
+    tsx = await import('tsx/esm/api');
+  } catch {
+    process.stderr.write(
+      existsSync(compiled)
+        ? `xmlrest: the build is older than its sources (${stale.slice(0, 3).join(', ')}${stale.length > 3 ? ', ...' : ''}): run \`npm run build\`\n`
+        : 'xmlrest: no build to run (dist/ is missing): run `npm run build`\n',
+    );
+    process.exit(1);
+  }
+  (await tsx.tsImport('./xmlrest.ts', import.meta.url)).run(argv);
+}

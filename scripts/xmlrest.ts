@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import type mysql from 'mysql2/promise';
 import { cannotTell, type Explanation, explain, explainChecked, explainClaims, findRoute, type RouteAccess, routesOf } from '../console/access.js';
 import { grantDetail, grantEnd } from '../console/grants.js';
 import { checkNewKey, KeyStore, parseExpiry } from '../console/keys.js';
 import { checkRoleName, checkUserName } from '../console/names.js';
-import { changeAuth, databaseUrlFromEnvironment, findResourceFile, generateProject as generate, regenerateProject } from '../generator/index.js';
+// The generator (ts-morph among it) is loaded by the commands that generate, never by those that do not.
+import { databaseUrlFromEnvironment } from '../generator/environment.js';
 import { credentialProblem, MAX_PASSWORD_BYTES } from '../runtime/auth/bounds.js';
 import { CredentialCache } from '../runtime/auth/credential-cache.js';
 import { CredentialChecker } from '../runtime/auth/credentials.js';
@@ -17,10 +17,9 @@ import { revokeToken, revokeUserTokens } from '../runtime/auth/revocations.js';
 import { HTTP_METHODS, type HttpMethod, parseAuth } from '../runtime/contract.js';
 import type { BackendModule } from '../runtime/index.js';
 import { connectTo } from './connection.js';
-import { doctor } from './doctor.js';
 import { registerEventCommands } from './events.js';
+import { generatedBackends as backendsOf, buildToolsInstalled, FROM_BUILD, PACKAGE_ROOT } from './generated-backends.js';
 import { addUser, createDefaultTables, createDemoDatabase, grantRole, grantsOf, queryableOf, recordFromCli, revokeRole, rolesOf, userIdOf } from './schema.js';
-import { verifyAccessCommand } from './verify-access.js';
 
 /**
  * The `xmlrest` command (commander): `--help` and `<command> --help` print
@@ -53,7 +52,20 @@ async function withConnection<T>(work: (connection: mysql.Connection) => Promise
 }
 
 function version(): string {
-  return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  return (JSON.parse(readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+}
+
+/**
+ * Generating is a build-time step: a production install (`npm ci --omit=dev`) runs the build it was given and
+ * has no TypeScript compiler to make another, so what `generate` wrote there would never be served (`npm start`
+ * refuses a build older than its sources). The console, which compiles what it regenerates into the build, is
+ * the way to change who may call a resource on a running server.
+ */
+function requireBuildTools(command: string): void {
+  if (!FROM_BUILD || buildToolsInstalled()) return;
+  throw new UsageError(
+    `${command} is a build-time command, and this is a production install (no TypeScript compiler to rebuild dist/): run it where the dev dependencies are installed, then npm run build, and deploy generated/ and dist/ (xmlrest generate --check works here; on a running server the console changes who may call a resource)`,
+  );
 }
 
 function program(done: (code: number) => void): Command {
@@ -81,6 +93,8 @@ function program(done: (code: number) => void): Command {
     .option('--strict', 'warnings (a protected read of rows that belong to users without $uid) are errors: nothing is written, exit 1')
     .action(async (options: { check?: boolean; refreshTypes?: boolean; strict?: boolean }) => {
       const root = process.cwd();
+      if (!options.check) requireBuildTools('xmlrest generate');
+      const { generateProject: generate } = await import('../generator/index.js');
       done(
         await generate({
           root,
@@ -284,7 +298,10 @@ function program(done: (code: number) => void): Command {
     .option('--any', 'any signed-in caller, whatever its roles (*)')
     .option('--public', 'no credentials needed: the resource without auth; with --method, auth="" on that method')
     .option('--inherit', 'with --method: remove the method’s own rule, so that it follows the resource’s')
-    .action(async (target: string, options: ResourceAuthOptions) => done(await resourceAuthCommand(target, options)));
+    .action(async (target: string, options: ResourceAuthOptions) => {
+      requireBuildTools('xmlrest resource auth');
+      done(await resourceAuthCommand(target, options));
+    });
 
   command(
     xmlrest,
@@ -318,14 +335,29 @@ function program(done: (code: number) => void): Command {
     .option('--lock <file>', 'the access.lock to prove', 'access.lock')
     .option('--resources <dir>', 'the resources it was written from', 'resources')
     .action(async (baseUrl: string, options: { json?: boolean; lock?: string; resources?: string }) =>
-      done(await verifyAccessCommand(baseUrl, options, databaseUrlFromEnvironment(process.cwd()), (url) => connectTo(url, { multipleStatements: false }))),
+      done(
+        await (await import('./verify-access.js')).verifyAccessCommand(baseUrl, options, databaseUrlFromEnvironment(process.cwd()), (url) =>
+          connectTo(url, { multipleStatements: false }),
+        ),
+      ),
     );
 
   // events list|retry, audit list (docs/contract.md §12): scripts/events.ts.
   registerEventCommands(xmlrest, { command, withConnection, usage: (message) => new UsageError(message), done });
 
+  command(
+    xmlrest,
+    'check',
+    'prepare every statement of every resource against DATABASE_URL and compare with generated/column-types.json (exit 0 all match, 1 not)',
+  )
+    .option('--json', 'print {"ok", "statements", "problems": [{"file", "line", "col", "method", "step", "kind", "column", "was", "now", "message"}]}')
+    .action(async (options: { json?: boolean }) => {
+      const { checkCommand } = await import('./check.js');
+      done(await checkCommand(process.cwd(), { json: options.json ?? false }));
+    });
+
   command(xmlrest, 'doctor', 'check Node, the configuration, the database, the default tables, generated/ and the build, and say what to fix').action(
-    async () => done(await doctor(process.cwd())),
+    async () => done(await (await import('./doctor.js')).doctor(process.cwd())),
   );
   return xmlrest;
 }
@@ -385,6 +417,7 @@ async function resourceAuthCommand(target: string, options: ResourceAuthOptions)
   else auth = null;
 
   const root = process.cwd();
+  const { changeAuth, findResourceFile, regenerateProject } = await import('../generator/index.js');
   const source = findResourceFile(root, 'resources', backend, name, version);
   if (!source) throw new UsageError(`no resource ${name} v${version} in resources/${backend}/`);
   const result = await changeAuth({
@@ -484,8 +517,8 @@ async function checkCredentials(connection: mysql.Connection, backend: BackendMo
 }
 
 /** The project's backends, as generated/ serves them. */
-async function generatedBackends(): Promise<BackendModule[]> {
-  return ((await import(pathToFileURL(path.resolve('generated/index.ts')).href)) as { backends: BackendModule[] }).backends;
+function generatedBackends(): Promise<BackendModule[]> {
+  return backendsOf(process.cwd());
 }
 
 /** The backend `xmlrest key create` names must take keys: generated/ says which do. */
@@ -560,13 +593,20 @@ function printExplanation(user: string, answer: Explanation, json: boolean): num
   return answer.allowed === null ? 3 : answer.allowed ? 0 : 1;
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  main(process.argv.slice(2)).then(
+/**
+ * The whole command, its exit included: `scripts/xmlrest.mjs` (the package's bin) runs this, compiled or
+ * through tsx. A wrong command line says where usage is.
+ */
+export function run(argv: string[]): void {
+  main(argv).then(
     (code) => process.exit(code),
     (error: unknown) => {
       process.stderr.write(`xmlrest: ${error instanceof Error ? error.message : String(error)}\n`);
-      if (error instanceof UsageError) process.stderr.write(`${HINT}\n`);
-      process.exit(error instanceof UsageError ? error.exitCode : 1);
+      const usage = (error as { exitCode?: number } | null)?.exitCode === 2;
+      if (usage) process.stderr.write(`${HINT}\n`);
+      process.exit(usage ? 2 : 1);
     },
   );
 }
+
+if (import.meta.url === `file://${process.argv[1]}`) run(process.argv.slice(2));

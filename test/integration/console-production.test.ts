@@ -1,5 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import mysql from 'mysql2/promise';
 import { type Browser, chromium, type Page } from 'playwright-core';
@@ -10,7 +9,7 @@ import { addUser } from '../../scripts/schema.js';
 import { type BuiltServer, startBuiltServer } from '../support/built-server.js';
 import { formBody, send } from '../support/http.js';
 import { ownDatabase } from '../support/own-database.js';
-import { copyProject } from '../support/project-copy.js';
+import { productionInstall } from '../support/production-install.js';
 
 /**
  * The console in production. A production install (the
@@ -27,11 +26,7 @@ let page: Page;
 let databaseUrl = '';
 
 beforeAll(async () => {
-  copyProject(ROOT);
-  execFileSync('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: ROOT, stdio: 'ignore' });
-  for (const tool of ['tsx', 'typescript', 'vite', 'vitest']) expect(existsSync(path.join(ROOT, 'node_modules', tool)), tool).toBe(false);
-  // The build, made where the build tools are (global-setup.ts), copied last so it is newer than its sources.
-  cpSync('dist', path.join(ROOT, 'dist'), { recursive: true });
+  productionInstall(ROOT);
 
   // A database of its own: the console refuses edits while other servers (other files') serve its database.
   databaseUrl = await ownDatabase('production');

@@ -28,3 +28,19 @@ describe('the login backoff', () => {
     expect(load({ LOGIN_BACKOFF_MAX_MS: '0' }).loginLimits.backoffMaxMs).toBe(0);
   });
 });
+
+describe('the OTLP endpoint (traces)', () => {
+  it('is off unset, takes an http(s) URL, the traces-only variable first, and refuses anything else by name', async () => {
+    expect(load({}).otlpEndpoint).toBeUndefined();
+    expect(load({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).otlpEndpoint).toBe('http://collector:4318');
+    expect(load({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://b/v1/traces' }).otlpEndpoint).toBe(
+      'https://b/v1/traces',
+    );
+    expect(() => load({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT is an http:\/\/ or https:\/\/ URL/);
+    expect(() => load({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'grpc://collector' })).toThrow(/OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is an http/);
+    // Off, startTracing loads nothing and answers undefined; OTEL_SDK_DISABLED turns a set endpoint off too.
+    const { startTracing } = await import('../../runtime/tracing/index.js');
+    expect(await startTracing({})).toBeUndefined();
+    expect(await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:1', OTEL_SDK_DISABLED: 'true' })).toBeUndefined();
+  });
+});

@@ -1,0 +1,56 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Queryable } from '../db/index.js';
+
+/**
+ * Traces (docs/contract.md §13): the one seam the request path calls. The front door begins a request's trace
+ * and ends it with its outcome; a generated handler's statements go through the trace's database, each a child
+ * span holding its statement's text, never its values. With OTEL_EXPORTER_OTLP_ENDPOINT (or
+ * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) set, `startTracing` loads OpenTelemetry's Node SDK (open-telemetry.ts),
+ * which exports over OTLP/HTTP as the OTEL_* variables say; unset, it loads nothing and answers undefined, and
+ * the request path pays one check of an undefined field.
+ */
+export interface Tracing {
+  /** A request's span, continuing an incoming W3C `traceparent`. */
+  begin(headers: IncomingHttpHeaders, method: string, path: string): RequestTrace;
+  /** Sends the spans still queued, then stops (a graceful stop calls it last). */
+  shutdown(): Promise<void>;
+}
+
+/** What a transaction needs of the database: `Database.transaction`. */
+export interface Transactional {
+  transaction<T>(work: (db: Queryable) => Promise<T>): Promise<T>;
+}
+
+export interface RequestTrace {
+  /** The trace's id, in hex, for the request's log line. */
+  readonly traceId: string;
+  /** `db`, each statement run through it a child span of the request's. */
+  statements(db: Queryable): Queryable;
+  /** `db.transaction(work)` as a child span, each statement of `work` a child of it. */
+  transaction<T>(db: Transactional, work: (db: Queryable) => Promise<T>): Promise<T>;
+  end(outcome: TraceOutcome): void;
+}
+
+/** How a request ended, as the access log has it (request-log.ts `RequestState`). */
+export interface TraceOutcome {
+  status: number;
+  /** The served path of the route it reached, such as `/shop/v1.0/orders`. */
+  route: string | undefined;
+  backend: string | undefined;
+  resource: string | undefined;
+  /** Why it was refused (`role_not_held`, `rate_limited`, ...), or a database fault's reason. */
+  reason: string | undefined;
+  requestId: string;
+}
+
+/** Where spans go, when anywhere: the OTLP endpoint, for traces or for every signal. */
+export function tracingEndpoint(env: NodeJS.ProcessEnv): string | undefined {
+  return env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT || undefined;
+}
+
+/** Tracing as the environment asks: OpenTelemetry, imported now, when an endpoint is set; else none. */
+export async function startTracing(env: NodeJS.ProcessEnv = process.env, version = '0'): Promise<Tracing | undefined> {
+  if (tracingEndpoint(env) === undefined || /^(true|1)$/i.test(env.OTEL_SDK_DISABLED ?? '')) return undefined;
+  const { openTelemetry } = await import('./open-telemetry.js');
+  return openTelemetry(env, version);
+}

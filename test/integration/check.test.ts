@@ -1,0 +1,100 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { connectTo } from '../../scripts/connection.js';
+import { ownDatabase } from '../support/own-database.js';
+
+/**
+ * `xmlrest check` (docs/contract.md §13): the project's statements against a database of the test's own, first
+ * as generated/column-types.json describes it (exit 0), then drifted by hand as a production schema drifts: a
+ * column's type changed, a column renamed, a table renamed. Each difference is named at its step's
+ * file:line:col with the column; --json says the same as data.
+ */
+let databaseUrl = '';
+
+beforeAll(async () => {
+  databaseUrl = await ownDatabase('check');
+});
+
+async function check(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['scripts/xmlrest.mjs', 'check', ...args], {
+      env: { ...process.env, DATABASE_URL: databaseUrl },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+describe('xmlrest check', () => {
+  it('finds every statement as generated/ was made for it, and exits 0', async () => {
+    const { code, stdout } = await check();
+    expect({ code, stdout }).toEqual({ code: 0, stdout: 'xmlrest check: all 17 statements of 10 resources match the database\n' });
+    expect(JSON.parse((await check('--json')).stdout)).toEqual({ ok: true, statements: 17, problems: [] });
+  });
+
+  it('names a changed type, a missing column and a missing table at file:line:col with the column, and exits 1', async () => {
+    const connection = await connectTo(databaseUrl);
+    await connection.query('alter table orders modify quantity varchar(20) not null');
+    await connection.query('alter table products change stock in_stock int not null');
+    await connection.query('rename table reviews to reviews_old');
+    await connection.end();
+    const { code, stdout } = await check();
+    expect(code).toBe(1);
+    expect(stdout.split('\n')).toEqual([
+      'resources/shop/orders.xml:6:5: GET step "orders": column quantity was int (number), now varchar (string)',
+      "resources/shop/orders.xml:15:5: POST step \"stock\": column stock is missing (Unknown column 'stock' in 'SET')",
+      'resources/shop/orders.xml:18:5: POST step "order": parameter quantity (orders.quantity) was integer, now string(20)',
+      'resources/shop/orders.xml:21:5: POST step "placed": column quantity was int (number), now varchar (string)',
+      "resources/shop/products.xml:5:5: GET step \"products\": column stock is missing (Unknown column 'stock' in 'SELECT')",
+      "resources/shop/products@2.0.xml:6:5: GET step \"products\": column stock is missing (Unknown column 'stock' in 'SELECT')",
+      // The report sums quantity: over a varchar, MariaDB's sum is a double.
+      'resources/shop/report.xml:5:5: GET step "sales": column units_sold was decimal (string), now double (number)',
+      expect.stringMatching(/^resources\/shop\/reviews\.xml:6:5: GET step "reviews": table reviews is missing \(Table '[^']+\.reviews' doesn't exist\)$/),
+      expect.stringMatching(/^resources\/shop\/reviews\.xml:15:5: POST step "review": table reviews is missing/),
+      expect.stringMatching(/^resources\/shop\/reviews\.xml:21:5: DELETE step "removed": table reviews is missing/),
+      'xmlrest check: 10 differences between the database and generated/column-types.json (17 statements)',
+      '',
+    ]);
+    const json = JSON.parse((await check('--json')).stdout) as { ok: boolean; problems: Record<string, unknown>[] };
+    expect(json.ok).toBe(false);
+    expect(json.problems).toContainEqual(
+      expect.objectContaining({
+        file: 'resources/shop/orders.xml',
+        line: 18,
+        col: 5,
+        method: 'POST',
+        step: 'order',
+        kind: 'param-type',
+        column: 'orders.quantity',
+        was: 'integer',
+        now: 'string(20)',
+      }),
+    );
+    expect(json.problems).toContainEqual(
+      expect.objectContaining({
+        file: 'resources/shop/orders.xml',
+        line: 6,
+        kind: 'column-type',
+        column: 'quantity',
+        was: 'int (number)',
+        now: 'varchar (string)',
+      }),
+    );
+    expect(json.problems).toContainEqual(expect.objectContaining({ file: 'resources/shop/products.xml', kind: 'missing-column', column: 'stock' }));
+    expect(json.problems).toContainEqual(expect.objectContaining({ file: 'resources/shop/reviews.xml', line: 6, kind: 'missing-table', column: 'reviews' }));
+  });
+
+  it('exits 2 when it cannot check: no database answers', async () => {
+    const { code, stderr } = await promisify(execFile)(process.execPath, ['scripts/xmlrest.mjs', 'check'], {
+      env: { ...process.env, DATABASE_URL: 'mysql://nobody:pw@127.0.0.1:1/none' },
+    }).then(
+      () => ({ code: 0, stderr: '' }),
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/^xmlrest check: cannot reach the database \(ECONNREFUSED\)/);
+  });
+});

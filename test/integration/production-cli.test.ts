@@ -1,0 +1,204 @@
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { startBuiltServer } from '../support/built-server.js';
+import { ownDatabase } from '../support/own-database.js';
+import { productionInstall } from '../support/production-install.js';
+import { TEST_SECRET } from '../support/server.js';
+
+/**
+ * The whole `xmlrest` command in a production install (docs/contract.md §13): the project's files, `npm ci
+ * --omit=dev` (no tsx, no TypeScript compiler), the build made beforehand. Every command its --help lists,
+ * and every subcommand, prints its usage; every command makes one real call against a real MariaDB. The list
+ * of commands is read from the command's own help, so that a command added to scripts/xmlrest.ts is held to
+ * both: one with no real call below fails here, by name.
+ */
+const ROOT = path.resolve('test/.tmp/production-cli');
+let databaseUrl = '';
+
+beforeAll(async () => {
+  productionInstall(ROOT);
+  databaseUrl = await ownDatabase('production_cli');
+}, 120_000);
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function xmlrest(...args: string[]): Promise<Result> {
+  // The package's bin, as npx runs it; PATH without the checkout's node_modules/.bin, so no tsx is reachable.
+  const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATABASE_URL: databaseUrl, JWT_SECRET: TEST_SECRET };
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['scripts/xmlrest.mjs', ...args], { cwd: ROOT, env });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+/** The commands a help text lists (`help` aside). */
+function commandsOf(help: string): string[] {
+  const section = help.split('\nCommands:\n')[1] ?? '';
+  return section
+    .split('\n')
+    .map((line) => /^ {2}([a-z][a-z-]*)/.exec(line)?.[1])
+    .filter((name): name is string => name !== undefined && name !== 'help');
+}
+
+/**
+ * One real call of each command, in order, each checked. A command whose subcommands are called is called
+ * through them. Add a command's call here when you add the command.
+ */
+const REAL_CALLS: Record<string, (() => Promise<void>)[]> = {
+  db: [
+    async () => {
+      // The demo's tables: demo.sql, read beside the compiled command.
+      expect(await xmlrest('db', 'init', '--demo')).toMatchObject({ code: 0, stdout: 'created usr and usr_role and the demo tables\n' });
+    },
+  ],
+  user: [
+    async () => {
+      const added = await xmlrest('user', 'add', 'prod-cli-1', '--password', 'prod-cli-pass', '--role', 'customer');
+      expect(added).toMatchObject({ code: 0 });
+      expect(added.stdout).toMatch(/^created user prod-cli-1 \(user_id \d+\) with customer\n$/);
+    },
+  ],
+  role: [
+    async () => expect(await xmlrest('role', 'grant', 'prod-cli-1', 'reader')).toMatchObject({ code: 0, stdout: 'prod-cli-1 holds reader\n' }),
+    async () => expect(await xmlrest('role', 'revoke', 'prod-cli-1', 'reader')).toMatchObject({ code: 0, stdout: 'prod-cli-1 no longer holds reader\n' }),
+  ],
+  token: [
+    async () => {
+      const revoked = await xmlrest('token', 'revoke', '--backend', 'shop', '--user', 'prod-cli-1');
+      expect(revoked).toMatchObject({ code: 0 });
+      expect(revoked.stdout).toContain('revoked every token of prod-cli-1 on shop');
+    },
+  ],
+  key: [
+    async () => {
+      // key create reads generated/ (which backends take keys) from the build.
+      const made = await xmlrest('key', 'create', '--backend', 'shop', '--user', 'prod-cli-1', '--name', 'production', '--role', 'customer');
+      expect(made).toMatchObject({ code: 0 });
+      expect(made.stdout).toMatch(/^xr_[A-Za-z0-9]+\n$/);
+      const listed = JSON.parse((await xmlrest('key', 'list', '--user', 'prod-cli-1', '--json')).stdout) as { key_id: number; name: string }[];
+      expect(listed.map((key) => key.name)).toEqual(['production']);
+      expect(await xmlrest('key', 'revoke', String(listed[0]!.key_id))).toMatchObject({ code: 0 });
+    },
+  ],
+  resource: [
+    async () => {
+      // A build-time command: refused, plainly, with nothing written.
+      const lock = readFileSync(path.join(ROOT, 'access.lock'), 'utf8');
+      const refused = await xmlrest('resource', 'auth', 'shop/report', '--roles', 'manager');
+      expect(refused).toMatchObject({ code: 2 });
+      expect(refused.stderr).toContain('xmlrest resource auth is a build-time command, and this is a production install');
+      expect(readFileSync(path.join(ROOT, 'access.lock'), 'utf8')).toBe(lock);
+    },
+  ],
+  generate: [
+    async () => {
+      // generate --check runs as doctor's "generated/ matches resources/" below.
+      const refused = await xmlrest('generate');
+      expect(refused).toMatchObject({ code: 2 });
+      expect(refused.stderr).toContain('xmlrest generate is a build-time command, and this is a production install');
+    },
+  ],
+  explain: [
+    async () => {
+      // From the build's dist/generated: no TypeScript loader here.
+      const explained = await xmlrest('explain', 'prod-cli-1', 'GET', '/shop/v1.0/orders');
+      expect(explained).toMatchObject({ code: 0 });
+      expect(explained.stdout).toContain('allowed: prod-cli-1 may call GET /shop/v1.0/orders on backend shop');
+    },
+  ],
+  'verify-access': [
+    async () => {
+      // The install's own server (npm start's entry) on the same database, proven against its access.lock.
+      const server = await startBuiltServer({ root: ROOT, entry: 'scripts/start.mjs', env: { DATABASE_URL: databaseUrl } });
+      try {
+        const proven = await xmlrest('verify-access', server.url);
+        expect(proven.stderr).toMatch(/verify-access: removed \d+ temporary users/);
+        expect(proven.code).toBe(0);
+        expect(proven.stdout).toMatch(/checks agree, 0 disagree,/);
+      } finally {
+        await server.stop();
+      }
+    },
+  ],
+  events: [
+    async () => {
+      const listed = await xmlrest('events', 'list', '--failed');
+      expect(listed).toMatchObject({ code: 0, stderr: '' });
+      expect(listed.stdout.split('\n')[0]).toBe('id  state  event  event id  webhook  attempts  last answer  created  next attempt');
+      expect(await xmlrest('events', 'retry', '--all-failed')).toMatchObject({
+        code: 0,
+        stdout: '0 events due again: every server delivers them at its next poll\n',
+      });
+    },
+  ],
+  audit: [
+    async () =>
+      expect(await xmlrest('audit', 'list', '--since', '1h')).toMatchObject({
+        code: 0,
+        stdout: 'at  backend  call  user  key  status  request id  from  parameters\n',
+      }),
+  ],
+  check: [
+    async () => {
+      const checked = await xmlrest('check');
+      expect(checked).toMatchObject({ code: 0 });
+      expect(checked.stdout).toMatch(/^xmlrest check: all \d+ statements of \d+ resources match the database\n$/);
+    },
+  ],
+  doctor: [
+    async () => {
+      const { code, stdout } = await xmlrest('doctor');
+      expect(stdout).toContain('ok   the build (dist/) is current: npm start will run it');
+      expect(stdout).toContain('ok   generated/ and access.lock match resources/');
+      expect({ code, last: stdout.trim().split('\n').at(-1) }).toEqual({ code: 0, last: 'everything looks right' });
+    },
+  ],
+};
+
+describe('the xmlrest command in a production install', { timeout: 120_000 }, () => {
+  it('has no build tools, and runs the compiled command', async () => {
+    expect(existsSync(path.join(ROOT, 'node_modules/tsx'))).toBe(false);
+    expect(existsSync(path.join(ROOT, 'dist/scripts/xmlrest.js'))).toBe(true);
+    const version = await xmlrest('--version');
+    expect(version).toEqual({ code: 0, stdout: `${JSON.parse(readFileSync('package.json', 'utf8')).version}\n`, stderr: '' });
+  });
+
+  it('prints the usage of every command and subcommand', async () => {
+    const top = await xmlrest('--help');
+    expect(top.code).toBe(0);
+    const commands = commandsOf(top.stdout);
+    expect(commands).toEqual(expect.arrayContaining(['generate', 'db', 'user', 'role', 'key', 'explain', 'check', 'doctor']));
+    // Each command a process of its own: the commands side by side, their subcommands side by side.
+    await Promise.all(
+      commands.map(async (command) => {
+        const help = await xmlrest(command, '--help');
+        expect(help, command).toMatchObject({ code: 0, stderr: '' });
+        expect(help.stdout, command).toMatch(new RegExp(`^Usage: xmlrest ${command}`));
+        await Promise.all(
+          commandsOf(help.stdout).map(async (sub) => {
+            const subHelp = await xmlrest(command, sub, '--help');
+            expect(subHelp, `${command} ${sub}`).toMatchObject({ code: 0, stderr: '' });
+            expect(subHelp.stdout, `${command} ${sub}`).toMatch(new RegExp(`^Usage: xmlrest ${command} ${sub}`));
+          }),
+        );
+      }),
+    );
+  });
+
+  it('makes one real call of every command against the database', async () => {
+    const commands = commandsOf((await xmlrest('--help')).stdout);
+    const uncalled = commands.filter((command) => !(command in REAL_CALLS));
+    expect(uncalled, 'commands with no real call in REAL_CALLS').toEqual([]);
+    for (const command of commands) for (const call of REAL_CALLS[command]!) await call();
+  });
+});

@@ -1,0 +1,126 @@
+import { readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type BuiltServer, startBuiltServer } from '../support/built-server.js';
+import { formBody, send } from '../support/http.js';
+import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../support/otlp-receiver.js';
+
+/**
+ * Traces (docs/contract.md §13), from the built server as `npm start` runs it, exported by OpenTelemetry's
+ * Node SDK over OTLP/HTTP (protobuf, its default) to a collector of the test's own on loopback: a span per
+ * request continuing the caller's traceparent, a child span per SQL step holding its statement's text and no
+ * value, the route and the reason as attributes, the trace id in the request's log line. Unset, nothing of
+ * OpenTelemetry is loaded at all.
+ */
+const MODULES = path.resolve('test/.tmp/tracing-modules');
+const LOADED = path.resolve('test/support/loaded-modules.mjs');
+let receiver: OtlpReceiver;
+let traced: BuiltServer;
+let untraced: BuiltServer;
+
+beforeAll(async () => {
+  rmSync(MODULES, { recursive: true, force: true });
+  receiver = await startOtlpReceiver();
+  const loading = (name: string) => ({ nodeArgs: ['--import', LOADED], env: { LOADED_MODULES_FILE: `${MODULES}-${name}.txt` } });
+  [traced, untraced] = await Promise.all([
+    startBuiltServer({
+      nodeArgs: loading('traced').nodeArgs,
+      // The batch goes out every 100 ms instead of the SDK's 5 s, so that the test waits for nothing.
+      env: { ...loading('traced').env, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '100', OTEL_SERVICE_NAME: 'shop-api' },
+    }),
+    startBuiltServer(loading('untraced')),
+  ]);
+});
+
+afterAll(async () => {
+  await Promise.all([traced?.stop(), untraced?.stop()]);
+  await receiver?.close();
+  rmSync(`${MODULES}-traced.txt`, { force: true });
+  rmSync(`${MODULES}-untraced.txt`, { force: true });
+});
+
+/** The spans of one trace, once its request's span has arrived. */
+async function traceOf(traceId: string, requestSpanName: RegExp): Promise<ReceivedSpan[]> {
+  await expect.poll(() => receiver.spans.some((span) => span.traceId === traceId && requestSpanName.test(span.name)), { timeout: 15_000 }).toBe(true);
+  return receiver.spans.filter((span) => span.traceId === traceId);
+}
+
+const logLineOf = (server: BuiltServer, requestId: string) => server.logs.find((line) => line.msg === 'request' && line.requestId === requestId);
+
+describe('traces, with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
+  it('continues the caller’s traceparent: the request a server span, its SELECT a child with the statement’s text', async () => {
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const callerSpan = '00f067aa0ba902b7';
+    const response = await send(`${traced.url}/shop/v2.0/products?max_price=30`, { headers: { traceparent: `00-${traceId}-${callerSpan}-01` } });
+    expect(response.status).toBe(200);
+    const spans = await traceOf(traceId, /^GET /);
+    const request = spans.find((span) => span.kind === 2)!;
+    expect(request).toMatchObject({
+      name: 'GET /shop/v2.0/products',
+      parentSpanId: callerSpan,
+      attributes: { 'http.route': '/shop/v2.0/products', 'http.request.method': 'GET', 'http.response.status_code': 200, 'xmlrest.backend': 'shop' },
+      resource: { 'service.name': 'shop-api' },
+    });
+    const statement = spans.find((span) => span.parentSpanId === request.spanId)!;
+    expect(statement).toMatchObject({ name: 'SELECT', kind: 3, attributes: { 'db.system.name': 'mysql', 'db.operation.name': 'SELECT' } });
+    const products = readFileSync('generated/shop/products@2.0.ts', 'utf8');
+    expect(products).toContain(String(statement.attributes['db.query.text']));
+    expect(statement.attributes['db.query.text']).toContain('where price <= ?');
+    // The value stays a parameter: never in a span.
+    expect(JSON.stringify(spans)).not.toContain('max_price=30');
+    expect(logLineOf(traced, String(response.headers['x-request-id']))).toMatchObject({ trace_id: traceId, status: 200 });
+  });
+
+  it('makes a transaction a span whose statements are its children, and never records a value', async () => {
+    const token = await send(`${traced.url}/shop/v1.0/token`, { method: 'POST', ...formBody({ user: 'alice', pass: 'alice-pass' }) });
+    expect(token.status).toBe(201);
+    const secret = 'a review only alice wrote 8675309';
+    const posted = await send(`${traced.url}/shop/v1.0/reviews`, {
+      method: 'POST',
+      ...formBody({ product_id: '1', stars: '5', body: secret }),
+      headers: { ...formBody({}).headers, authorization: `Bearer ${(token.json() as { token: string }).token}` },
+    });
+    expect(posted.status).toBe(201);
+    const traceId = String(logLineOf(traced, String(posted.headers['x-request-id']))?.trace_id);
+    expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+    const spans = await traceOf(traceId, /^POST /);
+    const request = spans.find((span) => span.name === 'POST /shop/v1.0/reviews')!;
+    expect(request.parentSpanId).toBe('');
+    const transaction = spans.find((span) => span.name === 'transaction')!;
+    expect(transaction.parentSpanId).toBe(request.spanId);
+    const insert = spans.find((span) => span.name === 'INSERT')!;
+    expect(insert.parentSpanId).toBe(transaction.spanId);
+    expect(insert.attributes['db.query.text']).toBe('insert into reviews (user_id, product_id, stars, body) values (?, ?, ?, ?)');
+    expect(JSON.stringify(spans)).not.toContain('8675309');
+    expect(JSON.stringify(spans)).not.toContain('alice-pass');
+  });
+
+  it('names a refusal’s reason, and marks a refusal as no error of the server', async () => {
+    const refused = await send(`${traced.url}/shop/v1.0/orders`);
+    expect(refused.status).toBe(403);
+    const traceId = String(logLineOf(traced, String(refused.headers['x-request-id']))?.trace_id);
+    const [request] = await traceOf(traceId, /^GET /);
+    expect(request).toMatchObject({
+      name: 'GET /shop/v1.0/orders',
+      attributes: { 'http.response.status_code': 403, 'xmlrest.reason': 'no_credentials', 'xmlrest.resource': 'orders@1.0' },
+      status: { code: 0 },
+    });
+    expect(receiver.contentTypes.every((type) => type === 'application/x-protobuf')).toBe(true);
+  });
+});
+
+describe('traces, with no OTLP endpoint', () => {
+  it('loads nothing of OpenTelemetry, and its log lines carry no trace id', async () => {
+    const response = await send(`${untraced.url}/shop/v1.0/products`, { headers: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' } });
+    expect(response.status).toBe(200);
+    const untracedModules = readFileSync(`${MODULES}-untraced.txt`, 'utf8');
+    // The hook sees the server's own modules (so it works), and the traced server's OpenTelemetry.
+    expect(untracedModules).toContain('/dist/runtime/tracing/index.js');
+    expect(readFileSync(`${MODULES}-traced.txt`, 'utf8')).toContain('/node_modules/@opentelemetry/sdk-node/');
+    expect(untracedModules).not.toContain('@opentelemetry');
+    expect(untracedModules).not.toContain('/dist/runtime/tracing/open-telemetry.js');
+    const line = logLineOf(untraced, String(response.headers['x-request-id']));
+    expect(line).toMatchObject({ status: 200 });
+    expect(line).not.toHaveProperty('trace_id');
+  });
+});
