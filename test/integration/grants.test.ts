@@ -1,4 +1,5 @@
 import { execFile, execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import type mysql from 'mysql2/promise';
 import { createConnection as mysqlConnection } from 'mysql2/promise';
@@ -247,6 +248,8 @@ describe('a grant that ends, on a database no server deletes ended grants from',
       logger: createLogger('silent'),
       revocationPollMs: 0,
       middleware: [adminConsole],
+      // As the built server serves it: verify-access compares it with the resources first.
+      openapi: JSON.parse(readFileSync('generated/openapi.json', 'utf8')) as object,
     });
     running = await listen(served.app, 0, '127.0.0.1');
   }, 120_000);
