@@ -1,3 +1,4 @@
+import { checkListFacts, widestStatement } from './analyse/list.js';
 import type { Diagnostics } from './diagnostics.js';
 import type { Operation, ParamTarget, ParamType, Project, Resource, ResultColumn, SqlStep } from './ir.js';
 
@@ -15,6 +16,25 @@ export interface SnapshotEntry {
   columns: ResultColumn[];
   /** Types of the request parameters whose column the text shows. */
   params?: Record<string, ParamType>;
+  /** A list's order columns (docs/contract.md §11), by `table.column`: what its checks need of the database. */
+  keys?: Record<string, KeyFacts>;
+}
+
+/** What the database says of a column a list orders by. */
+export interface KeyFacts {
+  sqlType: string;
+  nullable: boolean;
+  /** A primary key or unique index on this column alone. */
+  unique: boolean;
+  /** Characters, for a text column. */
+  maxLength?: number;
+  /** Digits of a fraction of a second, for a time column. */
+  precision?: number;
+}
+
+/** The statement the database describes for a step: a list's widest (every filter, after a cursor, with a limit). */
+export function describedSql(step: SqlStep): string {
+  return step.list ? widestStatement(step.list) : step.sql;
 }
 
 export function stepKey(resource: Resource, operation: Operation, step: SqlStep): string {
@@ -101,6 +121,8 @@ export interface TableColumn {
   columnType: string;
   nullable: boolean;
   maxLength: number | null;
+  /** Digits of a fraction of a second (datetime, timestamp, time); null for other types. */
+  precision?: number | null;
 }
 
 /** What the generator needs of a database connection. */
@@ -109,6 +131,8 @@ export interface StatementDescriber {
   describe(sql: string): Promise<FieldInfo[]>;
   /** The columns of a table in the connection's database; empty when there is no such table. */
   columnsOf(table: string): Promise<TableColumn[]>;
+  /** The columns of each primary key and unique index of a table, each in its index's order. */
+  uniqueKeysOf(table: string): Promise<string[][]>;
 }
 
 const INTEGER_TYPES = new Set(['tinyint', 'smallint', 'mediumint', 'int', 'integer']);
@@ -176,13 +200,14 @@ export async function inferTypes(
   const tables = new Map<string, Promise<TableColumn[]>>();
   for (const { key, step } of sqlSteps(project)) {
     const old = previous[key];
-    if (!options.refresh && old && old.sql === step.sql) {
+    const sql = describedSql(step);
+    if (!options.refresh && old && old.sql === sql) {
       snapshot[key] = old;
       continue;
     }
     let fields: FieldInfo[];
     try {
-      fields = await database.describe(step.sql);
+      fields = await database.describe(sql);
     } catch (error) {
       const message = (error as { sqlMessage?: string; message?: string }).sqlMessage ?? (error as Error).message;
       diagnostics.error(step.at, `step "${step.id}": the database rejects the statement: ${message}`);
@@ -190,9 +215,11 @@ export async function inferTypes(
     }
     const columns = step.statement === 'read' ? fields.map(columnOf) : [];
     const params = await paramTypes(step.paramTargets, database, tables);
-    snapshot[key] = Object.keys(params).length > 0 ? { sql: step.sql, columns, params } : { sql: step.sql, columns };
+    const keys = step.list ? await keyFacts(step, database, tables) : undefined;
+    snapshot[key] = { sql, columns, ...(Object.keys(params).length > 0 ? { params } : {}), ...(keys ? { keys } : {}) };
     if (!old) changes.push(`${key}: typed ${describeColumns(columns)}`);
     else changes.push(...columnChanges(key, old.columns, columns), ...paramChanges(key, old.params ?? {}, params));
+    if (old && JSON.stringify(old.keys ?? null) !== JSON.stringify(keys ?? null)) changes.push(`${key}: list columns ${JSON.stringify(keys ?? {})}`);
   }
   for (const key of Object.keys(previous)) if (!(key in snapshot) && diagnostics.count === 0) changes.push(`${key}: removed`);
   return { snapshot: sortKeys(snapshot), changes };
@@ -206,11 +233,13 @@ export function applyTypes(project: Project, snapshot: TypeSnapshot, diagnostics
   const untyped: string[] = [];
   for (const { key, step, operation } of sqlSteps(project)) {
     const entry = snapshot[key];
-    if (entry && entry.sql === step.sql) {
+    const current = entry !== undefined && entry.sql === describedSql(step);
+    if (current) {
       step.typed = step.statement === 'read' ? entry.columns : null;
       // The first step that says what a parameter is, wins.
       for (const [name, type] of Object.entries(entry.params ?? {})) operation.paramTypes[name] ??= type;
     } else untyped.push(key);
+    if (step.list) checkListFacts(step, operation, current ? entry : undefined, diagnostics);
   }
   for (const { operation } of sqlSteps(project)) {
     for (const step of operation.steps) {
@@ -232,6 +261,31 @@ export function applyTypes(project: Project, snapshot: TypeSnapshot, diagnostics
   return [...new Set(untyped)];
 }
 
+/** What the database says of each column a list orders by (its page key, its sort's columns). */
+async function keyFacts(step: SqlStep, database: StatementDescriber, tables: Map<string, Promise<TableColumn[]>>): Promise<Record<string, KeyFacts>> {
+  const list = step.list!;
+  const facts: Record<string, KeyFacts> = {};
+  const uniques = new Map<string, Promise<string[][]>>();
+  for (const term of [...(list.page?.key ?? []), ...(list.sort?.allow.map((allowed) => allowed.term) ?? [])]) {
+    if (term.table === null) continue;
+    let columns = tables.get(term.table);
+    if (!columns) tables.set(term.table, (columns = database.columnsOf(term.table)));
+    const column = (await columns).find((candidate) => candidate.name.toLowerCase() === term.tableColumn.toLowerCase());
+    if (!column) continue;
+    let keys = uniques.get(term.table);
+    if (!keys) uniques.set(term.table, (keys = database.uniqueKeysOf(term.table)));
+    const unique = (await keys).some((index) => index.length === 1 && index[0]!.toLowerCase() === column.name.toLowerCase());
+    facts[`${term.table}.${column.name}`] = {
+      sqlType: column.columnType,
+      nullable: column.nullable,
+      unique,
+      ...(column.maxLength !== null ? { maxLength: column.maxLength } : {}),
+      ...(column.precision !== null && column.precision !== undefined ? { precision: column.precision } : {}),
+    };
+  }
+  return Object.fromEntries(Object.entries(facts).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
 /** JSON with one column per line, so that a changed type is a one-line diff. */
 export function snapshotText(snapshot: TypeSnapshot): string {
   const entries = Object.entries(sortKeys(snapshot)).map(([key, entry]) => {
@@ -242,7 +296,12 @@ export function snapshotText(snapshot: TypeSnapshot): string {
           .map(([name, type]) => `      ${JSON.stringify(name)}: ${JSON.stringify(type)}`)
           .join(',\n')}\n    }`
       : '';
-    return `  ${JSON.stringify(key)}: {\n    "sql": ${JSON.stringify(entry.sql)},\n    "columns": ${list}${params}\n  }`;
+    const keys = entry.keys
+      ? `,\n    "keys": {\n${Object.entries(entry.keys)
+          .map(([name, facts]) => `      ${JSON.stringify(name)}: ${JSON.stringify(facts)}`)
+          .join(',\n')}\n    }`
+      : '';
+    return `  ${JSON.stringify(key)}: {\n    "sql": ${JSON.stringify(entry.sql)},\n    "columns": ${list}${params}${keys}\n  }`;
   });
   return entries.length === 0 ? '{}\n' : `{\n${entries.join(',\n')}\n}\n`;
 }

@@ -11,6 +11,7 @@ import type { Database } from './db/index.js';
 import { mountDocs } from './docs.js';
 import { HttpError } from './errors.js';
 import { countCall, type RateLimiter } from './limits/index.js';
+import type { Lists } from './lists/index.js';
 import type { Metrics } from './metrics.js';
 import { Scope, type ScopeOptions } from './scope.js';
 
@@ -37,6 +38,8 @@ export interface RoutesOptions {
   metrics: Metrics;
   /** Counts the calls of limited routes (docs/contract.md §10). */
   limiter: RateLimiter;
+  /** Filters, sorts and pages (docs/contract.md §11). */
+  lists: Lists;
 }
 
 export interface Routes {
@@ -75,6 +78,7 @@ export function buildRoutes(options: RoutesOptions): Routes {
       maxParams: options.maxParams,
       credentials: options.credentials,
       limiter: options.limiter,
+      lists: options.lists,
     };
     for (const resource of backend.resources) {
       const path = resourcePath(options.basePath, backend.name, resource);

@@ -2,9 +2,10 @@ import type Koa from 'koa';
 import type { Guard } from './auth/guard.js';
 import { type CredentialRules, screenLogin } from './auth/transport.js';
 import type { FieldReader } from './body.js';
-import type { ParamSpecs, PluginContext, Queryable, RateLimit, RequestScope, Roles } from './contract.js';
+import type { ListQuery, ListSpec, ParamSpecs, PluginContext, Queryable, RateLimit, RequestScope, Roles } from './contract.js';
 import type { Database } from './db/index.js';
 import { countCall, type RateLimiter } from './limits/index.js';
+import type { Lists } from './lists/index.js';
 import { readParams } from './params.js';
 
 /** What every request of one mounted route shares. */
@@ -19,6 +20,8 @@ export interface ScopeOptions {
   limiter: RateLimiter;
   /** The route's rate limit (docs/contract.md §10), and its name in the callers' keys; none for most routes. */
   limit?: { rule: RateLimit; route: string } | undefined;
+  /** Filters, sorts and pages (docs/contract.md §11), with the server's cursor key. */
+  lists: Lists;
 }
 
 /**
@@ -67,6 +70,18 @@ export class Scope implements RequestScope {
 
   transaction<T>(work: (db: Queryable) => Promise<T>): Promise<T> {
     return this.options.db.transaction(work);
+  }
+
+  list(spec: ListSpec, params: object): ListQuery {
+    const ctx = this.ctx;
+    const state = ctx.state as { backend: string; resource: string; userId?: string };
+    return this.options.lists.open(spec, params, {
+      // HEAD is answered as GET: its cursors are GET's.
+      route: `${state.backend} ${state.resource} GET`,
+      user: state.userId,
+      path: ctx.path,
+      link: (value) => ctx.set('Link', value),
+    });
   }
 
   get plugin(): PluginContext {
