@@ -216,7 +216,7 @@ export async function inferTypes(
     const columns = step.statement === 'read' ? fields.map(columnOf) : [];
     const params = await paramTypes(step.paramTargets, database, tables);
     const keys = step.list ? await keyFacts(step, database, tables) : undefined;
-    snapshot[key] = { sql, columns, ...(Object.keys(params).length > 0 ? { params } : {}), ...(keys ? { keys } : {}) };
+    snapshot[key] = { sql, columns, ...(Object.keys(params).length > 0 ? { params } : {}), ...(keys && Object.keys(keys).length > 0 ? { keys } : {}) };
     if (!old) changes.push(`${key}: typed ${describeColumns(columns)}`);
     else changes.push(...columnChanges(key, old.columns, columns), ...paramChanges(key, old.params ?? {}, params));
     if (old && JSON.stringify(old.keys ?? null) !== JSON.stringify(keys ?? null)) changes.push(`${key}: list columns ${JSON.stringify(keys ?? {})}`);

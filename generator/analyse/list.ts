@@ -21,6 +21,8 @@ export const PAGE_PARAMS = ['limit', 'after'] as const;
 /** Most rows a page may hold: what one request may make the server hold in memory. */
 const MOST_ROWS = 10_000;
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** The clauses after WHERE, by their first word. */
+const CLAUSES: Record<string, string> = { group: 'GROUP BY', order: 'ORDER BY', fetch: 'FETCH FIRST', lock: 'LOCK IN SHARE MODE', for: 'FOR UPDATE' };
 
 interface PageDraft {
   key: string;
@@ -124,13 +126,14 @@ export function analyseList(elements: readonly RawElement[], request: ListReques
     );
   }
   const tail = step.sql.slice(shape.tail.start).trim();
+  const clause = shape.tail.keyword === null ? '' : (CLAUSES[shape.tail.keyword] ?? shape.tail.keyword.toUpperCase());
   if (ordered && shape.tail.keyword !== null) {
     diagnostics.error(
       step.at,
-      `${where} has a Page or Sort: its statement ends with its WHERE clause, not ${shape.tail.keyword.toUpperCase()} (the list adds the order and the limit itself; a grouped list cannot be paged)`,
+      `${where} has a Page or Sort: its statement ends with its WHERE clause, not ${clause} (the list adds the order and the limit itself; a grouped list cannot be paged)`,
     );
   } else if (tail.includes('?')) {
-    diagnostics.error(step.at, `${where} is a list: its parameters come before its ${shape.tail.keyword?.toUpperCase()}, where the filters go`);
+    diagnostics.error(step.at, `${where} is a list: its parameters come before its ${clause}, where the filters go`);
   }
 
   const filters = (elements.filter((element) => element.name === 'Filter') ?? []).flatMap((element) => {
@@ -197,7 +200,12 @@ function readFilter(element: RawElement, request: ListRequest, step: SqlStep, di
   if (!draft.param || !draft.sql || !sqlAt) return undefined;
   const before = diagnostics.count;
   const scanned = scanSql(draft.sql);
-  for (const problem of scanned.problems) diagnostics.error(sqlAt.at, `Filter ${draft.param}: ${problem.message}`);
+  for (const problem of scanned.problems) {
+    diagnostics.error(
+      sqlAt.at,
+      `Filter ${draft.param}: ${problem.message.startsWith('one statement') ? 'one condition, not statements (no ;)' : problem.message}`,
+    );
+  }
   const tokens = tokenize(draft.sql, []);
   // A comment would swallow what the list puts after the condition.
   if (tokens.some((token) => token.type === 'comment')) diagnostics.error(sqlAt.at, `Filter ${draft.param}: no comments in a condition`);

@@ -49,9 +49,11 @@ export function defaultSort(spec: ListSpec): string {
 }
 
 /**
- * The order of a sort (`-price`, or '' for none): its term, then the page's key; a descending sort turns the
- * key's directions round too, so that one index (price, product_id) serves `price` forwards and `-price`
- * backwards. Without a page, the sort alone.
+ * The order of a sort (`-price`, or '' for none): its term, then the page's key as written or turned round
+ * whole. Turned round when the sort asks for the other direction than its column has in the key (ascending for
+ * a column the key does not hold): `-created_on` on the key `created_on desc, order_id desc` keeps it as it is,
+ * `created_on` turns it round, and `price` and `-price` are one order and its reverse, so that one index
+ * (price, the key's columns) serves both. Without a page, the sort alone.
  */
 export function orderOf(spec: ListSpec, sort: string): ListOrderTerm[] {
   const key = spec.page?.key ?? [];
@@ -59,7 +61,8 @@ export function orderOf(spec: ListSpec, sort: string): ListOrderTerm[] {
   const desc = sort.startsWith('-');
   const term = spec.sort.allow[desc ? sort.slice(1) : sort];
   if (!term) return [...key];
-  return [{ ...term, desc }, ...key.filter((part) => part.sql !== term.sql).map((part) => (desc ? { ...part, desc: !part.desc } : part))];
+  const reverse = desc !== (key.find((part) => part.sql === term.sql)?.desc ?? false);
+  return [{ ...term, desc }, ...key.filter((part) => part.sql !== term.sql).map((part) => (reverse ? { ...part, desc: !part.desc } : part))];
 }
 
 /** The values of `keysetCondition`, in its order: a; a, b; a, b, c; ... */

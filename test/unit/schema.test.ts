@@ -24,6 +24,12 @@ describe('the editor schema', () => {
     expect(result.status).toBe(0);
   });
 
+  it('accepts lists: Filter, Sort and Page after the steps (the golden case lists)', () => {
+    const files = readdirSync('test/golden/lists/resources/app').map((file) => `test/golden/lists/resources/app/${file}`);
+    const result = xmllint(...files);
+    expect(result.stderr.trim().split('\n')).toEqual(files.map((file) => `${file} validates`));
+  });
+
   it('flags what the generator refuses: unknown elements and attributes, a bad method, a missing v', () => {
     mkdirSync('test/.tmp/schema', { recursive: true });
     const cases = {
@@ -32,6 +38,11 @@ describe('the editor schema', () => {
       'method.xml': '<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0"><Request method="FETCH"><Sql>select 1 as a</Sql></Request></Resource>',
       'version.xml': '<Resource xmlns="urn:xmlrest:resource:1.0"><Request method="GET"><Sql>select 1 as a</Sql></Request></Resource>',
       'status.xml': '<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0"><Request method="GET" status="204"><Sql>select 1 as a</Sql></Request></Resource>',
+      'pages.xml':
+        '<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0"><Request method="GET"><Sql>select 1 as a</Sql><Page key="a"/><Page key="a"/></Request></Resource>',
+      'page-size.xml':
+        '<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0"><Request method="GET"><Sql>select 1 as a</Sql><Page key="a" size="0"/></Request></Resource>',
+      'filter.xml': '<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0"><Request method="GET"><Sql>select 1 as a</Sql><Filter param="a"/></Request></Resource>',
     };
     for (const [name, text] of Object.entries(cases)) {
       writeFileSync(`test/.tmp/schema/${name}`, text);
