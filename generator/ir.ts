@@ -69,8 +69,11 @@ export interface List {
   filters: ListFilter[];
   sort: ListSort | null;
   page: ListPage | null;
-  /** Columns the step's own WHERE compares with `=` to a value: an index that serves the list's order starts with them. */
-  equalities: { table: string; column: string }[];
+  /**
+   * Columns the step's own WHERE compares with `=` to a value: an index that serves the list's order starts with
+   * them; `bind` the step's bind they meet, if one.
+   */
+  equalities: { table: string; column: string; bind: number | null }[];
 }
 
 export interface ListFilter {

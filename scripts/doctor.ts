@@ -8,6 +8,7 @@ import { parseDatabaseUrl } from '../runtime/db/index.js';
 import type { BackendModule, IssuerAlgorithm } from '../runtime/index.js';
 import { staleSources } from './build-state.mjs';
 import { connectTo } from './connection.js';
+import { listIndexFindings } from './list-indexes.js';
 import { DEFAULT_TABLE_TRIGGERS } from './schema.js';
 
 /** The tables `xmlrest db init` makes, besides the default user tables: revocations, roles, audit, login counters, servers, rate limits, API keys, sessions. */
@@ -38,7 +39,8 @@ interface Finding {
  * `xmlrest doctor`: checks what a server needs, in the order it needs it,
  * and says what to fix: Node, the configuration (as `npm start` reads it),
  * the database (reachable, its version), the default tables and triggers,
- * whether generated/ matches resources/, and whether the build is current.
+ * whether an index serves each order of each list (scripts/list-indexes.ts), whether generated/ matches
+ * resources/, and whether the build is current.
  * Warns of a production setup serving the console on its public port.
  * Exit 0 when everything is fine (warnings or not), 1 otherwise.
  */
@@ -125,6 +127,8 @@ export async function doctor(root: string): Promise<number> {
                 },
           );
         }
+        // Lists (docs/contract.md §11): an index for every order a page can be asked for.
+        for (const finding of await listIndexFindings(root, connection)) say(finding);
       } finally {
         await connection.end();
       }

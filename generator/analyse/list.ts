@@ -169,9 +169,9 @@ export function analyseList(elements: readonly RawElement[], request: ListReques
 
   let head = step.sql.slice(0, shape.tail.start).trimEnd();
   if (shape.where?.wrap) head = `${head.slice(0, shape.where.start)}(${head.slice(shape.where.start, shape.where.end)})${head.slice(shape.where.end)}`;
-  const equalities = shape.equalities.flatMap(({ qualifier, column }) => {
+  const equalities = shape.equalities.flatMap(({ qualifier, column, placeholder }) => {
     const table = qualifier === null ? shape.onlyTable : (shape.tables.get(qualifier.toLowerCase()) ?? null);
-    return table === null ? [] : [{ table, column }];
+    return table === null ? [] : [{ table, column, bind: placeholder }];
   });
   step.list = { head, where: shape.where !== null, tail: ordered ? '' : tail, filters, sort, page, equalities };
   const types: Record<string, ParamType> = {};

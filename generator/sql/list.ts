@@ -20,8 +20,11 @@ export interface ListText {
   /** Table aliases and names (lower case) to tables; the only table when there is one. */
   tables: Map<string, string>;
   onlyTable: string | null;
-  /** Columns the WHERE condition compares with `=` to a value (`o.user_id = ?`), when it is a conjunction: an index's leading columns. */
-  equalities: { qualifier: string | null; column: string }[];
+  /**
+   * Columns the WHERE condition compares with `=` to a value (`o.user_id = ?`), when it is a conjunction: an index's
+   * leading columns; with the ordinal of the `?` they meet, if they meet one.
+   */
+  equalities: { qualifier: string | null; column: string; placeholder: number | null }[];
 }
 
 export interface ResultItem {
@@ -67,7 +70,7 @@ export function readListText(text: string): ListText {
     const last = condition.at(-1);
     const wrap = orAtTopLevel(condition);
     if (first && last) whereText = { start: first.start, end: last.start + last.text.length, wrap };
-    if (!wrap) equalities.push(...equalitiesOf(condition));
+    if (!wrap) equalities.push(...equalitiesOf(condition, tokens));
   }
   return {
     where: whereText,
@@ -117,8 +120,8 @@ function referenceOf(tokens: Token[]): { qualifier: string | null; column: strin
   return tokens.length === 3 ? { qualifier: unquote(tokens[0]!), column: unquote(tokens[2]!) } : { qualifier: null, column: unquote(tokens[0]!) };
 }
 
-/** The `col = ?` and `? = col` terms of a conjunction. */
-function equalitiesOf(condition: Token[]): ListText['equalities'] {
+/** The `col = ?` and `? = col` terms of a conjunction; `all` the statement's tokens, to count its placeholders. */
+function equalitiesOf(condition: Token[], all: Token[]): ListText['equalities'] {
   const found: ListText['equalities'] = [];
   const terms: Token[][] = [[]];
   let level = 0;
@@ -134,8 +137,12 @@ function equalitiesOf(condition: Token[]): ListText['equalities'] {
     const [left, right] = [term.slice(0, equals), term.slice(equals + 1)];
     const value = (side: Token[]) => side.length === 1 && (side[0]!.text === '?' || side[0]!.type === 'number' || side[0]!.type === 'string');
     const column = (side: Token[]) => (isColumnReference(side) && side.length <= 3 ? referenceOf(side) : undefined);
-    const reference = value(right) ? column(left) : value(left) ? column(right) : undefined;
-    if (reference) found.push(reference);
+    const valueSide = value(right) ? right : value(left) ? left : undefined;
+    const reference = valueSide === right ? column(left) : valueSide === left ? column(right) : undefined;
+    if (!reference || !valueSide) continue;
+    const token = valueSide[0]!;
+    const placeholder = token.text === '?' ? all.filter((other) => other.text === '?' && other.start < token.start).length : null;
+    found.push({ ...reference, placeholder });
   }
   return found;
 }

@@ -37,6 +37,7 @@ describe('generate', () => {
       'shop/account.ts',
       'shop/index.ts',
       'shop/orders.ts',
+      'shop/orders@2.0.ts',
       'shop/products.ts',
       'shop/products@2.0.ts',
       'shop/products@3.0.ts',
@@ -49,7 +50,7 @@ describe('generate', () => {
     const mtime = statSync(path.join(ROOT, 'generated/shop/orders.ts')).mtimeMs;
     lines = [];
     expect(await generate()).toBe(0);
-    expect(lines).toEqual(['xmlrest: 13 files from 9 resource files, 0 changed']);
+    expect(lines).toEqual(['xmlrest: 14 files from 10 resource files, 0 changed']);
     expect(statSync(path.join(ROOT, 'generated/shop/orders.ts')).mtimeMs).toBe(mtime);
     expect(await generate(true)).toBe(0);
   });
@@ -74,7 +75,7 @@ describe('generate', () => {
     expect(lines).toContain('update generated/shop/report.ts');
     lines = [];
     expect(await dev()).toBe(0);
-    expect(lines).toEqual(['xmlrest: 13 files from 9 resource files, 0 changed']);
+    expect(lines).toEqual(['xmlrest: 14 files from 10 resource files, 0 changed']);
   });
 
   it('with the dev cache, every run writes what a run without it would, whatever was edited', async () => {

@@ -64,7 +64,14 @@ describe('the statement of each shape of request', () => {
   });
 
   it('keeps what follows the conditions in a list without Page or Sort', () => {
-    const spec: ListSpec = { sql: 'select category, count(*) as n\nfrom products', where: false, tail: 'group by category', filters: [{ param: 'min', sql: 'price >= ?', uses: 1 }], sort: null, page: null };
+    const spec: ListSpec = {
+      sql: 'select category, count(*) as n\nfrom products',
+      where: false,
+      tail: 'group by category',
+      filters: [{ param: 'min', sql: 'price >= ?', uses: 1 }],
+      sort: null,
+      page: null,
+    };
     expect(listStatement(spec, { filters: spec.filters, order: [], after: false, limit: false })).toBe(
       'select category, count(*) as n\nfrom products\nwhere price >= ?\ngroup by category',
     );
@@ -133,7 +140,10 @@ describe('pages and their cursors', () => {
     first.page(rows);
     const cursor = first.next!;
     const refused = /Parameter 'after' is not a cursor of this list/;
-    const open = (after: string, asked = request(), spec = ORDERS, server = lists) => () => server.open(spec, { after }, asked);
+    const open =
+      (after: string, asked = request(), spec = ORDERS, server = lists) =>
+      () =>
+        server.open(spec, { after }, asked);
     expect(open(cursor)).not.toThrow();
     const [payload, tag] = cursor.split('.') as [string, string];
     // The same position, one value changed and encoded again: no longer the server's.
@@ -154,7 +164,11 @@ describe('pages and their cursors', () => {
     const first = old.open(ORDERS, {}, request());
     first.page(rows);
     const rotated = new Lists(
-      () => new CursorKey([createSecretKey(Buffer.from('the-new-secret-of-at-least-32-bytes-000')), createSecretKey(Buffer.from('the-old-secret-of-at-least-32-bytes-000'))]),
+      () =>
+        new CursorKey([
+          createSecretKey(Buffer.from('the-new-secret-of-at-least-32-bytes-000')),
+          createSecretKey(Buffer.from('the-old-secret-of-at-least-32-bytes-000')),
+        ]),
     );
     expect(() => rotated.open(ORDERS, { after: first.next }, request())).not.toThrow();
   });
@@ -184,7 +198,10 @@ describe('pages and their cursors', () => {
 });
 
 describe('the limits of limit', () => {
-  const specs = { limit: { kind: 'integer', nullable: false, min: 1, max: 100, optional: true }, after: { kind: 'string', nullable: false, maxLength: 300, optional: true } } as const;
+  const specs = {
+    limit: { kind: 'integer', nullable: false, min: 1, max: 100, optional: true },
+    after: { kind: 'string', nullable: false, maxLength: 300, optional: true },
+  } as const;
 
   it('takes 1 to max, and says the range for anything else, however large or long', () => {
     expect(readParams({ limit: '100' }, undefined, specs)).toEqual({ limit: 100 });
