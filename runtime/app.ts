@@ -17,7 +17,7 @@ import { frontDoor, InFlight } from './front-door.js';
 import { healthRoutes, Readiness } from './health.js';
 import { DatabaseLeases, RateLimiter } from './limits/index.js';
 import { STOPPED } from './listen.js';
-import { CursorKey, Lists } from './lists/index.js';
+import { CursorKey, Lists, pagedBackends } from './lists/index.js';
 import { createLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { Peers } from './peers.js';
@@ -213,7 +213,7 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   const readFields = fieldReader();
   const build = (backends: readonly BackendModule[], openapi: object | undefined): Routes & { guards: Map<string, Guard> } => {
     // A paged route signs its cursors with the server's key: without one, refuse to start (or reload) now.
-    if (backends.some((backend) => backend.resources.some((resource) => Object.values(resource.operations).some((operation) => operation?.pages)))) {
+    if (pagedBackends(backends).length > 0) {
       cursorKey ??= new CursorKey(jwtKey().all);
     }
     const guards = new Map(

@@ -17,6 +17,8 @@ export class ConfigError extends Error {
 export interface ConfigNeeds {
   /** The backends that sign and check Bearer tokens: they need JWT_SECRET. */
   bearerBackends?: readonly string[];
+  /** The backends with paged routes, whose cursors are signed with a key derived from JWT_SECRET (docs/contract.md §11). */
+  pagedBackends?: readonly string[];
 }
 
 /** Server settings from the environment (docs/contract.md §1); a `.env` file may supply them. */
@@ -84,7 +86,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, envFile = '.env
   };
   const config: ServerConfig = {
     databaseUrl: checked(() => databaseUrlOf(env.DATABASE_URL), ''),
-    jwtSecret: checked(() => secretOf(env.JWT_SECRET, needs.bearerBackends ?? []), undefined),
+    jwtSecret: checked(() => secretOf(env.JWT_SECRET, needs.bearerBackends ?? [], needs.pagedBackends ?? []), undefined),
     port: checked(() => portOf(env.PORT, 3000, 'PORT'), 3000),
     adminPort: checked(() => portOf(env.ADMIN_PORT, undefined, 'ADMIN_PORT'), undefined),
     ...settingsFrom(env, checked),
@@ -120,12 +122,14 @@ function databaseUrlOf(url: string | undefined): string {
   return url;
 }
 
-function secretOf(secret: string | undefined, bearerBackends: readonly string[]): string | undefined {
+function secretOf(secret: string | undefined, bearerBackends: readonly string[], pagedBackends: readonly string[]): string | undefined {
   if (!secret) {
-    if (bearerBackends.length === 0) return undefined;
-    throw new Error(
-      `JWT_SECRET is not set: backend ${bearerBackends.join(', ')} signs and checks Bearer tokens with it. Make one with ${MAKE_A_SECRET} and set JWT_SECRET to it in the environment or in .env`,
-    );
+    const uses = [
+      ...(bearerBackends.length > 0 ? [`backend ${bearerBackends.join(', ')} signs and checks Bearer tokens with it`] : []),
+      ...(pagedBackends.length > 0 ? [`backend ${pagedBackends.join(', ')} signs the cursors of its pages with it`] : []),
+    ];
+    if (uses.length === 0) return undefined;
+    throw new Error(`JWT_SECRET is not set: ${uses.join(', and ')}. Make one with ${MAKE_A_SECRET} and set JWT_SECRET to it in the environment or in .env`);
   }
   try {
     new JwtKey(secret);

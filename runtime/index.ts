@@ -32,6 +32,7 @@ export { Database, DatabaseFault, openDatabase, parseDatabaseUrl, type WriteResu
 export { HttpError } from './errors.js';
 export { adminApp, Readiness } from './health.js';
 export { type ListenOptions, listen, type RunningServer } from './listen.js';
+export { pagedBackends } from './lists/index.js';
 export { createLogger, type Logger, parseLogLevel } from './log.js';
 export { Metrics } from './metrics.js';
 export type { Peer, Peers } from './peers.js';

@@ -5,7 +5,7 @@ import { databaseUrlFromEnvironment, generateProject } from '../generator/index.
 import { IssuerKeys } from '../runtime/auth/issuer/keys.js';
 import { ConfigError, loadConfig } from '../runtime/config.js';
 import { parseDatabaseUrl } from '../runtime/db/index.js';
-import type { BackendModule, IssuerAlgorithm } from '../runtime/index.js';
+import { type BackendModule, type IssuerAlgorithm, pagedBackends } from '../runtime/index.js';
 import { staleSources } from './build-state.mjs';
 import { connectTo } from './connection.js';
 import { listIndexFindings } from './list-indexes.js';
@@ -67,7 +67,7 @@ export async function doctor(root: string): Promise<number> {
   // As every xmlrest command: the environment, .env, or else the demo's database.
   databaseUrlFromEnvironment(root);
   try {
-    const config = loadConfig(process.env, path.join(root, '.env'), { bearerBackends });
+    const config = loadConfig(process.env, path.join(root, '.env'), { bearerBackends, pagedBackends: pagedBackends(backends) });
     databaseUrl = config.databaseUrl;
     const { sslMode } = parseDatabaseUrl(databaseUrl);
     say({

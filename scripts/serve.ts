@@ -10,6 +10,7 @@ import {
   type Logger,
   listen,
   openDatabase,
+  pagedBackends,
   parseDatabaseUrl,
   type ReloadableApp,
   resourcePath,
@@ -27,6 +28,7 @@ import {
 async function prepare() {
   const config = loadConfig(process.env, '.env', {
     bearerBackends: backends.filter((backend) => backend.authScheme === 'Bearer').map((backend) => backend.name),
+    pagedBackends: pagedBackends(backends),
   });
   const database = openDatabase(config.databaseUrl, {
     statementTimeoutMs: config.statementTimeoutMs,

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ListOrderTerm, ListQuery, ListSpec, SqlValue } from '../contract.js';
+import type { BackendModule, ListOrderTerm, ListQuery, ListSpec, SqlValue } from '../contract.js';
 import { badRequest } from '../errors.js';
 import type { CursorKey } from './cursor.js';
 import { defaultSort, keysetValues, type ListShape, listStatement, orderOf } from './statement.js';
@@ -11,6 +11,13 @@ import { defaultSort, keysetValues, type ListShape, listStatement, orderOf } fro
  */
 export { CursorKey } from './cursor.js';
 export { keysetCondition, listStatement } from './statement.js';
+
+/** The backends with a paged route: each signs its cursors with the server's key (JWT_SECRET). */
+export function pagedBackends(backends: readonly BackendModule[]): string[] {
+  return backends
+    .filter((backend) => backend.resources.some((resource) => Object.values(resource.operations).some((operation) => operation?.pages)))
+    .map((backend) => backend.name);
+}
 
 /** What a list needs of the request it answers. */
 export interface ListRequest {
