@@ -14,7 +14,7 @@ import type { ListSpec, ParamSpecs, RequestScope, ResourceModule } from '../../r
  *     order by o.created_on desc, o.order_id desc
  *     limit ?
  */
-const ORDERS_LIST: ListSpec = {
+export const ORDERS_LIST: ListSpec = {
   sql: `select o.order_id, o.product_id, p.name, o.quantity, o.created_on
 from orders o inner join products p on p.product_id = o.product_id
 where o.user_id = ?`,

@@ -14,7 +14,7 @@ import type { ListSpec, ParamSpecs, RequestScope, ResourceModule } from '../../r
  *     order by name, product_id
  *     limit ?
  */
-const PRODUCTS_LIST: ListSpec = {
+export const PRODUCTS_LIST: ListSpec = {
   sql: `select product_id, name, price, stock
 from products`,
   where: false,

@@ -347,7 +347,7 @@ function listConstant(operation: Operation, step: SqlStep): string {
       .map((line) => ` *     ${doc(line)}`.trimEnd()),
     ' */',
   ];
-  return [...head, `const ${listConstantName(step)}: ListSpec = {`, ...lines.map((line) => `  ${line}`), '};'].join('\n');
+  return [...head, `export const ${listConstantName(step)}: ListSpec = {`, ...lines.map((line) => `  ${line}`), '};'].join('\n');
 }
 
 /** What a parameter's documentation says: the column it meets, and for a list's own what it does. */

@@ -5,9 +5,10 @@ import { describe, expect, inject, it } from 'vitest';
 /**
  * The benchmark's smoke run: every server of `npm run bench` (the
  * generated one, the hand-written baseline, the raw node:http ceiling, Koa
- * hello-world) answers every scenario correctly: 10 scenarios, 24 checks
+ * hello-world) answers every scenario correctly: 12 scenarios, 28 checks
  * (the public GET on four servers, the Bearer GET on two and the hand-written
- * public GET beside it, the GET with the backend's own token and two providers' tokens, the GET with a token, an API key and a rate limit, a refresh, two on each other scenario). It asserts no speed.
+ * public GET beside it, the GET with the backend's own token and two providers' tokens, the GET with a token, an API key and a rate limit, a refresh, the first page and a deep one of each of two page orders, two on each other scenario).
+ * It asserts no speed.
  */
 describe('npm run bench -- --smoke', () => {
   it('has every server answer every scenario correctly', async () => {
@@ -15,6 +16,6 @@ describe('npm run bench -- --smoke', () => {
       env: { ...process.env, DATABASE_URL: inject('databaseUrl') },
       timeout: 120_000,
     });
-    expect(stdout).toBe('24 passed, 0 failed\n');
+    expect(stdout).toBe('28 passed, 0 failed\n');
   }, 180_000);
 });

@@ -26,12 +26,6 @@ const BOB = 2;
 beforeAll(async () => {
   url = await ownDatabase('lists');
   db = await connectTo(url, { multipleStatements: true });
-  // 120 products more, prices in 17 steps (ties for the sort to break), and 150 orders of alice's in 15
-  // seconds (ten in each: ties the key's second column breaks), 5 of bob's.
-  await db.query(`insert into products (name, price, stock) select concat('Item ', lpad(seq, 3, '0')), (seq % 17) + 0.5, seq % 5 from seq_1_to_120;
-    insert into orders (user_id, product_id, quantity, created_on)
-      select ${ALICE}, 1 + seq % 3, 1 + seq % 4, timestamp('2026-11-01 08:00:00') + interval (seq div 10) second from seq_1_to_150;
-    insert into orders (user_id, product_id, quantity) select ${BOB}, 2, 1 from seq_1_to_5`);
   server = await startBuiltServer({ env: { DATABASE_URL: url } });
   // Token shape A: every role the user holds (bob's first role row is admin, not customer).
   const token = async (user: string) => {
@@ -81,7 +75,39 @@ async function rows<Row>(sql: string, values: unknown[] = []): Promise<Row[]> {
   return found as Row[];
 }
 
+describe("README's calls, on the demo's rows", () => {
+  it('answers them as README.md says: the catalog two at a time, the next page, a filter with a sort, a sort it does not take', async () => {
+    const first = await get('/shop/v3.0/products?limit=2');
+    expect(first.body.products).toEqual([
+      { product_id: 2, name: 'Cup', price: '6.00', stock: 100 },
+      { product_id: 3, name: 'Kettle', price: '39.90', stock: 5 },
+    ]);
+    expect(first.body.next).toMatch(/^WyJuYW1lIiwiS2V0dGxlIiwzXQ\./);
+    expect(first.link).toBe(`</shop/v3.0/products?limit=2&after=${first.body.next}>; rel="next"`);
+    expect((await get(`/shop/v3.0/products?limit=2&after=${first.body.next}`)).body).toEqual({
+      products: [{ product_id: 1, name: 'Teapot', price: '24.50', stock: 10 }],
+      next: null,
+    });
+    expect((await get('/shop/v3.0/products?sort=-price&max_price=30')).body).toEqual({
+      products: [
+        { product_id: 1, name: 'Teapot', price: '24.50', stock: 10 },
+        { product_id: 2, name: 'Cup', price: '6.00', stock: 100 },
+      ],
+      next: null,
+    });
+    expect(await get('/shop/v3.0/products?sort=stock')).toMatchObject({
+      status: 400,
+      body: { message: "Parameter 'sort' must be one of name, -name, price, -price", status: 400 },
+    });
+  });
+});
+
 describe('the demo catalog, a page at a time (shop products v3.0)', () => {
+  beforeAll(async () => {
+    // 120 products more, prices in 17 steps: ties for the sort to break.
+    await db.query("insert into products (name, price, stock) select concat('Item ', lpad(seq, 3, '0')), (seq % 17) + 0.5, seq % 5 from seq_1_to_120");
+  });
+
   it('walks every product once, in each order a caller may ask for, pages of limit rows', async () => {
     const orders: Record<string, string> = {
       '': 'name, product_id',
@@ -146,6 +172,13 @@ describe('the demo catalog, a page at a time (shop products v3.0)', () => {
 });
 
 describe("a customer's orders newest first (shop orders v2.0: key o.created_on desc, o.order_id desc)", () => {
+  beforeAll(async () => {
+    // 150 orders of alice's in 15 seconds (ten in each: ties the key's second column breaks), 5 of bob's.
+    await db.query(`insert into orders (user_id, product_id, quantity, created_on)
+        select ${ALICE}, 1 + seq % 3, 1 + seq % 4, timestamp('2026-11-01 08:00:00') + interval (seq div 10) second from seq_1_to_150;
+      insert into orders (user_id, product_id, quantity) select ${BOB}, 2, 1 from seq_1_to_5`);
+  });
+
   it('walks every order of the caller once, newest first, ties by order_id, and only theirs', async () => {
     const pages = await walk('/shop/v2.0/orders?limit=9', 'orders', alice);
     const expected = await rows<{ order_id: number }>('select order_id from orders where user_id = ? order by created_on desc, order_id desc', [ALICE]);

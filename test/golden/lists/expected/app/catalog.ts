@@ -14,7 +14,7 @@ import type { ListSpec, ParamSpecs, RequestScope, ResourceModule } from '../../.
  *     group by p.category
  *     order by p.category
  */
-const CATEGORIES_LIST: ListSpec = {
+export const CATEGORIES_LIST: ListSpec = {
   sql: `select p.category, count(*) as products
 from products p
 where p.price > 0`,

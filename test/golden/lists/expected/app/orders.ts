@@ -16,7 +16,7 @@ import type { ListSpec, ParamSpecs, RequestScope, ResourceModule } from '../../.
  *     order by o.created_on desc, o.order_id desc
  *     limit ?
  */
-const ORDERS_LIST: ListSpec = {
+export const ORDERS_LIST: ListSpec = {
   sql: `select o.order_id, o.created_on, o.status, o.total, p.name
 from orders o inner join products p on p.product_id = o.product_id
 where (o.user_id = ? or o.shared = 1)`,

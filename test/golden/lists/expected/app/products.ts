@@ -8,7 +8,7 @@ import type { ListSpec, ParamSpecs, RequestScope, ResourceModule } from '../../.
  *
  *     select product_id, name, price from products
  */
-const PRODUCTS_LIST: ListSpec = {
+export const PRODUCTS_LIST: ListSpec = {
   sql: `select product_id, name, price from products`,
   where: false,
   tail: '',

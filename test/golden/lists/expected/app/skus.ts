@@ -11,7 +11,7 @@ import type { ListSpec, ParamSpecs, RequestScope, ResourceModule } from '../../.
  *     order by sku
  *     limit ?
  */
-const ITEMS_LIST: ListSpec = {
+export const ITEMS_LIST: ListSpec = {
   sql: `select sku, name from products where category = ?`,
   where: true,
   tail: '',
