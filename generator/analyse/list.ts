@@ -1,6 +1,6 @@
 import type { ListSpec } from '../../runtime/contract.js';
 import { defaultSort, listStatement, orderOf } from '../../runtime/lists/statement.js';
-import type { Diagnostics, SourceLocation } from '../diagnostics.js';
+import type { Diagnostics } from '../diagnostics.js';
 import type { HttpMethod, List, ListFilter, ListSort, ListTerm, Operation, ParamType, SqlStep, Step } from '../ir.js';
 import { scanSql, tokenize } from '../sql/index.js';
 import { type ListText, readListText, topLevelOr } from '../sql/list.js';
@@ -136,10 +136,12 @@ export function analyseList(elements: readonly RawElement[], request: ListReques
     diagnostics.error(step.at, `${where} is a list: its parameters come before its ${clause}, where the filters go`);
   }
 
-  const filters = (elements.filter((element) => element.name === 'Filter') ?? []).flatMap((element) => {
-    const filter = readFilter(element, request, step, diagnostics);
-    return filter ? [filter] : [];
-  });
+  const filters = elements
+    .filter((element) => element.name === 'Filter')
+    .flatMap((element) => {
+      const filter = readFilter(element, request, step, diagnostics);
+      return filter ? [filter] : [];
+    });
   for (const [index, filter] of filters.entries()) {
     if (filters.findIndex((other) => other.param === filter.param) !== index) diagnostics.error(filter.at, `a second Filter of the parameter ${filter.param}`);
   }

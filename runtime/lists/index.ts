@@ -39,7 +39,8 @@ export class Lists {
 
   open(spec: ListSpec, params: object, request: ListRequest): ListQuery {
     const values = params as Record<string, unknown>;
-    const filters = spec.filters.filter((filter) => values[filter.param] !== undefined);
+    // A filter sent as JSON null is not sent: the Link header could not send it on either.
+    const filters = spec.filters.filter((filter) => values[filter.param] !== undefined && values[filter.param] !== null);
     const asked = spec.sort && typeof values[spec.sort.param] === 'string' ? (values[spec.sort.param] as string) : undefined;
     let sort = asked ?? defaultSort(spec);
     let after: unknown[] | undefined;
