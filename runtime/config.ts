@@ -124,9 +124,11 @@ function databaseUrlOf(url: string | undefined): string {
 
 function secretOf(secret: string | undefined, bearerBackends: readonly string[], pagedBackends: readonly string[]): string | undefined {
   if (!secret) {
+    // A Bearer backend with pages needs it once, for its tokens: said once.
+    const paged = pagedBackends.filter((backend) => !bearerBackends.includes(backend));
     const uses = [
       ...(bearerBackends.length > 0 ? [`backend ${bearerBackends.join(', ')} signs and checks Bearer tokens with it`] : []),
-      ...(pagedBackends.length > 0 ? [`backend ${pagedBackends.join(', ')} signs the cursors of its pages with it`] : []),
+      ...(paged.length > 0 ? [`backend ${paged.join(', ')} signs the cursors of its pages with it`] : []),
     ];
     if (uses.length === 0) return undefined;
     throw new Error(`JWT_SECRET is not set: ${uses.join(', and ')}. Make one with ${MAKE_A_SECRET} and set JWT_SECRET to it in the environment or in .env`);

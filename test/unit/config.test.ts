@@ -35,7 +35,7 @@ describe('JWT_SECRET', () => {
     expect(loadFor({})).not.toThrow();
     expect(loadFor({ pagedBackends: ['staff'] })).toThrow(/^JWT_SECRET is not set: backend staff signs the cursors of its pages with it\. Make one with/);
     expect(loadFor({ bearerBackends: ['shop'], pagedBackends: ['shop', 'staff'] })).toThrow(
-      /^JWT_SECRET is not set: backend shop signs and checks Bearer tokens with it, and backend shop, staff signs the cursors of its pages with it\./,
+      /^JWT_SECRET is not set: backend shop signs and checks Bearer tokens with it, and backend staff signs the cursors of its pages with it\./,
     );
   });
 });
