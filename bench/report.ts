@@ -162,7 +162,7 @@ export async function writeResults(
   const controlRatio = rpsRatio(flood.control, flood.alone);
   // At most one key request in any 30 s: the most the provider saw within 30 s of any one of them.
   const busiest = Math.max(0, ...flood.keyRequestTimes.map((time) => flood.keyRequestTimes.filter((other) => other >= time && other < time + 30).length));
-  lines.push(...pageLines(results, rpsRatio, peer, Number(flags.duration)));
+  lines.push(...pageLines(results, peer, Number(flags.duration)));
   lines.push(
     '',
     '## Ratios against the targets',
@@ -214,12 +214,9 @@ export async function writeResults(
  * against the better of Platformatic DB's two ways of paging the same order, round by round (at least 1.5x at
  * every depth, and 100x at depth newest first).
  */
-function pageLines(
-  results: Map<string, Map<ServerName, Measurement[]>>,
-  rpsRatio: (a: Measurement[], b: Measurement[]) => number,
-  peer: boolean,
-  duration: number,
-): string[] {
+export function pageLines(results: Map<string, Map<ServerName, Measurement[]>>, peer: boolean, duration: number): string[] {
+  // As every ratio here: the median of each round's own ratio, its servers' slices adjacent in time.
+  const rpsRatio = (a: Measurement[], b: Measurement[]) => median(a.map((m, round) => m.rps / Math.max(b[round]!.rps, 1e-9)));
   const shapes = [
     [PAGES_BY_ID, 'item_id'],
     [PAGES_NEWEST, 'created_on desc, item_id desc'],

@@ -22,6 +22,7 @@ import {
   PAGES_BY_ID,
   PAGES_NEWEST,
   PROVIDER_SCENARIO,
+  pageLines,
   REFRESH_SCENARIO,
   type ServerName,
   writeResults,
@@ -570,6 +571,7 @@ try {
         process.stdout.write(`${scenario} | ${name} | ${measurements.map((m) => Math.round(m.rps)).join(' ')} req/s\n`);
       }
     }
+    if (scenarios.some((scenario) => scenario.settle)) process.stdout.write(`${pageLines(results, flags.peers, duration).join('\n')}\n`);
     await stopAll();
     process.exit(0);
   }
