@@ -104,13 +104,14 @@ class ListPage implements ListQuery {
     const page = rows.slice(0, paging.limit);
     const last = page.at(-1) as Record<string, unknown>;
     this.next = paging.key.sign(JSON.stringify([paging.sort, ...this.shape.order.map((term) => cursorValue(last, term))]), paging.binding);
-    const query = new URLSearchParams();
-    for (const [name, value] of Object.entries(this.params)) {
-      // The same list, filters and limit; the sort is in the cursor: only `after` changes.
-      if (name !== 'after' && value !== undefined && value !== null) query.append(name, String(value));
+    // The same list, filters and limit; the sort is in the cursor: only `after` changes. (Parameter names are
+    // names, and a cursor is base64url and a dot: only the values need encoding.)
+    let query = '';
+    for (const name in this.params) {
+      const value = this.params[name];
+      if (name !== 'after' && value !== undefined && value !== null) query += `${name}=${encodeURIComponent(String(value))}&`;
     }
-    query.append('after', this.next);
-    paging.request.link(`<${paging.request.path}?${query.toString()}>; rel="next"`);
+    paging.request.link(`<${paging.request.path}?${query}after=${this.next}>; rel="next"`);
     return page;
   }
 }
