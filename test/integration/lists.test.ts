@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import type mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListOrderTerm, ListSpec } from '../../runtime/contract.js';
@@ -291,6 +293,23 @@ describe('forged, foreign and stale cursors', () => {
     expect(sorted.body.message).toBe("Parameter 'sort' is not the sort its cursor 'after' was made for (name): send that one, or none");
     expect(server.logs.slice(before).filter((line) => Number(line.status) >= 500)).toEqual([]);
     expect((await get(`/shop/v3.0/products?limit=5&after=${cursor}`)).status).toBe(200);
+  });
+});
+
+describe('xmlrest doctor and the indexes of lists', () => {
+  it('names the index that serves each order, and for one no index serves, the CREATE INDEX to run', async () => {
+    await db.query('drop index products_price on products');
+    const { stdout } = await promisify(execFile)(process.execPath, ['scripts/xmlrest.mjs', 'doctor'], {
+      env: { ...process.env, DATABASE_URL: url, JWT_SECRET: 'doctor-secret-0123456789-0123456789' },
+    });
+    expect(stdout).toMatch(/^ok {3}list GET \/shop\/v2\.0\/orders, order o\.created_on desc, o\.order_id desc: served by the index orders_user_created/m);
+    expect(stdout).toMatch(/^ok {3}list GET \/shop\/v3\.0\/products, order name, product_id: served by the index products_name/m);
+    expect(stdout).toContain(
+      'WARN list GET /shop/v3.0/products, order price, product_id: no index serves it (EXPLAIN: Using filesort), so a page deep in products reads and sorts every row before it: create one, CREATE INDEX products_price_product_id ON products (price, product_id)',
+    );
+    // A warning: nothing is broken, and doctor says so.
+    expect(stdout.trim().split('\n').at(-1)).toBe('nothing to fix; 1 warning above');
+    await db.query('create index products_price on products (price, product_id)');
   });
 });
 
