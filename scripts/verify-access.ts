@@ -5,6 +5,7 @@ import type mysql from 'mysql2/promise';
 import { KeyStore } from '../console/keys.js';
 import { RESERVED_USER_PREFIX } from '../console/names.js';
 import { isoSeconds } from '../console/store.js';
+import { PAGE_PARAMS } from '../generator/analyse/list.js';
 import { analyseSources, readSources } from '../generator/index.js';
 import type { Backend, ExecuteStep, Operation, Project } from '../generator/ir.js';
 import { openApiDocument } from '../generator/openapi.js';
@@ -372,6 +373,23 @@ function operationOf(backend: Backend, line: LockLine): Operation | undefined {
   return resource?.operations.find((operation) => operation.method === line.method);
 }
 
+/**
+ * The parameters a call must send, which a call without them is refused for (400) once the guard has admitted it. A
+ * list's filters, sort and page (docs/contract.md §11) are optional: a call without them runs the list, so a route
+ * with nothing else is a read called as it is (2xx), and a write with nothing else is never sent.
+ */
+function requiredParams(operation: Operation): string[] {
+  const optional = new Set<string>();
+  for (const step of operation.steps) {
+    const list = step.kind === 'sql' ? step.list : undefined;
+    if (list === undefined) continue;
+    for (const filter of list.filters) optional.add(filter.param);
+    if (list.sort) optional.add(list.sort.param);
+    if (list.page) for (const name of PAGE_PARAMS) optional.add(name);
+  }
+  return operation.params.filter((name) => !optional.has(name) && operation.paramTypes[name]?.optional !== true);
+}
+
 /** The steps of an operation that may change data: a write step, or a plug-in other than the token generator. */
 function writingSteps(operation: Operation): string[] {
   return operation.steps.filter((step) => (step.kind === 'sql' ? step.statement === 'write' : !step.plugin.login)).map((step) => step.id);
@@ -417,8 +435,9 @@ async function check(line: LockLine, operation: Operation | undefined, caller: C
     ...(note === undefined ? {} : { note }),
   });
   if (operation === undefined) return done('unproven', null, `${line.method} ${line.path} is in access.lock but not in the resources: not sent`);
-  if (operation.params.length === 0 && writingSteps(operation).length > 0) {
-    return done('unproven', null, 'a write with no parameter to leave out: the guard cannot be proven without running it, so it was not sent');
+  const required = requiredParams(operation);
+  if (required.length === 0 && writingSteps(operation).length > 0) {
+    return done('unproven', null, 'a write with no required parameter to leave out: the guard cannot be proven without running it, so it was not sent');
   }
   let response: Answer;
   try {
@@ -440,9 +459,9 @@ async function check(line: LockLine, operation: Operation | undefined, caller: C
   // A public route has no guard: whatever else it answers (a 500 of its own), it admitted the caller.
   if (line.rule === 'public' && status >= 500) return done('admitted', status, `answered ${status}, past routing: a public route has no guard`);
   if (status === 429) return done('admitted', status, "over the route's rate limit, after the guard admitted");
-  const answered = operation.params.length > 0 ? status === 400 : status >= 200 && status < 300;
+  const answered = required.length > 0 ? status === 400 : status >= 200 && status < 300;
   if (answered) return done('admitted', status);
-  const wanted = operation.params.length > 0 ? 'a 400 for the parameters left out' : 'a 2xx answer';
+  const wanted = required.length > 0 ? 'a 400 for the parameters left out' : 'a 2xx answer';
   return done('error', status, `${messageOf(response)} (once admitted, ${wanted} was to come)`);
 }
 

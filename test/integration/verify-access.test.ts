@@ -141,6 +141,16 @@ describe('xmlrest verify-access', () => {
     expect(verdict.checks).toContainEqual(
       expect.objectContaining({ path: '/staff/v1.0/me', role: 'xmlrest-verify-any', credentials: 'Basic', expected: 'refused', got: 'refused', status: 403 }),
     );
+    // A list's filters, sort and page are optional: admitted, it answers its first page (200), not a 400 for a parameter left out.
+    expect(verdict.checks).toContainEqual(
+      expect.objectContaining({ path: '/shop/v2.0/orders', role: 'customer', credentials: 'API key', expected: 'admitted', got: 'admitted', status: 200 }),
+    );
+    expect(verdict.checks).toContainEqual(
+      expect.objectContaining({ path: '/shop/v2.0/orders', role: 'staff', credentials: 'Bearer (shape A)', expected: 'refused', got: 'refused', status: 403 }),
+    );
+    expect(verdict.checks).toContainEqual(
+      expect.objectContaining({ path: '/shop/v3.0/products', role: '(anonymous)', expected: 'admitted', got: 'admitted', status: 200 }),
+    );
     // No sign-in failed: nothing for the login limits to count.
     expect(verdict.checks.filter((check) => check.status === 401 && check.role !== '(anonymous)')).toEqual([]);
     expect(stderr).toMatch(/removed 4 temporary users \(/);
