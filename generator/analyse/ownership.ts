@@ -106,9 +106,14 @@ export function lintUnownedReads(
           const describe = (tables: typeof owned) =>
             tables.map(({ table, columns }) => `${table} (${columns.map((column) => `${table}.${column}`).join(', ')})`).join(' and ');
           if (!bindsUid) {
+            const top = topLevelTables(step.sql);
+            // Read only inside a subquery (a filter, a count): the rows may not reach the answer, and the message says so.
+            const inner = owned.every(({ table }) => !top.has(table.toLowerCase()));
             diagnostics.warn(
               step.at,
-              `step "${step.id}" of protected ${operation.method} reads ${describe(owned)}, whose rows belong to users, without binding $uid: every caller it admits reads every user's rows. Bind $uid to return the caller's own, or write owner="shared" on the Request if that is meant`,
+              inner
+                ? `step "${step.id}" of protected ${operation.method} reads ${describe(owned)}, whose rows belong to users, in a subquery only, without binding $uid: if the subquery returns their values, every caller it admits reads every user's; if it only filters or counts (and so tells what others did), write owner="shared" on the Request`
+                : `step "${step.id}" of protected ${operation.method} reads ${describe(owned)}, whose rows belong to users, without binding $uid: every caller it admits reads every user's rows. Bind $uid to return the caller's own, or write owner="shared" on the Request if that is meant`,
             );
             continue;
           }
@@ -211,4 +216,30 @@ export function uidColumns(step: Pick<SqlStep, 'sql' | 'binds'>): Set<string> | 
     }
   }
   return met;
+}
+
+/**
+ * The tables a statement reads outside any parentheses (its own FROM and JOINs, not a subquery's), in lower case.
+ * A table only a subquery reads may filter or count without any of its rows reaching the answer.
+ */
+export function topLevelTables(sql: string): Set<string> {
+  const tokens: Token[] = tokenize(sql, []).filter((token) => token.type !== 'space' && token.type !== 'comment');
+  const word = (token: Token | undefined) => (token && (token.type === 'word' || token.type === 'quoted') ? unquote(token) : undefined);
+  const tables = new Set<string>();
+  let depth = 0;
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i]!;
+    if (token.type === 'punct' && token.text === '(') depth++;
+    else if (token.type === 'punct' && token.text === ')') depth--;
+    else if (depth === 0 && token.type === 'word' && ['from', 'join'].includes(token.text.toLowerCase())) {
+      let j = i + 1;
+      let table = word(tokens[j]);
+      while (table !== undefined && tokens[j + 1]?.text === '.' && word(tokens[j + 2]) !== undefined) {
+        j += 2;
+        table = word(tokens[j]);
+      }
+      if (table !== undefined) tables.add(table.toLowerCase());
+    }
+  }
+  return tables;
 }
