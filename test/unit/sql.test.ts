@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { uidColumns } from '../../generator/analyse/ownership.js';
+import { topLevelTables, uidColumns } from '../../generator/analyse/ownership.js';
 import type { Bind } from '../../generator/ir.js';
 import { scanSql } from '../../generator/sql/index.js';
 import { columnsNamed, sourceColumn, tablesOf } from '../../generator/sql/tables.js';
@@ -130,5 +130,15 @@ describe('the columns $uid meets (the unowned-read lint)', () => {
     expect(meets('select o.order_id from orders o where o.user_id in (?)', [uid])).toBeNull();
     expect(meets('select cast(? as char) as uid', [uid])).toBeNull();
     expect(meets('select a from t1, t2 where owner = ?', [uid])).toBeNull();
+  });
+});
+
+describe('the tables a statement reads outside its subqueries (the unowned-read lint)', () => {
+  it('its own FROM and JOINs, schema-qualified or not, and none a subquery reads', () => {
+    expect([...topLevelTables('select name from products where product_id in (select product_id from orders)')]).toEqual(['products']);
+    expect([
+      ...topLevelTables('select p.name, (select count(*) from reviews r where r.product_id = p.id) as n from shop.products p join stock s on s.id = p.id'),
+    ]).toEqual(['products', 'stock']);
+    expect([...topLevelTables('select 1 as one')]).toEqual([]);
   });
 });
