@@ -13,10 +13,19 @@ const INVISIBLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\u115F\u1160\u3164\uFFA0]|\u03
 /** The normalised name, or an error message saying why it is not one. */
 export type NameCheck = { ok: true; name: string } | { ok: false; message: string };
 
+/**
+ * User names beginning so are `xmlrest verify-access`'s temporary users (scripts/verify-access.ts), which it removes
+ * after a run and, left by a run that was killed, an hour later: no account of anyone else's may be given one.
+ */
+export const RESERVED_USER_PREFIX = 'xmlrest-verify-';
+
 export function checkUserName(value: unknown): NameCheck {
   if (typeof value !== 'string') return { ok: false, message: 'A user needs a name' };
   const name = value.normalize('NFC');
   if (name === '') return { ok: false, message: 'A user needs a name' };
+  if (name.toLowerCase().startsWith(RESERVED_USER_PREFIX)) {
+    return { ok: false, message: `A user name may not begin ${RESERVED_USER_PREFIX}: those are xmlrest verify-access's temporary users, which it removes` };
+  }
   if ([...name].length > 190 || Buffer.byteLength(name, 'utf8') > 255) return { ok: false, message: 'A user name has at most 190 characters (255 bytes)' };
   if (INVISIBLE.test(name))
     return { ok: false, message: 'A user name may not hold control, zero-width or bidirectional characters, nor begin or end with a space' };

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { authAttributes, changeAuth, etagOf } from '../generator/index.js';
 import { credentialProblem } from '../runtime/auth/bounds.js';
 import { type Access, HTTP_METHODS, type HttpMethod, type ResourceModule } from '../runtime/contract.js';
+import { errnoOf, NO_TABLE } from '../runtime/db/index.js';
 import { HttpError } from '../runtime/errors.js';
 import type { Peer } from '../runtime/index.js';
 import { cannotTell, explain, explainChecked, explainClaims, findRoute, routesOf } from './access.js';
@@ -189,7 +190,7 @@ async function refuseBesideOtherServers(console: Console): Promise<void> {
   try {
     others = await peers.others();
   } catch (error) {
-    if ((error as { errno?: number }).errno !== 1146) throw error;
+    if (errnoOf(error) !== NO_TABLE) throw error;
     throw new HttpError(409, 'This server cannot tell whether other servers share its database (the table xmlrest_server is missing): run npx xmlrest db init');
   }
   if (others.length === 0) return;

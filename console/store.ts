@@ -1,5 +1,7 @@
 import { hashPassword, LOCKED } from '../runtime/auth/passwords.js';
 import { DEFAULT_USER_TABLES } from '../runtime/auth/user-tables.js';
+import { errnoOf, NO_COLUMN } from '../runtime/db/index.js';
+import { HttpError } from '../runtime/errors.js';
 import type { Access, Queryable } from '../runtime/index.js';
 
 /**
@@ -43,9 +45,29 @@ const asUser = (row: UserColumns, grants: GrantRow[]): UserRow => ({
   ends: Object.fromEntries(grants.filter((grant) => grant.ends !== null).map((grant) => [grant.role_name, isoSeconds(Number(grant.ends))])),
 });
 
-/** A grant that has not ended (one past its end is deleted within moments by a server's poll: it is held no more). */
-const CURRENT = (alias: string) => `(${alias}expires_on is null or ${alias}expires_on > now())`;
-const GRANT_COLUMNS = `${ROLE} as role_name, unix_timestamp(expires_on) as ends`;
+/**
+ * A grant that has not ended (one past its end is deleted within moments by a server's poll: it is held no more).
+ * `ends` false: a role table of an earlier version, without `expires_on` (`xmlrest db init` adds it), whose every
+ * grant is for good.
+ */
+const CURRENT = (alias: string, ends: boolean) => (ends ? `(${alias}expires_on is null or ${alias}expires_on > now())` : 'true');
+const GRANT_COLUMNS = (ends: boolean) => `${ROLE} as role_name, ${ends ? 'unix_timestamp(expires_on)' : 'null'} as ends`;
+
+/**
+ * A grant with an end asked of a role table of an earlier version: said as what to do, never a 500. The console
+ * answers it as a 503; the command line says it as a usage error.
+ */
+export class GrantEndsMissing extends HttpError {
+  /** On the command line: what to do, as a usage error is said (scripts/xmlrest.ts `run`). */
+  readonly exitCode = 2;
+
+  constructor() {
+    super(503, 'usr_role has no expires_on column (a database of an earlier version), so a grant cannot be given an end: run xmlrest db init');
+  }
+}
+
+/** A database whose connection can run statements on one session: a transaction's connection, or a command's one connection. */
+type StoreDatabase = Queryable & { transaction?<T>(work: (db: Queryable) => Promise<T>): Promise<T> };
 
 /** Unix seconds as an ISO time in UTC, to the second. */
 export function isoSeconds(seconds: number): string {
@@ -58,7 +80,21 @@ export type GrantOutcome = 'granted' | 'changed' | 'unchanged';
 export class UserStore {
   // The catalog table is made by `xmlrest db init` (scripts/schema.ts), never at request time: on a cluster,
   // DDL under load stalls every node.
-  constructor(private readonly db: Queryable) {}
+  constructor(private readonly db: StoreDatabase) {}
+
+  /**
+   * Runs a query of the grants with their ends, or, on a role table of an earlier version (no `expires_on`:
+   * `xmlrest db init` adds it), without: every grant there is for good. Asked each time, never remembered, so that
+   * a running console sees the column as soon as `xmlrest db init` adds it.
+   */
+  private async withEnds<T>(work: (ends: boolean) => Promise<T>): Promise<T> {
+    try {
+      return await work(true);
+    } catch (error) {
+      if (errnoOf(error) !== NO_COLUMN) throw error;
+      return work(false);
+    }
+  }
 
   /** One page of users in id order, after `after`; a name prefix narrows it. Keyset paging stays fast at any depth. */
   async users(after: number, limit: number, prefix: string): Promise<{ users: UserRow[]; next: number | null }> {
@@ -72,9 +108,11 @@ export class UserStore {
     const roles =
       page.length === 0
         ? []
-        : await this.db.select<GrantRow & { user_id: number }>(
-            `select ${ID} as user_id, ${GRANT_COLUMNS} from ${ROLES} where ${ID} in (${page.map(() => '?').join(', ')}) and ${CURRENT('')} order by ${ROLE}`,
-            page.map((row) => row.user_id),
+        : await this.withEnds((ends) =>
+            this.db.select<GrantRow & { user_id: number }>(
+              `select ${ID} as user_id, ${GRANT_COLUMNS(ends)} from ${ROLES} where ${ID} in (${page.map(() => '?').join(', ')}) and ${CURRENT('', ends)} order by ${ROLE}`,
+              page.map((row) => row.user_id),
+            ),
           );
     return {
       users: page.map((row) =>
@@ -90,7 +128,9 @@ export class UserStore {
   async user(id: number): Promise<UserRow | undefined> {
     const [row] = await this.db.select<UserColumns>(`select ${USER_COLUMNS} from ${USERS} where ${ID} = ?`, [id]);
     if (!row) return undefined;
-    const grants = await this.db.select<GrantRow>(`select ${GRANT_COLUMNS} from ${ROLES} where ${ID} = ? and ${CURRENT('')} order by ${ROLE}`, [id]);
+    const grants = await this.withEnds((ends) =>
+      this.db.select<GrantRow>(`select ${GRANT_COLUMNS(ends)} from ${ROLES} where ${ID} = ? and ${CURRENT('', ends)} order by ${ROLE}`, [id]),
+    );
     return asUser(row, grants);
   }
 
@@ -110,18 +150,36 @@ export class UserStore {
    * Grants a role until `until` (Unix seconds), or for good (null). The unique key keeps one row: granting a role
    * the user holds sets its end to the one given (a temporary grant made permanent, or the reverse), and
    * granting it as it is changes nothing. A grant made to end sooner revokes the user's tokens (the trigger).
+   *
+   * One statement, so that no server's deletion of an ended grant can come between a read and a write: an upsert,
+   * whose outcome the database reports (affected rows 2: an end changed; 1 with a new id: a row made; 1 with none,
+   * or 0: as it was, under mysql2's FOUND_ROWS or without it). An end is written with the session in UTC: in a zone
+   * with summer time, `from_unixtime` of a moment in the autumn's repeated hour is a local time that stands for two.
    */
   async grant(userId: number, role: string, until: number | null = null): Promise<GrantOutcome> {
-    const [held] = await this.db.select<{ ends: number | string | null }>(
-      `select unix_timestamp(expires_on) as ends from ${ROLES} where ${ID} = ? and ${ROLE} = ?`,
-      [userId, role],
-    );
-    if (held === undefined) {
-      const made = await this.db.write(`insert ignore into ${ROLES} (${ROLE}, ${ID}, expires_on) values (?, ?, from_unixtime(?))`, [role, userId, until]);
-      if (made.affectedRows === 1) return 'granted';
-    } else if ((held.ends === null ? null : Math.floor(Number(held.ends))) === until) return 'unchanged';
-    await this.db.write(`update ${ROLES} set expires_on = from_unixtime(?) where ${ID} = ? and ${ROLE} = ?`, [until, userId, role]);
-    return 'changed';
+    if (until === null) {
+      try {
+        return outcomeOf(await this.db.write(UPSERT_FOR_GOOD, [role, userId]));
+      } catch (error) {
+        // A role table of an earlier version: a grant there is for good, as asked.
+        if (errnoOf(error) !== NO_COLUMN) throw error;
+        return outcomeOf(await this.db.write(`insert ignore into ${ROLES} (${ROLE}, ${ID}) values (?, ?)`, [role, userId]), 'granted');
+      }
+    }
+    const upsert = async (db: Queryable) => {
+      await db.write("set @xmlrest_time_zone = @@session.time_zone, time_zone = '+00:00'", []);
+      try {
+        return await db.write(UPSERT_UNTIL, [role, userId, until]);
+      } finally {
+        await db.write('set time_zone = @xmlrest_time_zone', []);
+      }
+    };
+    try {
+      return outcomeOf(await (this.db.transaction ? this.db.transaction(upsert) : upsert(this.db)));
+    } catch (error) {
+      if (errnoOf(error) === NO_COLUMN) throw new GrantEndsMissing();
+      throw error;
+    }
   }
 
   /** Every server hears of it through the user tables' triggers (scripts/schema.ts). */
@@ -132,9 +190,11 @@ export class UserStore {
 
   /** Roles held by users, with how many hold each. */
   async heldRoles(): Promise<Map<string, number>> {
-    const held = await this.db.select<{ role_name: string; holders: number | string }>(
-      `select ${ROLE} as role_name, count(*) as holders from ${ROLES} where ${CURRENT('')} group by ${ROLE}`,
-      [],
+    const held = await this.withEnds((ends) =>
+      this.db.select<{ role_name: string; holders: number | string }>(
+        `select ${ROLE} as role_name, count(*) as holders from ${ROLES} where ${CURRENT('', ends)} group by ${ROLE}`,
+        [],
+      ),
     );
     return new Map(held.map((row) => [row.role_name, Number(row.holders)]));
   }
@@ -191,17 +251,19 @@ export class UserStore {
     return { gain: await this.difference(after, before, limit), lose: await this.difference(before, after, limit) };
   }
 
-  private async difference(admitted: Access, not: Access, limit: number): Promise<ImpactSide> {
-    const a = admittedBy(admitted);
-    const b = admittedBy(not);
-    const where = `(${a.sql}) and not (${b.sql})`;
-    const values = [...a.values, ...b.values];
-    const [count] = await this.db.select<{ n: number | string }>(`select count(*) as n from ${USERS} u where ${where}`, values);
-    const users = await this.db.select<{ user_name: string }>(
-      `select u.${NAME} as user_name from ${USERS} u where ${where} order by u.${ID} limit ${wholeNumber(limit)}`,
-      values,
-    );
-    return { count: Number(count?.n ?? 0), users: users.map((row) => row.user_name), anonymous: admitted === null && not !== null };
+  private difference(admitted: Access, not: Access, limit: number): Promise<ImpactSide> {
+    return this.withEnds(async (ends) => {
+      const a = admittedBy(admitted, ends);
+      const b = admittedBy(not, ends);
+      const where = `(${a.sql}) and not (${b.sql})`;
+      const values = [...a.values, ...b.values];
+      const [count] = await this.db.select<{ n: number | string }>(`select count(*) as n from ${USERS} u where ${where}`, values);
+      const users = await this.db.select<{ user_name: string }>(
+        `select u.${NAME} as user_name from ${USERS} u where ${where} order by u.${ID} limit ${wholeNumber(limit)}`,
+        values,
+      );
+      return { count: Number(count?.n ?? 0), users: users.map((row) => row.user_name), anonymous: admitted === null && not !== null };
+    });
   }
 
   /** The users an access admits (holders of any of its roles; for `*`, of any role at all), a page at a time. */
@@ -210,20 +272,24 @@ export class UserStore {
     after: number,
     limit: number,
   ): Promise<{ users: { user_id: number; user_name: string }[]; next: number | null }> {
-    const condition = admittedBy(access);
-    const rows = await this.db.select<{ user_id: number; user_name: string }>(
-      `select u.${ID} as user_id, u.${NAME} as user_name from ${USERS} u
+    const rows = await this.withEnds((ends) => {
+      const condition = admittedBy(access, ends);
+      return this.db.select<{ user_id: number; user_name: string }>(
+        `select u.${ID} as user_id, u.${NAME} as user_name from ${USERS} u
         where (${condition.sql}) and u.${ID} > ? order by u.${ID} limit ${wholeNumber(limit) + 1}`,
-      [...condition.values, after],
-    );
+        [...condition.values, after],
+      );
+    });
     return { users: rows.slice(0, limit), next: rows.length > limit ? rows[limit - 1]!.user_id : null };
   }
 
   async holders(role: string, after: number, limit: number): Promise<{ users: { user_id: number; user_name: string }[]; next: number | null }> {
-    const rows = await this.db.select<{ user_id: number; user_name: string }>(
-      `select u.${ID} as user_id, u.${NAME} as user_name from ${ROLES} r inner join ${USERS} u on u.${ID} = r.${ID}
-        where r.${ROLE} = ? and ${CURRENT('r.')} and u.${ID} > ? order by u.${ID} limit ${wholeNumber(limit) + 1}`,
-      [role, after],
+    const rows = await this.withEnds((ends) =>
+      this.db.select<{ user_id: number; user_name: string }>(
+        `select u.${ID} as user_id, u.${NAME} as user_name from ${ROLES} r inner join ${USERS} u on u.${ID} = r.${ID}
+        where r.${ROLE} = ? and ${CURRENT('r.', ends)} and u.${ID} > ? order by u.${ID} limit ${wholeNumber(limit) + 1}`,
+        [role, after],
+      ),
     );
     return { users: rows.slice(0, limit), next: rows.length > limit ? rows[limit - 1]!.user_id : null };
   }
@@ -238,13 +304,24 @@ export interface ImpactSide {
 }
 
 /** A condition on `u` (the users table) for the users an access admits. */
-function admittedBy(access: Access): { sql: string; values: string[] } {
+function admittedBy(access: Access, ends: boolean): { sql: string; values: string[] } {
   if (access === null) return { sql: 'true', values: [] };
-  if (access === '*') return { sql: `exists (select 1 from ${ROLES} r where r.${ID} = u.${ID} and ${CURRENT('r.')})`, values: [] };
+  if (access === '*') return { sql: `exists (select 1 from ${ROLES} r where r.${ID} = u.${ID} and ${CURRENT('r.', ends)})`, values: [] };
   return {
-    sql: `exists (select 1 from ${ROLES} r where r.${ID} = u.${ID} and ${CURRENT('r.')} and r.${ROLE} in (${access.map(() => '?').join(', ')}))`,
+    sql: `exists (select 1 from ${ROLES} r where r.${ID} = u.${ID} and ${CURRENT('r.', ends)} and r.${ROLE} in (${access.map(() => '?').join(', ')}))`,
     values: [...access],
   };
+}
+
+/** A grant for good: a row made, or an end taken away (the update trigger revokes nothing for that). */
+const UPSERT_FOR_GOOD = `insert into ${ROLES} (${ROLE}, ${ID}, expires_on) values (?, ?, null) on duplicate key update expires_on = values(expires_on)`;
+/** A grant until a moment (Unix seconds; the session in UTC). Made to end sooner, the update trigger revokes. */
+const UPSERT_UNTIL = `insert into ${ROLES} (${ROLE}, ${ID}, expires_on) values (?, ?, from_unixtime(?)) on duplicate key update expires_on = values(expires_on)`;
+
+/** What an upsert did, from what the database reports of it. */
+function outcomeOf(result: { affectedRows: number; insertId: number | null }, made: GrantOutcome = 'granted'): GrantOutcome {
+  if (result.affectedRows >= 2) return 'changed';
+  return result.affectedRows === 1 && result.insertId !== null && result.insertId !== 0 ? made : 'unchanged';
 }
 
 function wholeNumber(value: number): number {

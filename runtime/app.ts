@@ -13,7 +13,7 @@ import { pruneSessions } from './auth/sessions.js';
 import { type CredentialRules, screenAuthorization } from './auth/transport.js';
 import { fieldReader } from './body.js';
 import type { BackendModule } from './contract.js';
-import type { Database } from './db/index.js';
+import { type Database, errnoOf, NO_TABLE } from './db/index.js';
 import { type DeliverySettings, Events } from './events/index.js';
 import { frontDoor, InFlight } from './front-door.js';
 import { healthRoutes, Readiness } from './health.js';
@@ -175,7 +175,7 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
       // Said once in 10 s at most: a database that is down would otherwise write a line per lease.
       if (Date.now() < quietUntil) return;
       quietUntil = Date.now() + 10_000;
-      const missing = (error as { errno?: number }).errno === 1146;
+      const missing = errnoOf(error) === NO_TABLE;
       logger.warn(
         { error: (error as Error).message },
         missing

@@ -68,6 +68,10 @@ export function mountDocs<State>(router: Router<State>, basePath: string, docume
     if (wanted !== undefined) {
       if (wanted !== 'me' || !forCaller) throw new HttpError(400, "Parameter 'for' must be 'me'");
       const apiKey = ctx.headers['x-api-key'];
+      // One caller's document: no shared cache may keep it, nor give it for another's credentials.
+      ctx.set('Cache-Control', 'private, no-store');
+      ctx.vary('Authorization');
+      ctx.vary('X-API-Key');
       ctx.type = 'application/json';
       ctx.body = await forCaller(ctx.headers.authorization, typeof apiKey === 'string' ? apiKey : undefined, ctx.ip);
       return;
@@ -92,18 +96,24 @@ export function mountDocs<State>(router: Router<State>, basePath: string, docume
   });
 }
 
-/** Most documents for distinct callers kept made: one per set of roles per backend, so a few in practice. */
-const KEPT_DOCUMENTS = 64;
+/** Most bytes of callers' documents kept made: each is a few KB to a few MB, by how much its callers may call. */
+const KEPT_BYTES = 16 * 1024 * 1024;
 
 /**
  * `GET {base}/openapi.json?for=me`: the document with only the operations the caller's credentials may call
  * (docs/contract.md §8), told by each backend's own guard (auth/reach.ts): every public operation, and on each
  * backend that accepts the credentials the operations its roles admit (`*` any). Without credentials, the public
- * operations alone. Each document is made once per distinct set of backends and roles and kept (a few at most), so
- * that a call costs the credential check a route would cost, and no more.
+ * operations alone. Each operation is serialised once, when mounted, and a caller's document is put together from
+ * those texts; documents are kept by the operations they hold (callers of many role sets share a few), the least
+ * recently used going first once they pass KEPT_BYTES, so that a call costs the credential check a route would cost,
+ * and no more.
  */
 function callerDocuments(document: object, basePath: string, { backends, guards }: DocsCallers) {
-  const full = document as { paths?: Record<string, Record<string, unknown>>; tags?: { name: string }[]; info?: Record<string, unknown> };
+  const { paths, info, tags, ...rest } = document as {
+    paths?: Record<string, Record<string, unknown>>;
+    tags?: { name: string }[];
+    info?: Record<string, unknown>;
+  };
   /** Who may call each operation of the document, by path and method; an operation not listed here is left out. */
   const access = new Map<string, { backend: string; access: Access | 'session' }>();
   for (const backend of backends) {
@@ -118,14 +128,23 @@ function callerDocuments(document: object, basePath: string, { backends, guards 
       access.set(`post /${backend.name}/v1.0/logout`, { backend: backend.name, access: 'session' });
     }
   }
+  /** Each operation of the document whose rule is known, in the document's order, with its JSON made once. */
+  const operations = Object.entries(paths ?? {}).flatMap(([path, item], index) =>
+    Object.entries(item).flatMap(([method, operation]) => {
+      const rule = access.get(`${method} ${path}`);
+      return rule === undefined ? [] : [{ path, index, key: `${index}${method}`, rule, json: `${JSON.stringify(method)}:${JSON.stringify(operation)}` }];
+    }),
+  );
+  /** The document up to its tags and paths, without its closing brace: the same for every caller. */
+  const head = JSON.stringify({
+    ...rest,
+    info: { ...info, description: `${String(info?.description ?? '')} Only the operations the credentials of this request may call.`.trim() },
+    servers: [{ url: basePath || '/' }],
+  }).slice(0, -1);
   const made = new Map<string, string>();
+  let keptBytes = 0;
   return async (authorization: string | undefined, apiKey: string | undefined, address: string): Promise<string> => {
     const reach = await callerReach(backends, guards, authorization, apiKey, address);
-    const signature = JSON.stringify(
-      [...reach].map(([backend, principal]) => [backend, [...principal.roles].sort(), principal.sessionId !== undefined]).sort(),
-    );
-    const known = made.get(signature);
-    if (known !== undefined) return known;
     const admits = (backend: string, rule: Access | 'session') => {
       if (rule === null) return true;
       const principal = reach.get(backend);
@@ -133,26 +152,33 @@ function callerDocuments(document: object, basePath: string, { backends, guards 
       if (rule === 'session') return principal.sessionId !== undefined;
       return rule === '*' || rule.some((role) => principal.roles.includes(role));
     };
-    const paths: Record<string, Record<string, unknown>> = {};
-    const used = new Set<string>();
-    for (const [path, item] of Object.entries(full.paths ?? {})) {
-      const kept = Object.entries(item).filter(([method]) => {
-        const rule = access.get(`${method} ${path}`);
-        if (rule === undefined || !admits(rule.backend, rule.access)) return false;
-        used.add(rule.backend);
-        return true;
-      });
-      if (kept.length > 0) paths[path] = Object.fromEntries(kept);
+    const admitted = operations.filter((operation) => admits(operation.rule.backend, operation.rule.access));
+    const key = admitted.map((operation) => operation.key).join(' ');
+    const known = made.get(key);
+    if (known !== undefined) {
+      // Used again: the last to go.
+      made.delete(key);
+      made.set(key, known);
+      return known;
     }
-    const text = JSON.stringify({
-      ...full,
-      info: { ...full.info, description: `${String(full.info?.description ?? '')} Only the operations the credentials of this request may call.`.trim() },
-      servers: [{ url: basePath || '/' }],
-      tags: (full.tags ?? []).filter((tag) => used.has(tag.name)),
-      paths,
-    });
-    if (made.size >= KEPT_DOCUMENTS) made.delete(made.keys().next().value!);
-    made.set(signature, text);
+    const used = new Set(admitted.map((operation) => operation.rule.backend));
+    const items: string[] = [];
+    for (let at = 0; at < admitted.length; ) {
+      const { path, index } = admitted[at]!;
+      const methods: string[] = [];
+      for (; at < admitted.length && admitted[at]!.index === index; at++) methods.push(admitted[at]!.json);
+      items.push(`${JSON.stringify(path)}:{${methods.join(',')}}`);
+    }
+    const text = `${head},"tags":${JSON.stringify((tags ?? []).filter((tag) => used.has(tag.name)))},"paths":{${items.join(',')}}}`;
+    for (const [oldest, kept] of made) {
+      if (keptBytes + text.length <= KEPT_BYTES) break;
+      made.delete(oldest);
+      keptBytes -= kept.length;
+    }
+    if (text.length <= KEPT_BYTES) {
+      made.set(key, text);
+      keptBytes += text.length;
+    }
     return text;
   };
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Queryable } from './db/index.js';
+import { errnoOf, NO_TABLE, type Queryable } from './db/index.js';
 import type { Logger } from './log.js';
 
 /**
@@ -22,8 +22,6 @@ export const SERVER_TABLE = `create table if not exists xmlrest_server (
 
 /** A row written within this many seconds is a live server: three beats of 5 s. */
 export const ALIVE_SECONDS = 15;
-
-const NO_TABLE = 1146; // ER_NO_SUCH_TABLE: `xmlrest db init` has not run.
 
 export interface Peer {
   id: string;
@@ -92,7 +90,7 @@ export class Peers {
       // Rows of servers that were killed, long gone; any server tidies them.
       await this.db.write('delete from xmlrest_server where seen < now() - interval 1 hour', []);
     } catch (error) {
-      if ((error as { errno?: number }).errno === NO_TABLE) return;
+      if (errnoOf(error) === NO_TABLE) return;
       if (!this.warned) this.logger.warn({ error: (error as Error).message }, 'cannot announce this server in xmlrest_server; trying again every few seconds');
       this.warned = true;
     }

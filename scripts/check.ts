@@ -15,6 +15,7 @@ import {
   tableColumns,
   typeDrift,
 } from '../generator/index.js';
+import { NO_COLUMN, NO_TABLE } from '../runtime/db/index.js';
 
 /**
  * `xmlrest check` (docs/contract.md §13): has the database drifted from what generated/ was made for? Every
@@ -45,10 +46,6 @@ export interface CheckReport {
   resources: number;
   problems: CheckProblem[];
 }
-
-/** MariaDB's and MySQL's error numbers for a table and a column that do not exist. */
-const NO_SUCH_TABLE = 1146;
-const BAD_FIELD = 1054;
 
 export async function checkProject(root: string, databaseUrl: string): Promise<CheckReport | { errors: string[] }> {
   const { project, diagnostics } = analyseSources(readSources(root, 'resources'), {
@@ -109,12 +106,12 @@ export async function checkProject(root: string, databaseUrl: string): Promise<C
 /** A statement the database refuses: a missing table or column named as the server names it. */
 function refusal(error: unknown, where: string): Pick<CheckProblem, 'kind' | 'column' | 'message'> {
   const { message, errno } = rejection(error);
-  if (errno === NO_SUCH_TABLE) {
+  if (errno === NO_TABLE) {
     // "Table 'shop.orders' doesn't exist": the table, without its database.
     const table = /Table '(?:[^'.]*\.)?([^']*)'/.exec(message)?.[1];
     return { kind: 'missing-table', ...(table ? { column: table } : {}), message: `${where}: table ${table ?? '?'} is missing (${message})` };
   }
-  if (errno === BAD_FIELD) {
+  if (errno === NO_COLUMN) {
     const column = /Unknown column '([^']*)'/.exec(message)?.[1];
     return { kind: 'missing-column', ...(column ? { column } : {}), message: `${where}: column ${column ?? '?'} is missing (${message})` };
   }

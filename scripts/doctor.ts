@@ -1,9 +1,10 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import type { Connection } from 'mysql2/promise';
 import { databaseUrlFromEnvironment, generateProject } from '../generator/index.js';
 import { IssuerKeys } from '../runtime/auth/issuer/keys.js';
 import { ConfigError, loadConfig } from '../runtime/config.js';
-import { parseDatabaseUrl } from '../runtime/db/index.js';
+import { errnoOf, parseDatabaseUrl } from '../runtime/db/index.js';
 import { webhookSecretsNeeded } from '../runtime/events/index.js';
 import { type BackendModule, type IssuerAlgorithm, pagedBackends } from '../runtime/index.js';
 import { staleSources } from './build-state.mjs';
@@ -32,7 +33,7 @@ const OWN_TABLES = [
 ];
 const NODE_NEEDED = [20, 12] as const;
 
-interface Finding {
+export interface Finding {
   ok: boolean;
   what: string;
   /** Worth knowing, yet nothing is broken: said, and not counted as a thing to fix. */
@@ -137,6 +138,7 @@ export async function doctor(root: string): Promise<number> {
                   ].join('; ')}: run npx xmlrest db init`,
                 },
           );
+          if (present.has('usr_role')) say(await grantEndsFinding(connection));
         }
         // Lists (docs/contract.md §11): an index for every order a page can be asked for.
         for (const finding of await listIndexFindings(root, connection)) say(finding);
@@ -185,6 +187,28 @@ export async function doctor(root: string): Promise<number> {
   if (problems > 0) process.stdout.write(`${problems} thing${problems === 1 ? '' : 's'} to fix${warnings > 0 ? ` (and ${warned})` : ''}\n`);
   else process.stdout.write(warnings > 0 ? `nothing to fix; ${warned}\n` : 'everything looks right\n');
   return problems === 0 ? 0 : 1;
+}
+
+/** ER_TABLEACCESS_DENIED_ERROR: the user lacks the privilege the statement needs on the table. */
+const ACCESS_DENIED = 1142;
+
+/**
+ * Whether the server's database user may delete from usr_role: each server ends a grant whose time has come by
+ * deleting it (runtime/auth/grants.ts), and that deletion is what revokes its holder's tokens and what a query of
+ * the project's own that reads usr_role sees. Asked with a delete that matches no row: the privilege is checked
+ * all the same, and nothing is deleted (no trigger fires).
+ */
+export async function grantEndsFinding(connection: Connection): Promise<Finding> {
+  try {
+    await connection.query('delete from usr_role where false');
+    return { ok: true, what: 'grants that end: the database user may delete from usr_role, so servers end them' };
+  } catch (error) {
+    if (errnoOf(error) !== ACCESS_DENIED) throw error;
+    return {
+      ok: false,
+      what: `grants that end: the database user may not delete from usr_role (${(error as Error).message}), so no server can end a grant: its holder's tokens are not revoked at its end, and a query of your own that reads usr_role keeps seeing it: GRANT DELETE ON usr_role TO the server's database user`,
+    };
+  }
 }
 
 /** The key type (and curve) each algorithm needs, as the server picks keys for it. */

@@ -12,6 +12,7 @@ import { hashPassword } from '../runtime/auth/passwords.js';
 import { REVOCATION_TABLES } from '../runtime/auth/revocations.js';
 import { SESSION_TABLES, SESSION_TOKENS_UNTIL } from '../runtime/auth/sessions.js';
 import { DEFAULT_USER_TABLES } from '../runtime/auth/user-tables.js';
+import { errnoOf, NO_TABLE } from '../runtime/db/index.js';
 import { OUTBOX_TABLES } from '../runtime/events/index.js';
 import type { Queryable } from '../runtime/index.js';
 import { RATE_LIMIT_TABLE } from '../runtime/limits/index.js';
@@ -277,7 +278,7 @@ export async function recordFromCli(connection: Connection, action: string, targ
       address: 'command line',
     });
   } catch (error) {
-    if ((error as { errno?: number }).errno !== 1146) throw error;
+    if (errnoOf(error) !== NO_TABLE) throw error;
     process.stderr.write('xmlrest: not recorded in the history: the table xmlrest_console_audit is missing (run npx xmlrest db init)\n');
   }
 }

@@ -328,13 +328,18 @@ function program(done: (code: number) => void): Command {
   command(
     xmlrest,
     'verify-access',
-    'prove that the server at BASE_URL admits and refuses as access.lock says, route by route (exit 0 all agree, 1 a disagreement)',
+    'prove that the server at BASE_URL admits and refuses as access.lock says, route by route (exit 0 all proven and agree, 1 a disagreement, 3 unproven checks, 2 cannot run or finish)',
   )
-    .argument('<base-url>', 'the running server with its BASE_PATH, such as http://127.0.0.1:3000; it must use the database of DATABASE_URL')
+    .argument('<base-url>', 'the running server with its BASE_PATH, such as https://staging.example.com/api; it must use the database of DATABASE_URL')
     .option('--json', 'print {"checks", "disagreements", "unproven", ...} as JSON')
     .option('--lock <file>', 'the access.lock to prove', 'access.lock')
     .option('--resources <dir>', 'the resources it was written from', 'resources')
-    .action(async (baseUrl: string, options: { json?: boolean; lock?: string; resources?: string }) =>
+    .option(
+      '--allow-unproven',
+      'exit 0 with checks that cannot be proven (a backend with its own AuthQuery, identity providers, a write without parameters), when none disagrees',
+    )
+    .option('--insecure', 'send the temporary users’ credentials over plain http to a host other than this machine')
+    .action(async (baseUrl: string, options: { json?: boolean; lock?: string; resources?: string; allowUnproven?: boolean; insecure?: boolean }) =>
       done(
         await (await import('./verify-access.js')).verifyAccessCommand(baseUrl, options, databaseUrlFromEnvironment(process.cwd()), (url) =>
           connectTo(url, { multipleStatements: false }),
@@ -488,6 +493,12 @@ async function explainCommand(user: string, method: string, served: string, json
 
 /** The password given on stdin (`--password-stdin`, as `docker login` takes it): its text, without the line end. */
 async function readPassword(): Promise<string> {
+  // A terminal would echo the password as it is typed, and wait for an end of input nobody thinks of giving.
+  if (process.stdin.isTTY) {
+    throw new UsageError(
+      `--password-stdin reads the password from a pipe, not a terminal: printf '%s' "$PASSWORD" | xmlrest explain USER METHOD PATH --password-stdin`,
+    );
+  }
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of process.stdin as AsyncIterable<Buffer>) {

@@ -2,6 +2,8 @@ import { DEFAULT_USER_TABLES } from '../../runtime/auth/user-tables.js';
 import type { Diagnostics } from '../diagnostics.js';
 import type { Backend, Operation, Project, SqlStep } from '../ir.js';
 import { columnsNamed, sourceColumn } from '../sql/tables.js';
+import { tablesOf } from '../sql/targets.js';
+import { type Token, tokenize, unquote } from '../sql/tokens.js';
 import type { TableColumn, TypeSnapshot } from '../types.js';
 import { type AttributeRule, type RawAttribute, rule } from './elements.js';
 
@@ -23,6 +25,10 @@ import { type AttributeRule, type RawAttribute, rule } from './elements.js';
  *
  * A step is bound to its caller when it binds `$uid`, or reads a value of an
  * earlier step that is (`$[order][0].insertId` of an insert that wrote `$uid`).
+ * A step that binds `$uid` must compare it with an owner column of each table
+ * of users' rows it reads, directly or through joins of two columns
+ * (`uidColumns`): `join usr u on u.user_id = $uid where o.order_id = $id`
+ * binds `$uid` and still reads anyone's order.
  */
 
 /** A Request's `owner` (one row of its attribute table; Request attributes read by request.ts). */
@@ -90,15 +96,35 @@ export function lintUnownedReads(
         if (operation.access === null || operation.owner === 'shared') continue;
         const bound = boundSteps(operation);
         for (const step of operation.steps) {
-          if (step.kind !== 'sql' || step.statement !== 'read' || bound.has(step.id)) continue;
+          if (step.kind !== 'sql' || step.statement !== 'read') continue;
+          const bindsUid = step.binds.some((bind) => bind.kind === 'uid');
+          if (bound.has(step.id) && !bindsUid) continue;
           const entry = snapshot[keyOf(resource.source, operation.method, step.id)];
           const facts = entry?.sql === step.sql && entry.owners?.user === known ? entry.owners.tables : {};
-          const owned = ownedTables(step, facts, identity);
+          let owned = ownedTables(step, facts, identity);
           if (owned.length === 0) continue;
-          const what = owned.map(({ table, columns }) => `${table} (${columns.map((column) => `${table}.${column}`).join(', ')})`).join(' and ');
+          const describe = (tables: typeof owned) =>
+            tables.map(({ table, columns }) => `${table} (${columns.map((column) => `${table}.${column}`).join(', ')})`).join(' and ');
+          if (!bindsUid) {
+            const top = topLevelTables(step.sql);
+            // Read only inside a subquery (a filter, a count): the rows may not reach the answer, and the message says so.
+            const inner = owned.every(({ table }) => !top.has(table.toLowerCase()));
+            diagnostics.warn(
+              step.at,
+              inner
+                ? `step "${step.id}" of protected ${operation.method} reads ${describe(owned)}, whose rows belong to users, in a subquery only, without binding $uid: if the subquery returns their values, every caller it admits reads every user's; if it only filters or counts (and so tells what others did), write owner="shared" on the Request`
+                : `step "${step.id}" of protected ${operation.method} reads ${describe(owned)}, whose rows belong to users, without binding $uid: every caller it admits reads every user's rows. Bind $uid to return the caller's own, or write owner="shared" on the Request if that is meant`,
+            );
+            continue;
+          }
+          // $uid is bound: each table of users' rows must meet it at an owner column (directly, or through a join).
+          const reached = uidColumns(step);
+          if (reached === null) continue;
+          owned = owned.filter(({ table, columns }) => !columns.some((column) => reached.has(`${table}.${column}`.toLowerCase())));
+          if (owned.length === 0) continue;
           diagnostics.warn(
             step.at,
-            `step "${step.id}" of protected ${operation.method} reads ${what}, whose rows belong to users, without binding $uid: every caller it admits reads every user's rows. Bind $uid to return the caller's own, or write owner="shared" on the Request if that is meant`,
+            `step "${step.id}" of protected ${operation.method} binds $uid, but not to ${describe(owned)}, whose rows belong to users: every caller it admits reads other users' rows there. Compare $uid with that column (or join it to one that is), or write owner="shared" on the Request if that is meant`,
           );
         }
       }
@@ -133,4 +159,87 @@ function boundSteps(operation: Operation): Set<string> {
     if (binds.some((bind) => bind.kind === 'uid' || (bind.kind === 'ref' && bound.has(bind.step)))) bound.add(step.id);
   }
   return bound;
+}
+
+/**
+ * The columns `$uid` meets in a statement, as `table.column` in lower case: those it is compared with by `=`, and every
+ * column an equality of two columns joins to one of those (`o.user_id = u.user_id`). Null when some `$uid` stands
+ * where this scan cannot tell the column (`in ($uid)`, a function's argument, a column of no known table): the step
+ * then counts as bound, as it did before, rather than raise an alarm the text does not support.
+ */
+export function uidColumns(step: Pick<SqlStep, 'sql' | 'binds'>): Set<string> | null {
+  // The step's text holds a `?` for each bind, in order.
+  const tokens: Token[] = tokenize(step.sql, []).filter((token) => token.type !== 'space' && token.type !== 'comment');
+  let binds = 0;
+  const { tables, onlyTable } = tablesOf(tokens);
+  const word = (token: Token | undefined) => (token && (token.type === 'word' || token.type === 'quoted') ? unquote(token) : undefined);
+  /** The column whose last token is at `last` (`col`, `t.col`), with its table; undefined when it is none or its table is not known. */
+  const columnEndingAt = (last: number): string | undefined => {
+    const column = word(tokens[last]);
+    if (column === undefined) return undefined;
+    const table = tokens[last - 1]?.text === '.' ? tables.get(word(tokens[last - 2])?.toLowerCase() ?? '') : onlyTable;
+    return table ? `${table}.${column}`.toLowerCase() : undefined;
+  };
+  const columnStartingAt = (first: number): { name: string; last: number } | undefined => {
+    const last = tokens[first + 1]?.text === '.' ? first + 2 : first;
+    if (tokens[last + 1]?.text === '.' || (tokens[last + 1]?.type === 'punct' && tokens[last + 1]!.text === '(')) return undefined;
+    const name = columnEndingAt(last);
+    return name === undefined ? undefined : { name, last };
+  };
+  /** `=` alone, not the end of `<=`, `>=`, `!=` nor the start of `<=>`. */
+  const equals = (at: number) =>
+    tokens[at]?.type === 'punct' && tokens[at]!.text === '=' && !['<', '>', '!'].includes(tokens[at - 1]?.text ?? '') && tokens[at + 1]?.text !== '>';
+  const met = new Set<string>();
+  const joined: [string, string][] = [];
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i]!;
+    const bind = token.type === 'punct' && token.text === '?' ? step.binds[binds++] : undefined;
+    if (bind?.kind === 'uid') {
+      const column = equals(i - 1) ? columnEndingAt(i - 2) : equals(i + 1) ? columnStartingAt(i + 2)?.name : undefined;
+      if (column === undefined) return null;
+      met.add(column);
+    } else if (equals(i)) {
+      const left = columnEndingAt(i - 1);
+      const right = columnStartingAt(i + 1);
+      if (left !== undefined && right !== undefined) joined.push([left, right.name]);
+    }
+  }
+  // Every column joined to one $uid meets, until nothing more joins.
+  for (let grown = true; grown; ) {
+    grown = false;
+    for (const [a, b] of joined) {
+      if (met.has(a) !== met.has(b)) {
+        met.add(a);
+        met.add(b);
+        grown = true;
+      }
+    }
+  }
+  return met;
+}
+
+/**
+ * The tables a statement reads outside any parentheses (its own FROM and JOINs, not a subquery's), in lower case.
+ * A table only a subquery reads may filter or count without any of its rows reaching the answer.
+ */
+export function topLevelTables(sql: string): Set<string> {
+  const tokens: Token[] = tokenize(sql, []).filter((token) => token.type !== 'space' && token.type !== 'comment');
+  const word = (token: Token | undefined) => (token && (token.type === 'word' || token.type === 'quoted') ? unquote(token) : undefined);
+  const tables = new Set<string>();
+  let depth = 0;
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i]!;
+    if (token.type === 'punct' && token.text === '(') depth++;
+    else if (token.type === 'punct' && token.text === ')') depth--;
+    else if (depth === 0 && token.type === 'word' && ['from', 'join'].includes(token.text.toLowerCase())) {
+      let j = i + 1;
+      let table = word(tokens[j]);
+      while (table !== undefined && tokens[j + 1]?.text === '.' && word(tokens[j + 2]) !== undefined) {
+        j += 2;
+        table = word(tokens[j]);
+      }
+      if (table !== undefined) tables.add(table.toLowerCase());
+    }
+  }
+  return tables;
 }

@@ -1,5 +1,5 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { Database, Queryable, SqlValue } from '../db/index.js';
+import { type Database, errnoOf, NO_TABLE, type Queryable, type SqlValue } from '../db/index.js';
 import type { Logger } from '../log.js';
 
 /**
@@ -183,7 +183,7 @@ export class AuditTrail {
   private warn(error: unknown, message: string): void {
     if (Date.now() < this.quietUntil) return;
     this.quietUntil = Date.now() + 10_000;
-    const missing = (error as { errno?: number } | undefined)?.errno === 1146;
+    const missing = errnoOf(error) === NO_TABLE;
     this.logger.warn(
       { error: (error as Error | undefined)?.message, waiting: this.queue.length },
       missing ? 'audit: the table xmlrest_api_audit is missing (run xmlrest db init)' : message,

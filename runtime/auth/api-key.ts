@@ -2,7 +2,7 @@ import { hash, randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import type { BackendModule, RateLimit } from '../contract.js';
 import { parseRateLimit } from '../contract.js';
-import type { Queryable } from '../db/index.js';
+import { errnoOf, NO_COLUMN, type Queryable } from '../db/index.js';
 import { HttpError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { LOCKED } from './passwords.js';
@@ -82,6 +82,10 @@ interface KeyRow {
   expired: number | string;
   revoked: number | string;
   held: string | null;
+  /** The first end (Unix seconds) among the user's temporary grants that have not ended; null when none will. */
+  held_until?: number | string | null;
+  /** The key's own end (Unix seconds), null for a key that does not expire. */
+  key_until?: number | string | null;
   pass_word: string | null;
 }
 
@@ -90,6 +94,8 @@ interface Known {
   principal: (Principal & { keyId: number; rate: RateLimit | null }) | { refused: string };
   /** When the query that read it began (ms). */
   read: number;
+  /** When a grant of its user (or the key itself) ends (ms): read again then, whatever its age. */
+  until: number;
 }
 
 /** A revoked or expired key, a revoked role, a disabled user: refused on every server within this long. */
@@ -98,9 +104,24 @@ const FRESH_MS = 5000;
 const REFRESH_MS = 2500;
 const REMEMBERED = 10_000;
 
+/**
+ * A key with what its user holds now: a grant past its end is not held (runtime/auth/grants.ts), whether or not a
+ * server has deleted it yet, and the first end to come is read with it so that the key is read again at that moment.
+ */
 const LOOKUP_SQL = `select k.key_id, k.user_id, k.roles, k.rate_limit,
   coalesce(k.expires_on <= now(), 0) as expired, k.revoked_on is not null as revoked,
+  (select group_concat(r.role_name separator ' ') from usr_role r where r.user_id = k.user_id and (r.expires_on is null or r.expires_on > now())) as held,
+  (select unix_timestamp(min(r.expires_on)) from usr_role r where r.user_id = k.user_id and r.expires_on > now()) as held_until,
+  unix_timestamp(k.expires_on) as key_until,
+  (select u.pass_word from usr u where u.user_id = k.user_id) as pass_word
+from xmlrest_api_key k
+where k.key_hash = ? and k.backend = ?`;
+
+/** The same for a role table of an earlier version, without `expires_on` (`xmlrest db init` adds it): no grant of it ends. */
+const LOOKUP_SQL_WITHOUT_GRANT_ENDS = `select k.key_id, k.user_id, k.roles, k.rate_limit,
+  coalesce(k.expires_on <= now(), 0) as expired, k.revoked_on is not null as revoked,
   (select group_concat(r.role_name separator ' ') from usr_role r where r.user_id = k.user_id) as held,
+  unix_timestamp(k.expires_on) as key_until,
   (select u.pass_word from usr u where u.user_id = k.user_id) as pass_word
 from xmlrest_api_key k
 where k.key_hash = ? and k.backend = ?`;
@@ -117,6 +138,8 @@ export class ApiKeys {
   private readonly reading = new Map<string, Promise<Known>>();
   private used = new Set<number>();
   private timer: NodeJS.Timeout | undefined;
+  /** Until a role table of an earlier version says it has no `expires_on`. */
+  private lookup = LOOKUP_SQL;
 
   constructor(
     private readonly db: Queryable,
@@ -140,7 +163,7 @@ export class ApiKeys {
     const id = `${backend.name} ${digest.toString('base64url')}`;
     const now = Date.now();
     let known = this.known.get(id);
-    if (known === undefined || now - known.read >= FRESH_MS) {
+    if (known === undefined || now - known.read >= FRESH_MS || now >= known.until) {
       known = await this.read(id, backend, digest);
     } else if (now - known.read >= REFRESH_MS) {
       void this.read(id, backend, digest).catch(() => undefined);
@@ -159,12 +182,12 @@ export class ApiKeys {
     let reading = this.reading.get(id);
     if (reading === undefined) {
       const started = Date.now();
-      reading = this.db
-        .select<KeyRow>(LOOKUP_SQL, [digest, backend.name])
+      reading = this.select([digest, backend.name])
         .then(([row]) => {
           const newer = this.known.get(id);
           if (newer !== undefined && newer.read > started) return newer;
-          const known: Known = { principal: principalOf(row), read: started };
+          const ends = [row?.held_until, row?.key_until].filter((end) => end !== null && end !== undefined).map((end) => Number(end) * 1000);
+          const known: Known = { principal: principalOf(row), read: started, until: Math.min(Infinity, ...ends) };
           if (newer === undefined && this.known.size >= REMEMBERED) this.known.delete(this.known.keys().next().value!);
           this.known.set(id, known);
           return known;
@@ -173,6 +196,17 @@ export class ApiKeys {
       this.reading.set(id, reading);
     }
     return reading;
+  }
+
+  private async select(values: unknown[]): Promise<KeyRow[]> {
+    const sql = this.lookup;
+    try {
+      return await this.db.select<KeyRow>(sql, values);
+    } catch (error) {
+      if (sql === LOOKUP_SQL_WITHOUT_GRANT_ENDS || errnoOf(error) !== NO_COLUMN) throw error;
+      this.lookup = LOOKUP_SQL_WITHOUT_GRANT_ENDS;
+      return this.db.select<KeyRow>(LOOKUP_SQL_WITHOUT_GRANT_ENDS, values);
+    }
   }
 
   /** Writes when each key used since the last flush was last used. */

@@ -1,5 +1,5 @@
 import type { AuthQuery, BackendModule } from '../contract.js';
-import type { Queryable, SqlValue } from '../db/index.js';
+import { errnoOf, NO_COLUMN, type Queryable, type SqlValue } from '../db/index.js';
 import { addressGroup } from './address.js';
 import { credentialProblem } from './bounds.js';
 import type { CredentialCache } from './credential-cache.js';
@@ -7,8 +7,6 @@ import type { Hashing } from './hashing.js';
 import type { LoginAttempt, LoginLimiter } from './limiter.js';
 import { checkPassword, hashPassword, type PasswordCheck } from './passwords.js';
 import { DEFAULT_USER_TABLES, withGrantEnds } from './user-tables.js';
-
-const NO_COLUMN = 1054; // ER_BAD_FIELD_ERROR
 
 /** The database a credential check needs: statements, and one transaction to upgrade a plain-text password. */
 export type UserDatabase = Queryable & { transaction<T>(work: (db: Queryable) => Promise<T>): Promise<T> };
@@ -55,7 +53,7 @@ export class CredentialChecker {
     try {
       return await this.db.select<Row>(ends.sql, values);
     } catch (error) {
-      if ((error as { errno?: number }).errno !== NO_COLUMN) throw error;
+      if (errnoOf(error) !== NO_COLUMN) throw error;
       // A role table of an earlier version: no grant of it can end. The seed's query, as generated, from now on.
       this.withEnds = undefined;
       return this.db.select<Row>(query.sql, values);

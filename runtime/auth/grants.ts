@@ -1,59 +1,65 @@
-import type { Queryable } from '../db/index.js';
+import { errnoOf, NO_COLUMN, NO_TABLE, type Queryable } from '../db/index.js';
 import { DEFAULT_USER_TABLES } from './user-tables.js';
 
 /**
  * Grants that end (docs/contract.md §8): a row of the default role table may
- * carry `expires_on`. When that moment comes the row is deleted, by whichever
- * server's revocation poll (revocations.ts) comes first, and its deletion is a
- * revoke like any other: the table's delete trigger (scripts/schema.ts)
+ * carry `expires_on`. The server's own doors read the end themselves, so an
+ * ended grant stops admitting there the moment it ends, whether or not its
+ * row is gone yet: the default auth queries leave it out (user-tables.ts
+ * `withGrantEnds`: HTTP Basic, token requests), a token issued while a grant
+ * is temporary expires no later than the grant (`grantLimits`, called by every
+ * door that issues one), and an API key's lookup leaves it out and is read
+ * again at the end (api-key.ts). Then the row is deleted, by whichever
+ * server's revocation poll (revocations.ts) comes first, and its deletion is
+ * a revoke like any other: the table's delete trigger (scripts/schema.ts)
  * revokes the user's tokens on every backend and records the end in the
- * console's history. So every query that reads the table (the seed's default
- * auth queries, a token request's own SQL, an API key's roles) sees an ended
- * grant exactly as a revoked one, and no query had to learn a new column. Each
- * server reads when the next grant ends and deletes it at that moment; its
- * poll catches whatever the timer could not know of (a grant made shorter
- * than the poll). A token issued while a grant is temporary expires no later
- * than the grant (`grantLimits`, called by every door that issues one).
+ * console's history, and every other query that reads the table (a token
+ * request's own SQL, an AuthQuery of your own) sees it gone. Each server reads
+ * when the next grant ends and deletes it at that moment; its poll catches
+ * whatever the timer could not know of (a grant made shorter than the poll).
  */
 const { roles: ROLES, userId: ID, roleName: ROLE } = DEFAULT_USER_TABLES;
 
 /** The column a role table made before grants could end lacks (`xmlrest db init` adds it). */
 export const GRANT_ENDS_COLUMN = `alter table ${ROLES} add column expires_on timestamp null default null, add key ${ROLES}_expires (expires_on)`;
 
-const NO_TABLE = 1146; // custom user tables only, or `xmlrest db init` never ran: no grant ends
-const NO_COLUMN = 1054; // a role table of an earlier version, until `xmlrest db init` adds the column
 const DEADLOCK = 1213; // two servers (Galera nodes) deleting the same ended grant: the other one did it
 
+/** A role table without the column (`xmlrest db init` adds it), or no default tables at all: no grant of it ends. */
 function absent(error: unknown): boolean {
-  const errno = (error as { errno?: number }).errno;
+  const errno = errnoOf(error);
   return errno === NO_TABLE || errno === NO_COLUMN;
 }
 
 /**
  * Deletes every grant that has ended (the delete trigger revokes and records each), and says in how many
- * milliseconds the next one ends, by the database's clock; undefined when none will.
+ * milliseconds the next one ends, by the database's clock; undefined when none will. Only the read may find the
+ * table or its column absent (nothing ends there); a delete that fails throws, whatever its error, even a missing
+ * table: the delete trigger writes to xmlrest_revoked_user and xmlrest_console_audit, and a grant that cannot be
+ * deleted keeps admitting wherever a query reads the table without the end (the caller says so, again and again).
  */
 export async function endDueGrants(db: Queryable): Promise<number | undefined> {
-  try {
-    for (let rounds = 0; rounds < 10; rounds++) {
-      const [next] = await db.select<{ wait: number | string | null }>(
+  for (let rounds = 0; rounds < 10; rounds++) {
+    let next: { wait: number | string | null } | undefined;
+    try {
+      [next] = await db.select<{ wait: number | string | null }>(
         `select timestampdiff(microsecond, now(6), min(expires_on)) div 1000 as wait from ${ROLES} where expires_on is not null`,
         [],
       );
-      if (next?.wait === null || next?.wait === undefined) return undefined;
-      const wait = Number(next.wait);
-      if (wait > 0) return wait;
-      try {
-        await db.write(`delete from ${ROLES} where expires_on <= now() limit 1000`, []);
-      } catch (error) {
-        if ((error as { errno?: number }).errno !== DEADLOCK) throw error;
-      }
+    } catch (error) {
+      if (absent(error)) return undefined;
+      throw error;
     }
-    return 0;
-  } catch (error) {
-    if (absent(error)) return undefined;
-    throw error;
+    if (next?.wait === null || next?.wait === undefined) return undefined;
+    const wait = Number(next.wait);
+    if (wait > 0) return wait;
+    try {
+      await db.write(`delete from ${ROLES} where expires_on <= now() limit 1000`, []);
+    } catch (error) {
+      if (errnoOf(error) !== DEADLOCK) throw error;
+    }
   }
+  return 0;
 }
 
 /** What a token issued now may carry: the roles whose grant has not ended, and the moment (Unix seconds) the first temporary one ends. */

@@ -1,4 +1,4 @@
-import type { Database } from '../db/index.js';
+import { type Database, errnoOf, NO_TABLE } from '../db/index.js';
 import type { Logger } from '../log.js';
 import { type Claimed, claim, markAttemptFailed, markDelivered, markGone, pruneDelivered, release, type Target } from './outbox.js';
 import { type Attempt, Sender } from './sender.js';
@@ -320,7 +320,7 @@ export class DeliveryWorker {
   private warn(error: unknown, message: string): void {
     if (Date.now() < this.quietUntil) return;
     this.quietUntil = Date.now() + 10_000;
-    const missing = (error as { errno?: number }).errno === 1146;
+    const missing = errnoOf(error) === NO_TABLE;
     this.logger.warn({ error: (error as Error).message }, missing ? 'events: the table xmlrest_outbox is missing (run xmlrest db init)' : `events: ${message}`);
   }
 }

@@ -94,13 +94,26 @@ describe('xmlrest explain on a backend with its own AuthQuery', () => {
     expect(allowed.stdout).toContain('mia holds: clerk');
     expect(denied.code).toBe(1);
     expect(JSON.parse(denied.stdout)).toMatchObject({ allowed: false, holds: ['visitor'], reason: 'noah holds none of clerk' });
-    const [wrong, empty] = await Promise.all([
+    const [wrong, empty, terminal] = await Promise.all([
       explain(['mia', 'GET', '/own/v1.0/desk', '--password-stdin'], 'not-her-password\n'),
       explain(['mia', 'GET', '/own/v1.0/desk', '--password-stdin'], ''),
+      // On a terminal (script(1) gives it one) it would wait for an end of input, echoing the password: refused at once.
+      new Promise<{ code: number; stdout: string }>((resolve) => {
+        const command = `'${process.execPath}' '${path.resolve('scripts/xmlrest.mjs')}' explain mia GET /own/v1.0/desk --password-stdin`;
+        const child = execFile(
+          'script',
+          ['-qec', command, '/dev/null'],
+          { cwd: ROOT, env: { ...process.env, DATABASE_URL: inject('databaseUrl') } },
+          (error, stdout) => resolve({ code: error ? Number((error as { code?: number }).code) : 0, stdout }),
+        );
+        child.stdin!.end();
+      }),
     ]);
     expect(wrong.code).toBe(1);
     expect(wrong.stdout).toContain('because the password is wrong for mia; the server would refuse these credentials (401)');
     expect(empty.code).toBe(2);
+    expect(terminal.stdout).toContain('--password-stdin reads the password from a pipe, not a terminal');
+    expect(terminal.code).toBe(2);
   }, 120_000);
 
   it('on the default tables shows a grant that ends with its end', async () => {

@@ -106,7 +106,14 @@ describe('GET {base}/openapi.json?for=me: the caller’s own API (issue 30)', ()
         await fetch(`${server.url}/api/shop/`, { method: 'POST', body: new URLSearchParams({ auth: 'bearer', userid: user, password: `${user}-pass` }) })
       ).json()) as { token: string }
     ).token;
-  const PUBLIC = ['GET /shop/v1.0/products', 'GET /shop/v1.0/reviews', 'GET /shop/v2.0/products', 'POST /shop/', 'POST /shop/v1.0/token'];
+  const PUBLIC = [
+    'GET /shop/v1.0/products',
+    'GET /shop/v1.0/reviews',
+    'GET /shop/v2.0/products',
+    'GET /shop/v3.0/products',
+    'POST /shop/',
+    'POST /shop/v1.0/token',
+  ];
 
   it('without credentials lists the public operations only, as a valid document', async () => {
     const { status, body } = await mine();
@@ -119,7 +126,14 @@ describe('GET {base}/openapi.json?for=me: the caller’s own API (issue 30)', ()
   });
 
   it('with a Bearer token, an API key or Basic credentials lists what those credentials may call, and nothing more', async () => {
-    const customer = [...PUBLIC, 'GET /shop/v1.0/account', 'GET /shop/v1.0/orders', 'POST /shop/v1.0/orders', 'POST /shop/v1.0/reviews'].sort();
+    const customer = [
+      ...PUBLIC,
+      'GET /shop/v1.0/account',
+      'GET /shop/v1.0/orders',
+      'POST /shop/v1.0/orders',
+      'POST /shop/v1.0/reviews',
+      'GET /shop/v2.0/orders',
+    ].sort();
     expect(operations((await mine({ authorization: `Bearer ${await token('alice')}` })).body.paths)).toEqual(customer);
     const admin = operations((await mine({ authorization: `Bearer ${await token('bob')}` })).body.paths);
     expect(admin).toEqual([...customer, 'DELETE /shop/v1.0/reviews', 'GET /shop/v1.0/report'].sort());
@@ -133,6 +147,10 @@ describe('GET {base}/openapi.json?for=me: the caller’s own API (issue 30)', ()
       rate: null,
     });
     expect(operations((await mine({ 'x-api-key': key.key })).body.paths)).toEqual(customer);
+    // One caller's document: kept by no shared cache, nor given for another's credentials.
+    const headers = (await fetch(`${server.url}/api/openapi.json?for=me`, { headers: { 'x-api-key': key.key } })).headers;
+    expect(headers.get('cache-control')).toBe('private, no-store');
+    expect(headers.get('vary')).toBe('Authorization, X-API-Key');
     const staff = operations((await mine({ authorization: basic('carol', 'carol-pass') })).body.paths);
     expect(staff).toEqual([...PUBLIC, 'GET /staff/v1.0/board', 'GET /staff/v1.0/me', 'GET /staff/v1.0/notes', 'POST /staff/v1.0/notes'].sort());
     // The full document is as it was.

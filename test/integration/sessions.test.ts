@@ -205,15 +205,24 @@ describe('a session', () => {
 
   it('carrying a grant that ends, ends with it: its tokens expire by then, and its refresh token is refused after', async () => {
     const [[{ id }]] = (await connection.query("select user_id as id from usr where user_name = 'ses-eve'")) as unknown as [[{ id: number }]];
-    const until = Math.floor(Date.now() / 1000) + 6;
-    await grantRole(connection, id, 'member', until);
-    const pair = await signIn('ses-eve');
+    // Signing in and refreshing must both happen while the grant lasts: a busy machine that was slower than that gets
+    // a longer grant (extending a grant revokes nothing), rather than a failure.
+    let until = 0;
+    let pair: Pair | undefined;
+    let refreshed: Awaited<ReturnType<typeof refresh>> | undefined;
+    for (const seconds of [6, 12]) {
+      until = Math.floor(Date.now() / 1000) + seconds;
+      await grantRole(connection, id, 'member', until);
+      pair = await signIn('ses-eve');
+      refreshed = await refresh(pair.refresh_token);
+      if (Date.now() / 1000 < until - 1) break;
+    }
+    if (pair === undefined || refreshed === undefined) throw new Error('no attempt was made');
     expect(decodeJwt(pair.token).payload.exp).toBeLessThanOrEqual(until);
     const [[session]] = (await connection.query('select unix_timestamp(expires_on) as ends from xmlrest_session where sid = ?', [
       decodeJwt(pair.token).payload.sid,
     ])) as unknown as [[{ ends: number | string }]];
     expect(Number(session.ends)).toBeLessThanOrEqual(until);
-    const refreshed = await refresh(pair.refresh_token);
     expect(refreshed.status).toBe(201);
     expect(decodeJwt((refreshed.json() as Pair).token).payload.exp).toBeLessThanOrEqual(until);
     // The grant ends: the session's refresh token buys nothing more, and signing in again finds no role to hold.

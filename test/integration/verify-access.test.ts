@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type mysql from 'mysql2/promise';
@@ -16,11 +16,13 @@ import { TEST_SECRET } from '../support/server.js';
 
 /**
  * `xmlrest verify-access BASE_URL` (issue 30): against the demo's built server it agrees everywhere, with every
- * way in (Basic, Bearer tokens of both shapes, API keys), and leaves no user behind; a wrong guard planted in a
- * built module is named; stopped with SIGINT mid-run it removes its users all the same; and the test suites'
- * own servers pass too (the golden access-rules backends; the lab backend, whose own AuthQuery it cannot make
- * users for, is reported unproven there, never passed). A database of this file's own: the users it makes come
- * and go without other files seeing them.
+ * way in (Basic, Bearer tokens of both shapes, API keys), leaves no user behind and one line of history; wrong
+ * guards planted in built modules are named (a role added, a role list widened to `*`, a `*` narrowed); a server
+ * built from other resources is refused before anything is sent; a 401 to credentials the server accepts is an
+ * error, not a refusal, and the login limits stop the run; stopped with SIGINT, or with the server gone, it removes
+ * its users all the same; and the test suites' own servers pass too (the golden access-rules backends; the lab
+ * backend, whose own AuthQuery it cannot make users for, is reported unproven there: exit 3 unless
+ * --allow-unproven). A database of this file's own: the users it makes come and go without other files seeing them.
  */
 const ROOT = path.resolve('test/.tmp/verify-access');
 let url: string;
@@ -41,7 +43,17 @@ afterAll(async () => {
 });
 
 interface Verdict {
-  checks: { backend: string; method: string; path: string; role: string; credentials: string; expected: string; got: string; note?: string }[];
+  checks: {
+    backend: string;
+    method: string;
+    path: string;
+    role: string;
+    credentials: string;
+    expected: string;
+    got: string;
+    status: number | null;
+    note?: string;
+  }[];
   disagreements: unknown[];
   unproven: { path: string; role: string; note: string }[];
 }
@@ -66,8 +78,37 @@ const leftovers = async () =>
     (row) => row.user_name,
   );
 
+/** A server of this test's own that serves the demo's OpenAPI document (as the built server does) and answers the rest as `answer` says. */
+async function fakeServer(
+  answer: (request: IncomingMessage, response: ServerResponse) => void,
+  document = readFileSync(path.join(ROOT, 'generated/openapi.json')),
+) {
+  const seen: string[] = [];
+  const server: Server = createServer((request, response) => {
+    seen.push(`${request.method} ${request.url}`);
+    if (request.url === '/openapi.json') response.end(document);
+    else answer(request, response);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    seen,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
 describe('xmlrest verify-access', () => {
-  it('agrees with access.lock on the demo, with every way in, and leaves no user behind', async () => {
+  it('agrees with access.lock on the demo, with every way in, leaves no user behind, and says so in the history', async () => {
+    // An earlier run's history line whose users' tokens have ended: their revocation rows go; a user that exists keeps its row.
+    await connection.query(
+      "insert into xmlrest_console_audit (backend, actor, action, target, detail, address) values ('*', 'xmlrest command (test)', 'verify-access', 'http://earlier', 'made and removed 2 temporary users (ids 999001 999002; their tokens end by 2020-01-01T00:00:00Z); removed 1 left by an earlier run (ids 1; their tokens end by 2020-01-01T00:00:00Z)', 'command line')",
+    );
+    await connection.query(
+      "insert into xmlrest_revoked_user (backend, sub, revoked_before) values ('*', '999001', now()), ('*', '999002', now()), ('*', '1', now()), ('*', '999003', now())",
+    );
     const { code, stdout, stderr } = await verify([demo.url, '--json']).done;
     expect(code, stderr).toBe(0);
     const verdict = JSON.parse(stdout) as Verdict;
@@ -89,45 +130,98 @@ describe('xmlrest verify-access', () => {
     expect(verdict.checks).toContainEqual(
       expect.objectContaining({ path: '/staff/v1.0/board', method: 'POST', role: 'admin', expected: 'admitted', got: 'admitted' }),
     );
-    expect(verdict.checks).toContainEqual(expect.objectContaining({ role: '(no role)', expected: 'refused', got: 'refused' }));
-    expect(stderr).toMatch(/removed 4 temporary users/);
+    // Every user calls every backend of the default tables: the shop's customer on the staff board, refused.
+    expect(verdict.checks).toContainEqual(
+      expect.objectContaining({ path: '/staff/v1.0/board', method: 'GET', role: 'customer', credentials: 'Basic', expected: 'refused', got: 'refused' }),
+    );
+    // The user holding a role no route names: admitted by `*`, refused by every role list.
+    expect(verdict.checks).toContainEqual(
+      expect.objectContaining({ path: '/shop/v1.0/account', role: 'xmlrest-verify-any', credentials: 'API key', expected: 'admitted', got: 'admitted' }),
+    );
+    expect(verdict.checks).toContainEqual(
+      expect.objectContaining({ path: '/staff/v1.0/me', role: 'xmlrest-verify-any', credentials: 'Basic', expected: 'refused', got: 'refused', status: 403 }),
+    );
+    // A list's filters, sort and page are optional: admitted, it answers its first page (200), not a 400 for a parameter left out.
+    expect(verdict.checks).toContainEqual(
+      expect.objectContaining({ path: '/shop/v2.0/orders', role: 'customer', credentials: 'API key', expected: 'admitted', got: 'admitted', status: 200 }),
+    );
+    expect(verdict.checks).toContainEqual(
+      expect.objectContaining({ path: '/shop/v2.0/orders', role: 'staff', credentials: 'Bearer (shape A)', expected: 'refused', got: 'refused', status: 403 }),
+    );
+    expect(verdict.checks).toContainEqual(
+      expect.objectContaining({ path: '/shop/v3.0/products', role: '(anonymous)', expected: 'admitted', got: 'admitted', status: 200 }),
+    );
+    // No sign-in failed: nothing for the login limits to count.
+    expect(verdict.checks.filter((check) => check.status === 401 && check.role !== '(anonymous)')).toEqual([]);
+    expect(stderr).toMatch(/removed 4 temporary users \(/);
     expect(await leftovers()).toEqual([]);
     const [[keys]] = (await connection.query("select count(*) as n from xmlrest_api_key where name = 'verify-access'")) as unknown as [[{ n: number }]];
     expect(Number(keys.n)).toBe(0);
     // Nothing of the application's changed: the POSTs were refused their missing parameters.
     const [[orders]] = (await connection.query('select count(*) as n from orders')) as unknown as [[{ n: number }]];
     expect(Number(orders.n)).toBe(0);
+    // One line of history for the run, under `*`: what it made, their roles, that it removed them.
+    const [history] = (await connection.query(
+      "select target, detail from xmlrest_console_audit where backend = '*' and action = 'verify-access' and target = ?",
+      [demo.url],
+    )) as unknown as [{ target: string; detail: string }[]];
+    expect(history).toHaveLength(1);
+    expect(history[0]!.detail).toMatch(/^made and removed 4 temporary users \(ids \d+ \d+ \d+ \d+; their tokens end by \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\); /);
+    expect(history[0]!.detail).toMatch(/xmlrest-verify-\w+-\d: admin, .*: customer, .*: staff, .*: xmlrest-verify-any$/);
+    // The earlier run's rows are pruned (their tokens have ended); a user that exists, and an id no run named, keep theirs.
+    const [revoked] = (await connection.query(
+      "select sub from xmlrest_revoked_user where backend = '*' and sub in ('999001', '999002', '1', '999003') order by sub",
+    )) as unknown as [{ sub: string }[]];
+    expect(revoked.map((row) => row.sub)).toEqual(['1', '999003']);
+    // This run's users' rows stay until their tokens have ended.
+    const ids = /\(ids ([\d ]+);/.exec(history[0]!.detail)![1]!.split(' ');
+    const [own] = (await connection.query(
+      `select sub from xmlrest_revoked_user where backend = '*' and sub in (${ids.map(() => '?').join(', ')})`,
+      ids,
+    )) as unknown as [object[]];
+    expect(own).toHaveLength(4);
   }, 60_000);
 
-  it('names a wrong guard planted in a built module: backend, method, path, role, expected, got', async () => {
-    const module = path.join(ROOT, 'dist/generated/shop/report.js');
-    const built = readFileSync(module, 'utf8');
-    expect(built).toContain('await scope.authenticate(REPORT_GET_ROLES);');
-    // The module still says admin (its access, which access.lock and the console read); its guard lets customers in.
-    writeFileSync(module, built.replace('await scope.authenticate(REPORT_GET_ROLES);', "await scope.authenticate(['admin', 'customer']);"));
-    const planted = await startBuiltServer({ root: ROOT, env: { DATABASE_URL: url } });
+  it('names a wrong guard planted in a built module: a role added, a role list widened to *, a * narrowed to roles', async () => {
+    const planted = {
+      'dist/generated/shop/report.js': ['await scope.authenticate(REPORT_GET_ROLES);', "await scope.authenticate(['admin', 'customer']);"],
+      'dist/generated/staff/board.js': ['await scope.authenticate(BOARD_GET_ROLES);', "await scope.authenticate('*');"],
+      'dist/generated/shop/account.js': ["await scope.authenticate('*');", "await scope.authenticate(['admin', 'customer']);"],
+    };
+    const built = new Map(Object.keys(planted).map((file) => [file, readFileSync(path.join(ROOT, file), 'utf8')]));
+    for (const [file, [guard, wrong]] of Object.entries(planted)) {
+      // The module still says what it said (its access, which access.lock and the console read); its guard does not.
+      expect(built.get(file)).toContain(guard);
+      writeFileSync(path.join(ROOT, file), built.get(file)!.replace(guard!, wrong!));
+    }
+    const server = await startBuiltServer({ root: ROOT, env: { DATABASE_URL: url } });
     try {
-      const { code, stdout } = await verify([planted.url]).done;
+      const { code, stdout } = await verify([server.url]).done;
       expect(code).toBe(1);
+      const disagreements = stdout.split('\n').filter((line) => line.startsWith('disagree:'));
+      // A role added: customers read the sales report, with each credential.
       expect(stdout).toContain('disagree: shop GET /shop/v1.0/report as customer with Bearer (shape A): expected refused, got admitted (200)');
       expect(stdout).toContain('disagree: shop GET /shop/v1.0/report as customer with API key: expected refused, got admitted (200)');
-      expect(stdout.split('\n').filter((line) => line.startsWith('disagree:'))).toHaveLength(3);
-      expect(stdout).toMatch(/3 disagree, 0 unproven/);
+      // Widened to *: the staff board admits a shop customer and a user entitled to nothing.
+      expect(stdout).toContain('disagree: staff GET /staff/v1.0/board as customer with Basic: expected refused, got admitted (200)');
+      expect(stdout).toContain('disagree: staff GET /staff/v1.0/board as xmlrest-verify-any with Basic: expected refused, got admitted (200)');
+      // Narrowed: * refuses the staff user and the user entitled to nothing.
+      expect(stdout).toContain('disagree: shop GET /shop/v1.0/account as staff with Bearer (shape B): expected admitted, got refused (403)');
+      expect(stdout).toContain('disagree: shop GET /shop/v1.0/account as xmlrest-verify-any with API key: expected admitted, got refused (403)');
+      expect(disagreements).toHaveLength(3 + 2 + 6);
+      expect(stdout).toMatch(/11 disagree, 0 unproven/);
     } finally {
-      writeFileSync(module, built);
-      await planted.stop();
+      for (const [file, text] of built) writeFileSync(path.join(ROOT, file), text);
+      await server.stop();
     }
     expect(await leftovers()).toEqual([]);
   }, 60_000);
 
   it('removes its users when stopped with SIGINT mid-run, and exits 130', async () => {
     // A server that answers its document, then never answers a call: the run waits mid-way, its users made.
-    const hanging: Server = createServer((request, response) => {
-      if (request.url === '/openapi.json') response.end('{}');
-    });
-    await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
+    const hanging = await fakeServer(() => {});
     try {
-      const run = verify([`http://127.0.0.1:${(hanging.address() as AddressInfo).port}`]);
+      const run = verify([hanging.url]);
       let made = false;
       run.child.stderr!.on('data', (chunk: Buffer) => {
         if (!made && chunk.toString().includes('temporary users (')) {
@@ -142,32 +236,87 @@ describe('xmlrest verify-access', () => {
       expect(stderr).toMatch(/removed 4 temporary users/);
       expect(await leftovers()).toEqual([]);
     } finally {
-      hanging.closeAllConnections();
-      await new Promise((resolve) => hanging.close(resolve));
+      await hanging.close();
     }
   }, 60_000);
 
-  it('exits 2 on a usage error, making no user', async () => {
-    const { code, stderr } = await verify(['not-a-url']).done;
-    expect(code).toBe(2);
-    expect(stderr).toContain("xmlrest: BASE_URL is the server's URL with its BASE_PATH");
+  it('exits 2 on a usage error, making no user: a wrong URL, plain http to another host without --insecure', async () => {
+    const [wrong, plain] = await Promise.all([verify(['not-a-url']).done, verify(['http://staging.example.com']).done]);
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toContain("xmlrest: BASE_URL is the server's URL with its BASE_PATH");
+    expect(plain.code).toBe(2);
+    expect(plain.stderr).toContain('xmlrest: BASE_URL is plain http to staging.example.com');
+    expect(plain.stderr).toContain('--insecure');
     expect(await leftovers()).toEqual([]);
   });
 
-  it('removes its users when the run fails (the server goes away mid-run), and exits 2 saying why', async () => {
-    const failing: Server = createServer((request, response) => {
-      if (request.url === '/openapi.json') response.end('{}');
-      else request.socket.destroy();
-    });
-    await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', resolve));
+  it('refuses a server built from other resources, sending nothing but the request for its document and making no user', async () => {
+    const document = JSON.parse(readFileSync(path.join(ROOT, 'generated/openapi.json'), 'utf8')) as {
+      paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { properties: Record<string, unknown> } }> } }>>;
+    };
+    // Deployed from an older shop where placing an order took no product: here it takes one.
+    for (const content of Object.values(document.paths['/shop/v1.0/orders']!.post!.requestBody!.content)) delete content.schema.properties.product_id;
+    const older = await fakeServer((_request, response) => response.end('{}'), Buffer.from(JSON.stringify(document)));
     try {
-      const { code, stderr } = await verify([`http://127.0.0.1:${(failing.address() as AddressInfo).port}`]).done;
+      const { code, stderr } = await verify([older.url]).done;
       expect(code).toBe(2);
-      expect(stderr).toMatch(/removed 4 temporary users/);
-      expect(stderr).toContain('xmlrest: verify-access could not finish: fetch failed');
+      expect(stderr).toContain(
+        `the server at ${older.url} was not built from these resources (POST /shop/v1.0/orders takes (quantity) there, (product_id, quantity) in resources/)`,
+      );
+      expect(stderr).toContain('nothing was sent and no user made');
+      expect(older.seen).toEqual(['GET /openapi.json']);
       expect(await leftovers()).toEqual([]);
     } finally {
-      await new Promise((resolve) => failing.close(resolve));
+      await older.close();
+    }
+  }, 60_000);
+
+  it('takes a 401 to credentials the server accepts for an error, never for the guard refusing; the login limits stop the run (exit 2)', async () => {
+    let mode: 'unauthorized' | 'limited' = 'unauthorized';
+    const token = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl';
+    const odd = await fakeServer((request, response) => {
+      const signIn = request.method === 'POST' && (request.url === '/shop/' || request.url === '/shop/v1.0/token');
+      if (mode === 'limited' && signIn) {
+        response.writeHead(429, { 'content-type': 'application/json', 'retry-after': '60' });
+        return void response.end('{"message":"Too many failed sign-ins","status":429}');
+      }
+      if (signIn) return void response.end(JSON.stringify({ token }));
+      // Every other call: 401, as a server with another JWT_SECRET would answer the tokens it did not sign.
+      response.writeHead(401, { 'content-type': 'application/json' });
+      response.end('{"message":"Invalid token","status":401}');
+    });
+    try {
+      const unauthorized = await verify([odd.url]).done;
+      expect(unauthorized.code).toBe(1);
+      // An expected refusal answered 401 is no proof of the guard: named, with what the server said.
+      expect(unauthorized.stdout).toContain(
+        'disagree: shop GET /shop/v1.0/report as customer with Bearer (shape A): expected refused, got 401: Invalid token: the server did not take credentials it accepts (a refusal by the role is a 403)',
+      );
+      expect(await leftovers()).toEqual([]);
+      mode = 'limited';
+      const limited = await verify([odd.url]).done;
+      expect(limited.code).toBe(2);
+      expect(limited.stderr).toContain(
+        "xmlrest: verify-access could not finish: signing in as admin with Bearer (shape A): the server's login limits refused it",
+      );
+      expect(limited.stderr).toMatch(/removed 4 temporary users/);
+      expect(await leftovers()).toEqual([]);
+    } finally {
+      await odd.close();
+    }
+  }, 60_000);
+
+  it('removes its users when the run fails (the server goes away mid-run), and exits 2 saying why', async () => {
+    const failing = await fakeServer((request) => request.socket.destroy());
+    try {
+      const { code, stderr } = await verify([failing.url]).done;
+      expect(code).toBe(2);
+      expect(stderr).toMatch(/removed 4 temporary users/);
+      expect(stderr).toContain(`xmlrest: verify-access could not finish: the server at ${failing.url} does not answer: fetch failed`);
+      expect(stderr).toContain('its temporary users are removed');
+      expect(await leftovers()).toEqual([]);
+    } finally {
+      await failing.close();
     }
   }, 60_000);
 
@@ -176,7 +325,12 @@ describe('xmlrest verify-access', () => {
     let served: RunningServer;
     beforeAll(async () => {
       database = openDatabase(url);
-      const app = createReloadableApp({ backends: [...rules, ...lab], database, jwtSecret: TEST_SECRET, logger: createLogger('silent') });
+      // Both golden documents, as one server serving both projects' backends would serve them.
+      const documents = ['test/golden/access-rules/expected/openapi.json', 'test/golden/lab/expected/openapi.json'].map(
+        (file) => JSON.parse(readFileSync(file, 'utf8')) as { paths: object },
+      );
+      const openapi = { ...documents[0], paths: Object.assign({}, ...documents.map((document) => document.paths)) };
+      const app = createReloadableApp({ backends: [...rules, ...lab], database, jwtSecret: TEST_SECRET, logger: createLogger('silent'), openapi });
       served = await listen(app.app, 0, '127.0.0.1');
     });
     afterAll(async () => {
@@ -199,14 +353,14 @@ describe('xmlrest verify-access', () => {
       expect(await leftovers()).toEqual([]);
     }, 60_000);
 
-    it('reports the routes of a backend with its own AuthQuery unproven beyond the call without credentials, never passed', async () => {
+    it('reports the routes of a backend with its own AuthQuery unproven, never passed: exit 3, or 0 with --allow-unproven', async () => {
       const golden = 'test/golden/lab';
-      const { code, stdout } = await verify(
-        [served.url, '--json', '--lock', `${golden}/expected/access.lock`, '--resources', `${golden}/resources`],
-        process.cwd(),
-      ).done;
-      expect(code).toBe(0);
-      const verdict = JSON.parse(stdout) as Verdict;
+      const args = [served.url, '--json', '--lock', `${golden}/expected/access.lock`, '--resources', `${golden}/resources`];
+      const [strict, allowing] = await Promise.all([verify(args, process.cwd()).done, verify([...args, '--allow-unproven'], process.cwd()).done]);
+      expect(strict.code).toBe(3);
+      expect(strict.stderr).toContain('verify-access: 2 checks unproven (listed above): exit 3; give --allow-unproven to accept what cannot be proven');
+      expect(allowing.code).toBe(0);
+      const verdict = JSON.parse(allowing.stdout) as Verdict;
       expect(verdict.disagreements).toEqual([]);
       expect(verdict.unproven.map((check) => `${check.path} ${check.role}`).sort()).toEqual(['/lab/v1.0/whoami member', '/lab/v2.0/whoami member']);
       expect(verdict.unproven[0]!.note).toContain('its own AuthQuery');

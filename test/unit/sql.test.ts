@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { topLevelTables, uidColumns } from '../../generator/analyse/ownership.js';
+import type { Bind } from '../../generator/ir.js';
 import { scanSql } from '../../generator/sql/index.js';
 import { columnsNamed, sourceColumn, tablesOf } from '../../generator/sql/tables.js';
 
@@ -103,5 +105,40 @@ describe('tables a statement reads, and where an auth query takes its user id (t
       column: 'account_id',
     });
     expect(sourceColumn('select 1 as sub from a, b', 'sub')).toBeUndefined();
+  });
+});
+
+describe('the columns $uid meets (the unowned-read lint)', () => {
+  const uid = { kind: 'uid' } as const;
+  const id = { kind: 'param', name: 'id' } as const;
+  const meets = (sql: string, binds: Bind[]) => {
+    const columns = uidColumns({ sql, binds });
+    return columns === null ? null : [...columns].sort();
+  };
+
+  it('compared with =, either way round, and through the joins of two columns', () => {
+    expect(meets('select order_id from orders where user_id = ?', [uid])).toEqual(['orders.user_id']);
+    expect(meets('select o.order_id from orders o where ? = o.user_id', [uid])).toEqual(['orders.user_id']);
+    expect(meets('select o.order_id from orders o join usr u on u.user_id = o.user_id where u.user_id = ?', [uid])).toEqual(['orders.user_id', 'usr.user_id']);
+    // The user's row only: the order is anyone's.
+    expect(meets('select o.order_id from orders o join usr u on u.user_id = ? where o.order_id = ?', [uid, id])).toEqual(['usr.user_id']);
+    // <= is no equality, and a parameter before $uid is counted.
+    expect(meets('select o.order_id from orders o where o.quantity <= ? and o.user_id = ?', [id, uid])).toEqual(['orders.user_id']);
+  });
+
+  it('says it cannot tell (null) where $uid meets no column it can name, rather than raise an alarm', () => {
+    expect(meets('select o.order_id from orders o where o.user_id in (?)', [uid])).toBeNull();
+    expect(meets('select cast(? as char) as uid', [uid])).toBeNull();
+    expect(meets('select a from t1, t2 where owner = ?', [uid])).toBeNull();
+  });
+});
+
+describe('the tables a statement reads outside its subqueries (the unowned-read lint)', () => {
+  it('its own FROM and JOINs, schema-qualified or not, and none a subquery reads', () => {
+    expect([...topLevelTables('select name from products where product_id in (select product_id from orders)')]).toEqual(['products']);
+    expect([
+      ...topLevelTables('select p.name, (select count(*) from reviews r where r.product_id = p.id) as n from shop.products p join stock s on s.id = p.id'),
+    ]).toEqual(['products', 'stock']);
+    expect([...topLevelTables('select 1 as one')]).toEqual([]);
   });
 });

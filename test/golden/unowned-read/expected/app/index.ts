@@ -3,9 +3,11 @@
 import type { BackendModule } from '../../../../../runtime/index.js';
 import { resource as allOrders } from './all-orders.js';
 import { resource as catalogue } from './catalogue.js';
+import { resource as joined } from './joined.js';
 import { resource as mine } from './mine.js';
 import { resource as order } from './order.js';
 import { resource as ordered } from './ordered.js';
+import { resource as theirs } from './theirs.js';
 
 /** Checks the credentials of a token request: returns sub (the user id) and aud (a role) per role. */
 const AUTH_QUERY_SQL = `select cast(r.user_id as char) as sub, r.role_name as aud, u.pass_word
@@ -31,5 +33,5 @@ export const backend: BackendModule = {
   apiKeys: false,
   refreshLifetime: null,
   sessionLifetime: 2592000,
-  resources: [allOrders, catalogue, mine, order, ordered],
+  resources: [allOrders, catalogue, joined, mine, order, ordered, theirs],
 };
