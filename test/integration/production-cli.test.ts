@@ -1,27 +1,30 @@
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, utimesSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBuiltServer } from '../support/built-server.js';
 import { ownDatabase } from '../support/own-database.js';
-import { productionInstall } from '../support/production-install.js';
+import { productionInstall, removeInstall } from '../support/production-install.js';
 import { TEST_SECRET } from '../support/server.js';
 
 /**
- * The whole `xmlrest` command in a production install (docs/contract.md §13): the project's files, `npm ci
- * --omit=dev` (no tsx, no TypeScript compiler), the build made beforehand. Every command its --help lists,
+ * The whole `xmlrest` command in a production install (docs/contract.md §13): the project's files in a folder
+ * outside this checkout, `npm ci --omit=dev` (no tsx, no TypeScript compiler), the build made beforehand. Every command its --help lists,
  * and every subcommand, prints its usage; every command makes one real call against a real MariaDB. The list
  * of commands is read from the command's own help, so that a command added to scripts/xmlrest.ts is held to
  * both: one with no real call below fails here, by name.
  */
-const ROOT = path.resolve('test/.tmp/production-cli');
+let ROOT = '';
 let databaseUrl = '';
 
 beforeAll(async () => {
-  productionInstall(ROOT);
+  ROOT = productionInstall('production-cli');
   databaseUrl = await ownDatabase('production_cli');
 }, 120_000);
+
+afterAll(() => removeInstall(ROOT));
 
 interface Result {
   code: number;
@@ -29,11 +32,13 @@ interface Result {
   stderr: string;
 }
 
-async function xmlrest(...args: string[]): Promise<Result> {
-  // The package's bin, as npx runs it; PATH without the checkout's node_modules/.bin, so no tsx is reachable.
+const xmlrest = (...args: string[]) => xmlrestIn(ROOT, ...args);
+
+/** The install's bin, as npx runs it, in the folder `cwd`; only the environment a command needs. */
+async function xmlrestIn(cwd: string, ...args: string[]): Promise<Result> {
   const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATABASE_URL: databaseUrl, JWT_SECRET: TEST_SECRET };
   try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['scripts/xmlrest.mjs', ...args], { cwd: ROOT, env });
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [path.join(ROOT, 'scripts/xmlrest.mjs'), ...args], { cwd, env });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };
@@ -166,11 +171,29 @@ const REAL_CALLS: Record<string, (() => Promise<void>)[]> = {
 };
 
 describe('the xmlrest command in a production install', { timeout: 120_000 }, () => {
-  it('has no build tools, and runs the compiled command', async () => {
-    expect(existsSync(path.join(ROOT, 'node_modules/tsx'))).toBe(false);
+  it('reaches no build tools, runs the compiled command, and refuses a build older than its sources', async () => {
+    // Outside this checkout, Node finds no tsx for the install's modules (here, a folder above would lend it one).
+    expect(path.relative(process.cwd(), ROOT).startsWith('..')).toBe(true);
+    expect(() => createRequire(path.join(ROOT, 'scripts/xmlrest.mjs')).resolve('tsx')).toThrow(/Cannot find module 'tsx'/);
     expect(existsSync(path.join(ROOT, 'dist/scripts/xmlrest.js'))).toBe(true);
     const version = await xmlrest('--version');
     expect(version).toEqual({ code: 0, stdout: `${JSON.parse(readFileSync('package.json', 'utf8')).version}\n`, stderr: '' });
+    // A compiled module's source made newer than the build: with no tsx to run the sources, the command says to
+    // build, and runs nothing.
+    for (const source of ['runtime/app.ts']) {
+      const file = path.join(ROOT, source);
+      const { atime, mtime } = statSync(file);
+      utimesSync(file, atime, new Date());
+      try {
+        expect(await xmlrest('--version'), source).toEqual({
+          code: 1,
+          stdout: '',
+          stderr: `xmlrest: the build is older than its sources (${source}): run \`npm run build\`\n`,
+        });
+      } finally {
+        utimesSync(file, atime, mtime);
+      }
+    }
   });
 
   it('prints the usage of every command and subcommand', async () => {
