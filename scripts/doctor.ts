@@ -6,9 +6,9 @@ import { ConfigError, loadConfig } from '../runtime/config.js';
 import { parseDatabaseUrl } from '../runtime/db/index.js';
 import { webhookSecretsNeeded } from '../runtime/events/index.js';
 import type { BackendModule, IssuerAlgorithm } from '../runtime/index.js';
-import { staleSources } from './build-state.mjs';
 import { connectTo } from './connection.js';
 import { generatedBackends } from './generated-backends.js';
+import { staleSourcesOf } from './install.js';
 import { DEFAULT_TABLE_TRIGGERS } from './schema.js';
 
 /** The tables `xmlrest db init` makes, besides the default user tables: revocations, roles, audit, login counters, servers, rate limits, API keys, sessions. */
@@ -161,7 +161,7 @@ export async function doctor(root: string): Promise<number> {
   );
 
   if (existsSync(path.join(root, 'dist/scripts/serve.js'))) {
-    const stale = staleSources(root);
+    const stale = staleSourcesOf(root);
     say(
       stale.length === 0
         ? { ok: true, what: 'the build (dist/) is current: npm start will run it' }

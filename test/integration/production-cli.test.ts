@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, statSync, utimesSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -102,6 +103,8 @@ const REAL_CALLS: Record<string, (() => Promise<void>)[]> = {
       const refused = await xmlrest('resource', 'auth', 'shop/report', '--roles', 'manager');
       expect(refused).toMatchObject({ code: 2 });
       expect(refused.stderr).toContain('xmlrest resource auth is a build-time command, and this is a production install');
+      // The command line was right: no hint to read the usage.
+      expect(refused.stderr).not.toContain('for usage');
       expect(readFileSync(path.join(ROOT, 'access.lock'), 'utf8')).toBe(lock);
     },
   ],
@@ -111,6 +114,7 @@ const REAL_CALLS: Record<string, (() => Promise<void>)[]> = {
       const refused = await xmlrest('generate');
       expect(refused).toMatchObject({ code: 2 });
       expect(refused.stderr).toContain('xmlrest generate is a build-time command, and this is a production install');
+      expect(refused.stderr.split('\n')).toHaveLength(2);
     },
   ],
   explain: [
@@ -119,6 +123,10 @@ const REAL_CALLS: Record<string, (() => Promise<void>)[]> = {
       const explained = await xmlrest('explain', 'prod-cli-1', 'GET', '/shop/v1.0/orders');
       expect(explained).toMatchObject({ code: 0 });
       expect(explained.stdout).toContain('allowed: prod-cli-1 may call GET /shop/v1.0/orders on backend shop');
+      // From a folder that is not the project: said so, not "run npm run build" about a build that is current.
+      const elsewhere = await xmlrestIn(tmpdir(), 'explain', 'prod-cli-1', 'GET', '/shop/v1.0/orders');
+      expect(elsewhere.code).toBe(1);
+      expect(elsewhere.stderr).toBe(`xmlrest: ${tmpdir()} holds no generated/: run xmlrest in the project's folder (where resources/ and generated/ are)\n`);
     },
   ],
   'verify-access': [
@@ -171,16 +179,16 @@ const REAL_CALLS: Record<string, (() => Promise<void>)[]> = {
 };
 
 describe('the xmlrest command in a production install', { timeout: 120_000 }, () => {
-  it('reaches no build tools, runs the compiled command, and refuses a build older than its sources', async () => {
+  it('reaches no build tools, runs the compiled command, and refuses a build older than a source it runs or reads', async () => {
     // Outside this checkout, Node finds no tsx for the install's modules (here, a folder above would lend it one).
     expect(path.relative(process.cwd(), ROOT).startsWith('..')).toBe(true);
     expect(() => createRequire(path.join(ROOT, 'scripts/xmlrest.mjs')).resolve('tsx')).toThrow(/Cannot find module 'tsx'/);
     expect(existsSync(path.join(ROOT, 'dist/scripts/xmlrest.js'))).toBe(true);
     const version = await xmlrest('--version');
     expect(version).toEqual({ code: 0, stdout: `${JSON.parse(readFileSync('package.json', 'utf8')).version}\n`, stderr: '' });
-    // A compiled module's source made newer than the build: with no tsx to run the sources, the command says to
-    // build, and runs nothing.
-    for (const source of ['runtime/app.ts']) {
+    // A compiled module's source, and a file the build copies (db init --demo reads dist/'s copy), each made newer
+    // than the build: with no tsx to run the sources, the command says to build, and runs nothing.
+    for (const source of ['runtime/app.ts', 'scripts/demo.sql']) {
       const file = path.join(ROOT, source);
       const { atime, mtime } = statSync(file);
       utimesSync(file, atime, new Date());
