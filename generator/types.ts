@@ -279,6 +279,7 @@ export async function inferTypes(
     try {
       entry = await describeStep(step, database, columnsOf, identity);
     } catch (error) {
+      if ((error as { fatal?: boolean }).fatal === true) throw error;
       diagnostics.error(step.at, `step "${step.id}": the database rejects the statement: ${rejection(error).message}`);
       continue;
     }

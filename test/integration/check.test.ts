@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
+import { type AddressInfo, createServer, connect as dial, type Server, type Socket } from 'node:net';
 import { promisify } from 'node:util';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connectTo } from '../../scripts/connection.js';
 import { ownDatabase } from '../support/own-database.js';
 
@@ -17,9 +18,15 @@ beforeAll(async () => {
 });
 
 async function check(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return checkWith({ DATABASE_URL: databaseUrl }, ...args);
+}
+
+async function checkWith(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
+    // A bound against a hang (the test then fails on a null code), not a speed test.
     const { stdout, stderr } = await promisify(execFile)(process.execPath, ['scripts/xmlrest.mjs', 'check', ...args], {
-      env: { ...process.env, DATABASE_URL: databaseUrl },
+      env: { ...process.env, ...env },
+      timeout: 45_000,
     });
     return { code: 0, stdout, stderr };
   } catch (error) {
@@ -51,7 +58,7 @@ describe('xmlrest check', () => {
       "resources/shop/products.xml:5:5: GET step \"products\": column stock is missing (Unknown column 'stock' in 'SELECT')",
       "resources/shop/products@2.0.xml:6:5: GET step \"products\": column stock is missing (Unknown column 'stock' in 'SELECT')",
       // The report sums quantity: over a varchar, MariaDB's sum is a double.
-      'resources/shop/report.xml:5:5: GET step "sales": column units_sold was decimal (string), now double (number)',
+      'resources/shop/report.xml:6:5: GET step "sales": column units_sold was decimal (string), now double (number)',
       expect.stringMatching(/^resources\/shop\/reviews\.xml:6:5: GET step "reviews": table reviews is missing \(Table '[^']+\.reviews' doesn't exist\)$/),
       expect.stringMatching(/^resources\/shop\/reviews\.xml:15:5: POST step "review": table reviews is missing/),
       expect.stringMatching(/^resources\/shop\/reviews\.xml:21:5: DELETE step "removed": table reviews is missing/),
@@ -96,5 +103,71 @@ describe('xmlrest check', () => {
     );
     expect(code).toBe(2);
     expect(stderr).toMatch(/^xmlrest check: cannot reach the database \(ECONNREFUSED\)/);
+  });
+});
+
+/**
+ * A TCP proxy in front of the test's database that passes the handshake, then, at the client's `at`-th prepare
+ * (a COM_STMT_PREPARE packet), either stops passing anything either way (a database that stopped answering, as
+ * one SIGSTOPped) or closes both sockets (a connection lost).
+ */
+const proxies: Server[] = [];
+
+async function failingProxy(at: number, how: 'hang' | 'drop'): Promise<string> {
+  const target = new URL(databaseUrl);
+  const sockets: Socket[] = [];
+  let prepares = 0;
+  const server = createServer((client) => {
+    const database = dial(Number(target.port), target.hostname);
+    sockets.push(client, database);
+    let failed = false;
+    database.on('data', (chunk) => failed || client.write(chunk));
+    client.on('data', (chunk: Buffer) => {
+      // A command packet: sequence number 0, then its command byte (0x16 COM_STMT_PREPARE); the handshake's are 1 and up.
+      if (!failed && chunk[3] === 0 && chunk[4] === 0x16 && ++prepares >= at) {
+        failed = true;
+        if (how === 'drop') for (const socket of sockets) socket.destroy();
+        return;
+      }
+      if (!failed) database.write(chunk);
+    });
+    for (const socket of [client, database]) socket.on('error', () => {});
+    client.on('close', () => database.destroy());
+  });
+  server.on('close', () => {
+    for (const socket of sockets) socket.destroy();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  proxies.push(server);
+  const url = new URL(databaseUrl);
+  url.host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return url.toString();
+}
+
+describe('xmlrest check when the database goes away', () => {
+  afterEach(() => {
+    for (const proxy of proxies.splice(0)) proxy.close();
+  });
+
+  it('exits 2 when the database stops answering, past QUERY_TIMEOUT_MS, and reports no statement as refused', async () => {
+    const result = await checkWith({ DATABASE_URL: await failingProxy(1, 'hang'), QUERY_TIMEOUT_MS: '1000' });
+    expect(result).toEqual({
+      code: 2,
+      stdout: '',
+      stderr:
+        'xmlrest check: the database stopped answering (nothing within 1000 ms, QUERY_TIMEOUT_MS) after 0 statements: run xmlrest check again when it answers\n',
+    });
+  });
+
+  it('exits 2 when the connection is lost on the way, and reports none of the statements after it as refused', async () => {
+    // The 4th prepare: after a statement or more was checked (each statement's, and its tables' columns).
+    const result = await checkWith({ DATABASE_URL: await failingProxy(4, 'drop') });
+    expect(result).toMatchObject({ code: 2, stdout: '' });
+    expect(result.stderr).toMatch(
+      /^xmlrest check: the connection to the database was lost \(PROTOCOL_CONNECTION_LOST\) after [1-9]\d* statements?: run xmlrest check again when it answers\n$/,
+    );
+    const json = await checkWith({ DATABASE_URL: await failingProxy(4, 'drop') }, '--json');
+    expect(json.code).toBe(2);
+    expect(JSON.parse(json.stdout)).toEqual({ ok: false, error: expect.stringMatching(/^the connection to the database was lost/) });
   });
 });
