@@ -10,6 +10,7 @@ import {
   type Logger,
   listen,
   openDatabase,
+  pagedBackends,
   parseDatabaseUrl,
   type ReloadableApp,
   resourcePath,
@@ -32,6 +33,7 @@ async function prepare() {
     webhookSecrets: backends.flatMap((backend) =>
       (backend.webhooks ?? []).map((webhook) => ({ variable: webhook.secret, backend: backend.name, url: webhook.url })),
     ),
+    pagedBackends: pagedBackends(backends),
   });
   const database = openDatabase(config.databaseUrl, {
     statementTimeoutMs: config.statementTimeoutMs,
