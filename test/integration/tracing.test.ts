@@ -45,7 +45,15 @@ async function traceOf(traceId: string, requestSpanName: RegExp): Promise<Receiv
   return receiver.spans.filter((span) => span.traceId === traceId);
 }
 
-const logLineOf = (server: BuiltServer, requestId: string) => server.logs.find((line) => line.msg === 'request' && line.requestId === requestId);
+/**
+ * The request's access log line, once it has come: the server writes it before it answers, but the test reads
+ * the server's stdout and the response on two different pipes, so the answer can arrive first.
+ */
+async function logLineOf(server: BuiltServer, requestId: string): Promise<Record<string, unknown>> {
+  const line = () => server.logs.find((entry) => entry.msg === 'request' && entry.requestId === requestId);
+  await expect.poll(line, { timeout: 5_000 }).toBeDefined();
+  return line()!;
+}
 
 describe('traces, with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
   it('continues the caller’s traceparent: the request a server span, its SELECT a child with the statement’s text', async () => {
@@ -68,7 +76,7 @@ describe('traces, with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     expect(statement.attributes['db.query.text']).toContain('where price <= ?');
     // The value stays a parameter: never in a span.
     expect(JSON.stringify(spans)).not.toContain('max_price=30');
-    expect(logLineOf(traced, String(response.headers['x-request-id']))).toMatchObject({ trace_id: traceId, status: 200 });
+    expect(await logLineOf(traced, String(response.headers['x-request-id']))).toMatchObject({ trace_id: traceId, status: 200 });
   });
 
   it('makes a transaction a span whose statements are its children, and never records a value', async () => {
@@ -81,7 +89,7 @@ describe('traces, with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
       headers: { ...formBody({}).headers, authorization: `Bearer ${(token.json() as { token: string }).token}` },
     });
     expect(posted.status).toBe(201);
-    const traceId = String(logLineOf(traced, String(posted.headers['x-request-id']))?.trace_id);
+    const traceId = String((await logLineOf(traced, String(posted.headers['x-request-id']))).trace_id);
     expect(traceId).toMatch(/^[0-9a-f]{32}$/);
     const spans = await traceOf(traceId, /^POST /);
     const request = spans.find((span) => span.name === 'POST /shop/v1.0/reviews')!;
@@ -98,7 +106,7 @@ describe('traces, with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
   it('names a refusal’s reason, and marks a refusal as no error of the server', async () => {
     const refused = await send(`${traced.url}/shop/v1.0/orders`);
     expect(refused.status).toBe(403);
-    const traceId = String(logLineOf(traced, String(refused.headers['x-request-id']))?.trace_id);
+    const traceId = String((await logLineOf(traced, String(refused.headers['x-request-id']))).trace_id);
     const [request] = await traceOf(traceId, /^GET /);
     expect(request).toMatchObject({
       name: 'GET /shop/v1.0/orders',
@@ -119,7 +127,7 @@ describe('traces, with no OTLP endpoint', () => {
     expect(readFileSync(`${MODULES}-traced.txt`, 'utf8')).toContain('/node_modules/@opentelemetry/sdk-node/');
     expect(untracedModules).not.toContain('@opentelemetry');
     expect(untracedModules).not.toContain('/dist/runtime/tracing/open-telemetry.js');
-    const line = logLineOf(untraced, String(response.headers['x-request-id']));
+    const line = await logLineOf(untraced, String(response.headers['x-request-id']));
     expect(line).toMatchObject({ status: 200 });
     expect(line).not.toHaveProperty('trace_id');
   });
