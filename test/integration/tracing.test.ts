@@ -1,8 +1,9 @@
 import { readFileSync, rmSync } from 'node:fs';
+import { type AddressInfo, createServer, type Socket } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BuiltServer, startBuiltServer } from '../support/built-server.js';
-import { formBody, send } from '../support/http.js';
+import { basicHeader, formBody, send } from '../support/http.js';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../support/otlp-receiver.js';
 
 /**
@@ -26,7 +27,12 @@ beforeAll(async () => {
     startBuiltServer({
       nodeArgs: loading('traced').nodeArgs,
       // The batch goes out every 100 ms instead of the SDK's 5 s, so that the test waits for nothing.
-      env: { ...loading('traced').env, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '100', OTEL_SERVICE_NAME: 'shop-api' },
+      env: {
+        ...loading('traced').env,
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_BSP_SCHEDULE_DELAY: '100',
+        OTEL_RESOURCE_ATTRIBUTES: 'service.name=shop-api,deployment.environment=test',
+      },
     }),
     startBuiltServer(loading('untraced')),
   ]);
@@ -101,12 +107,39 @@ describe('traces, with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     expect(insert.attributes['db.query.text']).toBe('insert into reviews (user_id, product_id, stars, body) values (?, ?, ?, ?)');
     expect(JSON.stringify(spans)).not.toContain('8675309');
     expect(JSON.stringify(spans)).not.toContain('alice-pass');
+    // Nor anywhere in what was sent, decoded or not (an event, a status message).
+    expect(Buffer.concat(receiver.bodies).includes('8675309')).toBe(false);
+    expect(Buffer.concat(receiver.bodies).includes('alice-pass')).toBe(false);
+  });
+
+  it('names a failed statement by its code, never by the database’s message, which quotes the value', async () => {
+    // The second note with the same title breaks the unique key: MariaDB's message quotes the title.
+    const secret = `a title only carol chose ${Date.now()}`;
+    const post = () =>
+      send(`${traced.url}/staff/v1.0/notes`, {
+        method: 'POST',
+        ...formBody({ title: secret, body: 'twice' }),
+        headers: { ...formBody({}).headers, authorization: basicHeader('carol', 'carol-pass') },
+      });
+    expect((await post()).status).toBe(201);
+    const failed = await post();
+    expect(failed.status).toBeGreaterThanOrEqual(400);
+    const traceId = String((await logLineOf(traced, String(failed.headers['x-request-id']))).trace_id);
+    const spans = await traceOf(traceId, /^POST /);
+    const insert = spans.find((span) => span.name === 'INSERT')!;
+    expect(insert).toMatchObject({ attributes: { 'error.type': 'ER_DUP_ENTRY' }, status: { code: 2 } });
+    // The bytes hold the statements' text as written (so that a value would be found in them too), and no message.
+    expect(Buffer.concat(receiver.bodies).includes('insert into notes (user_id, title, body) values (?, ?, ?)')).toBe(true);
+    expect(Buffer.concat(receiver.bodies).includes('Duplicate entry')).toBe(false);
+    expect(Buffer.concat(receiver.bodies).includes(secret)).toBe(false);
   });
 
   it('names a refusal’s reason, and marks a refusal as no error of the server', async () => {
-    const refused = await send(`${traced.url}/shop/v1.0/orders`);
+    // The caller says "not sampled": the server's sampler decides alone (all, by default), so the span still comes.
+    const traceId = '0af7651916cd43dd8448eb211c80319c';
+    const refused = await send(`${traced.url}/shop/v1.0/orders`, { headers: { traceparent: `00-${traceId}-b7ad6b7169203331-00` } });
     expect(refused.status).toBe(403);
-    const traceId = String((await logLineOf(traced, String(refused.headers['x-request-id']))).trace_id);
+    expect((await logLineOf(traced, String(refused.headers['x-request-id']))).trace_id).toBe(traceId);
     const [request] = await traceOf(traceId, /^GET /);
     expect(request).toMatchObject({
       name: 'GET /shop/v1.0/orders',
@@ -114,6 +147,29 @@ describe('traces, with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
       status: { code: 0 },
     });
     expect(receiver.contentTypes.every((type) => type === 'application/x-protobuf')).toBe(true);
+  });
+});
+
+describe('traces, with a collector that takes the connection and never answers', () => {
+  it('answers every request as usual, and a graceful stop still ends on its own', async () => {
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => sockets.push(socket.on('error', () => {})));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const stuck = await startBuiltServer({
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`, OTEL_BSP_SCHEDULE_DELAY: '50' },
+    });
+    try {
+      for (let i = 0; i < 5; i++) expect((await send(`${stuck.url}/shop/v1.0/products`)).status).toBe(200);
+      // The exporter has posted a batch and is waiting on it.
+      await expect.poll(() => sockets.length, { timeout: 10_000 }).toBeGreaterThan(0);
+      expect((await send(`${stuck.url}/shop/v1.0/products`)).status).toBe(200);
+      // Its own exit (code 0), not the helper's SIGKILL 15 s on (code null): the flush waits 3 s at most.
+      expect(await stuck.stop()).toBe(0);
+    } finally {
+      await stuck.stop();
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+    }
   });
 });
 
