@@ -30,7 +30,8 @@ export async function openDescriber(url: string, options: { deadlineMs?: number 
     async columnsOf(table: string): Promise<TableColumn[]> {
       const [rows] = await connection.execute(
         `select column_name as name, data_type as dataType, column_type as columnType,
-                is_nullable = 'YES' as nullable, character_maximum_length as maxLength, datetime_precision as \`precision\`
+                is_nullable = 'YES' as nullable, character_maximum_length as maxLength, datetime_precision as \`precision\`,
+                collation_name as collation
            from information_schema.columns
           where table_schema = database() and table_name = ?
           order by ordinal_position`,
@@ -45,7 +46,15 @@ export async function openDescriber(url: string, options: { deadlineMs?: number 
       );
       const references = new Map((keys as { name: string; refers: string }[]).map((key) => [key.name, key.refers]));
       return (
-        rows as { name: string; dataType: string; columnType: string; nullable: number; maxLength: number | string | null; precision: number | string | null }[]
+        rows as {
+          name: string;
+          dataType: string;
+          columnType: string;
+          nullable: number;
+          maxLength: number | string | null;
+          precision: number | string | null;
+          collation: string | null;
+        }[]
       ).map((row) => ({
         name: row.name,
         dataType: row.dataType,
@@ -53,6 +62,7 @@ export async function openDescriber(url: string, options: { deadlineMs?: number 
         nullable: Boolean(row.nullable),
         maxLength: row.maxLength === null ? null : Number(row.maxLength),
         precision: row.precision === null ? null : Number(row.precision),
+        collation: row.collation,
         ...(references.has(row.name) ? { references: references.get(row.name)! } : {}),
       }));
     },

@@ -97,14 +97,10 @@ export async function checkProject(root: string, databaseUrl: string, deadlineMs
       for (const drift of typeDrift(recorded, now)) {
         if (drift.kind === 'param-type') {
           const column = drift.column ?? drift.param;
-          problems.push({
-            ...at,
-            kind: 'param-type',
-            column,
-            was: paramText(drift.wasType),
-            now: paramText(drift.nowType),
-            message: `${where}: parameter ${drift.param} (${column}) was ${paramText(drift.wasType)}, now ${paramText(drift.nowType)}`,
-          });
+          // An exact drift names the column's types as the database writes them (`int(11)`, `varchar(100) utf8mb4_bin`).
+          const was = drift.exact ? drift.was : paramText(drift.wasType);
+          const now = drift.exact ? drift.now : paramText(drift.nowType);
+          problems.push({ ...at, kind: 'param-type', column, was, now, message: `${where}: parameter ${drift.param} (${column}) was ${was}, now ${now}` });
         } else if (drift.kind === 'column-type') {
           problems.push({ ...at, ...drift, message: `${where}: column ${drift.column} was ${drift.was}, now ${drift.now}` });
         } else if (drift.kind === 'column-added') {

@@ -42,9 +42,45 @@ describe('xmlrest check', () => {
     expect(JSON.parse((await check('--json')).stdout)).toEqual({ ok: true, statements: 19, problems: [] });
   });
 
+  it('names a change below the coarse types: a narrowed decimal, another character set, another collation', async () => {
+    const connection = await connectTo(databaseUrl);
+    const [[userName]] = (await connection.query(
+      "select column_type as type, collation_name as collation from information_schema.columns where table_schema = database() and table_name = 'usr' and column_name = 'user_name'",
+    )) as unknown as [{ type: string; collation: string }[]];
+    // 24.99 would be served as 25; a review with an emoji would fail; a login would become case-insensitive.
+    await connection.query('alter table products modify price decimal(5,0) not null');
+    await connection.query('alter table reviews modify body varchar(2000) character set latin1 not null');
+    await connection.query('alter table usr modify user_name varchar(190) character set utf8mb4 collate utf8mb4_general_ci not null');
+    try {
+      const { code, stdout } = await check();
+      expect(code).toBe(1);
+      expect(stdout.split('\n')).toEqual([
+        // What a read answers: the prepared statement's length and decimals.
+        'resources/shop/products.xml:5:5: GET step "products": column price was decimal length 12 decimals 2, now decimal length 6',
+        'resources/shop/products@2.0.xml:6:5: GET step "products": column price was decimal length 12 decimals 2, now decimal length 6',
+        // What a parameter is written to or compared with: the column's type and collation, as information_schema has them.
+        'resources/shop/products@2.0.xml:6:5: GET step "products": parameter max_price (products.price) was decimal(10,2), now decimal(5,0)',
+        'resources/shop/products@3.0.xml:6:5: GET step "products": column price was decimal length 12 decimals 2, now decimal length 6',
+        'resources/shop/products@3.0.xml:6:5: GET step "products": parameter max_price (products.price) was decimal(10,2), now decimal(5,0)',
+        'resources/shop/reviews.xml:15:5: POST step "review": parameter body (reviews.body) was varchar(2000) utf8mb4_general_ci, now varchar(2000) latin1_swedish_ci',
+        'resources/shop/token.xml:9:5: POST step "authQuery": parameter user (usr.user_name) was varchar(190) utf8mb4_nopad_bin, now varchar(190) utf8mb4_general_ci',
+        'xmlrest check: 7 differences between the database and generated/column-types.json (19 statements)',
+        '',
+      ]);
+    } finally {
+      await connection.query('alter table products modify price decimal(10,2) not null');
+      await connection.query('alter table reviews modify body varchar(2000) character set utf8mb4 collate utf8mb4_general_ci not null');
+      await connection.query(`alter table usr modify user_name ${userName!.type} character set utf8mb4 collate ${userName!.collation} not null`);
+      await connection.end();
+    }
+    expect((await check()).code).toBe(0);
+  });
+
   it('names a changed type, a missing column and a missing table at file:line:col with the column, and exits 1', async () => {
     const connection = await connectTo(databaseUrl);
     await connection.query('alter table orders modify quantity varchar(20) not null');
+    // Its check constraint names stock: once the table was altered (the test above), MariaDB refuses the rename with it.
+    await connection.query('alter table products drop constraint products_stock_not_negative');
     await connection.query('alter table products change stock in_stock int not null');
     await connection.query('rename table reviews to reviews_old');
     await connection.end();
