@@ -57,7 +57,7 @@ const { values: flags } = parseArgs({
     // slices interleaved (A B C C B A ...): this shared VM drifts by 2x within seconds, and only runs that
     // close in time see the same machine.
     slice: { type: 'string', default: '1' },
-    // The commit whose generated server is "today's" in the tracing scenario; default the one before tracing.
+    // The commit whose generated server is "today's" in the tracing and write scenarios; default main (bench/baseline.ts).
     baseline: { type: 'string' },
   },
 });

@@ -238,7 +238,8 @@ type Send = (method: string, url: string, headers: Record<string, string>, body?
 
 /**
  * One call of a route as one caller, and what it proves. Without its parameters, a route the guard admits answers
- * 400 (the parameters are checked after the role); a read without parameters answers as it is (2xx). 401 and 403
+ * 400 (the parameters are checked after the role); a read without parameters, or with optional ones only, answers
+ * as it is (2xx). 401 and 403
  * are refusals; a 429 of a rate limit (it carries RateLimit-Limit) comes after the guard admitted the caller.
  */
 async function check(line: LockLine, operation: Operation | undefined, caller: Caller, expected: Check['expected'], base: string, send: Send): Promise<Check> {
@@ -274,7 +275,9 @@ async function check(line: LockLine, operation: Operation | undefined, caller: C
     if (response.headers.has('ratelimit-limit')) return done('admitted', status, "over the route's rate limit, after the guard admitted");
     return done('unproven', status, 'refused by the login limits (too many failed sign-ins from this address): run it again later');
   }
-  const answered = operation.params.length > 0 ? status === 400 : status >= 200 && status < 300;
+  // A read whose parameters are all optional (a list's filters, sort and cursor, contract §11) answers 2xx without them.
+  const answered =
+    (operation.params.length > 0 && status === 400) || (status >= 200 && status < 300 && (operation.params.length === 0 || !changesData(operation)));
   if (answered) return done('admitted', status);
   const wanted = operation.params.length > 0 ? 'a 400 for the parameters left out' : 'a 2xx answer';
   return done('error', status, `${messageOf(response)} (once admitted, ${wanted} was to come)`);
