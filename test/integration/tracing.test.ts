@@ -150,6 +150,26 @@ describe('traces, with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
   });
 });
 
+describe('traces, with the database down', () => {
+  it('marks the request span an error (a 503), and its statement by the fault’s reason', async () => {
+    const down = await startBuiltServer({
+      env: { DATABASE_URL: 'mysql://nobody:pw@127.0.0.1:1/none', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '100' },
+    });
+    try {
+      const response = await send(`${down.url}/shop/v1.0/products`);
+      expect(response.status).toBe(503);
+      const line = await logLineOf(down, String(response.headers['x-request-id']));
+      const spans = await traceOf(String(line.trace_id), /^GET /);
+      const request = spans.find((span) => span.kind === 2)!;
+      expect(request).toMatchObject({ attributes: { 'http.response.status_code': 503, 'xmlrest.reason': line.reason }, status: { code: 2 } });
+      const select = spans.find((span) => span.name === 'SELECT')!;
+      expect(select).toMatchObject({ parentSpanId: request.spanId, attributes: { 'error.type': expect.stringMatching(/^db_/) }, status: { code: 2 } });
+    } finally {
+      await down.stop();
+    }
+  });
+});
+
 describe('traces, with a collector that takes the connection and never answers', () => {
   it('answers every request as usual, and a graceful stop still ends on its own', async () => {
     const sockets: Socket[] = [];
