@@ -11,11 +11,17 @@ import { tsImport } from 'tsx/esm/api';
  */
 export const BASELINE_DIR = '.xmlrest/bench-baseline';
 
-/** The commit before the request path learnt tracing: the parent of the one that added runtime/tracing/. */
+/**
+ * The commit this build is measured against unless --baseline names one: the branch it merges into (`main`),
+ * when that is another commit than this one. A fixed historical commit (the one before runtime/tracing/ was
+ * added, as this first was) would, once merged, measure every later change to the request path as well.
+ * Undefined on main itself: name the commit before the change under test (`--baseline main~1`, say).
+ */
 export function defaultBaselineRef(): string | undefined {
   try {
-    const added = execFileSync('git', ['log', '-1', '--format=%H', '--diff-filter=A', '--', 'runtime/tracing/index.ts'], { encoding: 'utf8' }).trim();
-    return added === '' ? undefined : `${added}^`;
+    const rev = (ref: string) => execFileSync('git', ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { encoding: 'utf8' }).trim();
+    const main = rev('main');
+    return main !== '' && main !== rev('HEAD') ? 'main' : undefined;
   } catch {
     return undefined;
   }

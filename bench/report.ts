@@ -78,6 +78,8 @@ export const PROVIDER_SCENARIO = 'Bearer GET, provider token (RS256, ES256)';
 export const KEY_SCENARIO = 'Bearer GET, API key, rate-limited';
 /** The public GET of today's build (another commit's, `--baseline`), of this one with tracing unset, and traced (issue 33). */
 export const TRACING_SCENARIO = 'public GET, traced';
+/** The Bearer write in a transaction, beside today's build too when there is one (tracing changed Scope.transaction). */
+export const WRITE_SCENARIO = 'write POST (2 steps, transaction)';
 
 /** What the traced server exported, and against which commit the baseline was built. */
 export interface TracingFigures {
@@ -215,6 +217,14 @@ export async function writeResults(
       tracingRows.push(
         `| GET with tracing unset vs the same GET of today's build (${tracing?.baseline}) | ${unsetRatio.toFixed(2)} | ${p99Ratio(unset, before).toFixed(2)} ${blank} | ${unsetRatio >= 0.98 ? 'met' : 'missed'} (>= 0.98) |`,
         `| GET traced, exporting to a loopback OTLP collector, vs today's build | ${onRatio.toFixed(2)} | ${p99Ratio(on, before).toFixed(2)} ${blank} | ${onRatio >= 0.85 ? 'met' : 'missed'} (>= 0.85) |`,
+      );
+    }
+    const write = results.get(WRITE_SCENARIO);
+    const writeBefore = write?.get('baseline');
+    if (write && writeBefore) {
+      const writeRatio = rpsRatio(write.get('generated')!, writeBefore);
+      tracingRows.push(
+        `| write POST (Bearer, a transaction of 2 steps) with tracing unset vs the same write of today's build | ${writeRatio.toFixed(2)} | ${p99Ratio(write.get('generated')!, writeBefore).toFixed(2)} ${blank} | ${writeRatio >= 0.98 ? 'met' : 'missed'} (>= 0.98) |`,
       );
     }
     const cost = rpsRatio(on, unset);

@@ -31,6 +31,7 @@ import {
   REFRESH_SCENARIO,
   type ServerName,
   TRACING_SCENARIO,
+  WRITE_SCENARIO,
   writeResults,
 } from './report.js';
 
@@ -56,7 +57,7 @@ const { values: flags } = parseArgs({
     // slices interleaved (A B C C B A ...): this shared VM drifts by 2x within seconds, and only runs that
     // close in time see the same machine.
     slice: { type: 'string', default: '1' },
-    // The commit whose generated server is "today's" in the tracing scenario; default the one before tracing.
+    // The commit whose generated server is "today's" in the tracing and write scenarios; default main (bench/baseline.ts).
     baseline: { type: 'string' },
   },
 });
@@ -85,8 +86,8 @@ const SERVER_COMMANDS: Record<Process, string[]> = {
 };
 const peers: Process[] = flags.peers ? ['platformatic'] : [];
 /**
- * Today's build beside this one (issue 33), unless --smoke (which checks this build's servers only) or no commit
- * before tracing can be found (a shallow clone).
+ * Today's build beside this one (issue 33), unless --smoke (which checks this build's servers only): --baseline
+ * REF, else main when this is another commit (bench/baseline.ts).
  */
 const baselineRef = flags.smoke ? undefined : (flags.baseline ?? defaultBaselineRef());
 /** The collector the traced server exports to (bench/otlp-sink.ts, a process of its own), once it listens. */
@@ -290,8 +291,9 @@ const allScenarios: Scenario[] = [
     check: (status, body) => status === 200 && body.catalog?.[0]?.item_id === 42,
   },
   {
-    name: 'write POST (2 steps, transaction)',
-    servers: ['generated', 'handwritten'],
+    name: WRITE_SCENARIO,
+    // Today's build too: tracing changed Scope.transaction and Scope.db, which every write goes through.
+    servers: [...(baselineRef ? (['baseline'] as const) : []), 'generated', 'handwritten'],
     request: () => ({ method: 'POST', path: '/api/v1.0/my-items', headers: { ...form, authorization: `Bearer ${token}` }, body: 'title=bench&price=9.99' }),
     check: (status, body) => status === 201 && body.added?.affectedRows === 1 && body.item?.[0]?.title === 'bench',
   },
@@ -548,7 +550,8 @@ if ((await generate({ root: '.', check: false, resourcesDir: 'bench/resources', 
   process.exit(1);
 execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'bench/tsconfig.json'], { stdio: 'inherit' });
 const baselineCommit = baselineRef ? await buildBaseline(baselineRef, url, say) : undefined;
-if (!baselineRef && !flags.smoke) say('warning: no commit before tracing found (a shallow clone?): the tracing scenario has no baseline; give --baseline REF');
+if (!baselineRef && !flags.smoke)
+  say('warning: no baseline (this is main, or there is no main): the tracing and write scenarios have none; give --baseline REF');
 
 const servers = new Map<ServerName, Running>();
 let issuer: BenchIssuer | undefined;

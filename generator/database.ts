@@ -2,13 +2,19 @@ import mysql from 'mysql2/promise';
 import { connectionOptions } from '../runtime/db/url.js';
 import type { FieldInfo, StatementDescriber, TableColumn } from './types.js';
 
+/** The code of the error a call fails with when the database does not answer it in time. */
+export const NO_ANSWER = 'XMLREST_NO_ANSWER';
+
 /**
  * A connection that prepares statements to read their result columns, and
  * nothing else: to the first host of DATABASE_URL that answers, with its TLS
  * (the console regenerates inside the server, over the same kind of link as its pool).
+ * A call the database does not answer within `deadlineMs` (10 s by default, as the server's QUERY_TIMEOUT_MS)
+ * drops the connection and fails with a fatal error, code NO_ANSWER, as a lost connection does: a database
+ * that stopped answering is never waited for.
  */
-export async function openDescriber(url: string): Promise<StatementDescriber & { close(): Promise<void> }> {
-  const connection = await firstAnswering(url);
+export async function openDescriber(url: string, options: { deadlineMs?: number } = {}): Promise<StatementDescriber & { close(): Promise<void> }> {
+  const connection = answering(await firstAnswering(url), options.deadlineMs ?? 10_000);
   return {
     async describe(sql: string): Promise<FieldInfo[]> {
       const prepared = await connection.prepare(sql);
@@ -17,13 +23,15 @@ export async function openDescriber(url: string): Promise<StatementDescriber & {
         const statement = (prepared as unknown as { statement: { columns?: FieldInfo[] } }).statement;
         return statement.columns ?? [];
       } finally {
+        // Closing a statement asks for no answer.
         await prepared.close();
       }
     },
     async columnsOf(table: string): Promise<TableColumn[]> {
       const [rows] = await connection.execute(
         `select column_name as name, data_type as dataType, column_type as columnType,
-                is_nullable = 'YES' as nullable, character_maximum_length as maxLength, datetime_precision as \`precision\`
+                is_nullable = 'YES' as nullable, character_maximum_length as maxLength, datetime_precision as \`precision\`,
+                collation_name as collation
            from information_schema.columns
           where table_schema = database() and table_name = ?
           order by ordinal_position`,
@@ -38,7 +46,15 @@ export async function openDescriber(url: string): Promise<StatementDescriber & {
       );
       const references = new Map((keys as { name: string; refers: string }[]).map((key) => [key.name, key.refers]));
       return (
-        rows as { name: string; dataType: string; columnType: string; nullable: number; maxLength: number | string | null; precision: number | string | null }[]
+        rows as {
+          name: string;
+          dataType: string;
+          columnType: string;
+          nullable: number;
+          maxLength: number | string | null;
+          precision: number | string | null;
+          collation: string | null;
+        }[]
       ).map((row) => ({
         name: row.name,
         dataType: row.dataType,
@@ -46,6 +62,7 @@ export async function openDescriber(url: string): Promise<StatementDescriber & {
         nullable: Boolean(row.nullable),
         maxLength: row.maxLength === null ? null : Number(row.maxLength),
         precision: row.precision === null ? null : Number(row.precision),
+        collation: row.collation,
         ...(references.has(row.name) ? { references: references.get(row.name)! } : {}),
       }));
     },
@@ -62,6 +79,37 @@ export async function openDescriber(url: string): Promise<StatementDescriber & {
       return [...indexes.values()];
     },
     close: () => connection.end(),
+  };
+}
+
+/** What the describer calls of a connection, each call failing past the deadline, the connection dropped. */
+function answering(connection: mysql.Connection, deadlineMs: number): Pick<mysql.Connection, 'prepare' | 'execute' | 'end'> {
+  let dropped = false;
+  const answered = <T>(work: Promise<T>): Promise<T> => {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        dropped = true;
+        connection.destroy();
+        reject(Object.assign(new Error(`the database did not answer within ${deadlineMs} ms`), { code: NO_ANSWER, fatal: true }));
+      }, deadlineMs);
+    });
+    return Promise.race([work, late])
+      .catch((error: unknown) => {
+        // A lost connection is dropped too: ending it would wait for an answer that cannot come.
+        if ((error as { fatal?: boolean }).fatal === true && !dropped) {
+          dropped = true;
+          connection.destroy();
+        }
+        throw error;
+      })
+      .finally(() => clearTimeout(timer));
+  };
+  return {
+    prepare: ((...args: Parameters<mysql.Connection['prepare']>) => answered(connection.prepare(...args))) as mysql.Connection['prepare'],
+    execute: ((...args: Parameters<mysql.Connection['execute']>) => answered(connection.execute(...args))) as mysql.Connection['execute'],
+    // A dropped connection has nothing to end.
+    end: () => (dropped ? Promise.resolve() : answered(connection.end())),
   };
 }
 

@@ -16,7 +16,7 @@ export {
   type SourceFile,
   type TypeSnapshot,
 } from './core.js';
-export { openDescriber } from './database.js';
+export { NO_ANSWER, openDescriber } from './database.js';
 export { DEMO_DATABASE_URL_FILE, databaseUrlFromEnvironment } from './environment.js';
 export type { ParamType } from './ir.js';
 export { generateProject, type RunOptions, readSources } from './project.js';

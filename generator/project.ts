@@ -77,6 +77,11 @@ async function run(options: RunOptions): Promise<number> {
       const inferred = await inferTypes(project, types, database, diagnostics, { refresh: options.refreshTypes ?? false });
       types = inferred.snapshot;
       for (const change of inferred.changes) log(`types: ${change}`);
+    } catch (error) {
+      // The connection lost, or no answer in time (database.ts): no statement's fault, and nothing to type with.
+      if ((error as { fatal?: boolean }).fatal !== true) throw error;
+      log(`xmlrest: lost the database while asking it for types (${(error as Error).message}); nothing was written`);
+      return 1;
     } finally {
       await database.close();
     }

@@ -22,6 +22,20 @@ export interface SnapshotEntry {
   owners?: Owners;
   /** A list's order columns (docs/contract.md §11), by `table.column`: what its checks need of the database. */
   keys?: Record<string, KeyFacts>;
+  /** The exact types under the coarse ones above, which `xmlrest check` compares (absent in a snapshot made before them). */
+  exact?: ExactTypes;
+}
+
+/**
+ * What the coarse types leave out and a response or a write still depends on: each result column's length,
+ * decimals and collation as the prepared statement describes it (`decimal length 12 decimals 2`), and each
+ * typed parameter's column as information_schema has it (`decimal(10,2)`, `varchar(100) utf8mb4_bin`). A
+ * narrowed precision, a column made tinyint, latin1 or case-sensitive changes what the API answers or accepts
+ * while every coarse type stays the same.
+ */
+export interface ExactTypes {
+  columns?: Record<string, string>;
+  params?: Record<string, string>;
 }
 
 /**
@@ -73,6 +87,9 @@ export interface FieldInfo {
   type?: number;
   flags: number;
   characterSet: number;
+  /** Its display length (bytes of text), and digits after the point. */
+  columnLength?: number;
+  decimals?: number;
 }
 
 const NOT_NULL = 1;
@@ -138,6 +155,8 @@ export interface TableColumn {
   references?: string;
   /** Digits of a fraction of a second (datetime, timestamp, time); null for other types. */
   precision?: number | null;
+  /** A text column's collation (`utf8mb4_general_ci`); null for other types. */
+  collation?: string | null;
 }
 
 /** What the generator needs of a database connection. */
@@ -172,8 +191,12 @@ export function paramTypeOf(table: string, column: TableColumn): ParamType {
   return { kind: 'any', ...base };
 }
 
-async function paramTypes(targets: Record<string, ParamTarget>, columnsOf: (table: string) => Promise<TableColumn[]>): Promise<Record<string, ParamType>> {
+async function paramTypes(
+  targets: Record<string, ParamTarget>,
+  columnsOf: (table: string) => Promise<TableColumn[]>,
+): Promise<{ types: Record<string, ParamType>; exact: Record<string, string> }> {
   const types: Record<string, ParamType> = {};
+  const exact: Record<string, string> = {};
   for (const [name, target] of Object.entries(targets)) {
     if (target.kind === 'limit') {
       types[name] = { kind: 'integer', nullable: false, unsigned: true };
@@ -181,9 +204,19 @@ async function paramTypes(targets: Record<string, ParamTarget>, columnsOf: (tabl
     }
     if (target.table === null) continue;
     const column = (await columnsOf(target.table)).find((candidate) => candidate.name.toLowerCase() === target.column.toLowerCase());
-    if (column) types[name] = paramTypeOf(target.table, column);
+    if (!column) continue;
+    types[name] = paramTypeOf(target.table, column);
+    exact[name] = `${column.columnType}${column.collation ? ` ${column.collation}` : ''}`;
   }
-  return types;
+  return { types, exact };
+}
+
+/** A result column's exact type, as the prepared statement describes it: `decimal length 12 decimals 2`, `varchar length 400 collation 45`. */
+function exactColumn(field: FieldInfo): string {
+  const { sqlType } = columnOf(field);
+  const decimals = field.decimals !== undefined && field.decimals !== 0 && field.decimals < 31 ? ` decimals ${field.decimals}` : '';
+  const collation = field.characterSet !== BINARY_CHARSET ? ` collation ${field.characterSet}` : '';
+  return `${sqlType} length ${field.columnLength ?? '?'}${decimals}${collation}`;
 }
 
 /** Each table's columns, asked of the database once for the life of the returned function (one run, one check). */
@@ -210,14 +243,19 @@ export async function describeStep(
   const sql = describedSql(step);
   const fields = await database.describe(sql);
   const columns = step.statement === 'read' ? fields.map(columnOf) : [];
-  const params = await paramTypes(step.paramTargets, columnsOf);
+  const { types: params, exact: exactParams } = await paramTypes(step.paramTargets, columnsOf);
   const keys = step.list ? await keyFacts(step, database, columnsOf) : undefined;
+  const exact: ExactTypes = {
+    ...(step.statement === 'read' && fields.length > 0 ? { columns: Object.fromEntries(fields.map((field) => [field.name, exactColumn(field)])) } : {}),
+    ...(Object.keys(exactParams).length > 0 ? { params: exactParams } : {}),
+  };
   return {
     sql,
     columns,
     ...(Object.keys(params).length > 0 ? { params } : {}),
     ...(step.statement === 'read' && identity ? { owners: await ownersOf(step.sql, identity, columnsOf) } : {}),
     ...(keys && Object.keys(keys).length > 0 ? { keys } : {}),
+    exact,
   };
 }
 
@@ -235,14 +273,29 @@ export type TypeDrift =
   | { kind: 'column-added'; column: string; now: string }
   | { kind: 'column-removed'; column: string; was: string }
   | { kind: 'column-type'; column: string; was: string; now: string }
-  | { kind: 'param-type'; param: string; column: string | undefined; was: string; now: string; wasType: ParamType | undefined; nowType: ParamType | undefined };
+  | {
+      kind: 'param-type';
+      param: string;
+      column: string | undefined;
+      was: string;
+      now: string;
+      wasType: ParamType | undefined;
+      nowType: ParamType | undefined;
+      /** `was` and `now` are the column's exact types (`int(11)`, `tinyint(4)`): its coarse type stayed the same. */
+      exact?: true;
+    };
 
 export function typeDrift(before: SnapshotEntry, after: SnapshotEntry): TypeDrift[] {
   const drift: TypeDrift[] = [];
+  // Exact types are compared where both sides have them (a snapshot made before them has none) and the coarse type held.
+  const exactWas = before.exact?.columns;
+  const exactNow = after.exact?.columns;
   for (const column of after.columns) {
     const old = before.columns.find((candidate) => candidate.name === column.name);
     if (!old) drift.push({ kind: 'column-added', column: column.name, now: render(column) });
     else if (render(old) !== render(column)) drift.push({ kind: 'column-type', column: column.name, was: render(old), now: render(column) });
+    else if (exactWas?.[column.name] !== undefined && exactNow?.[column.name] !== undefined && exactWas[column.name] !== exactNow[column.name])
+      drift.push({ kind: 'column-type', column: column.name, was: exactWas[column.name]!, now: exactNow[column.name]! });
   }
   for (const column of before.columns) {
     if (!after.columns.some((candidate) => candidate.name === column.name)) drift.push({ kind: 'column-removed', column: column.name, was: render(column) });
@@ -254,6 +307,21 @@ export function typeDrift(before: SnapshotEntry, after: SnapshotEntry): TypeDrif
     const fresh = now[param] ? JSON.stringify(now[param]) : 'untyped';
     if (old !== fresh)
       drift.push({ kind: 'param-type', param, column: (was[param] ?? now[param])?.column, was: old, now: fresh, wasType: was[param], nowType: now[param] });
+    else {
+      const exactOld = before.exact?.params?.[param];
+      const exactFresh = after.exact?.params?.[param];
+      if (exactOld !== undefined && exactFresh !== undefined && exactOld !== exactFresh)
+        drift.push({
+          kind: 'param-type',
+          param,
+          column: was[param]?.column,
+          was: exactOld,
+          now: exactFresh,
+          wasType: was[param],
+          nowType: now[param],
+          exact: true,
+        });
+    }
   }
   return drift;
 }
@@ -296,7 +364,8 @@ export async function inferTypes(
   for (const { key, step, resource } of sqlSteps(project)) {
     const old = previous[key];
     const identity = userIdentity(project.backends.find((backend) => backend.name === resource.backend)!);
-    if (!options.refresh && old && old.sql === describedSql(step)) {
+    // An entry from before exact types were kept is described again (once), so that check has them to compare.
+    if (!options.refresh && old && old.sql === describedSql(step) && old.exact !== undefined) {
       // An entry from before the database told who owns a read's rows, or told it for another user table, learns it now.
       snapshot[key] =
         step.statement === 'read' && old.owners?.user !== identityText(identity) ? { ...old, owners: await ownersOf(step.sql, identity, columnsOf) } : old;
@@ -306,6 +375,7 @@ export async function inferTypes(
     try {
       entry = await describeStep(step, database, columnsOf, identity);
     } catch (error) {
+      if ((error as { fatal?: boolean }).fatal === true) throw error;
       diagnostics.error(step.at, `step "${step.id}": the database rejects the statement: ${rejection(error).message}`);
       continue;
     }
@@ -404,7 +474,8 @@ export function snapshotText(snapshot: TypeSnapshot): string {
           .join(',\n')}\n    }`
       : '';
     const owners = entry.owners ? `,\n    "owners": ${JSON.stringify(entry.owners)}` : '';
-    return `  ${JSON.stringify(key)}: {\n    "sql": ${JSON.stringify(entry.sql)},\n    "columns": ${list}${params}${owners}${keys}\n  }`;
+    const exact = entry.exact ? `,\n    "exact": ${JSON.stringify(entry.exact)}` : '';
+    return `  ${JSON.stringify(key)}: {\n    "sql": ${JSON.stringify(entry.sql)},\n    "columns": ${list}${params}${owners}${keys}${exact}\n  }`;
   });
   return entries.length === 0 ? '{}\n' : `{\n${entries.join(',\n')}\n}\n`;
 }

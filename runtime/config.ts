@@ -3,6 +3,7 @@ import { JwtKey } from './auth/jwt.js';
 import { DatabaseUrlError, parseDatabaseUrl } from './db/index.js';
 import { DEFAULT_DELIVERY, DEFAULT_EVENT_BYTES, type DeliverySettings, MAKE_A_WEBHOOK_SECRET, parseWebhookSecrets } from './events/index.js';
 import { type LogLevel, parseLogLevel } from './log.js';
+import { tracingEndpoint } from './tracing/index.js';
 
 /** How to make a JWT_SECRET, said wherever one is missing or too short. */
 export const MAKE_A_SECRET = `node -e "console.log(require('node:crypto').randomBytes(32).toString('base64url'))"`;
@@ -236,7 +237,7 @@ function settingsFrom(env: NodeJS.ProcessEnv, checked: Checked): Omit<ServerConf
       refetchSeconds: checked(() => bounded(env.IDP_REFETCH_SECONDS, 30, 1, 3600, 'IDP_REFETCH_SECONDS'), 30),
     },
     events: eventsOf(env, checked),
-    otlpEndpoint: checked(() => otlpEndpoint(env), undefined),
+    otlpEndpoint: checked(() => tracingEndpoint(env), undefined),
   };
 }
 
@@ -292,22 +293,6 @@ function loginCounters(value: string | undefined): 'memory' | 'database' {
   if (value === undefined || value === '' || value === 'memory') return 'memory';
   if (value === 'database') return 'database';
   throw new Error(`LOGIN_COUNTERS is memory or database, not ${value}`);
-}
-
-/** The OTLP endpoint: OpenTelemetry reads it itself, so a wrong one is caught here, before it silently exports nothing. */
-function otlpEndpoint(env: NodeJS.ProcessEnv): string | undefined {
-  for (const name of ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_ENDPOINT'] as const) {
-    const value = env[name];
-    if (!value) continue;
-    let url: URL | undefined;
-    try {
-      url = new URL(value);
-    } catch {}
-    if (url?.protocol !== 'http:' && url?.protocol !== 'https:')
-      throw new Error(`${name} is an http:// or https:// URL (an OTLP/HTTP collector), not ${value}`);
-    return value;
-  }
-  return undefined;
 }
 
 /** `CONSOLE`: on (the default, for the demo), off, or admin (the ADMIN_PORT listener only). */

@@ -1,13 +1,7 @@
 // Part of `npm run build`, after tsc: the files beside the compiled modules that they read at run time and
-// tsc does not copy. Plain JavaScript, as the build's other steps.
+// tsc does not copy (build-state.mjs names them, and says the build is stale when one changed since).
+// Plain JavaScript, as the build's other steps.
 import { cpSync } from 'node:fs';
+import { COPIED_FILES } from './build-state.mjs';
 
-const FILES = [
-  // The server serves it, and the console's regeneration rewrites it.
-  'generated/openapi.json',
-  // `xmlrest db init --demo`.
-  'scripts/demo.sql',
-  // `xmlrest doctor` and the command itself say whether the build is current.
-  'scripts/build-state.mjs',
-];
-for (const file of FILES) cpSync(file, `dist/${file}`);
+for (const file of COPIED_FILES) cpSync(file, `dist/${file}`);

@@ -3,14 +3,28 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 
+/**
+ * Files `npm run build` copies into dist/ beside the compiled modules (build-files.mjs), which read them at run
+ * time and tsc does not copy.
+ */
+export const COPIED_FILES = [
+  // The server serves it, and the console's regeneration rewrites it.
+  'generated/openapi.json',
+  // `xmlrest db init --demo`.
+  'scripts/demo.sql',
+  // `xmlrest doctor` and the command itself say whether the build is current.
+  'scripts/build-state.mjs',
+];
+
 /** What tsconfig.build.json compiles when it cannot be read (a deployment holding dist/ alone). */
 const DEFAULT_ENTRIES = ['runtime', 'generated', 'plugins', 'scripts/serve.ts', 'scripts/project-host.ts', 'scripts/xmlrest.ts', 'console/server.ts'];
 
 /**
  * Sources changed since they were built: a module that tsconfig.build.json names (its folders, each file of
  * them, and its files) with no compiled module or an older one; any other compiled module (one of those
- * imports it: the generator, the console, the commands) older than its source; a console page older than its
- * sources. A deployment holding only dist/ has no sources to compare, and starts.
+ * imports it: the generator, the console, the commands) older than its source; a file the build copies
+ * (COPIED_FILES) older than its source; a console page older than its sources. A deployment holding only dist/
+ * has no sources to compare, and starts.
  */
 export function staleSources(root, dist = path.join(root, 'dist')) {
   const found = new Set();
@@ -31,9 +45,12 @@ export function staleSources(root, dist = path.join(root, 'dist')) {
     const source = path.join(root, path.relative(dist, compiled)).replace(/\.js$/, '.ts');
     if (existsSync(source) && mtime(compiled) < mtime(source)) found.add(path.relative(root, source));
   }
-  const openapi = path.join(root, 'generated/openapi.json');
-  const builtOpenapi = path.join(dist, 'generated/openapi.json');
-  if (existsSync(openapi) && (!existsSync(builtOpenapi) || mtime(builtOpenapi) < mtime(openapi))) found.add('generated/openapi.json');
+  // The files the build copies beside the compiled modules (build-files.mjs): the build uses its copies.
+  for (const file of COPIED_FILES) {
+    const source = path.join(root, file);
+    const copy = path.join(dist, file);
+    if (existsSync(source) && (!existsSync(copy) || mtime(copy) < mtime(source))) found.add(file);
+  }
   const page = path.join(dist, 'console-ui/index.html');
   for (const source of walk(path.join(root, 'console/ui'))) {
     if (!existsSync(page) || mtime(page) < mtime(source)) {

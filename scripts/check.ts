@@ -5,6 +5,7 @@ import {
   databaseUrlFromEnvironment,
   describedSql,
   describeStep,
+  NO_ANSWER,
   openDescriber,
   type ParamType,
   readSources,
@@ -24,7 +25,8 @@ import { NO_COLUMN, NO_TABLE } from '../runtime/db/index.js';
  * column whose type changed, a parameter whose column's type changed, a statement the database refuses. Each
  * is named at its step's `file:line:col`, with the column; the models are sqlc's `vet` and Prisma's drift check.
  * Exit 0 when everything matches, 1 on any difference, 2 when it cannot check (no DATABASE_URL, no database,
- * resources that do not generate).
+ * resources that do not generate, a connection lost on the way or a database that stops answering: each call
+ * has QUERY_TIMEOUT_MS, 10 s by default).
  */
 export interface CheckProblem {
   file: string;
@@ -47,7 +49,17 @@ export interface CheckReport {
   problems: CheckProblem[];
 }
 
-export async function checkProject(root: string, databaseUrl: string): Promise<CheckReport | { errors: string[] }> {
+/** The database went away during the check (a lost connection, no answer in time): nothing it said can be trusted. */
+export class DatabaseLost extends Error {
+  constructor(
+    readonly code: string,
+    readonly checked: number,
+  ) {
+    super(`lost the database after ${checked} checked statements (${code})`);
+  }
+}
+
+export async function checkProject(root: string, databaseUrl: string, deadlineMs?: number): Promise<CheckReport | { errors: string[] }> {
   const { project, diagnostics } = analyseSources(readSources(root, 'resources'), {
     resourcesDir: 'resources',
     exists: (file) => existsSync(path.join(root, file)),
@@ -55,7 +67,7 @@ export async function checkProject(root: string, databaseUrl: string): Promise<C
   if (diagnostics.count > 0) return { errors: diagnostics.lines() };
   const snapshotFile = path.join(root, 'generated/column-types.json');
   const snapshot = existsSync(snapshotFile) ? (JSON.parse(readFileSync(snapshotFile, 'utf8')) as TypeSnapshot) : {};
-  const database = await openDescriber(databaseUrl);
+  const database = await openDescriber(databaseUrl, deadlineMs === undefined ? {} : { deadlineMs });
   const problems: CheckProblem[] = [];
   const columnsOf = tableColumns(database);
   let statements = 0;
@@ -73,20 +85,19 @@ export async function checkProject(root: string, databaseUrl: string): Promise<C
       try {
         now = await describeStep(step, database, columnsOf);
       } catch (error) {
+        // The connection's end, not the statement's: what is left cannot be checked, and none of it is "refused".
+        const lost = error as { fatal?: boolean; errno?: unknown; code?: unknown };
+        if (lost.fatal === true || typeof lost.errno !== 'number') throw new DatabaseLost(String(lost.code ?? 'no error number'), statements - 1);
         problems.push({ ...at, ...refusal(error, where) });
         continue;
       }
       for (const drift of typeDrift(recorded, now)) {
         if (drift.kind === 'param-type') {
           const column = drift.column ?? drift.param;
-          problems.push({
-            ...at,
-            kind: 'param-type',
-            column,
-            was: paramText(drift.wasType),
-            now: paramText(drift.nowType),
-            message: `${where}: parameter ${drift.param} (${column}) was ${paramText(drift.wasType)}, now ${paramText(drift.nowType)}`,
-          });
+          // An exact drift names the column's types as the database writes them (`int(11)`, `varchar(100) utf8mb4_bin`).
+          const was = drift.exact ? drift.was : paramText(drift.wasType);
+          const now = drift.exact ? drift.now : paramText(drift.nowType);
+          problems.push({ ...at, kind: 'param-type', column, was, now, message: `${where}: parameter ${drift.param} (${column}) was ${was}, now ${now}` });
         } else if (drift.kind === 'column-type') {
           problems.push({ ...at, ...drift, message: `${where}: column ${drift.column} was ${drift.was}, now ${drift.now}` });
         } else if (drift.kind === 'column-added') {
@@ -137,10 +148,19 @@ export async function checkCommand(root: string, options: { json: boolean }): Pr
   };
   if (!url)
     return cannot('DATABASE_URL is not set: check compares the database at mysql://user:password@host:3306/database with generated/ (environment or .env)');
+  const deadline = process.env.QUERY_TIMEOUT_MS;
+  if (deadline !== undefined && deadline !== '' && !/^[1-9][0-9]{0,6}$/.test(deadline)) return cannot('QUERY_TIMEOUT_MS is a whole number of milliseconds');
   let report: Awaited<ReturnType<typeof checkProject>>;
   try {
-    report = await checkProject(root, url);
+    report = await checkProject(root, url, deadline ? Number(deadline) : undefined);
   } catch (error) {
+    if (error instanceof DatabaseLost) {
+      const why =
+        error.code === NO_ANSWER
+          ? `the database stopped answering (nothing within ${deadline || 10_000} ms, QUERY_TIMEOUT_MS)`
+          : `the connection to the database was lost (${error.code})`;
+      return cannot(`${why} after ${error.checked} statement${error.checked === 1 ? '' : 's'}: run xmlrest check again when it answers`);
+    }
     const detail = error as { code?: string; message?: string };
     return cannot(`cannot reach the database (${detail.code ?? detail.message}): is it running, and does DATABASE_URL name it?`);
   }

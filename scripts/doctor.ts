@@ -7,9 +7,9 @@ import { ConfigError, loadConfig } from '../runtime/config.js';
 import { errnoOf, parseDatabaseUrl } from '../runtime/db/index.js';
 import { webhookSecretsNeeded } from '../runtime/events/index.js';
 import { type BackendModule, type IssuerAlgorithm, pagedBackends } from '../runtime/index.js';
-import { staleSources } from './build-state.mjs';
 import { connectTo } from './connection.js';
 import { generatedBackends } from './generated-backends.js';
+import { staleSourcesOf } from './install.js';
 import { listIndexFindings } from './list-indexes.js';
 import { DEFAULT_TABLE_TRIGGERS } from './schema.js';
 
@@ -171,7 +171,7 @@ export async function doctor(root: string): Promise<number> {
   );
 
   if (existsSync(path.join(root, 'dist/scripts/serve.js'))) {
-    const stale = staleSources(root);
+    const stale = staleSourcesOf(root);
     say(
       stale.length === 0
         ? { ok: true, what: 'the build (dist/) is current: npm start will run it' }

@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { backends } from '../generated/index.js';
 import { ConfigError, loadConfig } from '../runtime/config.js';
 import { webhookSecretsNeeded } from '../runtime/events/index.js';
@@ -18,6 +17,7 @@ import {
   shutDown,
   startTracing,
 } from '../runtime/index.js';
+import { FROM_BUILD, PACKAGE_ROOT, packageVersion } from './install.js';
 
 /**
  * `npm start`: serves every backend generated from resources/, configured by
@@ -144,13 +144,6 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-/** The version spans name as their instrumentation's. */
-function packageVersion(): string {
-  const here = fileURLToPath(new URL('.', import.meta.url));
-  const root = path.resolve(here, path.basename(path.resolve(here, '..')) === 'dist' ? '../..' : '..');
-  return (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string }).version;
-}
-
 /**
  * The console rewrites resource files and regenerates, so it needs the
  * generator (its packages are dependencies, not build tools). From the build
@@ -161,9 +154,7 @@ async function loadConsole(config: ReturnType<typeof loadConfig>, database: Retu
   try {
     const [{ consoleMiddleware }, { ProjectHost }] = await Promise.all([import('../console/server.js'), import('./project-host.js')]);
     // scripts/serve.ts runs from the project, dist/scripts/serve.js from its build.
-    const here = fileURLToPath(new URL('.', import.meta.url));
-    const fromBuild = path.basename(path.resolve(here, '..')) === 'dist';
-    const root = path.resolve(here, fromBuild ? '../..' : '..');
+    const root = PACKAGE_ROOT;
     let host: InstanceType<typeof ProjectHost> | undefined;
     let app: ReloadableApp | undefined;
     const middleware = consoleMiddleware({
@@ -185,7 +176,7 @@ async function loadConsole(config: ReturnType<typeof loadConfig>, database: Retu
           root,
           databaseUrl: config.databaseUrl,
           server,
-          buildDir: fromBuild ? path.resolve(here, '..') : undefined,
+          buildDir: FROM_BUILD ? path.join(PACKAGE_ROOT, 'dist') : undefined,
           log: (line) => (/^[^\s:]+:\d+:\d+: /.test(line) ? log.warn({ line }, 'generate') : log.info({ line }, 'generate')),
         });
         host.adopt(backends);

@@ -12,21 +12,24 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const compiled = path.join(root, 'dist/scripts/xmlrest.js');
 const argv = process.argv.slice(2);
 
-const stale = existsSync(compiled) ? staleSources(root) : ['dist/'];
+const built = existsSync(compiled);
+const stale = built ? staleSources(root) : ['dist/'];
+// What was found is handed on: the commands that read the build (explain, key create, doctor) walk dist/ no more.
+const build = built ? { root, stale } : undefined;
 if (stale.length === 0) {
   process.setSourceMapsEnabled(true);
-  (await import(pathToFileURL(compiled).href)).run(argv);
+  (await import(pathToFileURL(compiled).href)).run(argv, build);
 } else {
   let tsx;
   try {
     tsx = await import('tsx/esm/api');
   } catch {
     process.stderr.write(
-      existsSync(compiled)
+      built
         ? `xmlrest: the build is older than its sources (${stale.slice(0, 3).join(', ')}${stale.length > 3 ? ', ...' : ''}): run \`npm run build\`\n`
         : 'xmlrest: no build to run (dist/ is missing): run `npm run build`\n',
     );
     process.exit(1);
   }
-  (await tsx.tsImport('./xmlrest.ts', import.meta.url)).run(argv);
+  (await tsx.tsImport('./xmlrest.ts', import.meta.url)).run(argv, build);
 }

@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import type mysql from 'mysql2/promise';
 import { cannotTell, type Explanation, explain, explainChecked, explainClaims, findRoute, type RouteAccess, routesOf } from '../console/access.js';
@@ -18,7 +17,8 @@ import { HTTP_METHODS, type HttpMethod, parseAuth } from '../runtime/contract.js
 import type { BackendModule } from '../runtime/index.js';
 import { connectTo } from './connection.js';
 import { registerEventCommands } from './events.js';
-import { generatedBackends as backendsOf, buildToolsInstalled, FROM_BUILD, PACKAGE_ROOT } from './generated-backends.js';
+import { generatedBackends as backendsOf } from './generated-backends.js';
+import { buildToolsInstalled, FROM_BUILD, knowStaleSources, packageVersion } from './install.js';
 import { addUser, createDefaultTables, createDemoDatabase, grantRole, grantsOf, queryableOf, recordFromCli, revokeRole, rolesOf, userIdOf } from './schema.js';
 
 /**
@@ -30,6 +30,11 @@ import { addUser, createDefaultTables, createDemoDatabase, grantRole, grantsOf, 
 
 /** A wrong command line: exit code 2, as usage errors conventionally are. */
 export class UsageError extends Error {
+  readonly exitCode = 2;
+}
+
+/** A right command line that this install cannot run (a build-time command in a production install): exit code 2, no usage hint. */
+class NotHere extends Error {
   readonly exitCode = 2;
 }
 
@@ -51,10 +56,6 @@ async function withConnection<T>(work: (connection: mysql.Connection) => Promise
   }
 }
 
-function version(): string {
-  return (JSON.parse(readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
-}
-
 /**
  * Generating is a build-time step: a production install (`npm ci --omit=dev`) runs the build it was given and
  * has no TypeScript compiler to make another, so what `generate` wrote there would never be served (`npm start`
@@ -63,7 +64,7 @@ function version(): string {
  */
 function requireBuildTools(command: string): void {
   if (!FROM_BUILD || buildToolsInstalled()) return;
-  throw new UsageError(
+  throw new NotHere(
     `${command} is a build-time command, and this is a production install (no TypeScript compiler to rebuild dist/): run it where the dev dependencies are installed, then npm run build, and deploy generated/ and dist/ (xmlrest generate --check works here; on a running server the console changes who may call a resource)`,
   );
 }
@@ -71,7 +72,7 @@ function requireBuildTools(command: string): void {
 function program(done: (code: number) => void): Command {
   const xmlrest = new Command('xmlrest')
     .description('XML resource files in, a REST backend on MySQL/MariaDB out.')
-    .version(version(), '-V, --version', 'print the version')
+    .version(packageVersion(), '-V, --version', 'print the version')
     .helpOption('-h, --help', 'print this help')
     .addHelpText('after', '\nDatabase commands read DATABASE_URL (mysql://user:password@host:3306/database) from the environment or .env.')
     .showHelpAfterError(HINT)
@@ -608,14 +609,15 @@ function printExplanation(user: string, answer: Explanation, json: boolean): num
  * The whole command, its exit included: `scripts/xmlrest.mjs` (the package's bin) runs this, compiled or
  * through tsx. A wrong command line says where usage is.
  */
-export function run(argv: string[]): void {
+export function run(argv: string[], build?: { root: string; stale: readonly string[] }): void {
+  // The bin has compared the build with its sources already: explain, key create and doctor need not walk dist/ again.
+  if (build) knowStaleSources(build.root, build.stale);
   main(argv).then(
     (code) => process.exit(code),
     (error: unknown) => {
       process.stderr.write(`xmlrest: ${error instanceof Error ? error.message : String(error)}\n`);
-      const usage = (error as { exitCode?: number } | null)?.exitCode === 2;
-      if (usage) process.stderr.write(`${HINT}\n`);
-      process.exit(usage ? 2 : 1);
+      if (error instanceof UsageError) process.stderr.write(`${HINT}\n`);
+      process.exit((error as { exitCode?: number } | null)?.exitCode === 2 ? 2 : 1);
     },
   );
 }

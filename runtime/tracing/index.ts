@@ -43,9 +43,23 @@ export interface TraceOutcome {
   requestId: string;
 }
 
-/** Where spans go, when anywhere: the OTLP endpoint, for traces or for every signal. */
+/**
+ * Where spans go, when anywhere: the OTLP endpoint, for traces or for every signal. OpenTelemetry reads it
+ * itself and exports nothing, silently, to a malformed one: so one throws here, at start (config.ts, and
+ * startTracing for npm run dev), naming the variable but not its value, which often carries a collector's token.
+ */
 export function tracingEndpoint(env: NodeJS.ProcessEnv): string | undefined {
-  return env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT || undefined;
+  for (const name of ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_ENDPOINT'] as const) {
+    const value = env[name];
+    if (!value) continue;
+    let url: URL | undefined;
+    try {
+      url = new URL(value);
+    } catch {}
+    if (url?.protocol !== 'http:' && url?.protocol !== 'https:') throw new Error(`${name} is an http:// or https:// URL (an OTLP/HTTP collector)`);
+    return value;
+  }
+  return undefined;
 }
 
 /** Tracing as the environment asks: OpenTelemetry, imported now, when an endpoint is set; else none. */

@@ -1,18 +1,25 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { type Context, propagation, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
-import { NodeSDK } from '@opentelemetry/sdk-node';
+import { core, NodeSDK, resources, tracing } from '@opentelemetry/sdk-node';
 import type { Queryable, SqlValue, WriteResult } from '../db/index.js';
 import type { RequestTrace, TraceOutcome, Tracing, Transactional } from './index.js';
 
 /**
  * Tracing through OpenTelemetry's Node SDK, imported only when an OTLP endpoint is set (index.ts). The SDK
  * reads the OTEL_* variables itself: the endpoint, `OTEL_EXPORTER_OTLP_PROTOCOL` (`http/protobuf` by default,
- * or `http/json`), headers, the sampler, the service name (`xmlrest` unless OTEL_SERVICE_NAME says), the
- * batch processor's limits. Traces only: no metrics (the server has /metrics) and no logs (its log is pino's).
+ * or `http/json`), headers, the service name and resource attributes (`service.name` is `xmlrest` unless
+ * OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES say), the batch processor's limits, OTEL_PROPAGATORS. Traces
+ * only: no metrics (the server has /metrics) and no logs (its log is pino's).
  */
 export function openTelemetry(env: NodeJS.ProcessEnv, version: string): Tracing {
+  const sampler = samplerOf(env);
   const sdk = new NodeSDK({
-    ...(env.OTEL_SERVICE_NAME ? {} : { serviceName: 'xmlrest' }),
+    // The base resource: what the environment's detector finds (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES) is merged over it.
+    resource: resources.defaultResource().merge(resources.resourceFromAttributes({ 'service.name': 'xmlrest' })),
+    ...(sampler ? { sampler } : {}),
+    // W3C trace context only, unless OTEL_PROPAGATORS asks for more: nothing here reads `baggage`, which the
+    // SDK's default would parse on every request.
+    ...(env.OTEL_PROPAGATORS ? {} : { textMapPropagator: new core.W3CTraceContextPropagator() }),
     metricReaders: [],
     logRecordProcessors: [],
     instrumentations: [],
@@ -27,6 +34,27 @@ export function openTelemetry(env: NodeJS.ProcessEnv, version: string): Tracing 
     begin: (headers, method, path) => new OpenTelemetryTrace(tracer, headers, method, path),
     shutdown: () => sdk.shutdown(),
   };
+}
+
+/**
+ * The sampler OTEL_TRACES_SAMPLER names, with one change: a caller's `traceparent` continues the trace (its ids
+ * and parent), but its sampled flag decides nothing. Any client on the Internet can send `...-01`: trusted, it
+ * would have every one of its requests recorded and exported whatever ratio the server keeps (a lever on the
+ * server's cost), and `...-00` would hide its requests from the traces. So a request with a remote parent is
+ * sampled as a request without one: by the ratio on its trace id, which is the same decision every service
+ * with the same ratio takes for the same trace. Undefined (the SDK's own from the variables) for a sampler
+ * named otherwise (jaeger_remote, ...), which the SDK configures itself.
+ */
+export function samplerOf(env: NodeJS.ProcessEnv): tracing.Sampler | undefined {
+  const name = (env.OTEL_TRACES_SAMPLER ?? 'parentbased_always_on').trim().toLowerCase();
+  let root: tracing.Sampler;
+  if (name === 'always_on' || name === 'parentbased_always_on') root = new tracing.AlwaysOnSampler();
+  else if (name === 'always_off' || name === 'parentbased_always_off') root = new tracing.AlwaysOffSampler();
+  else if (name === 'traceidratio' || name === 'parentbased_traceidratio') {
+    const ratio = Number(env.OTEL_TRACES_SAMPLER_ARG ?? '1');
+    root = new tracing.TraceIdRatioBasedSampler(Number.isFinite(ratio) && ratio >= 0 && ratio <= 1 ? ratio : 1);
+  } else return undefined;
+  return new tracing.ParentBasedSampler({ root, remoteParentSampled: root, remoteParentNotSampled: root });
 }
 
 class OpenTelemetryTrace implements RequestTrace {

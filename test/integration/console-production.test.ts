@@ -9,24 +9,24 @@ import { addUser } from '../../scripts/schema.js';
 import { type BuiltServer, startBuiltServer } from '../support/built-server.js';
 import { formBody, send } from '../support/http.js';
 import { ownDatabase } from '../support/own-database.js';
-import { productionInstall } from '../support/production-install.js';
+import { productionInstall, removeInstall } from '../support/production-install.js';
 
 /**
  * The console in production. A production install (the
- * project's files, `npm ci --omit=dev`: no tsx, no TypeScript compiler, no
- * vite) with the build made beforehand, started exactly as `npm start` does,
+ * project's files outside this checkout, `npm ci --omit=dev`: no tsx, no
+ * TypeScript compiler, no vite) with the build made beforehand, started exactly as `npm start` does,
  * driven in headless Chromium: setting and clearing a resource's role works
  * as under `npm run dev`, a change the generator refuses shows the
  * generator's own words, and what was set survives a restart.
  */
-const ROOT = path.resolve('test/.tmp/production');
+let ROOT = '';
 let server: BuiltServer;
 let browser: Browser;
 let page: Page;
 let databaseUrl = '';
 
 beforeAll(async () => {
-  productionInstall(ROOT);
+  ROOT = productionInstall('production');
 
   // A database of its own: the console refuses edits while other servers (other files') serve its database.
   databaseUrl = await ownDatabase('production');
@@ -42,6 +42,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await server?.stop();
+  removeInstall(ROOT);
 });
 
 async function token(user: string, password: string): Promise<string> {

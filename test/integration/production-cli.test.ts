@@ -1,27 +1,31 @@
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, utimesSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBuiltServer } from '../support/built-server.js';
 import { ownDatabase } from '../support/own-database.js';
-import { productionInstall } from '../support/production-install.js';
+import { productionInstall, removeInstall } from '../support/production-install.js';
 import { TEST_SECRET } from '../support/server.js';
 
 /**
- * The whole `xmlrest` command in a production install (docs/contract.md §13): the project's files, `npm ci
- * --omit=dev` (no tsx, no TypeScript compiler), the build made beforehand. Every command its --help lists,
+ * The whole `xmlrest` command in a production install (docs/contract.md §13): the project's files in a folder
+ * outside this checkout, `npm ci --omit=dev` (no tsx, no TypeScript compiler), the build made beforehand. Every command its --help lists,
  * and every subcommand, prints its usage; every command makes one real call against a real MariaDB. The list
  * of commands is read from the command's own help, so that a command added to scripts/xmlrest.ts is held to
  * both: one with no real call below fails here, by name.
  */
-const ROOT = path.resolve('test/.tmp/production-cli');
+let ROOT = '';
 let databaseUrl = '';
 
 beforeAll(async () => {
-  productionInstall(ROOT);
+  ROOT = productionInstall('production-cli');
   databaseUrl = await ownDatabase('production_cli');
 }, 120_000);
+
+afterAll(() => removeInstall(ROOT));
 
 interface Result {
   code: number;
@@ -29,11 +33,13 @@ interface Result {
   stderr: string;
 }
 
-async function xmlrest(...args: string[]): Promise<Result> {
-  // The package's bin, as npx runs it; PATH without the checkout's node_modules/.bin, so no tsx is reachable.
+const xmlrest = (...args: string[]) => xmlrestIn(ROOT, ...args);
+
+/** The install's bin, as npx runs it, in the folder `cwd`; only the environment a command needs. */
+async function xmlrestIn(cwd: string, ...args: string[]): Promise<Result> {
   const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATABASE_URL: databaseUrl, JWT_SECRET: TEST_SECRET };
   try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['scripts/xmlrest.mjs', ...args], { cwd: ROOT, env });
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [path.join(ROOT, 'scripts/xmlrest.mjs'), ...args], { cwd, env });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };
@@ -97,6 +103,8 @@ const REAL_CALLS: Record<string, (() => Promise<void>)[]> = {
       const refused = await xmlrest('resource', 'auth', 'shop/report', '--roles', 'manager');
       expect(refused).toMatchObject({ code: 2 });
       expect(refused.stderr).toContain('xmlrest resource auth is a build-time command, and this is a production install');
+      // The command line was right: no hint to read the usage.
+      expect(refused.stderr).not.toContain('for usage');
       expect(readFileSync(path.join(ROOT, 'access.lock'), 'utf8')).toBe(lock);
     },
   ],
@@ -106,6 +114,7 @@ const REAL_CALLS: Record<string, (() => Promise<void>)[]> = {
       const refused = await xmlrest('generate');
       expect(refused).toMatchObject({ code: 2 });
       expect(refused.stderr).toContain('xmlrest generate is a build-time command, and this is a production install');
+      expect(refused.stderr.split('\n')).toHaveLength(2);
     },
   ],
   explain: [
@@ -114,6 +123,10 @@ const REAL_CALLS: Record<string, (() => Promise<void>)[]> = {
       const explained = await xmlrest('explain', 'prod-cli-1', 'GET', '/shop/v1.0/orders');
       expect(explained).toMatchObject({ code: 0 });
       expect(explained.stdout).toContain('allowed: prod-cli-1 may call GET /shop/v1.0/orders on backend shop');
+      // From a folder that is not the project: said so, not "run npm run build" about a build that is current.
+      const elsewhere = await xmlrestIn(tmpdir(), 'explain', 'prod-cli-1', 'GET', '/shop/v1.0/orders');
+      expect(elsewhere.code).toBe(1);
+      expect(elsewhere.stderr).toBe(`xmlrest: ${tmpdir()} holds no generated/: run xmlrest in the project's folder (where resources/ and generated/ are)\n`);
     },
   ],
   'verify-access': [
@@ -166,11 +179,29 @@ const REAL_CALLS: Record<string, (() => Promise<void>)[]> = {
 };
 
 describe('the xmlrest command in a production install', { timeout: 120_000 }, () => {
-  it('has no build tools, and runs the compiled command', async () => {
-    expect(existsSync(path.join(ROOT, 'node_modules/tsx'))).toBe(false);
+  it('reaches no build tools, runs the compiled command, and refuses a build older than a source it runs or reads', async () => {
+    // Outside this checkout, Node finds no tsx for the install's modules (here, a folder above would lend it one).
+    expect(path.relative(process.cwd(), ROOT).startsWith('..')).toBe(true);
+    expect(() => createRequire(path.join(ROOT, 'scripts/xmlrest.mjs')).resolve('tsx')).toThrow(/Cannot find module 'tsx'/);
     expect(existsSync(path.join(ROOT, 'dist/scripts/xmlrest.js'))).toBe(true);
     const version = await xmlrest('--version');
     expect(version).toEqual({ code: 0, stdout: `${JSON.parse(readFileSync('package.json', 'utf8')).version}\n`, stderr: '' });
+    // A compiled module's source, and a file the build copies (db init --demo reads dist/'s copy), each made newer
+    // than the build: with no tsx to run the sources, the command says to build, and runs nothing.
+    for (const source of ['runtime/app.ts', 'scripts/demo.sql']) {
+      const file = path.join(ROOT, source);
+      const { atime, mtime } = statSync(file);
+      utimesSync(file, atime, new Date());
+      try {
+        expect(await xmlrest('--version'), source).toEqual({
+          code: 1,
+          stdout: '',
+          stderr: `xmlrest: the build is older than its sources (${source}): run \`npm run build\`\n`,
+        });
+      } finally {
+        utimesSync(file, atime, mtime);
+      }
+    }
   });
 
   it('prints the usage of every command and subcommand', async () => {

@@ -1,8 +1,9 @@
 import { readFileSync, rmSync } from 'node:fs';
+import { type AddressInfo, createServer, type Socket } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BuiltServer, startBuiltServer } from '../support/built-server.js';
-import { formBody, send } from '../support/http.js';
+import { basicHeader, formBody, send } from '../support/http.js';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../support/otlp-receiver.js';
 
 /**
@@ -26,7 +27,12 @@ beforeAll(async () => {
     startBuiltServer({
       nodeArgs: loading('traced').nodeArgs,
       // The batch goes out every 100 ms instead of the SDK's 5 s, so that the test waits for nothing.
-      env: { ...loading('traced').env, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '100', OTEL_SERVICE_NAME: 'shop-api' },
+      env: {
+        ...loading('traced').env,
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_BSP_SCHEDULE_DELAY: '100',
+        OTEL_RESOURCE_ATTRIBUTES: 'service.name=shop-api,deployment.environment=test',
+      },
     }),
     startBuiltServer(loading('untraced')),
   ]);
@@ -45,7 +51,15 @@ async function traceOf(traceId: string, requestSpanName: RegExp): Promise<Receiv
   return receiver.spans.filter((span) => span.traceId === traceId);
 }
 
-const logLineOf = (server: BuiltServer, requestId: string) => server.logs.find((line) => line.msg === 'request' && line.requestId === requestId);
+/**
+ * The request's access log line, once it has come: the server writes it before it answers, but the test reads
+ * the server's stdout and the response on two different pipes, so the answer can arrive first.
+ */
+async function logLineOf(server: BuiltServer, requestId: string): Promise<Record<string, unknown>> {
+  const line = () => server.logs.find((entry) => entry.msg === 'request' && entry.requestId === requestId);
+  await expect.poll(line, { timeout: 5_000 }).toBeDefined();
+  return line()!;
+}
 
 describe('traces, with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
   it('continues the caller’s traceparent: the request a server span, its SELECT a child with the statement’s text', async () => {
@@ -68,7 +82,7 @@ describe('traces, with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     expect(statement.attributes['db.query.text']).toContain('where price <= ?');
     // The value stays a parameter: never in a span.
     expect(JSON.stringify(spans)).not.toContain('max_price=30');
-    expect(logLineOf(traced, String(response.headers['x-request-id']))).toMatchObject({ trace_id: traceId, status: 200 });
+    expect(await logLineOf(traced, String(response.headers['x-request-id']))).toMatchObject({ trace_id: traceId, status: 200 });
   });
 
   it('makes a transaction a span whose statements are its children, and never records a value', async () => {
@@ -81,7 +95,7 @@ describe('traces, with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
       headers: { ...formBody({}).headers, authorization: `Bearer ${(token.json() as { token: string }).token}` },
     });
     expect(posted.status).toBe(201);
-    const traceId = String(logLineOf(traced, String(posted.headers['x-request-id']))?.trace_id);
+    const traceId = String((await logLineOf(traced, String(posted.headers['x-request-id']))).trace_id);
     expect(traceId).toMatch(/^[0-9a-f]{32}$/);
     const spans = await traceOf(traceId, /^POST /);
     const request = spans.find((span) => span.name === 'POST /shop/v1.0/reviews')!;
@@ -93,12 +107,39 @@ describe('traces, with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     expect(insert.attributes['db.query.text']).toBe('insert into reviews (user_id, product_id, stars, body) values (?, ?, ?, ?)');
     expect(JSON.stringify(spans)).not.toContain('8675309');
     expect(JSON.stringify(spans)).not.toContain('alice-pass');
+    // Nor anywhere in what was sent, decoded or not (an event, a status message).
+    expect(Buffer.concat(receiver.bodies).includes('8675309')).toBe(false);
+    expect(Buffer.concat(receiver.bodies).includes('alice-pass')).toBe(false);
+  });
+
+  it('names a failed statement by its code, never by the database’s message, which quotes the value', async () => {
+    // The second note with the same title breaks the unique key: MariaDB's message quotes the title.
+    const secret = `a title only carol chose ${Date.now()}`;
+    const post = () =>
+      send(`${traced.url}/staff/v1.0/notes`, {
+        method: 'POST',
+        ...formBody({ title: secret, body: 'twice' }),
+        headers: { ...formBody({}).headers, authorization: basicHeader('carol', 'carol-pass') },
+      });
+    expect((await post()).status).toBe(201);
+    const failed = await post();
+    expect(failed.status).toBeGreaterThanOrEqual(400);
+    const traceId = String((await logLineOf(traced, String(failed.headers['x-request-id']))).trace_id);
+    const spans = await traceOf(traceId, /^POST /);
+    const insert = spans.find((span) => span.name === 'INSERT')!;
+    expect(insert).toMatchObject({ attributes: { 'error.type': 'ER_DUP_ENTRY' }, status: { code: 2 } });
+    // The bytes hold the statements' text as written (so that a value would be found in them too), and no message.
+    expect(Buffer.concat(receiver.bodies).includes('insert into notes (user_id, title, body) values (?, ?, ?)')).toBe(true);
+    expect(Buffer.concat(receiver.bodies).includes('Duplicate entry')).toBe(false);
+    expect(Buffer.concat(receiver.bodies).includes(secret)).toBe(false);
   });
 
   it('names a refusal’s reason, and marks a refusal as no error of the server', async () => {
-    const refused = await send(`${traced.url}/shop/v1.0/orders`);
+    // The caller says "not sampled": the server's sampler decides alone (all, by default), so the span still comes.
+    const traceId = '0af7651916cd43dd8448eb211c80319c';
+    const refused = await send(`${traced.url}/shop/v1.0/orders`, { headers: { traceparent: `00-${traceId}-b7ad6b7169203331-00` } });
     expect(refused.status).toBe(403);
-    const traceId = String(logLineOf(traced, String(refused.headers['x-request-id']))?.trace_id);
+    expect((await logLineOf(traced, String(refused.headers['x-request-id']))).trace_id).toBe(traceId);
     const [request] = await traceOf(traceId, /^GET /);
     expect(request).toMatchObject({
       name: 'GET /shop/v1.0/orders',
@@ -106,6 +147,49 @@ describe('traces, with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
       status: { code: 0 },
     });
     expect(receiver.contentTypes.every((type) => type === 'application/x-protobuf')).toBe(true);
+  });
+});
+
+describe('traces, with the database down', () => {
+  it('marks the request span an error (a 503), and its statement by the fault’s reason', async () => {
+    const down = await startBuiltServer({
+      env: { DATABASE_URL: 'mysql://nobody:pw@127.0.0.1:1/none', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '100' },
+    });
+    try {
+      const response = await send(`${down.url}/shop/v1.0/products`);
+      expect(response.status).toBe(503);
+      const line = await logLineOf(down, String(response.headers['x-request-id']));
+      const spans = await traceOf(String(line.trace_id), /^GET /);
+      const request = spans.find((span) => span.kind === 2)!;
+      expect(request).toMatchObject({ attributes: { 'http.response.status_code': 503, 'xmlrest.reason': line.reason }, status: { code: 2 } });
+      const select = spans.find((span) => span.name === 'SELECT')!;
+      expect(select).toMatchObject({ parentSpanId: request.spanId, attributes: { 'error.type': expect.stringMatching(/^db_/) }, status: { code: 2 } });
+    } finally {
+      await down.stop();
+    }
+  });
+});
+
+describe('traces, with a collector that takes the connection and never answers', () => {
+  it('answers every request as usual, and a graceful stop still ends on its own', async () => {
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => sockets.push(socket.on('error', () => {})));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const stuck = await startBuiltServer({
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`, OTEL_BSP_SCHEDULE_DELAY: '50' },
+    });
+    try {
+      for (let i = 0; i < 5; i++) expect((await send(`${stuck.url}/shop/v1.0/products`)).status).toBe(200);
+      // The exporter has posted a batch and is waiting on it.
+      await expect.poll(() => sockets.length, { timeout: 10_000 }).toBeGreaterThan(0);
+      expect((await send(`${stuck.url}/shop/v1.0/products`)).status).toBe(200);
+      // Its own exit (code 0), not the helper's SIGKILL 15 s on (code null): the flush waits 3 s at most.
+      expect(await stuck.stop()).toBe(0);
+    } finally {
+      await stuck.stop();
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+    }
   });
 });
 
@@ -119,7 +203,7 @@ describe('traces, with no OTLP endpoint', () => {
     expect(readFileSync(`${MODULES}-traced.txt`, 'utf8')).toContain('/node_modules/@opentelemetry/sdk-node/');
     expect(untracedModules).not.toContain('@opentelemetry');
     expect(untracedModules).not.toContain('/dist/runtime/tracing/open-telemetry.js');
-    const line = logLineOf(untraced, String(response.headers['x-request-id']));
+    const line = await logLineOf(untraced, String(response.headers['x-request-id']));
     expect(line).toMatchObject({ status: 200 });
     expect(line).not.toHaveProperty('trace_id');
   });

@@ -5,7 +5,9 @@ import protobuf from 'protobufjs';
 /**
  * A loopback OTLP/HTTP collector of the test's own: it takes what OpenTelemetry's exporter posts to
  * /v1/traces in the exporter's default protocol, protobuf (`ExportTraceServiceRequest`, decoded with
- * protobufjs from the fields of opentelemetry-proto's trace messages that the tests read), and keeps the spans.
+ * protobufjs from the fields of opentelemetry-proto's trace messages that the tests read), and keeps the spans,
+ * and every body as it came: what the decoder leaves out (events, links, trace state, a status message) is still
+ * in the bytes, where a test looking for a value that must never be sent finds it.
  */
 export interface ReceivedSpan {
   traceId: string;
@@ -25,6 +27,8 @@ export interface OtlpReceiver {
   spans: ReceivedSpan[];
   /** The content types of the requests it took. */
   contentTypes: string[];
+  /** Every request's body, undecoded. */
+  bodies: Buffer[];
   close(): Promise<void>;
 }
 
@@ -75,11 +79,13 @@ const hex = (bytes: Uint8Array | undefined) => Buffer.from(bytes ?? []).toString
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
   const contentTypes: string[] = [];
+  const bodies: Buffer[] = [];
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       contentTypes.push(String(request.headers['content-type']));
+      bodies.push(Buffer.concat(chunks));
       if (request.url === '/v1/traces' && request.headers['content-type'] === 'application/x-protobuf') {
         const decoded = REQUEST.toObject(REQUEST.decode(Buffer.concat(chunks)), { longs: Number }) as {
           resourceSpans?: { resource?: { attributes?: KeyValue[] }; scopeSpans?: { spans?: Record<string, unknown>[] }[] }[];
@@ -113,6 +119,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     url: `http://127.0.0.1:${port}`,
     spans,
     contentTypes,
+    bodies,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }

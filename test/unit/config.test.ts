@@ -38,10 +38,14 @@ describe('the OTLP endpoint (traces)', () => {
     );
     expect(() => load({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT is an http:\/\/ or https:\/\/ URL/);
     expect(() => load({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'grpc://collector' })).toThrow(/OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is an http/);
+    // Named, never echoed: a collector's URL often carries its token.
+    expect(() => load({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https//user:s3cr3t-key@collector' })).toThrow(/^(?![\s\S]*s3cr3t-key)[\s\S]*OTEL_EXPORTER_OTLP_ENDPOINT/);
     // Off, startTracing loads nothing and answers undefined; OTEL_SDK_DISABLED turns a set endpoint off too.
     const { startTracing } = await import('../../runtime/tracing/index.js');
     expect(await startTracing({})).toBeUndefined();
     expect(await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:1', OTEL_SDK_DISABLED: 'true' })).toBeUndefined();
+    // npm run dev starts tracing without the server's configuration: the same check stops it.
+    await expect(startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).rejects.toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT is an http/);
   });
 });
 
