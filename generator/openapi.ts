@@ -242,14 +242,16 @@ function eventDocuments(project: Project): Record<string, Schema> {
       existing.description = `${existing.description as string} Also emitted by ${emitters}.`;
       continue;
     }
-    const receivers = (backend.webhooks ?? []).filter((webhook) => receives(webhook, emit.event)).map((webhook) => webhook.url);
     documents[name] = {
       post: {
         operationId: `${camel(backend.name)}_event_${emit.event.replaceAll('.', '_')}`,
         tags: [backend.name],
         summary: `Event ${emit.event}`,
         description:
-          `Emitted by ${emitters} in its transaction, sent once it commits to ${receivers.join(', ')}. ` +
+          // The receivers' URLs stay out: this document is public, and a URL names an internal host or holds a
+          // capability token; operators see them in xmlrest events list and the console.
+          `Emitted by ${emitters} in its transaction, sent once it commits to the backend's webhooks that receive it. ` +
+          `${emit.changes === null ? '' : 'Sent only when the writes before it found a row. '}` +
           'Delivered at least once (use webhook-id to drop repeats), retried with backoff for 24 h on anything but a 2xx' +
           `${emit.key !== null ? ', in order among events of the same key' : ''}; a 410 stops deliveries to the webhook.`,
         parameters: WEBHOOK_HEADERS,
@@ -259,10 +261,11 @@ function eventDocuments(project: Project): Record<string, Schema> {
             'application/json': {
               schema: {
                 type: 'object',
-                required: ['type', 'timestamp', 'data'],
+                required: ['type', 'timestamp', ...(emit.key === null ? [] : ['key']), 'data'],
                 properties: {
                   type: { const: emit.event },
                   timestamp: { type: 'string', format: 'date-time', description: 'When the request emitted it.' },
+                  ...(emit.key === null ? {} : { key: { type: ['string', 'number', 'null'], description: 'What the event is about: the value of its key.' } }),
                   data: { type: 'object', required: [step.id], properties: { [step.id]: stepSchema(step) } },
                 },
               },

@@ -54,8 +54,9 @@ export interface RequestScope {
   readonly plugin: PluginContext;
   /**
    * Records an event in the outbox on `db`, the request's own transaction (docs/contract.md §12): it is
-   * delivered to the backend's webhooks only if the transaction commits. `key` orders the deliveries of
-   * events about one row (events whose type starts with the same word and whose key is equal).
+   * delivered to the backend's webhooks only if the transaction commits. `key` says which row the event is
+   * about (the payload's `key`) and orders the deliveries of events about one row (events whose type starts
+   * with the same word and whose key is equal).
    */
   emit<Event extends EventPayload>(db: Queryable, type: Event['type'], data: Event['data'], key?: SqlValue): Promise<void>;
 }
@@ -65,6 +66,8 @@ export interface EventPayload {
   type: string;
   /** When the request emitted it, ISO 8601. */
   timestamp: string;
+  /** The value of its Emit's `key`, when it has one: which row the event is about (a number or a text). */
+  key?: string | number | null;
   data: object;
 }
 
