@@ -165,7 +165,7 @@ function webhookSecretsOf(env: NodeJS.ProcessEnv, needs: readonly { variable: st
   return secrets;
 }
 
-/** EVENTS_*: how this server delivers events; every value bounded, and the lease longer than two attempts. */
+/** EVENTS_*: how this server delivers events; every value bounded, and the lease longer than three attempts. */
 function eventsOf(env: NodeJS.ProcessEnv, checked: Checked): ServerConfig['events'] {
   const within = (name: string, fallback: number, min: number, max: number) => checked(() => bounded(env[name], fallback, min, max, name), fallback);
   const delivery: DeliverySettings = {
@@ -178,11 +178,13 @@ function eventsOf(env: NodeJS.ProcessEnv, checked: Checked): ServerConfig['event
     retentionSeconds: within('EVENTS_RETENTION_SECONDS', DEFAULT_DELIVERY.retentionSeconds, 1, 365 * 86_400),
     concurrency: within('EVENTS_CONCURRENCY', DEFAULT_DELIVERY.concurrency, 1, 256),
   };
-  // A lease that ends while its delivery may still be running would let a second server send it meanwhile.
+  // A lease that ends while its delivery may still be running would let a second server send it meanwhile. A
+  // claimed event may wait for one attempt in the server's queue (it claims as many ahead as it has slots), take
+  // its own, and wait for its outcome to be written.
   checked(() => {
-    if (delivery.leaseSeconds * 1000 < 2 * delivery.timeoutMs)
+    if (delivery.leaseSeconds * 1000 < 3 * delivery.timeoutMs)
       throw new Error(
-        `EVENTS_LEASE_SECONDS (${delivery.leaseSeconds}) must be at least twice EVENTS_TIMEOUT_MS (${delivery.timeoutMs} ms): a claimed event is the server's until its delivery is over`,
+        `EVENTS_LEASE_SECONDS (${delivery.leaseSeconds}) must be at least three times EVENTS_TIMEOUT_MS (${delivery.timeoutMs} ms): a claimed event is the server's until its delivery is over, and it may wait for one attempt before its own`,
       );
   }, undefined);
   const deliver = checked(() => {

@@ -149,7 +149,7 @@ describe('events on the cluster', () => {
       ...env(url),
       CL_SECRET: secret,
       EVENTS_POLL_MS: '50',
-      EVENTS_LEASE_SECONDS: '5',
+      EVENTS_LEASE_SECONDS: '6',
       EVENTS_TIMEOUT_MS: '2000',
       EVENTS_CONCURRENCY: '4',
     });
