@@ -61,6 +61,8 @@ export interface PluginRef {
   builtin: boolean;
   /** Arguments with a byte limit (credentials): a request parameter passed to one takes the limit. */
   argBytes?: Readonly<Record<string, number>>;
+  /** Arguments that are secrets (a password): a request parameter passed to one is never written to the audit. */
+  secretArgs?: readonly string[];
   /** It checks credentials (a token generator): a request calling it reads every parameter from the body only. */
   login?: true;
 }

@@ -459,7 +459,12 @@ function paramSchema(type: ParamType | undefined, inQuery: boolean): Schema {
       const maxLength = Math.min(type.maxLength ?? Infinity, type.maxBytes ?? Infinity);
       const bytes = type.maxBytes !== undefined ? `At most ${type.maxBytes} bytes of UTF-8.` : undefined;
       const description = [described.description, bytes].filter(Boolean).join(' ');
-      return nullable({ type: 'string', ...(maxLength !== Infinity ? { maxLength } : {}), ...(description ? { description } : {}) });
+      return nullable({
+        type: 'string',
+        ...(type.secret ? { format: 'password' } : {}),
+        ...(maxLength !== Infinity ? { maxLength } : {}),
+        ...(description ? { description } : {}),
+      });
     }
     case 'enum':
       return nullable({ type: 'string', enum: type.values ?? [], ...described });

@@ -67,6 +67,8 @@ export interface ServerConfig {
   events: { deliver: boolean; delivery: DeliverySettings; maxBytes: number };
   /** Each webhook's secret, by the variable its `secret` names; checked, never printed. */
   webhookSecrets: Record<string, string>;
+  /** The API audit (docs/contract.md §12): rows older than this many days are pruned (AUDIT_RETENTION_DAYS). */
+  audit: { retentionDays: number };
   /** Where traces go (OTEL_EXPORTER_OTLP_ENDPOINT, or its _TRACES_ form); unset, tracing is off (runtime/tracing/). */
   otlpEndpoint: string | undefined;
 }
@@ -232,6 +234,7 @@ function settingsFrom(env: NodeJS.ProcessEnv, checked: Checked): Omit<ServerConf
       refetchSeconds: checked(() => bounded(env.IDP_REFETCH_SECONDS, 30, 1, 3600, 'IDP_REFETCH_SECONDS'), 30),
     },
     events: eventsOf(env, checked),
+    audit: { retentionDays: checked(() => bounded(env.AUDIT_RETENTION_DAYS, 90, 1, 36_500, 'AUDIT_RETENTION_DAYS'), 90) },
     otlpEndpoint: checked(() => otlpEndpoint(env), undefined),
   };
 }

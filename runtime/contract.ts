@@ -28,6 +28,8 @@ export interface ParamSpec {
   values?: readonly string[];
   /** Read from the body only, never the query string (a token request's fields, credentials among them). */
   from?: 'body';
+  /** A credential (it reaches a password argument): never written to the audit, whatever its name. */
+  secret?: true;
 }
 export type ParamSpecs = Readonly<Record<string, ParamSpec>>;
 

@@ -29,9 +29,7 @@ import {
 async function prepare() {
   const config = loadConfig(process.env, '.env', {
     bearerBackends: backends.filter((backend) => backend.authScheme === 'Bearer').map((backend) => backend.name),
-    webhookSecrets: backends.flatMap((backend) =>
-      (backend.webhooks ?? []).map((webhook) => ({ variable: webhook.secret, backend: backend.name, url: webhook.url })),
-    ),
+    webhookSecrets: webhookSecretsNeeded(backends),
   });
   const database = openDatabase(config.databaseUrl, {
     statementTimeoutMs: config.statementTimeoutMs,
@@ -64,6 +62,7 @@ async function prepare() {
       issuerKeyTimings: config.issuerKeys,
       webhookSecrets: config.webhookSecrets,
       events: config.events,
+      audit: config.audit,
       tracing,
     });
     adminConsole?.attach(server);

@@ -295,6 +295,7 @@ function paramSpecLiteral(type: ParamType | undefined, fromBody: boolean): strin
   if (type?.maxBytes !== undefined) fields.push(`maxBytes: ${type.maxBytes}`);
   if (type?.values) fields.push(`values: [${type.values.map(quote).join(', ')}]`);
   if (fromBody) fields.push("from: 'body'");
+  if (type?.secret) fields.push('secret: true');
   return `{ ${fields.join(', ')} }`;
 }
 
