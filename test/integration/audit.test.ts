@@ -264,6 +264,7 @@ describe('the console in headless Chromium', () => {
     await page.click('nav button:has-text("Audit")');
     await page.waitForSelector('[data-testid=audit-entry]');
     await page.fill('[aria-label="Audit user"]', 'au-clerk');
+    await page.fill('[aria-label="Audit resource"]', 'accounts');
     await page.fill('[aria-label="Audit status"]', '4xx');
     await page.click('[data-testid=audit] button:has-text("Show")');
     const shownRows = () => page.$$eval('[data-testid=audit-entry]', (rows) => rows.map((row) => row.textContent ?? ''));
