@@ -20,7 +20,15 @@ export type ServerName =
   | 'emit'
   | 'audited'
   | 'baseline'
-  | 'traced';
+  | 'traced'
+  // Issue 31: the first page and the page after 900,000 rows of one table, from the generated server and from
+  // Platformatic DB by limit/offset and by its cursor (each the same process as its server).
+  | 'page-first'
+  | 'page-deep'
+  | 'platformatic-offset-first'
+  | 'platformatic-offset-deep'
+  | 'platformatic-cursor-first'
+  | 'platformatic-cursor-deep';
 
 export interface Measurement {
   rps: number;
@@ -86,6 +94,9 @@ export const REFRESH_SCENARIO = 'token refresh (rotation)';
 /** The same write with one Emit, and the same read audited (issue 32). */
 export const EMIT_SCENARIO = 'write POST, with one Emit';
 export const AUDIT_SCENARIO = 'Bearer GET, audited';
+/** Issue 31: pages of the table of 1,000,000 rows, by its primary key and newest first (two columns, descending). */
+export const PAGES_BY_ID = 'pages of 1,000,000 rows, key item_id';
+export const PAGES_NEWEST = 'pages of 1,000,000 rows, key created_on desc, item_id desc';
 
 export async function writeResults(
   results: Map<string, Map<ServerName, Measurement[]>>,
@@ -106,7 +117,7 @@ export async function writeResults(
     '',
     `Machine: ${machine}. Load generator: autocannon, ${flags.connections} connections, ${flags.duration} s per server, scenario and round after a 1 s warm-up,`,
     `measured in ${flags.slices} slices interleaved with the other servers' (A B C C B A ...), ${flags.rounds} rounds. ${pinned ? 'Servers pinned to core 1, load generator to core 0 (taskset).' : 'No core pinning (taskset or a second core missing).'}`,
-    `Data: 10,000 users, 100,000 rows in a user-owned table, on a private MariaDB. Figures are medians over rounds; spread is min-max of req/s;`,
+    `Data: 10,000 users, 100,000 rows in a user-owned table, 1,000,000 rows in bench_pages, on a private MariaDB. Figures are medians over rounds; spread is min-max of req/s;`,
     "ratios are medians of the ratios within each round (its slices are adjacent in time); a round's p50 and p99 are its slices' weighted by requests;",
     'every round is in the .json beside this file.',
     '',
@@ -217,6 +228,7 @@ export async function writeResults(
   const controlRatio = rpsRatio(flood.control, flood.alone);
   // At most one key request in any 30 s: the most the provider saw within 30 s of any one of them.
   const busiest = Math.max(0, ...flood.keyRequestTimes.map((time) => flood.keyRequestTimes.filter((other) => other >= time && other < time + 30).length));
+  lines.push(...pageLines(results, peer, Number(flags.duration)));
   lines.push(
     '',
     '## Ratios against the targets',
@@ -262,6 +274,60 @@ export async function writeResults(
   writeFileSync(`${stem}.svg`, svg);
   writeFileSync('bench/results/latest.svg', svg);
   process.stdout.write(markdown + '\n');
+}
+
+/**
+ * Issue 31: the first page of the table of 1,000,000 rows and the page after 900,000 of them, for a one-column
+ * key and newest first: the generated server against itself (the deep page within 1.3x the first's time) and
+ * against the better of Platformatic DB's two ways of paging the same order, round by round (at least 1.5x at
+ * every depth, and 100x at depth newest first).
+ */
+export function pageLines(results: Map<string, Map<ServerName, Measurement[]>>, peer: boolean, duration: number): string[] {
+  // As every ratio here: the median of each round's own ratio, its servers' slices adjacent in time.
+  const rpsRatio = (a: Measurement[], b: Measurement[]) => median(a.map((m, round) => m.rps / Math.max(b[round]!.rps, 1e-9)));
+  const shapes = [
+    [PAGES_BY_ID, 'item_id'],
+    [PAGES_NEWEST, 'created_on desc, item_id desc'],
+  ] as const;
+  const table = [
+    '',
+    '## Pages of a table of 1,000,000 rows',
+    '',
+    `| key | page | generated req/s |${peer ? ' Platformatic DB limit/offset req/s | Platformatic DB cursor req/s |' : ''}`,
+    `|---|---|---|${peer ? '---|---|' : ''}`,
+  ];
+  const ratios = ['', '| ratio | value | target |', '|---|---|---|'];
+  const rps = (measurements: Measurement[] | undefined) => (measurements ? Math.round(median(measurements.map((m) => m.rps))).toLocaleString('en') : '-');
+  for (const [scenario, key] of shapes) {
+    const byServer = results.get(scenario);
+    if (!byServer) continue;
+    for (const depth of ['first', 'deep'] as const) {
+      const peerCells = peer ? ` ${rps(byServer.get(`platformatic-offset-${depth}`))} | ${rps(byServer.get(`platformatic-cursor-${depth}`))} |` : '';
+      table.push(`| ${key} | ${depth === 'first' ? 'first' : 'after 900,000 rows'} | ${rps(byServer.get(`page-${depth}`))} |${peerCells}`);
+    }
+    // Time of the page after 900,000 rows over the first's: first-page req/s over deep-page req/s, round by round.
+    const slower = rpsRatio(byServer.get('page-first')!, byServer.get('page-deep')!);
+    ratios.push(`| ${key}: time of the page after 900,000 rows / the first page's | ${slower.toFixed(2)} | ${slower <= 1.3 ? 'met' : 'missed'} (<= 1.3) |`);
+    if (!peer) continue;
+    for (const depth of ['first', 'deep'] as const) {
+      const own = byServer.get(`page-${depth}`)!;
+      const offset = byServer.get(`platformatic-offset-${depth}`)!;
+      const cursor = byServer.get(`platformatic-cursor-${depth}`)!;
+      // Platformatic DB's best way in each round: whichever of limit/offset and its cursor answered more; a round
+      // in which neither answered at all counts as one answer in it (the ratio is then a lower bound: >=).
+      const best = offset.map((m, round) => (m.rps >= cursor[round]!.rps ? m : cursor[round]!));
+      const floored = best.some((m) => m.total === 0);
+      const ratio = rpsRatio(
+        own,
+        best.map((m) => (m.total === 0 ? { ...m, rps: 1 / duration } : m)),
+      );
+      const target = depth === 'deep' && scenario === PAGES_NEWEST ? 100 : 1.5;
+      ratios.push(
+        `| ${key}, ${depth === 'first' ? 'first page' : 'after 900,000 rows'}: generated / Platformatic DB's best (limit/offset or cursor) | ${floored ? '>= ' : ''}${ratio >= 100 ? Math.round(ratio).toLocaleString('en') : ratio.toFixed(2)} | ${ratio >= target ? 'met' : 'missed'} (>= ${target}) |`,
+      );
+    }
+  }
+  return [...table, ...ratios];
 }
 
 /** A grouped bar chart of median req/s, rendered to SVG by Vega. */

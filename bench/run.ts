@@ -8,6 +8,9 @@ import { parseArgs, promisify } from 'node:util';
 import mysql from 'mysql2/promise';
 import { KeyStore } from '../console/keys.js';
 import { generateProject as generate } from '../generator/index.js';
+import { JwtKey } from '../runtime/auth/jwt.js';
+import type { ListSpec } from '../runtime/contract.js';
+import { CursorKey, Lists } from '../runtime/lists/index.js';
 import { freePort, type PrivateMariadb, startPrivateMariadb } from '../scripts/mariadb.js';
 import { createDefaultTables, queryableOf } from '../scripts/schema.js';
 import { BASELINE_DIR, buildBaseline, defaultBaselineRef } from './baseline.js';
@@ -21,7 +24,10 @@ import {
   KEY_SCENARIO,
   type Measurement,
   median,
+  PAGES_BY_ID,
+  PAGES_NEWEST,
   PROVIDER_SCENARIO,
+  pageLines,
   REFRESH_SCENARIO,
   type ServerName,
   TRACING_SCENARIO,
@@ -43,15 +49,15 @@ const { values: flags } = parseArgs({
     connections: { type: 'string', default: '16' },
     // Adds Platformatic DB (bench/peers/platformatic, its own package.json and lock file) to the same run.
     peers: { type: 'boolean', default: false },
+    // Only the scenarios whose name holds this text, each server's figures printed (no report, no flood, no start
+    // or generation timing): to look again at a few scenarios, `--only pages`.
+    only: { type: 'string' },
     // Each server's `duration` seconds of a round are measured as slices of about this length, the servers'
     // slices interleaved (A B C C B A ...): this shared VM drifts by 2x within seconds, and only runs that
     // close in time see the same machine.
     slice: { type: 'string', default: '1' },
     // The commit whose generated server is "today's" in the tracing scenario; default the one before tracing.
     baseline: { type: 'string' },
-    // Only the scenarios whose name holds this text, their ratios printed (no report, no flood, no start or
-    // generation timing): a quick look at one change while working on it.
-    only: { type: 'string' },
   },
 });
 const say = (line: string) => process.stderr.write(`bench: ${line}\n`);
@@ -64,7 +70,9 @@ const pinned = os.availableParallelism() >= 2 && existsSync('/usr/bin/taskset');
 
 const PEER_DIR = 'bench/peers/platformatic';
 /** What each server runs: our servers from the compiled bench, the peer with its own Node (>= 22.19, from npm). */
-type Process = Exclude<ServerName, 'koa-select' | 'idp-rs256' | 'idp-es256' | 'api-key' | 'rate-limited' | 'emit' | 'audited'>;
+type Process = Exclude<ServerName, 'koa-select' | 'idp-rs256' | 'idp-es256' | 'api-key' | 'rate-limited' | 'emit' | 'audited' | PageServer>;
+/** The page scenarios' servers: each a first page or the page after PAGE_DEPTH rows, of a server above. */
+type PageServer = 'page-first' | 'page-deep' | `platformatic-${'offset' | 'cursor'}-${'first' | 'deep'}`;
 const SERVER_COMMANDS: Record<Process, string[]> = {
   generated: [process.execPath, path.join(DIST, 'bench/serve-generated.js')],
   handwritten: [process.execPath, path.join(DIST, 'bench/handwritten.js')],
@@ -112,6 +120,10 @@ interface Request {
 interface Scenario {
   name: string;
   servers: ServerName[];
+  /** Connections of a server's load, when not --connections. */
+  connections?: (server: ServerName) => number | undefined;
+  /** After each load, wait until the database runs no statement of the load's: a peer's slow pages run on after the load has stopped. */
+  settle?: boolean;
   /** The request, per server: a peer serves the same rows at its own paths. */
   request: (server: ServerName) => Request;
   check(status: number, body: any, server: ServerName): boolean;
@@ -137,7 +149,57 @@ let apiKey = '';
 /** One session's refresh token per connection, as the last rotation left each. */
 let refreshTokens: string[] = [];
 const mine = (server: ServerName, body: any) => (server === 'platformatic' ? body : body.items);
-const scenarios: Scenario[] = [
+
+/**
+ * Issue 31: a table of 1,000,000 rows (bench_pages), loaded by one insert ... select from MariaDB's sequence
+ * engine; its first page and the page after 900,000 rows, by the generated server's keyset pages and by
+ * Platformatic DB's limit/offset and its cursor (startAfter), in one order of one column and newest first
+ * (created_on desc, item_id desc, with the index that serves it).
+ */
+const PAGE_ROWS = flags.smoke ? 10_000 : 1_000_000;
+const PAGE_DEPTH = flags.smoke ? 9_000 : 900_000;
+const PAGE_SIZE = 20;
+const PAGE_SHAPES = [
+  { scenario: PAGES_BY_ID, resource: 'pages-by-id', order: 'item_id', peerOrder: 'orderby.itemId=asc' },
+  { scenario: PAGES_NEWEST, resource: 'pages-newest', order: 'created_on desc, item_id desc', peerOrder: 'orderby.createdOn=desc&orderby.itemId=desc' },
+] as const;
+/** Per shape: the first row of the first page and of the page after PAGE_DEPTH rows, and each server's cursor there. */
+const pageAt = new Map<string, { first: number; deep: number; cursor: string; peerCursor: string }>();
+
+function pageRequest(shape: (typeof PAGE_SHAPES)[number], server: ServerName): Request {
+  const at = pageAt.get(shape.scenario);
+  const peer = `/benchPages/?limit=${PAGE_SIZE}&${shape.peerOrder}`;
+  const paths: Partial<Record<ServerName, string>> = {
+    'page-first': `/api/v1.0/${shape.resource}?limit=${PAGE_SIZE}`,
+    'page-deep': `/api/v1.0/${shape.resource}?limit=${PAGE_SIZE}&after=${at?.cursor}`,
+    'platformatic-offset-first': peer,
+    'platformatic-offset-deep': `${peer}&offset=${PAGE_DEPTH}`,
+    'platformatic-cursor-first': `${peer}&cursor=true`,
+    'platformatic-cursor-deep': `${peer}&startAfter=${encodeURIComponent(at?.peerCursor ?? '')}`,
+  };
+  return { method: 'GET', path: paths[server]! };
+}
+
+const pageScenarios: Scenario[] = PAGE_SHAPES.map((shape) => ({
+  name: shape.scenario,
+  servers: [
+    'page-first',
+    'page-deep',
+    ...(flags.peers ? (['platformatic-offset-first', 'platformatic-offset-deep', 'platformatic-cursor-first', 'platformatic-cursor-deep'] as const) : []),
+  ],
+  request: (server) => pageRequest(shape, server),
+  // The same page from every server: its size, and its first row.
+  check: (status, body, server) => {
+    const rows = server.startsWith('platformatic') ? body : body.items;
+    const first = server.endsWith('deep') ? pageAt.get(shape.scenario)!.deep : pageAt.get(shape.scenario)!.first;
+    return status === 200 && Array.isArray(rows) && rows.length === PAGE_SIZE && String(rows[0].item_id ?? rows[0].itemId) === String(first);
+  },
+  // A peer's page behind 900,000 rows is bound by the database's two cores, which 4 connections fill: 16 would
+  // only queue more statements, which run on after the load has stopped. Every other load has --connections.
+  connections: (server) => (server.startsWith('platformatic') && server.endsWith('deep') ? 4 : undefined),
+  settle: true,
+}));
+const allScenarios: Scenario[] = [
   {
     name: 'public GET',
     servers: ['generated', 'handwritten', 'raw-http', 'koa-hello', ...peers],
@@ -225,6 +287,7 @@ const scenarios: Scenario[] = [
     request: () => ({ method: 'POST', path: '/api/v1.0/token', headers: form, body: 'user=bench-1&pass=pass-1' }),
     check: (status, body) => status === 201 && typeof body.token === 'string',
   },
+  ...pageScenarios,
   {
     name: TRACING_SCENARIO,
     servers: [...(baselineRef ? (['baseline'] as const) : []), 'generated', 'traced'],
@@ -265,7 +328,7 @@ const scenarios: Scenario[] = [
   },
 ];
 
-if (flags.only !== undefined) scenarios.splice(0, scenarios.length, ...scenarios.filter((scenario) => scenario.name.includes(flags.only!)));
+const scenarios = flags.only === undefined ? allScenarios : allScenarios.filter((scenario) => scenario.name.includes(flags.only!));
 
 async function seed(url: string, users: number, items: number): Promise<void> {
   const connection = await mysql.createConnection({ uri: url, multipleStatements: true });
@@ -288,6 +351,24 @@ async function seed(url: string, users: number, items: number): Promise<void> {
     await connection.query(
       "insert ignore into usr_role (role_name, user_id) select 'reader', user_id from usr where user_name like 'bench-%' and user_id % 3 = 0",
     );
+  }
+  // Issue 31's table, in one statement: MariaDB's sequence engine makes the rows (seq_1_to_N), three to a second.
+  await connection.query(`create table if not exists bench_pages (
+    item_id int unsigned not null primary key,
+    user_id int unsigned not null,
+    title varchar(100) not null,
+    price decimal(10, 2) not null,
+    created_on datetime not null,
+    key bench_pages_created (created_on, item_id)
+  ) engine = InnoDB default charset = utf8mb4`);
+  const [pages] = await connection.query('select count(*) as n from bench_pages');
+  if (Number((pages as { n: string }[])[0]!.n) !== PAGE_ROWS) {
+    say(`loading ${PAGE_ROWS.toLocaleString('en')} rows into bench_pages (one insert ... select) ...`);
+    await connection.query('truncate table bench_pages');
+    await connection.query(
+      `insert into bench_pages select seq, seq % 1000, concat('item ', seq), (seq % 10000) / 100, timestamp('2026-01-01') + interval (seq div 3) second from seq_1_to_${PAGE_ROWS}`,
+    );
+    await connection.query('analyze table bench_pages');
   }
   const [ids] = await connection.query("select min(user_id) as low, max(user_id) as high from usr where user_name like 'bench-%'");
   const { low, high } = (ids as { low: number; high: number }[])[0]!;
@@ -365,14 +446,14 @@ function rssOf(child: ChildProcess): number {
 }
 
 /** What load.mjs is told for one request of a scenario. */
-function loadConfig(server: Running, request: Request, duration: number): object {
+function loadConfig(server: Running, request: Request, duration: number, connections = Number(flags.connections)): object {
   return {
     url: server.url + request.path,
     method: request.method,
     headers: request.headers,
     body: request.body,
     duration,
-    connections: Number(flags.connections),
+    connections,
     ...(request.refreshTokens ? { refreshTokens: request.refreshTokens } : {}),
   };
 }
@@ -389,9 +470,52 @@ function measured(stdout: string): Measurement {
   return result;
 }
 
-function load(server: Running, request: Request, duration: number): Measurement {
-  const [command, args] = loadCommand(loadConfig(server, request, duration));
+function load(server: Running, request: Request, duration: number, connections?: number): Measurement {
+  const [command, args] = loadCommand(loadConfig(server, request, duration, connections));
   return measured(execFileSync(command, args, { encoding: 'utf8', maxBuffer: 1 << 22 }));
+}
+
+/**
+ * Each page scenario's first rows and cursors: the row the first page begins with and the one the page after
+ * PAGE_DEPTH rows begins with, read by SQL; the generated server's cursor after PAGE_DEPTH rows, signed as the
+ * server signs it (the bench has its JWT_SECRET), and Platformatic DB's, from its X-Start-After header.
+ */
+async function preparePages(url: string, peer: Running | undefined): Promise<void> {
+  // Times as the server reads them (runtime/db/pool.ts): the cursor holds the instant, and the server binds it back.
+  const connection = await mysql.createConnection({ uri: url, timezone: 'Z', dateStrings: false, supportBigNumbers: true, bigNumberStrings: true });
+  const lists = new Lists(() => new CursorKey(new JwtKey(SECRET).all));
+  try {
+    for (const shape of PAGE_SHAPES) {
+      const [first] = (await connection.query(`select item_id from bench_pages order by ${shape.order} limit 1`)) as unknown as [{ item_id: number }[]];
+      const [around] = (await connection.query(
+        `select item_id, user_id, title, price, created_on from bench_pages order by ${shape.order} limit ${PAGE_DEPTH - 1}, 2`,
+      )) as unknown as [Record<string, unknown>[]];
+      // The generated module's list, and the cursor its page ending at row PAGE_DEPTH gives, bound to its route.
+      const modulePath = `./generated/api/${shape.resource}.ts`;
+      const spec = ((await import(modulePath)) as { ITEMS_LIST: ListSpec }).ITEMS_LIST;
+      const page = lists.open(spec, { limit: 1 }, { route: `api ${shape.resource}@1.0 GET`, user: undefined, path: '', link: () => {} });
+      page.page(around);
+      let peerCursor = '';
+      if (peer) {
+        const response = await fetch(`${peer.url}/benchPages/?limit=1&offset=${PAGE_DEPTH - 1}&${shape.peerOrder}&cursor=true`);
+        peerCursor = response.headers.get('x-start-after') ?? '';
+      }
+      pageAt.set(shape.scenario, { first: first[0]!.item_id, deep: around[1]!.item_id as number, cursor: page.next!, peerCursor });
+    }
+  } finally {
+    await connection.end();
+  }
+}
+
+/** Waits until the database runs no statement on bench_pages: a peer's slow page goes on after its client has gone. */
+async function settle(connection: mysql.Connection): Promise<void> {
+  for (let wait = 0; wait < 1200; wait++) {
+    const [running] = (await connection.query(
+      "select count(*) as n from information_schema.processlist where command in ('Query', 'Execute') and id <> connection_id() and info like '%bench_pages%'",
+    )) as unknown as [{ n: string }[]];
+    if (Number(running[0]!.n) === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 /** An API key of the bench user's, listing `member` (docs/contract.md §10). */
@@ -498,10 +622,15 @@ if (!baselineRef && !flags.smoke) say('warning: no commit before tracing found (
 const servers = new Map<ServerName, Running>();
 let issuer: BenchIssuer | undefined;
 let sink: { child: ChildProcess; url: string } | undefined;
+/** A connection that watches the database settle between the page scenarios' loads. */
+let quiet: mysql.Connection | undefined;
+let measure: (scenario: Scenario, name: ServerName, seconds: number) => Promise<Measurement> = () => Promise.reject(new Error('no servers yet'));
 const stopAll = async () => {
   for (const server of new Set(servers.values())) server.child.kill('SIGTERM');
   sink?.child.kill('SIGTERM');
   await hooks.close();
+  await quiet?.end().catch(() => undefined);
+  quiet = undefined;
   await issuer?.close();
   await privateDb?.stop();
 };
@@ -537,6 +666,19 @@ try {
   servers.set('emit', servers.get('generated')!);
   servers.set('audited', servers.get('generated')!);
   forged = `${header}.${payload}.${createHmac('sha256', 'not-the-secret-of-this-server-0123456789').update(`${header}.${payload}`).digest('base64url')}`;
+  servers.set('page-first', servers.get('generated')!);
+  servers.set('page-deep', servers.get('generated')!);
+  for (const peer of ['platformatic-offset-first', 'platformatic-offset-deep', 'platformatic-cursor-first', 'platformatic-cursor-deep'] as const) {
+    if (flags.peers) servers.set(peer, servers.get('platformatic')!);
+  }
+  await preparePages(url, servers.get('platformatic'));
+  quiet = await mysql.createConnection({ uri: url });
+  /** A load of a scenario's request, then, for the page scenarios, the database left to finish what the load began. */
+  measure = async (scenario: Scenario, name: ServerName, seconds: number) => {
+    const measurement = load(servers.get(name)!, scenario.request(name), seconds, scenario.connections?.(name));
+    if (scenario.settle) await settle(quiet!);
+    return measurement;
+  };
 
   // Every server must answer every scenario correctly before anything is measured.
   let passed = 0;
@@ -570,7 +712,7 @@ try {
 
   // Every server warm (JIT, pool connections, caches) before the first round, so that round 1 counts like the others.
   say('warming every server up ...');
-  for (const scenario of scenarios) for (const name of scenario.servers) load(servers.get(name)!, scenario.request(name), 2);
+  for (const scenario of scenarios) for (const name of scenario.servers) await measure(scenario, name, 2);
   await undelivered.none();
 
   const duration = Number(flags.duration);
@@ -581,14 +723,14 @@ try {
   for (let round = 0; round < rounds; round++) {
     for (const scenario of scenarios) {
       const order = round % 2 === 0 ? scenario.servers : [...scenario.servers].reverse();
-      for (const name of order) load(servers.get(name)!, scenario.request(name), 1); // warm-up: JIT, pool connections
+      for (const name of order) await measure(scenario, name, 1); // warm-up: JIT, pool connections
       if (scenario.delivered) await undelivered.none();
       const sliced = new Map<ServerName, Measurement[]>();
       for (let slice = 0; slice < slices; slice++) {
         for (const name of slice % 2 === 0 ? order : [...order].reverse()) {
           const server = servers.get(name)!;
           const cpuBefore = scenario.delivered ? cpuSeconds(server) : 0;
-          const measured = load(server, scenario.request(name), duration / slices);
+          const measured = await measure(scenario, name, duration / slices);
           if (scenario.delivered) {
             await undelivered.none();
             measured.cpuSeconds = cpuSeconds(server) - cpuBefore;
@@ -610,6 +752,12 @@ try {
     }
   }
   if (flags.only !== undefined) {
+    for (const [scenario, byServer] of results) {
+      for (const [name, measurements] of byServer) {
+        process.stdout.write(`${scenario} | ${name} | ${measurements.map((m) => Math.round(m.rps)).join(' ')} req/s\n`);
+      }
+    }
+    if (scenarios.some((scenario) => scenario.settle)) process.stdout.write(`${pageLines(results, flags.peers, duration).join('\n')}\n`);
     printRatios(results);
     await stopAll();
     process.exit(0);
@@ -631,6 +779,8 @@ try {
   // (runs up to 19:45Z timed them with both going on). The server with 1,000 routes connects at its first request.
   await Promise.all([...new Set(servers.values())].map(exited));
   servers.clear();
+  await quiet?.end();
+  quiet = undefined;
   await privateDb?.stop();
   privateDb = undefined;
 

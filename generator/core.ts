@@ -12,7 +12,7 @@ import { checkPluginCalls, type PluginCheckCache } from './plugin-check.js';
 import { applyArgumentBounds } from './plugins.js';
 import { RunCache } from './run-cache.js';
 import type { ScannedSql } from './sql/index.js';
-import { applyTypes, snapshotText, sqlSteps, type TypeSnapshot } from './types.js';
+import { applyTypes, describedSql, snapshotText, sqlSteps, type TypeSnapshot } from './types.js';
 
 export type { SourceFile } from './analyse/index.js';
 export type { TypeSnapshot } from './types.js';
@@ -135,7 +135,7 @@ export function emitProject(project: Project, diagnostics: Diagnostics, options:
   const used: TypeSnapshot = {};
   for (const { key, step } of sqlSteps(project)) {
     const entry = types[key];
-    if (entry && entry.sql === step.sql) used[key] = entry;
+    if (entry && entry.sql === describedSql(step)) used[key] = entry;
   }
   if (Object.keys(used).length > 0 || options.types !== undefined) files.set(`${outDir}/column-types.json`, snapshotText(used));
   return { ok: true, files: new Map([...files].sort(([a], [b]) => (a < b ? -1 : 1))), project, untyped, warnings };

@@ -23,7 +23,7 @@ export async function openDescriber(url: string): Promise<StatementDescriber & {
     async columnsOf(table: string): Promise<TableColumn[]> {
       const [rows] = await connection.execute(
         `select column_name as name, data_type as dataType, column_type as columnType,
-                is_nullable = 'YES' as nullable, character_maximum_length as maxLength
+                is_nullable = 'YES' as nullable, character_maximum_length as maxLength, datetime_precision as \`precision\`
            from information_schema.columns
           where table_schema = database() and table_name = ?
           order by ordinal_position`,
@@ -37,14 +37,29 @@ export async function openDescriber(url: string): Promise<StatementDescriber & {
         [table],
       );
       const references = new Map((keys as { name: string; refers: string }[]).map((key) => [key.name, key.refers]));
-      return (rows as { name: string; dataType: string; columnType: string; nullable: number; maxLength: number | string | null }[]).map((row) => ({
+      return (
+        rows as { name: string; dataType: string; columnType: string; nullable: number; maxLength: number | string | null; precision: number | string | null }[]
+      ).map((row) => ({
         name: row.name,
         dataType: row.dataType,
         columnType: row.columnType,
         nullable: Boolean(row.nullable),
         maxLength: row.maxLength === null ? null : Number(row.maxLength),
+        precision: row.precision === null ? null : Number(row.precision),
         ...(references.has(row.name) ? { references: references.get(row.name)! } : {}),
       }));
+    },
+    async uniqueKeysOf(table: string): Promise<string[][]> {
+      const [rows] = await connection.execute(
+        `select index_name as name, column_name as \`column\`
+           from information_schema.statistics
+          where table_schema = database() and table_name = ? and non_unique = 0
+          order by index_name, seq_in_index`,
+        [table],
+      );
+      const indexes = new Map<string, string[]>();
+      for (const row of rows as { name: string; column: string }[]) indexes.set(row.name, [...(indexes.get(row.name) ?? []), row.column]);
+      return [...indexes.values()];
     },
     close: () => connection.end(),
   };

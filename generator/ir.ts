@@ -51,6 +51,66 @@ export interface SqlStep {
   paramTargets: Record<string, ParamTarget>;
   /** Where the Sql element is. */
   at: SourceLocation;
+  /** Its filters, sort and page, when the step is a list (docs/contract.md §11). */
+  list?: List;
+}
+
+/**
+ * A read step that is a list (docs/contract.md §11): the pieces the runtime puts together per request
+ * (runtime/lists/), each checked here and against the database.
+ */
+export interface List {
+  /** The statement up to where the list's conditions go; its own WHERE condition in parentheses when it holds an OR. */
+  head: string;
+  /** Whether `head` has a WHERE clause. */
+  where: boolean;
+  /** What follows the conditions (GROUP BY, ORDER BY, LIMIT: a list without Page or Sort only); usually empty. */
+  tail: string;
+  filters: ListFilter[];
+  sort: ListSort | null;
+  page: ListPage | null;
+  /**
+   * Columns the step's own WHERE compares with `=` to a value: an index that serves the list's order starts with
+   * them; `bind` the step's bind they meet, if one.
+   */
+  equalities: { table: string; column: string; bind: number | null }[];
+}
+
+export interface ListFilter {
+  param: string;
+  /** The condition, `?` for the parameter, in parentheses when it holds an OR. */
+  sql: string;
+  /** How many times it uses the parameter. */
+  uses: number;
+  at: SourceLocation;
+}
+
+/** A term of a list's order: a column of the step's result that reads a table's column. */
+export interface ListTerm {
+  /** As the statement names it: `o.created_on`. */
+  sql: string;
+  /** The result column that holds its value in a row. */
+  column: string;
+  /** The table column it reads; the table null when the text does not say. */
+  table: string | null;
+  tableColumn: string;
+  desc: boolean;
+  /** What a row holds for it, once typed from the database. */
+  type: 'number' | 'string' | 'Date' | null;
+}
+
+export interface ListSort {
+  param: string;
+  allow: { name: string; term: ListTerm }[];
+  default: { name: string; desc: boolean } | null;
+  at: SourceLocation;
+}
+
+export interface ListPage {
+  size: number;
+  max: number;
+  key: ListTerm[];
+  at: SourceLocation;
 }
 
 export interface PluginRef {

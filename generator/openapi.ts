@@ -1,6 +1,6 @@
 import { ERROR_BODY_SCHEMA, receives } from '../runtime/contract.js';
 import type { ResourceKeys } from './emit/index.js';
-import type { Backend, Operation, ParamType, Project, Resource, ResultColumn, Step } from './ir.js';
+import type { Backend, List, Operation, ParamType, Project, Resource, ResultColumn, SqlStep, Step } from './ir.js';
 import { camel } from './names.js';
 import type { RunCache } from './run-cache.js';
 
@@ -150,26 +150,36 @@ function operationObject(backend: Backend, resource: Resource, operation: Operat
     notes.push('Every call is recorded in the API audit (xmlrest_api_audit), parameters named like a password, secret, token or key left out.');
     object['x-xmlrest-audit'] = true;
   }
-  if (notes.length > 0) object.description = notes.join(' ');
 
   const params = operation.params.map((name) => ({ name, type: operation.paramTypes[name] }));
+  const list = listOf(operation);
+  if (list) notes.push(listNote(list));
+  if (notes.length > 0) object.description = notes.join(' ');
   if (operation.method === 'GET' || operation.method === 'DELETE') {
     if (params.length > 0) {
-      object.parameters = params.map(({ name, type }) => ({ name, in: 'query', required: true, schema: paramSchema(type, true) }));
+      object.parameters = params.map(({ name, type }) => ({
+        name,
+        in: 'query',
+        required: type?.optional !== true,
+        ...(list ? listParamDescription(list, name) : {}),
+        schema: { ...paramSchema(type, true), ...(list?.page && name === 'limit' ? { default: list.page.size } : {}) },
+      }));
     }
   } else if (params.length > 0) {
     object.requestBody = requestBody(params.map(({ name, type }) => [name, paramSchema(type, false)]));
   }
   const outputs = operation.steps.filter((step) => step.output);
+  const paged = list?.page !== null && list !== undefined;
   const responses: Record<string, unknown> = {
     [String(operation.status)]: {
-      description: 'One field per step with output="true".',
+      description: `One field per step with output="true"${paged ? ', and next: the cursor of the next page' : ''}.`,
+      ...(paged ? { headers: { Link: LINK_HEADER } } : {}),
       content: {
         'application/json': {
           schema: {
             type: 'object',
-            required: outputs.map((step) => step.id),
-            properties: Object.fromEntries(outputs.map((step) => [step.id, stepSchema(step)])),
+            required: [...outputs.map((step) => step.id), ...(paged ? ['next'] : [])],
+            properties: { ...Object.fromEntries(outputs.map((step) => [step.id, stepSchema(step)])), ...(paged ? { next: NEXT_CURSOR } : {}) },
           },
         },
       },
@@ -199,7 +209,7 @@ function operationObject(backend: Backend, resource: Resource, operation: Operat
   }
   if (operation.rateLimit !== null) {
     responses['429'] = shared('RateLimited');
-    (responses[String(operation.status)] as Schema).headers = RATE_LIMIT_FIELDS;
+    (responses[String(operation.status)] as Schema).headers = { ...((responses[String(operation.status)] as Schema).headers as object), ...RATE_LIMIT_FIELDS };
     object.description = `${object.description ? `${object.description} ` : ''}At most ${operation.rateLimit.limit} calls per ${RATE_UNITS[operation.rateLimit.seconds] ?? `${operation.rateLimit.seconds} s`} per ${access === null ? 'client address' : 'user (per API key for a key)'}, for the whole deployment.`;
   } else if (checksPasswords) responses['429'] = shared('TooManyLogins');
   responses['500'] = shared('InternalError');
@@ -280,6 +290,44 @@ function eventDocuments(project: Project): Record<string, Schema> {
     };
   }
   return documents;
+}
+
+const NEXT_CURSOR = {
+  type: ['string', 'null'],
+  description: 'The cursor of the next page: send it as after (with the same filters) for the rows that follow. Null on the last page.',
+};
+
+const LINK_HEADER = {
+  description: 'On a page that has a next one: <path?...&after=cursor>; rel="next" (RFC 8288), the same request for the next page.',
+  schema: { type: 'string' },
+};
+
+/** The operation's list (docs/contract.md §11), if a step is one. */
+function listOf(operation: Operation): List | undefined {
+  return operation.steps.find((step): step is SqlStep => step.kind === 'sql' && step.list !== undefined)?.list;
+}
+
+function listNote(list: List): string {
+  const parts: string[] = [];
+  if (list.filters.length > 0) parts.push(`Filters, each applied only when its parameter is sent: ${list.filters.map((filter) => filter.param).join(', ')}.`);
+  if (list.sort) parts.push(`Sorted by ${list.sort.param}: one of ${list.sort.allow.map((allowed) => allowed.name).join(', ')}, - before it for descending.`);
+  if (list.page) {
+    parts.push(
+      `Pages of ${list.page.size} rows (limit, at most ${list.page.max}) in a stable order; next holds the cursor of the next page (also in the Link header): send it as after, with the same filters, for the rows that follow. A cursor is signed: a changed, foreign or stale one is a 400.`,
+    );
+  }
+  return parts.join(' ');
+}
+
+function listParamDescription(list: List, name: string): Schema {
+  if (list.page && name === 'limit') return { description: `Rows in the page: ${list.page.size} unless given, at most ${list.page.max}.` };
+  if (list.page && name === 'after') return { description: 'The cursor (next) of the page before: this page holds the rows after it, in its sort.' };
+  if (list.sort && name === list.sort.param) {
+    return {
+      description: `The order${list.sort.default ? ` (default ${list.sort.default.desc ? '-' : ''}${list.sort.default.name})` : ''}: a name, - before it for descending.`,
+    };
+  }
+  return list.filters.some((filter) => filter.param === name) ? { description: 'A filter: its condition applies only when the parameter is sent.' } : {};
 }
 
 function rateLimited(description: string): Schema {
@@ -448,7 +496,13 @@ function paramSchema(type: ParamType | undefined, inQuery: boolean): Schema {
   const nullable = (schema: Schema): Schema => (type?.nullable && !inQuery && schema.type ? { ...schema, type: [schema.type, 'null'] } : schema);
   switch (type?.kind) {
     case 'integer':
-      return nullable({ type: 'integer', ...(type.unsigned ? { minimum: 0 } : {}), ...described });
+      return nullable({
+        type: 'integer',
+        ...(type.unsigned ? { minimum: 0 } : {}),
+        ...(type.min !== undefined ? { minimum: type.min } : {}),
+        ...(type.max !== undefined ? { maximum: type.max } : {}),
+        ...described,
+      });
     case 'bigint':
     case 'decimal':
       return nullable({ type: 'string', pattern: type.kind === 'bigint' ? '^-?[0-9]+$' : '^-?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)$', ...described });

@@ -1,3 +1,4 @@
+import { checkListFacts, widestStatement } from './analyse/list.js';
 import { identityText, ownsRows, type UserIdentity, userIdentity } from './analyse/ownership.js';
 import type { Diagnostics } from './diagnostics.js';
 import type { Operation, ParamTarget, ParamType, Project, Resource, ResultColumn, SqlStep } from './ir.js';
@@ -19,6 +20,8 @@ export interface SnapshotEntry {
   params?: Record<string, ParamType>;
   /** A read's tables whose rows belong to users, as the database describes them (analyse/ownership.ts). */
   owners?: Owners;
+  /** A list's order columns (docs/contract.md §11), by `table.column`: what its checks need of the database. */
+  keys?: Record<string, KeyFacts>;
 }
 
 /**
@@ -28,6 +31,23 @@ export interface SnapshotEntry {
 export interface Owners {
   user: string;
   tables: Record<string, string[]>;
+}
+
+/** What the database says of a column a list orders by. */
+export interface KeyFacts {
+  sqlType: string;
+  nullable: boolean;
+  /** A primary key or unique index on this column alone. */
+  unique: boolean;
+  /** Characters, for a text column. */
+  maxLength?: number;
+  /** Digits of a fraction of a second, for a time column. */
+  precision?: number;
+}
+
+/** The statement the database describes for a step: a list's widest (every filter, after a cursor, with a limit). */
+export function describedSql(step: SqlStep): string {
+  return step.list ? widestStatement(step.list) : step.sql;
 }
 
 export function stepKey(resource: Resource, operation: Operation, step: SqlStep): string {
@@ -116,6 +136,8 @@ export interface TableColumn {
   maxLength: number | null;
   /** `table.column` it references, when a foreign key says so. */
   references?: string;
+  /** Digits of a fraction of a second (datetime, timestamp, time); null for other types. */
+  precision?: number | null;
 }
 
 /** What the generator needs of a database connection. */
@@ -124,6 +146,8 @@ export interface StatementDescriber {
   describe(sql: string): Promise<FieldInfo[]>;
   /** The columns of a table in the connection's database; empty when there is no such table. */
   columnsOf(table: string): Promise<TableColumn[]>;
+  /** The columns of each primary key and unique index of a table, each in its index's order. */
+  uniqueKeysOf(table: string): Promise<string[][]>;
 }
 
 const INTEGER_TYPES = new Set(['tinyint', 'smallint', 'mediumint', 'int', 'integer']);
@@ -183,14 +207,17 @@ export async function describeStep(
   columnsOf: (table: string) => Promise<TableColumn[]>,
   identity?: UserIdentity,
 ): Promise<SnapshotEntry> {
-  const fields = await database.describe(step.sql);
+  const sql = describedSql(step);
+  const fields = await database.describe(sql);
   const columns = step.statement === 'read' ? fields.map(columnOf) : [];
   const params = await paramTypes(step.paramTargets, columnsOf);
+  const keys = step.list ? await keyFacts(step, database, columnsOf) : undefined;
   return {
-    sql: step.sql,
+    sql,
     columns,
     ...(Object.keys(params).length > 0 ? { params } : {}),
     ...(step.statement === 'read' && identity ? { owners: await ownersOf(step.sql, identity, columnsOf) } : {}),
+    ...(keys && Object.keys(keys).length > 0 ? { keys } : {}),
   };
 }
 
@@ -269,7 +296,7 @@ export async function inferTypes(
   for (const { key, step, resource } of sqlSteps(project)) {
     const old = previous[key];
     const identity = userIdentity(project.backends.find((backend) => backend.name === resource.backend)!);
-    if (!options.refresh && old && old.sql === step.sql) {
+    if (!options.refresh && old && old.sql === describedSql(step)) {
       // An entry from before the database told who owns a read's rows, or told it for another user table, learns it now.
       snapshot[key] =
         step.statement === 'read' && old.owners?.user !== identityText(identity) ? { ...old, owners: await ownersOf(step.sql, identity, columnsOf) } : old;
@@ -285,6 +312,8 @@ export async function inferTypes(
     snapshot[key] = entry;
     if (!old) changes.push(`${key}: typed ${describeColumns(entry.columns)}`);
     else changes.push(...typeDrift(old, entry).map((drift) => `${key}: ${driftText(drift)}`));
+    if (old && JSON.stringify(old.keys ?? null) !== JSON.stringify(entry.keys ?? null))
+      changes.push(`${key}: list columns ${JSON.stringify(entry.keys ?? {})}`);
   }
   for (const key of Object.keys(previous)) if (!(key in snapshot) && diagnostics.count === 0) changes.push(`${key}: removed`);
   return { snapshot: sortKeys(snapshot), changes };
@@ -298,11 +327,13 @@ export function applyTypes(project: Project, snapshot: TypeSnapshot, diagnostics
   const untyped: string[] = [];
   for (const { key, step, operation } of sqlSteps(project)) {
     const entry = snapshot[key];
-    if (entry && entry.sql === step.sql) {
+    const current = entry !== undefined && entry.sql === describedSql(step);
+    if (current) {
       step.typed = step.statement === 'read' ? entry.columns : null;
       // The first step that says what a parameter is, wins.
       for (const [name, type] of Object.entries(entry.params ?? {})) operation.paramTypes[name] ??= type;
     } else untyped.push(key);
+    if (step.list) checkListFacts(step, operation, current ? entry : undefined, diagnostics);
   }
   for (const { operation } of sqlSteps(project)) {
     for (const step of operation.steps) {
@@ -334,6 +365,29 @@ async function ownersOf(sql: string, identity: UserIdentity, columnsOf: (table: 
   return { user: identityText(identity), tables: owned };
 }
 
+/** What the database says of each column a list orders by (its page key, its sort's columns). */
+async function keyFacts(step: SqlStep, database: StatementDescriber, columnsOf: (table: string) => Promise<TableColumn[]>): Promise<Record<string, KeyFacts>> {
+  const list = step.list!;
+  const facts: Record<string, KeyFacts> = {};
+  const uniques = new Map<string, Promise<string[][]>>();
+  for (const term of [...(list.page?.key ?? []), ...(list.sort?.allow.map((allowed) => allowed.term) ?? [])]) {
+    if (term.table === null) continue;
+    const column = (await columnsOf(term.table)).find((candidate) => candidate.name.toLowerCase() === term.tableColumn.toLowerCase());
+    if (!column) continue;
+    let keys = uniques.get(term.table);
+    if (!keys) uniques.set(term.table, (keys = database.uniqueKeysOf(term.table)));
+    const unique = (await keys).some((index) => index.length === 1 && index[0]!.toLowerCase() === column.name.toLowerCase());
+    facts[`${term.table}.${column.name}`] = {
+      sqlType: column.columnType,
+      nullable: column.nullable,
+      unique,
+      ...(column.maxLength !== null ? { maxLength: column.maxLength } : {}),
+      ...(column.precision !== null && column.precision !== undefined ? { precision: column.precision } : {}),
+    };
+  }
+  return Object.fromEntries(Object.entries(facts).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
 /** JSON with one column per line, so that a changed type is a one-line diff. */
 export function snapshotText(snapshot: TypeSnapshot): string {
   const entries = Object.entries(sortKeys(snapshot)).map(([key, entry]) => {
@@ -344,8 +398,13 @@ export function snapshotText(snapshot: TypeSnapshot): string {
           .map(([name, type]) => `      ${JSON.stringify(name)}: ${JSON.stringify(type)}`)
           .join(',\n')}\n    }`
       : '';
+    const keys = entry.keys
+      ? `,\n    "keys": {\n${Object.entries(entry.keys)
+          .map(([name, facts]) => `      ${JSON.stringify(name)}: ${JSON.stringify(facts)}`)
+          .join(',\n')}\n    }`
+      : '';
     const owners = entry.owners ? `,\n    "owners": ${JSON.stringify(entry.owners)}` : '';
-    return `  ${JSON.stringify(key)}: {\n    "sql": ${JSON.stringify(entry.sql)},\n    "columns": ${list}${params}${owners}\n  }`;
+    return `  ${JSON.stringify(key)}: {\n    "sql": ${JSON.stringify(entry.sql)},\n    "columns": ${list}${params}${owners}${keys}\n  }`;
   });
   return entries.length === 0 ? '{}\n' : `{\n${entries.join(',\n')}\n}\n`;
 }

@@ -20,6 +20,7 @@ import { healthRoutes, Readiness } from './health.js';
 import { Housekeeping } from './housekeeping.js';
 import { DatabaseLeases, RateLimiter } from './limits/index.js';
 import { STOPPED } from './listen.js';
+import { CursorKey, Lists, pagedBackends } from './lists/index.js';
 import { createLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { Peers } from './peers.js';
@@ -121,7 +122,11 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   // Made when a Bearer backend first needs it: a short or missing secret refuses to start
   // (or to reload) rather than serve forgeable tokens.
   let key: JwtKey | null = null;
-  const keyFor = (backend: BackendModule) => (backend.authScheme === 'Bearer' ? (key ??= new JwtKey(options.jwtSecret ?? '')) : key);
+  const jwtKey = () => (key ??= new JwtKey(options.jwtSecret ?? ''));
+  const keyFor = (backend: BackendModule) => (backend.authScheme === 'Bearer' ? jwtKey() : key);
+  // Page cursors are signed with a key derived from the same secret (runtime/lists/cursor.ts), made once.
+  let cursorKey: CursorKey | null = null;
+  const lists = new Lists(() => (cursorKey ??= new CursorKey(jwtKey().all)));
   // One cache, one limiter and one bound on hashing for the server's life, shared by every backend: reloading
   // routes must not reset the count of failed logins, and a flood on one backend must not take every core.
   const cache = new CredentialCache();
@@ -243,6 +248,10 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   const build = (backends: readonly BackendModule[], openapi: object | undefined): Routes & { guards: Map<string, Guard> } => {
     // A webhook whose secret is missing or malformed refuses the start (or the reload), naming the variable.
     events.configure(backends);
+    // A paged route signs its cursors with the server's key: without one, refuse to start (or reload) now.
+    if (pagedBackends(backends).length > 0) {
+      cursorKey ??= new CursorKey(jwtKey().all);
+    }
     const guards = new Map(
       backends.map((backend) => [
         backend.name,
@@ -262,6 +271,7 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
       limiter: rateLimiter,
       events,
       audit,
+      lists,
     });
     return { ...routes, guards };
   };

@@ -20,6 +20,8 @@ export interface ConfigNeeds {
   bearerBackends?: readonly string[];
   /** The webhooks' secrets (docs/contract.md §12): each names the variable that must hold one. */
   webhookSecrets?: readonly { variable: string; backend: string; url: string }[];
+  /** The backends with paged routes, whose cursors are signed with a key derived from JWT_SECRET (docs/contract.md §11). */
+  pagedBackends?: readonly string[];
 }
 
 /** Server settings from the environment (docs/contract.md §1); a `.env` file may supply them. */
@@ -95,7 +97,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, envFile = '.env
   };
   const config: ServerConfig = {
     databaseUrl: checked(() => databaseUrlOf(env.DATABASE_URL), ''),
-    jwtSecret: checked(() => secretOf(env.JWT_SECRET, needs.bearerBackends ?? []), undefined),
+    jwtSecret: checked(() => secretOf(env.JWT_SECRET, needs.bearerBackends ?? [], needs.pagedBackends ?? []), undefined),
     port: checked(() => portOf(env.PORT, 3000, 'PORT'), 3000),
     adminPort: checked(() => portOf(env.ADMIN_PORT, undefined, 'ADMIN_PORT'), undefined),
     webhookSecrets: checked(() => webhookSecretsOf(env, needs.webhookSecrets ?? []), {}),
@@ -132,12 +134,16 @@ function databaseUrlOf(url: string | undefined): string {
   return url;
 }
 
-function secretOf(secret: string | undefined, bearerBackends: readonly string[]): string | undefined {
+function secretOf(secret: string | undefined, bearerBackends: readonly string[], pagedBackends: readonly string[]): string | undefined {
   if (!secret) {
-    if (bearerBackends.length === 0) return undefined;
-    throw new Error(
-      `JWT_SECRET is not set: backend ${bearerBackends.join(', ')} signs and checks Bearer tokens with it. Make one with ${MAKE_A_SECRET} and set JWT_SECRET to it in the environment or in .env`,
-    );
+    // A Bearer backend with pages needs it once, for its tokens: said once.
+    const paged = pagedBackends.filter((backend) => !bearerBackends.includes(backend));
+    const uses = [
+      ...(bearerBackends.length > 0 ? [`backend ${bearerBackends.join(', ')} signs and checks Bearer tokens with it`] : []),
+      ...(paged.length > 0 ? [`backend ${paged.join(', ')} signs the cursors of its pages with it`] : []),
+    ];
+    if (uses.length === 0) return undefined;
+    throw new Error(`JWT_SECRET is not set: ${uses.join(', and ')}. Make one with ${MAKE_A_SECRET} and set JWT_SECRET to it in the environment or in .env`);
   }
   try {
     new JwtKey(secret);

@@ -30,6 +30,11 @@ export interface ParamSpec {
   from?: 'body';
   /** A credential (it reaches a password argument): never written to the audit, whatever its name. */
   secret?: true;
+  /** May be left out (a list's filters, sort, limit and cursor, docs/contract.md §11): then absent from the parameters, never a 400. */
+  optional?: true;
+  /** The least and most an `integer` may be (a list's `limit`). */
+  min?: number;
+  max?: number;
 }
 export type ParamSpecs = Readonly<Record<string, ParamSpec>>;
 
@@ -61,6 +66,54 @@ export interface RequestScope {
    * with the same word and whose key is equal).
    */
   emit<Event extends EventPayload>(db: Queryable, type: Event['type'], data: Event['data'], key?: SqlValue): Promise<void>;
+  /**
+   * A list step's statement for this request (docs/contract.md §11): the filters it sent, the sort, and for a
+   * paged list the cursor `after` (checked: a forged, foreign or stale one is a 400) and `limit`.
+   */
+  list(spec: ListSpec, params: object): ListQuery;
+}
+
+/**
+ * A read step that is a list (docs/contract.md §11), in fixed pieces the generator checked against the
+ * database; the runtime puts together the statement a request needs (runtime/lists/statement.ts), every
+ * value a `?` parameter. The pieces are SQL from the resource file, never from a request.
+ */
+export interface ListSpec {
+  /** The statement up to where the list's conditions go; its own WHERE condition, when it has one, comes first. */
+  readonly sql: string;
+  /** Whether `sql` has a WHERE clause: the conditions then join it with `and`. */
+  readonly where: boolean;
+  /** What follows the conditions (a list without Page or Sort may keep its GROUP BY, ORDER BY, LIMIT); usually empty. */
+  readonly tail: string;
+  /** Each a condition added when its parameter is sent, `uses` times `?` for its value. */
+  readonly filters: readonly { readonly param: string; readonly sql: string; readonly uses: number }[];
+  /** The orders a caller may ask for by name (`?sort=-price`), and the one used when none is asked for. */
+  readonly sort: {
+    readonly param: string;
+    readonly allow: Readonly<Record<string, ListOrderTerm>>;
+    readonly default: { readonly name: string; readonly desc: boolean } | null;
+  } | null;
+  /** Keyset pages: a page of `size` rows unless `limit` asks for another number (at most `max`), in the key's order. */
+  readonly page: { readonly size: number; readonly max: number; readonly key: readonly ListOrderTerm[] } | null;
+}
+
+/** One term of a list's order: its SQL, the result column that holds its value, and what that value is in a row. */
+export interface ListOrderTerm {
+  readonly sql: string;
+  readonly column: string;
+  readonly desc: boolean;
+  readonly type: 'number' | 'string' | 'Date';
+}
+
+/** A list's statement for one request, and (paged) what comes after its rows. */
+export interface ListQuery {
+  readonly sql: string;
+  /** The statement's values: the step's own (`head`, as its text binds them), then the filters', the cursor's and the limit. */
+  values(...head: SqlValue[]): SqlValue[];
+  /** The page of `rows` (the statement reads one row more than the page, to know whether another follows); sets `next` and the Link header. */
+  page<Row>(rows: Row[]): Row[];
+  /** The cursor of the next page, or null on the last page. */
+  readonly next: string | null;
 }
 
 /** What a webhook receives as its body: the Standard Webhooks payload (docs/contract.md §12). */
@@ -124,6 +177,8 @@ export interface Operation {
   rateLimit?: RateLimit;
   /** Every call is written to xmlrest_api_audit (`audit="true"`, docs/contract.md §12). */
   audit?: true;
+  /** It answers pages whose cursors the server signs (docs/contract.md §11): the server needs its key (JWT_SECRET). */
+  pages?: true;
   handler: Handler;
 }
 

@@ -13,6 +13,9 @@ export type {
   HttpMethod,
   IssuerAlgorithm,
   IssuerSettings,
+  ListOrderTerm,
+  ListQuery,
+  ListSpec,
   Operation,
   ParamSpec,
   ParamSpecs,
@@ -31,6 +34,7 @@ export { Database, DatabaseFault, openDatabase, parseDatabaseUrl, type WriteResu
 export { HttpError } from './errors.js';
 export { adminApp, Readiness } from './health.js';
 export { type ListenOptions, listen, type RunningServer } from './listen.js';
+export { pagedBackends } from './lists/index.js';
 export { createLogger, type Logger, parseLogLevel } from './log.js';
 export { Metrics } from './metrics.js';
 export type { Peer, Peers } from './peers.js';

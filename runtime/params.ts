@@ -17,7 +17,11 @@ export function readParams<Params>(query: Record<string, string | string[] | und
   for (const name in specs) {
     const spec = specs[name] as ParamSpec;
     const value = Object.hasOwn(fromBody, name) ? fromBody[name] : spec.from === 'body' ? undefined : query[name];
-    if (value === undefined) throw badRequest(`Missing parameter '${name}'`);
+    if (value === undefined) {
+      // A list's filter, sort, limit or cursor: left out is not sent, never a 400 (docs/contract.md §11).
+      if (spec.optional) continue;
+      throw badRequest(`Missing parameter '${name}'`);
+    }
     if (!(value === null || typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value)))) {
       throw badRequest(`Parameter '${name}' must be a single string, number, boolean or null`);
     }
@@ -51,6 +55,7 @@ function convert(name: string, value: ParamValue, spec: ParamSpec): unknown {
       return typeof value === 'string' ? value : String(value);
     case 'integer':
     case 'bigint': {
+      if (spec.min !== undefined || spec.max !== undefined) return bounded(value, text, spec, fail);
       // A JSON number past 2^53 has already lost digits: the exact value must come as a string.
       if (typeof value === 'number' && !Number.isSafeInteger(value)) throw fail('a whole number in range (send a larger one as a string)');
       if (text === undefined || !INTEGER.test(text)) throw fail(spec.unsigned ? 'a whole number, 0 or more' : 'a whole number');
@@ -89,4 +94,13 @@ function convert(name: string, value: ParamValue, spec: ParamSpec): unknown {
       if (text === undefined || !TIME.test(text)) throw fail('a time (HH:MM:SS)');
       return text;
   }
+}
+
+/** A whole number within the spec's bounds (a list's `limit`): anything else, however large or long, one 400 that says the range. */
+function bounded(value: ParamValue, text: string | undefined, spec: ParamSpec, fail: (what: string) => Error): number {
+  const min = spec.min ?? Number.MIN_SAFE_INTEGER;
+  const max = spec.max ?? Number.MAX_SAFE_INTEGER;
+  const number = typeof value === 'number' ? value : text !== undefined && text.length <= 16 && INTEGER.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isSafeInteger(number) || number < min || number > max) throw fail(`a whole number from ${min} to ${max}`);
+  return number;
 }

@@ -13,6 +13,7 @@ import { mountDocs } from './docs.js';
 import { HttpError } from './errors.js';
 import type { Events } from './events/index.js';
 import { countCall, type RateLimiter } from './limits/index.js';
+import type { Lists } from './lists/index.js';
 import type { Metrics } from './metrics.js';
 import { type AuditRoute, auditEntry, Scope, type ScopeOptions } from './scope.js';
 
@@ -42,6 +43,8 @@ export interface RoutesOptions {
   /** Where handlers emit events, and audited routes write their rows (docs/contract.md §12). */
   events: Events;
   audit: AuditTrail;
+  /** Filters, sorts and pages (docs/contract.md §11). */
+  lists: Lists;
 }
 
 export interface Routes {
@@ -81,6 +84,7 @@ export function buildRoutes(options: RoutesOptions): Routes {
       credentials: options.credentials,
       limiter: options.limiter,
       events: options.events,
+      lists: options.lists,
     };
     for (const resource of backend.resources) {
       const path = resourcePath(options.basePath, backend.name, resource);

@@ -4,10 +4,11 @@ import { presentedKey } from './auth/api-key.js';
 import type { Guard } from './auth/guard.js';
 import { type CredentialRules, screenLogin } from './auth/transport.js';
 import type { FieldReader } from './body.js';
-import type { EventPayload, ParamSpecs, PluginContext, Queryable, RateLimit, RequestScope, Roles, SqlValue } from './contract.js';
+import type { EventPayload, ListQuery, ListSpec, ParamSpecs, PluginContext, Queryable, RateLimit, RequestScope, Roles, SqlValue } from './contract.js';
 import type { Database } from './db/index.js';
 import type { Events } from './events/index.js';
 import { countCall, type RateLimiter } from './limits/index.js';
+import type { Lists } from './lists/index.js';
 import { readParams } from './params.js';
 import type { RequestState } from './request-log.js';
 
@@ -27,6 +28,8 @@ export interface ScopeOptions {
   events: Events;
   /** The route's audit (`audit="true"`, docs/contract.md §12); none for most routes. */
   audit?: AuditRoute | undefined;
+  /** Filters, sorts and pages (docs/contract.md §11), with the server's cursor key. */
+  lists: Lists;
 }
 
 /** An audited operation: where its rows go, and what they say of it. */
@@ -177,6 +180,18 @@ export class Scope implements RequestScope {
   emit<Event extends EventPayload>(db: Queryable, type: Event['type'], data: Event['data'], key?: SqlValue): Promise<void> {
     this.emitted = true;
     return this.options.events.emit(db, this.options.guard.backend.name, type, data, key);
+  }
+
+  list(spec: ListSpec, params: object): ListQuery {
+    const ctx = this.ctx;
+    const state = ctx.state as { backend: string; resource: string; userId?: string };
+    return this.options.lists.open(spec, params, {
+      // HEAD is answered as GET: its cursors are GET's.
+      route: `${state.backend} ${state.resource} GET`,
+      user: state.userId,
+      path: ctx.path,
+      link: (value) => ctx.set('Link', value),
+    });
   }
 
   get plugin(): PluginContext {

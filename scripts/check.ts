@@ -3,6 +3,7 @@ import path from 'node:path';
 import {
   analyseSources,
   databaseUrlFromEnvironment,
+  describedSql,
   describeStep,
   openDescriber,
   type ParamType,
@@ -67,7 +68,7 @@ export async function checkProject(root: string, databaseUrl: string): Promise<C
       const at = { file: step.at.file, line: step.at.line, col: step.at.col, method: operation.method, step: step.id };
       const where = `${operation.method} step "${step.id}"`;
       const recorded = snapshot[key];
-      if (!recorded || recorded.sql !== step.sql) {
+      if (!recorded || recorded.sql !== describedSql(step)) {
         problems.push({ ...at, kind: 'stale', message: `${where}: generated/column-types.json holds no types for this statement: run npm run generate` });
         continue;
       }

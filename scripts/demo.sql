@@ -47,6 +47,14 @@ create table if not exists notices (
   posted_on timestamp not null default current_timestamp
 ) engine = InnoDB default charset = utf8mb4;
 
+-- The orders the paged catalog (resources/shop/products@3.0.xml) may be sorted in, each served by an index:
+-- a page deep in a large catalog then reads its own rows only (xmlrest doctor says when one is missing).
+create index if not exists products_name on products (name, product_id);
+create index if not exists products_price on products (price, product_id);
+-- A customer's orders newest first (resources/shop/orders@2.0.xml), and by quantity.
+create index if not exists orders_user_created on orders (user_id, created_on, order_id);
+create index if not exists orders_user_quantity on orders (user_id, quantity, created_on desc, order_id desc);
+
 insert ignore into products (product_id, name, price, stock) values
   (1, 'Teapot', 24.50, 10),
   (2, 'Cup', 6.00, 100),

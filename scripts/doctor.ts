@@ -5,10 +5,11 @@ import { IssuerKeys } from '../runtime/auth/issuer/keys.js';
 import { ConfigError, loadConfig } from '../runtime/config.js';
 import { parseDatabaseUrl } from '../runtime/db/index.js';
 import { webhookSecretsNeeded } from '../runtime/events/index.js';
-import type { BackendModule, IssuerAlgorithm } from '../runtime/index.js';
+import { type BackendModule, type IssuerAlgorithm, pagedBackends } from '../runtime/index.js';
 import { staleSources } from './build-state.mjs';
 import { connectTo } from './connection.js';
 import { generatedBackends } from './generated-backends.js';
+import { listIndexFindings } from './list-indexes.js';
 import { DEFAULT_TABLE_TRIGGERS } from './schema.js';
 
 /** The tables `xmlrest db init` makes, besides the default user tables: revocations, roles, audit, login counters, servers, rate limits, API keys, sessions. */
@@ -42,7 +43,8 @@ interface Finding {
  * `xmlrest doctor`: checks what a server needs, in the order it needs it,
  * and says what to fix: Node, the configuration (as `npm start` reads it),
  * the database (reachable, its version), the default tables and triggers,
- * whether generated/ matches resources/, and whether the build is current.
+ * whether an index serves each order of each list (scripts/list-indexes.ts), whether generated/ matches
+ * resources/, and whether the build is current.
  * Warns of a production setup serving the console on its public port.
  * Exit 0 when everything is fine (warnings or not), 1 otherwise.
  */
@@ -69,7 +71,11 @@ export async function doctor(root: string): Promise<number> {
   // As every xmlrest command: the environment, .env, or else the demo's database.
   databaseUrlFromEnvironment(root);
   try {
-    const config = loadConfig(process.env, path.join(root, '.env'), { bearerBackends, webhookSecrets: webhookSecretsNeeded(backends) });
+    const config = loadConfig(process.env, path.join(root, '.env'), {
+      bearerBackends,
+      webhookSecrets: webhookSecretsNeeded(backends),
+      pagedBackends: pagedBackends(backends),
+    });
     databaseUrl = config.databaseUrl;
     const { sslMode } = parseDatabaseUrl(databaseUrl);
     say({
@@ -132,6 +138,8 @@ export async function doctor(root: string): Promise<number> {
                 },
           );
         }
+        // Lists (docs/contract.md §11): an index for every order a page can be asked for.
+        for (const finding of await listIndexFindings(root, connection)) say(finding);
       } finally {
         await connection.end();
       }

@@ -11,6 +11,7 @@ import {
   type Logger,
   listen,
   openDatabase,
+  pagedBackends,
   parseDatabaseUrl,
   type ReloadableApp,
   resourcePath,
@@ -30,6 +31,7 @@ async function prepare() {
   const config = loadConfig(process.env, '.env', {
     bearerBackends: backends.filter((backend) => backend.authScheme === 'Bearer').map((backend) => backend.name),
     webhookSecrets: webhookSecretsNeeded(backends),
+    pagedBackends: pagedBackends(backends),
   });
   const database = openDatabase(config.databaseUrl, {
     statementTimeoutMs: config.statementTimeoutMs,

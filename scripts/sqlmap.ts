@@ -100,8 +100,16 @@ export async function demoTargets(base: string): Promise<ScanTarget[]> {
   const bearer = `Bearer ${((await response.json()) as { token: string }).token}`;
   const carol = `Basic ${Buffer.from('carol:carol-pass').toString('base64')}`;
   const bob = `Basic ${Buffer.from('bob:bob-pass').toString('base64')}`;
+  // A cursor of the paged catalog's, for the page after its first product by price.
+  const page = (await (await fetch(`${base}/shop/v3.0/products?limit=1&sort=price`)).json()) as { next: string };
   return [
     { name: 'products v2.0 (public GET)', method: 'GET', path: '/shop/v2.0/products?max_price=30', params: ['max_price'] },
+    {
+      name: 'products v3.0 (a list: a text filter, the sort, the cursor)',
+      method: 'GET',
+      path: `/shop/v3.0/products?q=e&sort=price&limit=5&after=${page.next}`,
+      params: ['q', 'sort', 'after'],
+    },
     { name: 'token shape B', method: 'POST', path: '/shop/v1.0/token', body: 'user=alice&pass=alice-pass', params: ['user', 'pass'] },
     { name: 'token shape A', method: 'POST', path: '/shop/', body: 'auth=bearer&userid=alice&password=alice-pass', params: ['userid', 'password'] },
     // Product 1 only: the scan's orders may use up its stock.

@@ -3,8 +3,10 @@
 import type { BackendModule } from '../../runtime/index.js';
 import { resource as account } from './account.js';
 import { resource as orders } from './orders.js';
+import { resource as ordersV2_0 } from './orders@2.0.js';
 import { resource as products } from './products.js';
 import { resource as productsV2_0 } from './products@2.0.js';
+import { resource as productsV3_0 } from './products@3.0.js';
 import { resource as report } from './report.js';
 import { resource as reviews } from './reviews.js';
 import { resource as token } from './token.js';
@@ -33,5 +35,5 @@ export const backend: BackendModule = {
   apiKeys: true,
   refreshLifetime: null,
   sessionLifetime: 2592000,
-  resources: [account, orders, products, productsV2_0, report, reviews, token],
+  resources: [account, orders, ordersV2_0, products, productsV2_0, productsV3_0, report, reviews, token],
 };

@@ -78,6 +78,23 @@ export function rule<T, K extends keyof T>(
   };
 }
 
+/**
+ * Reads an element's attributes by its table into `target`, reports each value its rule refuses and every
+ * attribute the table does not name, and returns the attributes given, by name (for their places).
+ */
+export function readAttributes<T>(element: RawElement, rules: readonly AttributeRule<T>[], target: T, diagnostics: Diagnostics): Map<string, RawAttribute> {
+  const attrs = new AttributeReader(element, diagnostics);
+  const given = new Map<string, RawAttribute>();
+  for (const attribute of rules) {
+    const value = attrs.optional(attribute.name);
+    if (value === undefined) continue;
+    given.set(attribute.name, value);
+    if (!attribute.apply(value.value, target)) diagnostics.error(value.at, attribute.error(value.value));
+  }
+  attrs.rejectOthers();
+  return given;
+}
+
 /** Reads attributes by name, then reports every one nobody asked for. */
 export class AttributeReader {
   private readonly used = new Set<string>();

@@ -9,7 +9,7 @@ import {
 } from '../../runtime/contract.js';
 import type { Diagnostics, SourceLocation } from '../diagnostics.js';
 import { scanSql } from '../sql/index.js';
-import { AttributeReader, type AttributeRule, rule as attributeRule, describePlaceholder, type RawAttribute, type RawElement } from './elements.js';
+import { AttributeReader, type AttributeRule, rule as attributeRule, describePlaceholder, type RawElement, readAttributes } from './elements.js';
 
 /**
  * `Issuer` in backend.xml (docs/contract.md §9): an identity provider whose
@@ -138,15 +138,7 @@ export function analyseIssuer(element: RawElement, diagnostics: Diagnostics): { 
     userQuery: null,
   };
   const before = diagnostics.count;
-  const attrs = new AttributeReader(element, diagnostics);
-  const given = new Map<string, RawAttribute>();
-  for (const attribute of ISSUER_ATTRIBUTES) {
-    const value = attrs.optional(attribute.name);
-    if (value === undefined) continue;
-    given.set(attribute.name, value);
-    if (!attribute.apply(value.value, draft)) diagnostics.error(value.at, attribute.error(value.value));
-  }
-  attrs.rejectOthers();
+  const given = readAttributes(element, ISSUER_ATTRIBUTES, draft, diagnostics);
   if (!given.has('iss')) diagnostics.error(element.at, 'Issuer needs the attribute iss (the issuer its tokens name)');
   if (!given.has('audience')) diagnostics.error(element.at, 'Issuer needs the attribute audience: a token meant for another API must not get in');
   if (!given.has('jwks_uri') && !given.has('discovery')) {

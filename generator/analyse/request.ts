@@ -9,6 +9,7 @@ import { readAccess, readRateLimit } from './access.js';
 import type { BackendWithPlugins } from './backend.js';
 import { type AnalyseOptions, AttributeReader, type RawAttribute, type RawElement, readBool, readDesc, type SourceFile, scanCached } from './elements.js';
 import { analyseEmit, checkEmitsWrite } from './emit.js';
+import { analyseList, LIST_ELEMENTS } from './list.js';
 import { readOwner } from './ownership.js';
 
 /** A request of a resource file: its method, status and steps, each bind checked against the steps before it. */
@@ -46,7 +47,7 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
   // A Request's own auth replaces the resource's; auth="" makes the method public (docs/contract.md §8).
   const ownAccess = own ? readAccess(own, 'Request', context.backend, diagnostics) : undefined;
   const access = own ? (ownAccess === undefined ? '*' : ownAccess) : context.access;
-  if (element.hasMixedText) diagnostics.error(element.at, 'Request holds only Desc, Sql, Execute and Emit elements, not text');
+  if (element.hasMixedText) diagnostics.error(element.at, 'Request holds only Desc, Sql, Execute, Emit, Page, Filter and Sort elements, not text');
   let httpMethod: HttpMethod | undefined;
   if (method) {
     const upper = method.value.toUpperCase() as HttpMethod;
@@ -63,6 +64,9 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
   const steps: Step[] = [];
   const emits: Emit[] = [];
   const params: string[] = [];
+  /** Page, Filter and Sort (docs/contract.md §11), read once the steps are known; and each Sql step's text as written. */
+  const listElements: RawElement[] = [];
+  const texts = new Map<SqlStep, string>();
   let usesUid = false;
   const bindOf = (placeholder: Placeholder, at: SourceLocation, where: string): Bind | undefined => {
     if (placeholder.kind === 'param') {
@@ -119,8 +123,12 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
       if (emit) emits.push(emit);
       continue;
     }
+    if (LIST_ELEMENTS.has(child.name)) {
+      listElements.push(child);
+      continue;
+    }
     if (child.name !== 'Sql' && child.name !== 'Execute') {
-      diagnostics.error(child.at, `unknown element in Request: ${child.name} (expected Desc, Sql, Execute or Emit)`);
+      diagnostics.error(child.at, `unknown element in Request: ${child.name} (expected Desc, Sql, Execute, Emit, Page, Filter or Sort)`);
       continue;
     }
     const stepAttrs = new AttributeReader(child, diagnostics);
@@ -166,6 +174,7 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
         at: child.at,
       };
       steps.push(step);
+      texts.set(step, child.text);
     } else {
       if (child.text.trim() !== '') diagnostics.error(child.at, 'Execute holds only Arg elements, not text');
       const plugin = classnameAttr ? resolvePlugin(classnameAttr, context, diagnostics) : undefined;
@@ -191,6 +200,7 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
   if (steps.length === 0) diagnostics.error(element.at, 'a Request needs at least one Sql or Execute step');
   checkEmitsWrite(emits, steps, diagnostics);
   if (!httpMethod) return undefined;
+  const list = analyseList(listElements, { method: httpMethod, steps, params, texts }, diagnostics);
   const sqlSteps = steps.filter((step): step is SqlStep => step.kind === 'sql');
   const transaction = sqlSteps.length > 1 || sqlSteps.some((step) => step.statement === 'write');
   // A request that checks credentials reads its fields from the body only, so it needs a body.
@@ -202,8 +212,8 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
     method: httpMethod,
     status: httpStatus,
     description,
-    params,
-    paramTypes: {},
+    params: list ? [...params, ...list.params] : params,
+    paramTypes: list ? { ...list.types } : {},
     access,
     rateLimit,
     ...(owner ? { owner } : {}),

@@ -1,5 +1,6 @@
 import path from 'node:path/posix';
 import { type CodeBlockWriter, type StatementStructures, StructureKind, VariableDeclarationKind } from 'ts-morph';
+import { listSpec, widestStatement } from '../analyse/list.js';
 import type { Bind, Emit, Operation, ParamType, Resource, ResultColumn, SqlStep, Step } from '../ir.js';
 import { constant, pascal } from '../names.js';
 import type { EmitOptions } from './index.js';
@@ -29,6 +30,7 @@ export function emitResource(resource: Resource, file: string, options: EmitOpti
     }
     for (const step of operation.steps) {
       if (step.kind === 'sql' && step.statement === 'write' && step.output) runtimeTypes.add('WriteResult');
+      if (step.kind === 'sql' && step.list) runtimeTypes.add('ListSpec');
       if (step.kind === 'execute') {
         // Built-in plug-ins come through the runtime's public entry, like everything else of the runtime.
         if (step.plugin.builtin) runtimeValues.add(step.plugin.exportName);
@@ -50,12 +52,15 @@ export function emitResource(resource: Resource, file: string, options: EmitOpti
   for (const operation of resource.operations) {
     for (const step of operation.steps) {
       if (step.kind !== 'sql') continue;
-      statements.push({
-        kind: StructureKind.VariableStatement,
-        docs: [`${operation.method} step "${step.id}"${step.output ? '' : ' (not in the response)'}.`],
-        declarationKind: VariableDeclarationKind.Const,
-        declarations: [{ name: sqlConstant(step), initializer: templateLiteral(step.sql) }],
-      });
+      if (step.list) statements.push(listConstant(operation, step));
+      else {
+        statements.push({
+          kind: StructureKind.VariableStatement,
+          docs: [`${operation.method} step "${step.id}"${step.output ? '' : ' (not in the response)'}.`],
+          declarationKind: VariableDeclarationKind.Const,
+          declarations: [{ name: sqlConstant(step), initializer: templateLiteral(step.sql) }],
+        });
+      }
       if (step.statement === 'read') {
         statements.push({
           kind: StructureKind.Interface,
@@ -133,7 +138,8 @@ export function emitResource(resource: Resource, file: string, options: EmitOpti
         name: `${prefix}Params`,
         properties: operation.params.map((name) => {
           const type = operation.paramTypes[name];
-          return { ...(type?.column ? { docs: [doc(type.column)] } : {}), name: propertyName(name), type: paramTsType(type) };
+          const about = paramDoc(operation, name, type);
+          return { ...(about ? { docs: [doc(about)] } : {}), name: propertyName(name), hasQuestionToken: type?.optional === true, type: paramTsType(type) };
         }),
       });
     }
@@ -147,7 +153,12 @@ export function emitResource(resource: Resource, file: string, options: EmitOpti
             docs: [responseDoc],
             isExported: true,
             name: `${prefix}Response`,
-            properties: outputs.map((step) => ({ name: propertyName(step.id), type: stepResultType(step) })),
+            properties: [
+              ...outputs.map((step) => ({ name: propertyName(step.id), type: stepResultType(step) })),
+              ...(pagedStep(operation)
+                ? [{ docs: ['The cursor of the next page (send it as `after`), or null on the last page.'], name: 'next', type: 'string | null' }]
+                : []),
+            ],
           },
     );
     statements.push({
@@ -170,7 +181,7 @@ export function emitResource(resource: Resource, file: string, options: EmitOpti
       'operations: {',
       ...resource.operations.map(
         (operation) =>
-          `  ${operation.method}: { status: ${operation.status}, access: ${accessExpression(resource, operation)}, ${rateLimitText(operation)}${operation.audit ? 'audit: true, ' : ''}handler: ${handlerName(operation)} },`,
+          `  ${operation.method}: { status: ${operation.status}, access: ${accessExpression(resource, operation)}, ${rateLimitText(operation)}${operation.audit ? 'audit: true, ' : ''}${pagedStep(operation) ? 'pages: true, ' : ''}handler: ${handlerName(operation)} },`,
       ),
       '},',
     ]),
@@ -186,10 +197,11 @@ function writeHandlerBody(writer: CodeBlockWriter, resource: Resource, operation
   if (operation.params.length > 0) {
     writer.writeLine(`const params = await scope.params<${prefix}Params>(${paramsConstant(resource, operation)});`);
   }
-  const response = `{ ${operation.steps
-    .filter((step) => step.output)
-    .map((step) => step.id)
-    .join(', ')} }`.replace('{  }', '{}');
+  const response =
+    `{ ${[...operation.steps.filter((step) => step.output).map((step) => step.id), ...(pagedStep(operation) ? ['next: list.next'] : [])].join(', ')} }`.replace(
+      '{  }',
+      '{}',
+    );
   const writeSteps = (db: string) =>
     operation.steps.forEach((step, index) => {
       writeStep(writer, step, db, operation);
@@ -226,7 +238,12 @@ function writeStep(writer: CodeBlockWriter, step: Step, db: string, operation: O
   );
   const unused = !step.output && !emitted && !operation.steps.some((other) => referencesStep(other, step.id));
   const target = unused ? '' : `const ${step.id} = `;
-  if (step.kind === 'sql') {
+  if (step.kind === 'sql' && step.list) {
+    // The statement this request needs, from the list's pieces: the filters sent, the sort, the page (runtime/lists/).
+    writer.writeLine(`const list = scope.list(${listConstantName(step)}, params);`);
+    const select = `await ${db}.select<${rowType(step)}>(list.sql, list.values(${step.binds.map(bindExpression).join(', ')}))`;
+    writer.writeLine(`${target}${step.list.page ? `list.page(${select})` : select};`);
+  } else if (step.kind === 'sql') {
     const values = `[${step.binds.map(bindExpression).join(', ')}]`;
     const call = step.statement === 'read' ? `${db}.select<${rowType(step)}>` : `${db}.write`;
     writer.writeLine(`${target}await ${call}(${sqlConstant(step)}, ${values});`);
@@ -294,6 +311,9 @@ function paramSpecLiteral(type: ParamType | undefined, fromBody: boolean): strin
   if (type?.maxLength !== undefined) fields.push(`maxLength: ${type.maxLength}`);
   if (type?.maxBytes !== undefined) fields.push(`maxBytes: ${type.maxBytes}`);
   if (type?.values) fields.push(`values: [${type.values.map(quote).join(', ')}]`);
+  if (type?.min !== undefined) fields.push(`min: ${type.min}`);
+  if (type?.max !== undefined) fields.push(`max: ${type.max}`);
+  if (type?.optional) fields.push('optional: true');
   if (fromBody) fields.push("from: 'body'");
   if (type?.secret) fields.push('secret: true');
   return `{ ${fields.join(', ')} }`;
@@ -326,4 +346,82 @@ function unique(names: string[]): string[] {
 /** The operation's rate limit as the runtime reads it (docs/contract.md §10), or nothing when it has none. */
 function rateLimitText(operation: Operation): string {
   return operation.rateLimit === null ? '' : `rateLimit: { limit: ${operation.rateLimit.limit}, seconds: ${operation.rateLimit.seconds} }, `;
+}
+
+/** The operation's paged list step, if it has one: its answer carries `next`. */
+function pagedStep(operation: Operation): SqlStep | undefined {
+  return operation.steps.find((step): step is SqlStep => step.kind === 'sql' && step.list?.page !== null && step.list !== undefined);
+}
+
+function listConstantName(step: SqlStep): string {
+  return `${constant(step.id)}_LIST`;
+}
+
+/**
+ * A list step's pieces (runtime's ListSpec), headed by the statement the runtime makes from them for the widest
+ * request (every filter, after a cursor), so that a reader sees the SQL that runs.
+ */
+function listConstant(operation: Operation, step: SqlStep): string {
+  const spec = listSpec(step.list!);
+  const term = (part: { sql: string; column: string; desc: boolean; type: string }) =>
+    `{ sql: ${quote(part.sql)}, column: ${quote(part.column)}, desc: ${part.desc}, type: ${quote(part.type)} }`;
+  const lines = [
+    `sql: ${templateLiteral(spec.sql)},`,
+    `where: ${spec.where},`,
+    `tail: ${spec.tail === '' ? "''" : templateLiteral(spec.tail)},`,
+    spec.filters.length === 0 ? 'filters: [],' : 'filters: [',
+    ...spec.filters.map((filter) => `  { param: ${quote(filter.param)}, sql: ${templateLiteral(filter.sql)}, uses: ${filter.uses} },`),
+    ...(spec.filters.length === 0 ? [] : ['],']),
+    ...(spec.sort
+      ? [
+          'sort: {',
+          `  param: ${quote(spec.sort.param)},`,
+          '  allow: {',
+          ...Object.entries(spec.sort.allow).map(([name, part]) => `    ${propertyName(name)}: ${term(part)},`),
+          '  },',
+          `  default: ${spec.sort.default ? `{ name: ${quote(spec.sort.default.name)}, desc: ${spec.sort.default.desc} }` : 'null'},`,
+          '},',
+        ]
+      : ['sort: null,']),
+    ...(spec.page
+      ? ['page: {', `  size: ${spec.page.size},`, `  max: ${spec.page.max},`, '  key: [', ...spec.page.key.map((part) => `    ${term(part)},`), '  ],', '},']
+      : ['page: null,']),
+  ];
+  const what = [step.list!.filters.length > 0 ? 'the filters sent' : '', step.list!.sort ? 'the sort asked for' : '', step.list!.page ? 'the page' : '']
+    .filter(Boolean)
+    .join(', ');
+  const about = `${operation.method} step "${step.id}", a list${step.output ? '' : ' (not in the response)'}: the runtime makes each request's statement from these pieces (${what}), every value a \`?\`. The widest it makes:`;
+  const head = [
+    '/**',
+    ...wrap(doc(about), 110).map((line) => ` * ${line}`),
+    ' *',
+    ...widestStatement(step.list!)
+      .split('\n')
+      .map((line) => ` *     ${doc(line)}`.trimEnd()),
+    ' */',
+  ];
+  return [...head, `export const ${listConstantName(step)}: ListSpec = {`, ...lines.map((line) => `  ${line}`), '};'].join('\n');
+}
+
+/** What a parameter's documentation says: the column it meets, and for a list's own what it does. */
+function paramDoc(operation: Operation, name: string, type: ParamType | undefined): string | undefined {
+  const list = operation.steps.find((step): step is SqlStep => step.kind === 'sql' && step.list !== undefined)?.list;
+  if (list?.page && name === 'limit') return `Rows in the page: ${list.page.size} unless given, at most ${list.page.max}.`;
+  if (list?.page && name === 'after') return 'The cursor `next` of the page before: the page goes on after it, in its sort.';
+  if (list?.sort && name === list.sort.param)
+    return `The order: a name, - before it for descending${list.sort.default ? `; ${list.sort.default.desc ? '-' : ''}${list.sort.default.name} unless given` : ''}.`;
+  if (list?.filters.some((filter) => filter.param === name))
+    return `${type?.column ? `${type.column}; ` : ''}a filter: its condition applies only when it is sent.`;
+  return type?.column;
+}
+
+/** Words in lines of at most `width` characters. */
+function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  for (const word of text.split(' ')) {
+    const last = lines.at(-1);
+    if (last !== undefined && last.length + 1 + word.length <= width) lines[lines.length - 1] = `${last} ${word}`;
+    else lines.push(word);
+  }
+  return lines;
 }

@@ -20,9 +20,33 @@ const SELECT_LIST_ENDS = new Set(['from', 'into', 'where', 'group', 'having', 'o
  * implicit alias, or the column of a plain (qualified) column reference.
  */
 export function resultColumns(text: string, tokens: Token[], problems: SqlProblem[]): string[] | null {
-  const selectAt = tokens.findIndex((token) => token.type === 'word' && token.text.toLowerCase() === 'select');
-  if (selectAt === -1) return null;
-  // A leading WITH clause holds SELECTs of its own; only the top-level SELECT names the result.
+  const items = selectList(tokens);
+  if (items === null) return null;
+  const names: string[] = [];
+  for (const item of items) {
+    const last = item.at(-1);
+    const beforeLast = item.at(-2);
+    if (!last) continue;
+    if (last.text === '*') return null;
+    if (beforeLast?.type === 'word' && beforeLast.text.toLowerCase() === 'as' && isName(last)) {
+      names.push(unquote(last));
+    } else if (isColumnReference(item)) {
+      names.push(unquote(last));
+    } else if (item.length >= 2 && isName(last) && !NOT_ALIASES.has(last.text.toLowerCase()) && beforeLast?.text !== '.' && !isOperator(beforeLast)) {
+      names.push(unquote(last));
+    } else {
+      const source = text.slice(item[0]!.start, last.start + last.text.length);
+      problems.push({ offset: item[0]!.start, message: `result column "${source}" has no name: give the column an alias` });
+    }
+  }
+  return names;
+}
+
+/**
+ * The items of the first top-level SELECT's list, each its tokens (significant ones only), or null when the
+ * statement has no SELECT. A leading WITH clause holds SELECTs of its own; only the top-level SELECT names the result.
+ */
+export function selectList(tokens: Token[]): Token[][] | null {
   let depth = 0;
   let start = -1;
   for (let i = 0; i < tokens.length; i++) {
@@ -47,22 +71,5 @@ export function resultColumns(text: string, tokens: Token[], problems: SqlProble
     if (depth === 0 && token.type === 'punct' && token.text === ',') items.push([]);
     else items.at(-1)!.push(token);
   }
-  const names: string[] = [];
-  for (const item of items) {
-    const last = item.at(-1);
-    const beforeLast = item.at(-2);
-    if (!last) continue;
-    if (last.text === '*') return null;
-    if (beforeLast?.type === 'word' && beforeLast.text.toLowerCase() === 'as' && isName(last)) {
-      names.push(unquote(last));
-    } else if (isColumnReference(item)) {
-      names.push(unquote(last));
-    } else if (item.length >= 2 && isName(last) && !NOT_ALIASES.has(last.text.toLowerCase()) && beforeLast?.text !== '.' && !isOperator(beforeLast)) {
-      names.push(unquote(last));
-    } else {
-      const source = text.slice(item[0]!.start, last.start + last.text.length);
-      problems.push({ offset: item[0]!.start, message: `result column "${source}" has no name: give the column an alias` });
-    }
-  }
-  return names;
+  return items;
 }

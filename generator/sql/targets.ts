@@ -41,30 +41,8 @@ export const NOT_TABLE_ALIASES = new Set([
  * else leaves the parameter untyped; the first sighting of a name wins.
  */
 export function findParamTargets(tokens: Token[]): Record<string, ParamTarget> {
-  const tables = new Map<string, string>();
-  const tableNames: string[] = [];
+  const { tables, onlyTable } = tablesOf(tokens);
   const word = (token: Token | undefined) => (token && (token.type === 'word' || token.type === 'quoted') ? unquote(token) : undefined);
-  for (let i = 0; i < tokens.length; i++) {
-    const keyword = tokens[i]!.type === 'word' ? tokens[i]!.text.toLowerCase() : '';
-    if (keyword !== 'from' && keyword !== 'join' && keyword !== 'update' && keyword !== 'into') continue;
-    let j = i + 1;
-    let table = word(tokens[j]);
-    if (table === undefined) continue;
-    while (tokens[j + 1]?.text === '.' && word(tokens[j + 2]) !== undefined) {
-      j += 2;
-      table = word(tokens[j])!;
-    }
-    tableNames.push(table);
-    tables.set(table.toLowerCase(), table);
-    let aliasAt = j + 1;
-    if (tokens[aliasAt]?.type === 'word' && tokens[aliasAt]!.text.toLowerCase() === 'as') aliasAt++;
-    const alias = word(tokens[aliasAt]);
-    const hasAlias = alias !== undefined && !NOT_TABLE_ALIASES.has(alias.toLowerCase());
-    if (hasAlias) tables.set(alias.toLowerCase(), table);
-    // `from a, b`: a second table this scan does not follow, so an unqualified column could be either's.
-    if (tokens[hasAlias ? aliasAt + 1 : j + 1]?.text === ',' && keyword === 'from') tableNames.push('');
-  }
-  const onlyTable = new Set(tableNames.map((name) => name.toLowerCase())).size === 1 ? tableNames[0]! : null;
 
   const targets: Record<string, ParamTarget> = {};
   const set = (name: string, target: ParamTarget) => {
@@ -164,4 +142,36 @@ export function findParamTargets(tokens: Token[]): Record<string, ParamTarget> {
     }
   }
   return targets;
+}
+
+/**
+ * The tables a statement names after FROM, JOIN, UPDATE and INTO, by their aliases and names (lower case), and
+ * the one table when it names only one: what a column reference (`o.created_on`, `created_on`) is a column of.
+ */
+export function tablesOf(tokens: Token[]): { tables: Map<string, string>; onlyTable: string | null } {
+  const tables = new Map<string, string>();
+  const tableNames: string[] = [];
+  const word = (token: Token | undefined) => (token && (token.type === 'word' || token.type === 'quoted') ? unquote(token) : undefined);
+  for (let i = 0; i < tokens.length; i++) {
+    const keyword = tokens[i]!.type === 'word' ? tokens[i]!.text.toLowerCase() : '';
+    if (keyword !== 'from' && keyword !== 'join' && keyword !== 'update' && keyword !== 'into') continue;
+    let j = i + 1;
+    let table = word(tokens[j]);
+    if (table === undefined) continue;
+    while (tokens[j + 1]?.text === '.' && word(tokens[j + 2]) !== undefined) {
+      j += 2;
+      table = word(tokens[j])!;
+    }
+    tableNames.push(table);
+    tables.set(table.toLowerCase(), table);
+    let aliasAt = j + 1;
+    if (tokens[aliasAt]?.type === 'word' && tokens[aliasAt]!.text.toLowerCase() === 'as') aliasAt++;
+    const alias = word(tokens[aliasAt]);
+    const hasAlias = alias !== undefined && !NOT_TABLE_ALIASES.has(alias.toLowerCase());
+    if (hasAlias) tables.set(alias.toLowerCase(), table);
+    // `from a, b`: a second table this scan does not follow, so an unqualified column could be either's.
+    if (tokens[hasAlias ? aliasAt + 1 : j + 1]?.text === ',' && keyword === 'from') tableNames.push('');
+  }
+  const onlyTable = new Set(tableNames.map((name) => name.toLowerCase())).size === 1 ? tableNames[0]! : null;
+  return { tables, onlyTable };
 }

@@ -34,6 +34,11 @@ export class JwtKey {
     }
   }
 
+  /** Every key, the signing one first: what keys derived from the server's (page cursors, runtime/lists/) are made from. */
+  get all(): KeyObject[] {
+    return this.single ? [this.single] : [...this.byKid.values()];
+  }
+
   /** The key a token names: by its `kid` when keys rotate, else the one key (and then no `kid` is accepted). */
   verifying(kid: unknown): KeyObject | undefined {
     if (this.signing.kid === undefined) return kid === undefined ? this.signing.key : undefined;

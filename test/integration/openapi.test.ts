@@ -21,12 +21,13 @@ afterAll(async () => {
 });
 
 describe('generated/openapi.json', () => {
-  it('is a valid OpenAPI 3.1 document, and so are the golden cases of the lab, typed rows, and events (webhooks)', async () => {
+  it('is a valid OpenAPI 3.1 document, and so are the golden cases of the lab, typed rows, events (webhooks) and lists', async () => {
     for (const file of [
       'generated/openapi.json',
       'test/golden/lab/expected/openapi.json',
       'test/golden/typed/expected/openapi.json',
       'test/golden/events/expected/openapi.json',
+      'test/golden/lists/expected/openapi.json',
     ]) {
       const result = await validate(JSON.parse(readFileSync(file, 'utf8')));
       expect(result.valid ? [] : compileErrors(result), file).toEqual([]);
@@ -48,6 +49,21 @@ describe('generated/openapi.json', () => {
     expect(document.paths['/shop/v1.0/products'].get.security).toBeUndefined();
     expect(document.paths['/shop/']).toBeDefined();
     expect(Object.keys(document.components.securitySchemes)).toEqual(['apiKeyAuth', 'basicAuth', 'bearerAuth']);
+  });
+
+  it('documents a list: optional filters, the sort, limit and after, and next with the Link header', () => {
+    const products = document.paths['/shop/v3.0/products'].get;
+    const parameters = Object.fromEntries(products.parameters.map((parameter: { name: string }) => [parameter.name, parameter]));
+    expect(Object.keys(parameters)).toEqual(['max_price', 'q', 'sort', 'limit', 'after']);
+    expect(Object.values(parameters).every((parameter: any) => parameter.required === false)).toBe(true);
+    expect(parameters.sort.schema.enum).toEqual(['name', '-name', 'price', '-price']);
+    expect(parameters.limit.schema).toEqual({ type: 'integer', minimum: 1, maximum: 100, default: 20 });
+    expect(parameters.after.schema.maxLength).toBeGreaterThan(100);
+    const ok = products.responses['200'];
+    expect(ok.content['application/json'].schema.required).toEqual(['products', 'next']);
+    expect(ok.content['application/json'].schema.properties.next.type).toEqual(['string', 'null']);
+    expect(ok.headers.Link.schema).toEqual({ type: 'string' });
+    expect(products.responses['400']).toBeDefined();
   });
 
   it('is served at {base}/openapi.json with the base path as its server', async () => {

@@ -114,6 +114,11 @@ describe('the OpenAPI document, checked by Prism as a validating proxy', () => {
       [{ path: '/staff/v1.0/notes', form: { title: 'prism', body: 'checked' }, authorization: basic('carol', 'carol-pass') }, 201],
       [{ path: '/staff/v1.0/notes', form: { title: 'prism', body: 'again' }, authorization: basic('carol', 'carol-pass') }, 409],
       [{ path: '/staff/v1.0/board', authorization: basic('carol', 'carol-pass') }, 200],
+      // Lists (docs/contract.md §11): pages with next and the Link header, filters, sorts, and a cursor the server refuses.
+      [{ path: '/shop/v3.0/products?limit=2' }, 200],
+      [{ path: '/shop/v3.0/products?limit=1&sort=-price&max_price=30&q=e' }, 200],
+      [{ path: '/shop/v3.0/products?after=not-a-cursor' }, 400],
+      [{ path: '/shop/v2.0/orders?limit=1&sort=quantity', authorization: alice }, 200],
     ];
     for (const [call, status] of session) {
       const answer = await through(proxy, call);
@@ -121,6 +126,12 @@ describe('the OpenAPI document, checked by Prism as a validating proxy', () => {
       expect(answer.violations, what).toBeNull();
       expect(answer.status, what).toBe(status);
     }
+    // The page after a cursor, and the last page, whose next is null.
+    const first = await through(proxy, { path: '/shop/v3.0/products?limit=2' });
+    const next = (JSON.parse(first.body) as { next: string }).next;
+    const last = await through(proxy, { path: `/shop/v3.0/products?limit=2&after=${next}` });
+    expect(last.violations, last.body).toBeNull();
+    expect(JSON.parse(last.body)).toMatchObject({ next: null });
   }, 60_000);
 
   it('describes 429 with Retry-After on the token endpoints and HTTP Basic', async () => {

@@ -44,3 +44,14 @@ describe('the OTLP endpoint (traces)', () => {
     expect(await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:1', OTEL_SDK_DISABLED: 'true' })).toBeUndefined();
   });
 });
+
+describe('JWT_SECRET', () => {
+  it('is needed by a backend with paged routes, whose cursors are signed with it, and says so beside the Bearer backends', () => {
+    const loadFor = (needs: { bearerBackends?: string[]; pagedBackends?: string[] }) => () => loadConfig({ DATABASE_URL: 'mysql://u:p@h/d' }, undefined, needs);
+    expect(loadFor({})).not.toThrow();
+    expect(loadFor({ pagedBackends: ['staff'] })).toThrow(/^JWT_SECRET is not set: backend staff signs the cursors of its pages with it\. Make one with/);
+    expect(loadFor({ bearerBackends: ['shop'], pagedBackends: ['shop', 'staff'] })).toThrow(
+      /^JWT_SECRET is not set: backend shop signs and checks Bearer tokens with it, and backend staff signs the cursors of its pages with it\./,
+    );
+  });
+});

@@ -38,8 +38,10 @@ describe('generate', () => {
       'shop/account.ts',
       'shop/index.ts',
       'shop/orders.ts',
+      'shop/orders@2.0.ts',
       'shop/products.ts',
       'shop/products@2.0.ts',
+      'shop/products@3.0.ts',
       'shop/report.ts',
       'shop/reviews.ts',
       'shop/token.ts',
@@ -49,7 +51,7 @@ describe('generate', () => {
     const mtime = statSync(path.join(ROOT, 'generated/shop/orders.ts')).mtimeMs;
     lines = [];
     expect(await generate()).toBe(0);
-    expect(lines).toEqual(['xmlrest: 13 files from 8 resource files, 0 changed']);
+    expect(lines).toEqual(['xmlrest: 15 files from 10 resource files, 0 changed']);
     expect(statSync(path.join(ROOT, 'generated/shop/orders.ts')).mtimeMs).toBe(mtime);
     expect(await generate(true)).toBe(0);
   });
@@ -79,7 +81,7 @@ describe('generate', () => {
     expect(lines).toContain('update generated/shop/report.ts');
     lines = [];
     expect(await dev()).toBe(0);
-    expect(lines).toEqual(['xmlrest: 13 files from 8 resource files, 0 changed']);
+    expect(lines).toEqual(['xmlrest: 15 files from 10 resource files, 0 changed']);
   });
 
   it('types the OpenAPI document in openapi.d.ts, makes them again only for a changed document or a hand edit, and --check finds either', async () => {

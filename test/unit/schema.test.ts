@@ -34,6 +34,12 @@ describe('the editor schema', () => {
     expect(result.stderr.trim().split('\n')).toEqual(files.map((file) => `${file} validates`));
   });
 
+  it('accepts lists: Filter, Sort and Page after the steps (the golden case lists)', () => {
+    const files = readdirSync('test/golden/lists/resources/app').map((file) => `test/golden/lists/resources/app/${file}`);
+    const result = xmllint(...files);
+    expect(result.stderr.trim().split('\n')).toEqual(files.map((file) => `${file} validates`));
+  });
+
   it('flags what the generator refuses: unknown elements and attributes, a bad method, a missing v, an owner other than shared', () => {
     mkdirSync('test/.tmp/schema', { recursive: true });
     const cases = {
@@ -47,6 +53,11 @@ describe('the editor schema', () => {
       'emit.xml':
         '<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0"><Request method="POST"><Sql id="a">delete from t</Sql><Emit event="a..b" step="a"/></Request></Resource>',
       'webhook.xml': '<Backend xmlns="urn:xmlrest:resource:1.0"><Webhook event="a.*" url="ftp://x" secret="whsec_abc+="/></Backend>',
+      'pages.xml':
+        '<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0"><Request method="GET"><Sql>select 1 as a</Sql><Page key="a"/><Page key="a"/></Request></Resource>',
+      'page-size.xml':
+        '<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0"><Request method="GET"><Sql>select 1 as a</Sql><Page key="a" size="0"/></Request></Resource>',
+      'filter.xml': '<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0"><Request method="GET"><Sql>select 1 as a</Sql><Filter param="a"/></Request></Resource>',
     };
     for (const [name, text] of Object.entries(cases)) {
       writeFileSync(`test/.tmp/schema/${name}`, text);
