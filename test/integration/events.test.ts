@@ -250,6 +250,39 @@ describe('an event', () => {
     expect(await rows("event = 'ordered.ticked' and payload like '%\"key\":999,%'")).toEqual([]);
   });
 
+  it('set aside the events behind a retrying head of their key, so that claims do not walk them again, and emitting requests go on', async () => {
+    // A head of its key whose next attempt is an hour away, and 1,000 events of that key behind it, all due now.
+    const url = receivers.note.url;
+    const key = `note:backlog-${Date.now()}`;
+    const row = (due: string) => `(concat('msg_', replace(uuid(), '-', '')), 'hooks', 'note.added', ?, ?, '{}', 'pending', ${due})`;
+    await connection.query(
+      `insert into xmlrest_outbox (msg_id, backend, event, url, order_key, payload, state, due) values ${row('now(3) + interval 1 hour')}`,
+      [url, key],
+    );
+    const behind = Array.from({ length: 1000 }, () => row('now(3)'));
+    await connection.query(
+      `insert into xmlrest_outbox (msg_id, backend, event, url, order_key, payload, state, due) values ${behind.join(', ')}`,
+      behind.flatMap(() => [url, key]),
+    );
+    try {
+      // A request emitting meanwhile is answered, and its event delivered.
+      expect((await post('note', 'beside the backlog')).status).toBe(201);
+      await until(
+        'the event beside the backlog delivered',
+        () => receivers.note.deliveries,
+        (list) => list.some((delivery) => delivery.body.includes('"beside the backlog"')),
+      );
+      // Every event behind the head is parked until the head's next attempt: no claim walks them again meanwhile.
+      const [[waiting]] = (await connection.query('select count(*) as n from xmlrest_outbox where order_key = ? and due <= now(3) + interval 30 minute', [
+        key,
+      ])) as unknown as [{ n: number }[]];
+      expect(Number(waiting!.n)).toBe(0);
+      expect(receivers.note.deliveries.some((delivery) => delivery.body === '{}')).toBe(false);
+    } finally {
+      await connection.query('delete from xmlrest_outbox where order_key = ?', [key]);
+    }
+  });
+
   it('is never cut: a body over EVENTS_MAX_BYTES fails its request, which rolls back, and the log says why', async () => {
     const big = 'x'.repeat(1500);
     const answer = await post('note', big, { k: 'too big' });
