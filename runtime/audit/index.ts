@@ -289,14 +289,19 @@ export class AuditTrail {
           this.warn(error, 'cannot write audit rows: they wait (in memory, bounded) for the database');
           return;
         }
-        // A value the database refuses: each row alone, the refused ones dropped, the others written.
+        // A value the database refuses: each row alone, the refused ones dropped, the others written (each taken
+        // off the queue as it goes, so that a database gone meanwhile leaves no written row to be written twice).
         if (!(await this.oneByOne(batch))) return;
+        continue;
       }
       this.queue.splice(0, size);
     }
   }
 
-  /** Writes `batch` a row at a time, dropping the rows the database refuses; false when it went away meanwhile. */
+  /**
+   * Writes `batch`, the queue's head, a row at a time, dropping the rows the database refuses, and takes each off
+   * the queue once written or dropped; false when the database went away meanwhile (the rest wait).
+   */
   private async oneByOne(batch: AuditEntry[]): Promise<boolean> {
     for (const entry of batch) {
       try {
@@ -309,6 +314,7 @@ export class AuditTrail {
         this.dropped.inc();
         this.warn(error, 'audit row dropped: the database refused a value of it', { requestId: entry.requestId });
       }
+      this.queue.shift();
     }
     return true;
   }

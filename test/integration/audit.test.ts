@@ -203,6 +203,26 @@ describe('an audited route', () => {
     expect((await auditRows(`gone-write-${stamp}`)).map((row) => row.status)).toEqual([201]);
   });
 
+  it('counts repeated refusals of a caller without credentials rather than writing a row for each', async () => {
+    const refusals = async () => {
+      const [[found]] = (await connection.query(
+        "select count(*) as n from xmlrest_api_audit where resource = 'accounts' and status = 403 and user_id is null",
+      )) as unknown as [{ n: number }[]];
+      return Number(found!.n);
+    };
+    const flushed = async () => {
+      const later = await get(`/ledger/v1.0/accounts?name=flushed&access_token=${TOKEN_VALUE}`);
+      await rowOf(String(later.headers['x-request-id']));
+    };
+    await get('/ledger/v1.0/accounts?name=x', {});
+    await flushed();
+    const before = await refusals();
+    for (let i = 0; i < 20; i++) expect((await get('/ledger/v1.0/accounts?name=x', {})).status).toBe(403);
+    await flushed();
+    // Counted in the window of the first (a row with repeats when it ends), not twenty rows; at most one window ended meanwhile.
+    expect((await refusals()) - before).toBeLessThanOrEqual(1);
+  });
+
   it('records nothing for a route without audit', async () => {
     const answer = await get('/ledger/v1.0/plain?min=0');
     expect(answer.status).toBe(200);
