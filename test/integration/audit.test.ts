@@ -223,6 +223,30 @@ describe('an audited route', () => {
     expect((await refusals()) - before).toBeLessThanOrEqual(1);
   });
 
+  it('drops a row the database refuses alone, counted, and writes the rows queued beside it', async () => {
+    // A constraint added for the test: this request id is a value the database refuses (as a proxy's address the
+    // column could not hold was), in the same flush as rows it takes.
+    await connection.query("alter table xmlrest_api_audit add constraint audit_test_refused check (request_id not like 'refused-%')");
+    const dropped = async () => Number(/^xmlrest_audit_rows_dropped_total (\d+)$/m.exec(await (await fetch(`${server.adminUrl}/metrics`)).text())?.[1] ?? 0);
+    const stamp = Date.now().toString(36);
+    const call = (requestId: string) =>
+      get(`/ledger/v1.0/accounts?name=beside&access_token=${TOKEN_VALUE}`, { authorization: CLERK, 'x-request-id': requestId });
+    try {
+      const before = await dropped();
+      const answers = await Promise.all([call(`before-${stamp}`), call(`refused-${stamp}`), call(`after-${stamp}`)]);
+      expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200]);
+      // The rows beside it are written; the refused one is dropped, never retried at the head of the queue.
+      expect(await rowOf(`before-${stamp}`)).toMatchObject({ status: 200 });
+      expect(await rowOf(`after-${stamp}`)).toMatchObject({ status: 200 });
+      expect(await auditRows(`refused-${stamp}`)).toEqual([]);
+      expect(await dropped()).toBe(before + 1);
+      // And the queue goes on: a later row is written too.
+      await rowOf(String((await call(`later-${stamp}`)).headers['x-request-id']));
+    } finally {
+      await connection.query('alter table xmlrest_api_audit drop constraint audit_test_refused');
+    }
+  });
+
   it('records nothing for a route without audit', async () => {
     const answer = await get('/ledger/v1.0/plain?min=0');
     expect(answer.status).toBe(200);
