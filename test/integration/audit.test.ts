@@ -287,6 +287,11 @@ describe('an audited route', () => {
     for (const line of lines.slice(1)) expect(line).toContain(`  ledger  POST accounts v1.0  ${clerkId}  -  409  `);
     // Nothing an hour old yet.
     expect(JSON.parse(await run('--backend', 'ledger', '--until', '1h', '--json'))).toEqual([]);
+    // A user id that is no number and no user name of the default tables (an outside issuer's sub): filtered on as it is.
+    await connection.query(
+      "insert into xmlrest_api_audit (at, backend, resource, version, method, user_id, status, request_id, address) values (now(3), 'ledger', 'accounts', '1.0', 'GET', 'idp|sub-7', 200, 'outside-sub', '-')",
+    );
+    expect(JSON.parse(await run('--backend', 'ledger', '--user', 'idp|sub-7', '--json'))).toMatchObject([{ user_id: 'idp|sub-7', request_id: 'outside-sub' }]);
   });
 });
 
