@@ -147,9 +147,11 @@ type Candidate = Claimed & { blocked_until: Date | string | null };
  * - a row behind a pending row of its key (its head, retrying or leased) is not left in the due range for the
  *   next claim to walk again: it is parked until its head's next attempt (or this lease's end, if later),
  *   and the head's outcome releases the next one of its key at once (`releaseNext`). So a key whose head
- *   retries for hours costs each of its rows one look per attempt of the head, not one per poll.
+ *   retries for hours costs each of its rows one look per attempt of the head, not one per poll. A claim says
+ *   how many it parked: a full batch of parked rows means more may wait in front of claimable ones, so the
+ *   worker claims again at once rather than at its next poll (a backlog is set aside a batch a round trip).
  */
-export async function claim(db: Transactions, target: Target, limit: number, lease: Lease): Promise<Claimed[]> {
+export async function claim(db: Transactions, target: Target, limit: number, lease: Lease): Promise<{ claimed: Claimed[]; parked: number }> {
   return db.transaction(
     async (tx) => {
       const rows = await tx.select<Candidate>(
@@ -180,7 +182,10 @@ export async function claim(db: Transactions, target: Target, limit: number, lea
         const ids = idList(blocked.map((row) => Number(row.id)));
         await tx.write(`update xmlrest_outbox set due = greatest(?, now(3) + interval ? second) where id in ${ids.sql}`, [until, lease.seconds, ...ids.values]);
       }
-      return claimed.map(({ blocked_until: _blocked, ...row }) => ({ ...row, id: Number(row.id), attempts: Number(row.attempts) + 1 }));
+      return {
+        claimed: claimed.map(({ blocked_until: _blocked, ...row }) => ({ ...row, id: Number(row.id), attempts: Number(row.attempts) + 1 })),
+        parked: blocked.length,
+      };
     },
     { isolation: 'read committed' },
   );

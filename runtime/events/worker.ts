@@ -195,12 +195,13 @@ export class DeliveryWorker {
         if (room < 1) break;
         const limit = 2 ** Math.floor(Math.log2(room));
         let rows: Claimed[];
+        let parked: number;
         try {
-          rows = await claim(this.db, target, limit, {
+          ({ claimed: rows, parked } = await claim(this.db, target, limit, {
             serverId: this.serverId,
             seconds: this.settings.leaseSeconds,
             retryWindowSeconds: this.settings.retryWindowSeconds,
-          });
+          }));
         } catch (error) {
           this.warn(error, 'cannot claim events: the database did not answer; trying again');
           this.busy = false;
@@ -209,8 +210,8 @@ export class DeliveryWorker {
         for (const row of rows) this.ready.push({ row, target });
         this.startReady();
         if (rows.length > 0) found = true;
-        // A full batch: there may be more of this webhook's.
-        if (rows.length === limit) this.again = true;
+        // A full batch (claimed, or parked behind their keys' heads): there may be more of this webhook's.
+        if (rows.length + parked === limit) this.again = true;
       }
       this.rotation++;
     } while (this.again && this.running && this.room() >= 1);
