@@ -37,6 +37,8 @@ export interface Measurement {
   total: number;
   non2xx: number;
   errors: number;
+  /** CPU seconds of the server and MariaDB over the measurement, until its events were delivered (the Emit scenario). */
+  cpuSeconds?: number;
 }
 
 /** Valid callers with outside issuers' tokens, alone and under floods (docs/contract.md §9). */

@@ -86,10 +86,14 @@ const SERVER_COMMANDS: Record<Process, string[]> = {
 };
 const peers: Process[] = flags.peers ? ['platformatic'] : [];
 /**
- * Today's build beside this one (issue 33), unless --smoke (which checks this build's servers only): --baseline
- * REF, else main when this is another commit (bench/baseline.ts).
+ * Today's build beside this one (issue 33), unless --smoke (which checks this build's servers only) or --only leaves
+ * out both scenarios that run it (tracing, write): --baseline REF, else main when this is another commit
+ * (bench/baseline.ts).
  */
-const baselineRef = flags.smoke ? undefined : (flags.baseline ?? defaultBaselineRef());
+const baselineRef =
+  flags.smoke || (flags.only !== undefined && ![TRACING_SCENARIO, WRITE_SCENARIO].some((name) => name.includes(flags.only!)))
+    ? undefined
+    : (flags.baseline ?? defaultBaselineRef());
 /** The collector the traced server exports to (bench/otlp-sink.ts, a process of its own), once it listens. */
 let sinkUrl = '';
 /**
@@ -130,6 +134,11 @@ interface Scenario {
   check(status: number, body: any, server: ServerName): boolean;
   /** The status every answer has (401 for the flood); 2xx otherwise. */
   status?: number;
+  /**
+   * Each slice ends when the events it emitted are delivered, and the CPU time of the server and MariaDB from
+   * the slice's start to then is counted against its requests (issue 32): an event costs its delivery too.
+   */
+  delivered?: boolean;
 }
 
 const form = { 'content-type': 'application/x-www-form-urlencoded' };
@@ -298,10 +307,12 @@ const allScenarios: Scenario[] = [
     check: (status, body) => status === 201 && body.added?.affectedRows === 1 && body.item?.[0]?.title === 'bench',
   },
   {
-    // The same write, the same user, in the same slices: without an event, and with one Emit (issue 32). The
-    // server timed delivers nothing (EVENTS_DELIVERY=off): its events wait; delivery is timed apart, below.
+    // The same write, the same user, in the same slices: without an event, and with one Emit (issue 32), on the
+    // generated server as servers run by default: delivering, to the bench's loopback receiver. Each slice
+    // counts its requests' CPU until their events are delivered.
     name: EMIT_SCENARIO,
     servers: ['generated', 'emit'],
+    delivered: true,
     request: (server) => ({
       method: 'POST',
       path: server === 'emit' ? '/api/v1.0/my-items-emit' : '/api/v1.0/my-items',
@@ -533,6 +544,68 @@ async function sessions(server: Running, count: number): Promise<string[]> {
   return tokens;
 }
 
+/**
+ * The webhook of bench/resources/api/backend.xml (HOOK_URL): a receiver in this process, open all run long, that
+ * answers 204 at once and counts what it gets.
+ */
+const hooks = {
+  server: createServer((request, response) => {
+    request.resume();
+    request.on('end', () => {
+      hooks.last = performance.now();
+      hooks.first ||= hooks.last;
+      hooks.received++;
+      hooks.ids.add(String(request.headers['webhook-id']));
+      response.writeHead(204).end();
+    });
+  }),
+  ids: new Set<string>(),
+  received: 0,
+  first: 0,
+  last: 0,
+  reset() {
+    hooks.ids.clear();
+    hooks.received = 0;
+    hooks.first = 0;
+    hooks.last = 0;
+  },
+  open: () => new Promise<void>((resolve, reject) => hooks.server.once('error', reject).listen(Number(new URL(HOOK_URL).port), '127.0.0.1', () => resolve())),
+  close: async () => {
+    if (!hooks.server.listening) return;
+    hooks.server.closeAllConnections();
+    await new Promise((resolve) => hooks.server.close(resolve));
+  },
+};
+
+/** Events not delivered yet: `none()` waits until every one the bench's servers emitted is. */
+const undelivered = {
+  connection: undefined as mysql.Connection | undefined,
+  async none(): Promise<void> {
+    undelivered.connection ??= await mysql.createConnection({ uri: url! });
+    const started = Date.now();
+    for (;;) {
+      const [rows] = await undelivered.connection.query("select count(*) as n from xmlrest_outbox where state = 'pending' and backend = 'api'");
+      if (Number((rows as { n: number | string }[])[0]!.n) === 0) return;
+      if (Date.now() - started > 120_000) throw new Error('events of the bench not delivered within 2 minutes');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  },
+};
+
+/** Clock ticks a second, as /proc counts CPU time. */
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+/** CPU seconds used so far by a server's process and, when the bench started it, by MariaDB's. */
+function cpuSeconds(server: Running): number {
+  const used = (pid: number | undefined) => {
+    if (pid === undefined) return 0;
+    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  };
+  return used(server.child.pid) + used(privateDb?.pid);
+}
+
 // ---------------------------------------------------------------- main
 
 let privateDb: PrivateMariadb | undefined;
@@ -562,6 +635,7 @@ let measure: (scenario: Scenario, name: ServerName, seconds: number) => Promise<
 const stopAll = async () => {
   for (const server of new Set(servers.values())) server.child.kill('SIGTERM');
   sink?.child.kill('SIGTERM');
+  await hooks.close();
   await quiet?.end().catch(() => undefined);
   quiet = undefined;
   await issuer?.close();
@@ -573,8 +647,11 @@ try {
   sink = await startSink();
   sinkUrl = sink.url;
   const others = (server: Process) => server !== 'platformatic' && (server !== 'baseline' || baselineRef !== undefined);
+  // The generated server delivers events as servers do by default (to the loopback receiver, open all run
+  // long); the others deliver nothing, so that the Emit scenario's events are this one's work alone.
+  await hooks.open();
   for (const name of [...(Object.keys(SERVER_COMMANDS) as Process[]).filter(others), ...peers]) {
-    servers.set(name, await startServer(name, url));
+    servers.set(name, await startServer(name, url, name === 'generated' ? { EVENTS_DELIVERY: 'on' } : {}));
   }
   // The hand-written server, asked inside the Bearer GET scenario for the same rows by the same SELECT with no
   // authentication: the Koa + mysql2 ceiling the Bearer GET is held against, measured in the same slices of time.
@@ -624,12 +701,13 @@ try {
     }
   }
   if (flags.smoke) {
-    // Two servers deliver a few events to the loopback receiver: every one arrives.
+    // Two servers deliver a few events to the loopback receiver: every one arrives (at least once).
+    await exited(servers.get('generated')!);
     const delivered = await measureDelivery(url, 200);
-    if (delivered.received >= 200) passed++;
+    if (delivered.events === 200) passed++;
     else {
       failed++;
-      say(`FAIL delivery: ${delivered.received} of 200 events received`);
+      say(`FAIL delivery: ${delivered.events} of 200 events received`);
     }
   }
   say(`correctness: ${passed} passed, ${failed} failed`);
@@ -642,6 +720,7 @@ try {
   // Every server warm (JIT, pool connections, caches) before the first round, so that round 1 counts like the others.
   say('warming every server up ...');
   for (const scenario of scenarios) for (const name of scenario.servers) await measure(scenario, name, 2);
+  await undelivered.none();
 
   const duration = Number(flags.duration);
   const rounds = Number(flags.rounds);
@@ -652,10 +731,18 @@ try {
     for (const scenario of scenarios) {
       const order = round % 2 === 0 ? scenario.servers : [...scenario.servers].reverse();
       for (const name of order) await measure(scenario, name, 1); // warm-up: JIT, pool connections
+      if (scenario.delivered) await undelivered.none();
       const sliced = new Map<ServerName, Measurement[]>();
       for (let slice = 0; slice < slices; slice++) {
         for (const name of slice % 2 === 0 ? order : [...order].reverse()) {
-          sliced.set(name, [...(sliced.get(name) ?? []), await measure(scenario, name, duration / slices)]);
+          const server = servers.get(name)!;
+          const cpuBefore = scenario.delivered ? cpuSeconds(server) : 0;
+          const measured = await measure(scenario, name, duration / slices);
+          if (scenario.delivered) {
+            await undelivered.none();
+            measured.cpuSeconds = cpuSeconds(server) - cpuBefore;
+          }
+          sliced.set(name, [...(sliced.get(name) ?? []), measured]);
         }
       }
       for (const name of order) {
@@ -666,7 +753,8 @@ try {
         byServer.set(name, [...(byServer.get(name) ?? []), measured]);
         results.set(scenario.name, byServer);
         rss.set(name, Math.max(rss.get(name) ?? 0, rssOf(servers.get(name)!.child)));
-        say(`round ${round + 1}/${rounds} ${scenario.name} ${name}: ${Math.round(measured.rps)} req/s, p99 ${measured.p99} ms`);
+        const cpu = measured.cpuSeconds === undefined ? '' : `, ${Math.round((measured.cpuSeconds / measured.total) * 1e6)} us CPU a request until delivered`;
+        say(`round ${round + 1}/${rounds} ${scenario.name} ${name}: ${Math.round(measured.rps)} req/s, p99 ${measured.p99} ms${cpu}`);
       }
     }
   }
@@ -677,12 +765,15 @@ try {
       }
     }
     if (scenarios.some((scenario) => scenario.settle)) process.stdout.write(`${pageLines(results, flags.peers, duration).join('\n')}\n`);
+    printRatios(results);
     await stopAll();
     process.exit(0);
   }
   say('valid callers under a flood of forged provider tokens ...');
   const flood = await measureFlood(servers.get('generated')!, issuer, duration, rounds);
   say('events delivered by two servers to a loopback receiver ...');
+  // Two servers of their own: the generated server, which delivers too, goes first.
+  await exited(servers.get('generated')!);
   const delivery = await measureDelivery(url, 20_000);
   say(
     `${delivery.events} events in ${delivery.seconds.toFixed(1)} s: ${Math.round(delivery.events / delivery.seconds)} events/s, ${delivery.received - delivery.events} sent twice`,
@@ -761,8 +852,8 @@ async function measureFlood(server: Running, provider: BenchIssuer, duration: nu
 /**
  * Events delivered per second by two servers (issue 32): `count` events in the outbox, as the emitting route
  * writes them (each its own order key), then two generated servers with delivery on, pinned to the servers'
- * core, to a receiver in this process. The rate is the receiver's: events over the time from the first
- * delivery to the last.
+ * core, to the loopback receiver. The rate is the receiver's: events over the time from the first delivery to
+ * the last.
  */
 async function measureDelivery(databaseUrl: string, count: number): Promise<DeliveryFigures> {
   const connection = await mysql.createConnection({ uri: databaseUrl });
@@ -779,31 +870,31 @@ async function measureDelivery(databaseUrl: string, count: number): Promise<Deli
   } finally {
     await connection.end();
   }
-  const ids = new Set<string>();
-  let received = 0;
-  let first = 0;
-  let last = 0;
-  const receiver = createServer((request, response) => {
-    request.resume();
-    request.on('end', () => {
-      last = performance.now();
-      first ||= last;
-      received++;
-      ids.add(String(request.headers['webhook-id']));
-      response.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve, reject) => receiver.once('error', reject).listen(47812, '127.0.0.1', () => resolve()));
+  hooks.reset();
   const deliverers = await Promise.all([1, 2].map(() => startServer('generated', databaseUrl, { EVENTS_DELIVERY: 'on' })));
   try {
     const started = Date.now();
-    while (ids.size < count && Date.now() - started < 300_000) await new Promise((resolve) => setTimeout(resolve, 100));
+    while (hooks.ids.size < count && Date.now() - started < 300_000) await new Promise((resolve) => setTimeout(resolve, 100));
   } finally {
     await Promise.all(deliverers.map(exited));
-    receiver.closeAllConnections();
-    await new Promise((resolve) => receiver.close(resolve));
   }
-  return { events: ids.size, received, seconds: Math.max(0.001, (last - first) / 1000) };
+  return { events: hooks.ids.size, received: hooks.received, seconds: Math.max(0.001, (hooks.last - hooks.first) / 1000) };
+}
+
+/** `--only`: each scenario's servers against its first, req/s and (when counted) CPU a request, as ratios. */
+function printRatios(results: Map<string, Map<ServerName, Measurement[]>>): void {
+  for (const [scenario, byServer] of results) {
+    const [first, ...rest] = [...byServer];
+    for (const [name, measurements] of rest) {
+      const ratios = measurements.map((m, round) => m.rps / first![1][round]!.rps);
+      const cpu = (of: Measurement[]) => of.reduce((sum, m) => sum + (m.cpuSeconds ?? 0), 0) / of.reduce((sum, m) => sum + m.total, 0);
+      const cpuText =
+        measurements[0]!.cpuSeconds === undefined
+          ? ''
+          : `; CPU a request ${Math.round(cpu(first![1]) * 1e6)} vs ${Math.round(cpu(measurements) * 1e6)} us, ratio ${(cpu(first![1]) / cpu(measurements)).toFixed(2)}`;
+      say(`${scenario}: ${name} / ${first![0]} req/s ${median(ratios).toFixed(2)} (rounds ${ratios.map((r) => r.toFixed(2)).join(', ')})${cpuText}`);
+    }
+  }
 }
 
 function loadAsync(server: Running, request: Request, duration: number): Promise<Measurement> {
@@ -838,6 +929,7 @@ function merged(slices: Measurement[], duration: number): Measurement {
     total,
     non2xx: slices.reduce((sum, m) => sum + m.non2xx, 0),
     errors: slices.reduce((sum, m) => sum + m.errors, 0),
+    ...(slices[0]?.cpuSeconds === undefined ? {} : { cpuSeconds: slices.reduce((sum, m) => sum + (m.cpuSeconds ?? 0), 0) }),
   };
 }
 

@@ -11,8 +11,8 @@ const app = createApp({
   database: openDatabase(process.env.DATABASE_URL ?? ''),
   jwtSecret: process.env.JWT_SECRET,
   logger: createLogger('warn'),
-  // The webhook's secret from the environment; EVENTS_DELIVERY=off for the server whose request path is timed
-  // (its events wait in the outbox), on for the two servers whose deliveries are counted.
+  // The webhook's secret from the environment; EVENTS_DELIVERY=on for the servers that deliver (the generated
+  // server of the scenarios, as servers run by default, and the two whose deliveries are counted), off for the others.
   webhookSecrets: process.env,
   events: { deliver: process.env.EVENTS_DELIVERY !== 'off' },
   // With OTEL_EXPORTER_OTLP_ENDPOINT set (the bench's traced server), as npm start: OpenTelemetry, else nothing.

@@ -1,4 +1,4 @@
-import { listAudit } from '../runtime/audit/index.js';
+import { listAudit, statusFilter, timeFilter } from '../runtime/audit/index.js';
 import { HttpError } from '../runtime/errors.js';
 import { listOutbox, type OutboxRow, retryFailed, stoppedWebhooks } from '../runtime/events/index.js';
 import { type Console, type ConsoleContext, type ConsoleRouter, cursor, manageable, PAGE_SIZE } from './context.js';
@@ -41,27 +41,18 @@ export function eventsApi(router: ConsoleRouter, console: Console): void {
     const backend = ctx.state.backend;
     const text = (name: string) => (typeof ctx.query[name] === 'string' && ctx.query[name] !== '' ? (ctx.query[name] as string) : undefined);
     const user = text('user');
-    let userId = user;
-    // A user name of the default user tables, or an id as it is.
-    if (user !== undefined && !/^[0-9]+$/.test(user)) {
-      const found = manageable(backend) ? await store.idOf(user) : undefined;
-      if (found === undefined) {
-        ctx.body = { entries: [], next: null };
-        return;
-      }
-      userId = String(found);
-    }
+    // A user name of the default user tables, or else a user id as it is: a number, or an outside issuer's text.
+    const named = user !== undefined && !/^[0-9]+$/.test(user) && manageable(backend) ? await store.idOf(user) : undefined;
     const status = text('status');
-    const statusMatch = status === undefined ? undefined : /^([1-5])(?:xx|([0-9]{2}))$/i.exec(status);
-    if (status !== undefined && !statusMatch) throw new HttpError(400, 'status is a status (404) or a class (4xx)');
+    const statuses = status === undefined ? {} : statusFilter(status);
+    if (statuses === undefined) throw new HttpError(400, 'status is a status (404) or a class (4xx)');
     const page = await listAudit(options.database, {
       backend: backend.name,
-      userId,
+      userId: named === undefined ? user : String(named),
       resource: text('resource'),
       from: time(ctx, 'from'),
       to: time(ctx, 'to'),
-      status: statusMatch && statusMatch[2] !== undefined ? Number(status) : undefined,
-      statusClass: statusMatch && statusMatch[2] === undefined ? Number(statusMatch[1]) : undefined,
+      ...statuses,
       before: cursor(ctx.query.before),
       limit: PAGE_SIZE,
     });
@@ -82,7 +73,7 @@ export function eventsApi(router: ConsoleRouter, console: Console): void {
 function time(ctx: ConsoleContext, name: string): Date | undefined {
   const value = ctx.query[name];
   if (typeof value !== 'string' || value === '') return undefined;
-  const parsed = Date.parse(/[zZ]|[+-][0-9]{2}:[0-9]{2}$/.test(value) ? value : `${value}Z`);
-  if (!/^[0-9]{4}-[0-9]{2}-[0-9]{2}/.test(value) || Number.isNaN(parsed)) throw new HttpError(400, `${name} is an ISO time, such as 2026-11-26T10:00`);
-  return new Date(parsed);
+  const parsed = /^[0-9]{4}-/.test(value) ? timeFilter(value) : undefined;
+  if (parsed === undefined) throw new HttpError(400, `${name} is an ISO time, such as 2026-11-26T10:00`);
+  return parsed;
 }

@@ -121,6 +121,8 @@ export interface PluginRef {
   builtin: boolean;
   /** Arguments with a byte limit (credentials): a request parameter passed to one takes the limit. */
   argBytes?: Readonly<Record<string, number>>;
+  /** Arguments that are secrets (a password): a request parameter passed to one is never written to the audit. */
+  secretArgs?: readonly string[];
   /** It checks credentials (a token generator): a request calling it reads every parameter from the body only. */
   login?: true;
 }
@@ -146,8 +148,14 @@ export interface Emit {
   event: string;
   /** A Sql step before it: a read's rows, or a write's affectedRows and insertId. */
   step: string;
-  /** What orders the event's deliveries among those of the same row; null for none. */
+  /** What orders the event's deliveries among those of the same row, and tells the receiver which; null for none. */
   key: Bind | null;
+  /**
+   * The write steps before it: it is sent only when each of them found at least one row (`when="changed"`, the
+   * default: a write that changed nothing, such as an update of a row the caller does not own, sends nothing);
+   * null for `when="always"`.
+   */
+  changes: string[] | null;
   /** How many steps run before it. */
   after: number;
   at: SourceLocation;

@@ -252,14 +252,16 @@ function eventDocuments(project: Project): Record<string, Schema> {
       existing.description = `${existing.description as string} Also emitted by ${emitters}.`;
       continue;
     }
-    const receivers = (backend.webhooks ?? []).filter((webhook) => receives(webhook, emit.event)).map((webhook) => webhook.url);
     documents[name] = {
       post: {
         operationId: `${camel(backend.name)}_event_${emit.event.replaceAll('.', '_')}`,
         tags: [backend.name],
         summary: `Event ${emit.event}`,
         description:
-          `Emitted by ${emitters} in its transaction, sent once it commits to ${receivers.join(', ')}. ` +
+          // The receivers' URLs stay out: this document is public, and a URL names an internal host or holds a
+          // capability token; operators see them in xmlrest events list and the console.
+          `Emitted by ${emitters} in its transaction, sent once it commits to the backend's webhooks that receive it. ` +
+          `${emit.changes === null ? '' : 'Sent only when the writes before it found a row. '}` +
           'Delivered at least once (use webhook-id to drop repeats), retried with backoff for 24 h on anything but a 2xx' +
           `${emit.key !== null ? ', in order among events of the same key' : ''}; a 410 stops deliveries to the webhook.`,
         parameters: WEBHOOK_HEADERS,
@@ -269,10 +271,11 @@ function eventDocuments(project: Project): Record<string, Schema> {
             'application/json': {
               schema: {
                 type: 'object',
-                required: ['type', 'timestamp', 'data'],
+                required: ['type', 'timestamp', ...(emit.key === null ? [] : ['key']), 'data'],
                 properties: {
                   type: { const: emit.event },
                   timestamp: { type: 'string', format: 'date-time', description: 'When the request emitted it.' },
+                  ...(emit.key === null ? {} : { key: { type: ['string', 'number', 'null'], description: 'What the event is about: the value of its key.' } }),
                   data: { type: 'object', required: [step.id], properties: { [step.id]: stepSchema(step) } },
                 },
               },
@@ -510,7 +513,12 @@ function paramSchema(type: ParamType | undefined, inQuery: boolean): Schema {
       const maxLength = Math.min(type.maxLength ?? Infinity, type.maxBytes ?? Infinity);
       const bytes = type.maxBytes !== undefined ? `At most ${type.maxBytes} bytes of UTF-8.` : undefined;
       const description = [described.description, bytes].filter(Boolean).join(' ');
-      return nullable({ type: 'string', ...(maxLength !== Infinity ? { maxLength } : {}), ...(description ? { description } : {}) });
+      return nullable({
+        type: 'string',
+        ...(type.secret ? { format: 'password' } : {}),
+        ...(maxLength !== Infinity ? { maxLength } : {}),
+        ...(description ? { description } : {}),
+      });
     }
     case 'enum':
       return nullable({ type: 'string', enum: type.values ?? [], ...described });

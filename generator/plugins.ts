@@ -15,6 +15,8 @@ export const BUILTIN_PLUGINS: ReadonlyMap<string, PluginRef> = new Map([
       builtin: true,
       // Credentials: a request parameter that reaches these arguments is bounded before any step runs.
       argBytes: { user: MAX_USER_BYTES, password: MAX_PASSWORD_BYTES },
+      // A password, whatever the parameter that carries it is called (`$pw`, `$pin`): never in the audit.
+      secretArgs: ['password'],
       // A token request: its fields, the credentials among them, come from the body only (never a URL).
       login: true,
     },
@@ -25,7 +27,9 @@ export const BUILTIN_PLUGINS: ReadonlyMap<string, PluginRef> = new Map([
  * A request parameter passed straight to a plug-in argument with a byte limit
  * (the token generator's user name and password) takes that limit: the
  * runtime refuses a longer value with 400 before the first step runs, so an
- * over-long credential costs neither a query nor a hash.
+ * over-long credential costs neither a query nor a hash. One passed to a
+ * secret argument (the password) is marked so: the audit leaves it out
+ * whatever its name (runtime/audit/).
  */
 export function applyArgumentBounds(project: Project): void {
   for (const backend of project.backends) {
@@ -39,7 +43,12 @@ export function applyArgumentBounds(project: Project): void {
             const known = operation.paramTypes[arg.bind.name];
             const bounded =
               known && known.kind === 'string' ? known : { kind: 'string' as const, nullable: false, ...(known?.column ? { column: known.column } : {}) };
-            operation.paramTypes[arg.bind.name] = { ...bounded, maxBytes: Math.min(maxBytes, known?.maxBytes ?? maxBytes) };
+            const secret = known?.secret === true || step.plugin.secretArgs?.includes(arg.name) === true;
+            operation.paramTypes[arg.bind.name] = {
+              ...bounded,
+              maxBytes: Math.min(maxBytes, known?.maxBytes ?? maxBytes),
+              ...(secret ? { secret: true } : {}),
+            };
           }
         }
       }

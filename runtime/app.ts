@@ -17,6 +17,7 @@ import { type Database, errnoOf, NO_TABLE } from './db/index.js';
 import { type DeliverySettings, Events } from './events/index.js';
 import { frontDoor, InFlight } from './front-door.js';
 import { healthRoutes, Readiness } from './health.js';
+import { Housekeeping } from './housekeeping.js';
 import { DatabaseLeases, RateLimiter } from './limits/index.js';
 import { STOPPED } from './listen.js';
 import { CursorKey, Lists, pagedBackends } from './lists/index.js';
@@ -65,6 +66,8 @@ export interface ServerOptions {
   webhookSecrets?: Readonly<Record<string, string | undefined>>;
   /** Events: whether this server delivers (default yes), the delivery timings and bounds, the largest event. */
   events?: { deliver?: boolean; delivery?: Partial<DeliverySettings>; maxBytes?: number };
+  /** The API audit: how many days its rows are kept (default 90). */
+  audit?: { retentionDays?: number };
   /** Each request a span, each SQL step a child span (runtime/tracing/, `startTracing`); none by default. */
   tracing?: Tracing | undefined;
 }
@@ -146,7 +149,10 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
     serverId: peers.id,
     ...options.events,
   });
-  const audit = new AuditTrail(options.database, logger, metrics.registry);
+  const audit = new AuditTrail(options.database, logger, metrics.registry, options.audit?.retentionDays);
+  // Delivered events and audit rows past their retention: pruned by one server at a time, a batch a tick.
+  const housekeeping = new Housekeeping(peers, logger);
+  housekeeping.start([events.pruning(), audit.pruning()]);
   options.database.on('retry', ({ reason, attempt }) => {
     metrics.retried(reason);
     logger.warn({ reason, attempt }, 'database operation run again');
@@ -197,6 +203,7 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
     revocations.stop();
     peers.stop();
     clearInterval(pruning);
+    housekeeping.stop();
     apiKeys.stop();
     void apiKeys.flush();
     void events.stop();
@@ -306,6 +313,7 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
       revocations.stop();
       peers.stop();
       clearInterval(pruning);
+      housekeeping.stop();
       apiKeys.stop();
     },
     settle: async () => {

@@ -70,6 +70,8 @@ export interface ServerConfig {
   events: { deliver: boolean; delivery: DeliverySettings; maxBytes: number };
   /** Each webhook's secret, by the variable its `secret` names; checked, never printed. */
   webhookSecrets: Record<string, string>;
+  /** The API audit (docs/contract.md §12): rows older than this many days are pruned (AUDIT_RETENTION_DAYS). */
+  audit: { retentionDays: number };
   /** Where traces go (OTEL_EXPORTER_OTLP_ENDPOINT, or its _TRACES_ form); unset, tracing is off (runtime/tracing/). */
   otlpEndpoint: string | undefined;
 }
@@ -172,7 +174,7 @@ function webhookSecretsOf(env: NodeJS.ProcessEnv, needs: readonly { variable: st
   return secrets;
 }
 
-/** EVENTS_*: how this server delivers events; every value bounded, and the lease longer than two attempts. */
+/** EVENTS_*: how this server delivers events; every value bounded, and the lease longer than three attempts. */
 function eventsOf(env: NodeJS.ProcessEnv, checked: Checked): ServerConfig['events'] {
   const within = (name: string, fallback: number, min: number, max: number) => checked(() => bounded(env[name], fallback, min, max, name), fallback);
   const delivery: DeliverySettings = {
@@ -185,11 +187,13 @@ function eventsOf(env: NodeJS.ProcessEnv, checked: Checked): ServerConfig['event
     retentionSeconds: within('EVENTS_RETENTION_SECONDS', DEFAULT_DELIVERY.retentionSeconds, 1, 365 * 86_400),
     concurrency: within('EVENTS_CONCURRENCY', DEFAULT_DELIVERY.concurrency, 1, 256),
   };
-  // A lease that ends while its delivery may still be running would let a second server send it meanwhile.
+  // A lease that ends while its delivery may still be running would let a second server send it meanwhile. A
+  // claimed event may wait for one attempt in the server's queue (it claims as many ahead as it has slots), take
+  // its own, and wait for its outcome to be written.
   checked(() => {
-    if (delivery.leaseSeconds * 1000 < 2 * delivery.timeoutMs)
+    if (delivery.leaseSeconds * 1000 < 3 * delivery.timeoutMs)
       throw new Error(
-        `EVENTS_LEASE_SECONDS (${delivery.leaseSeconds}) must be at least twice EVENTS_TIMEOUT_MS (${delivery.timeoutMs} ms): a claimed event is the server's until its delivery is over`,
+        `EVENTS_LEASE_SECONDS (${delivery.leaseSeconds}) must be at least three times EVENTS_TIMEOUT_MS (${delivery.timeoutMs} ms): a claimed event is the server's until its delivery is over, and it may wait for one attempt before its own`,
       );
   }, undefined);
   const deliver = checked(() => {
@@ -237,6 +241,7 @@ function settingsFrom(env: NodeJS.ProcessEnv, checked: Checked): Omit<ServerConf
       refetchSeconds: checked(() => bounded(env.IDP_REFETCH_SECONDS, 30, 1, 3600, 'IDP_REFETCH_SECONDS'), 30),
     },
     events: eventsOf(env, checked),
+    audit: { retentionDays: checked(() => bounded(env.AUDIT_RETENTION_DAYS, 90, 1, 36_500, 'AUDIT_RETENTION_DAYS'), 90) },
     otlpEndpoint: checked(() => tracingEndpoint(env), undefined),
   };
 }

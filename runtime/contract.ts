@@ -28,6 +28,8 @@ export interface ParamSpec {
   values?: readonly string[];
   /** Read from the body only, never the query string (a token request's fields, credentials among them). */
   from?: 'body';
+  /** A credential (it reaches a password argument): never written to the audit, whatever its name. */
+  secret?: true;
   /** May be left out (a list's filters, sort, limit and cursor, docs/contract.md §11): then absent from the parameters, never a 400. */
   optional?: true;
   /** The least and most an `integer` may be (a list's `limit`). */
@@ -59,8 +61,9 @@ export interface RequestScope {
   readonly plugin: PluginContext;
   /**
    * Records an event in the outbox on `db`, the request's own transaction (docs/contract.md §12): it is
-   * delivered to the backend's webhooks only if the transaction commits. `key` orders the deliveries of
-   * events about one row (events whose type starts with the same word and whose key is equal).
+   * delivered to the backend's webhooks only if the transaction commits. `key` says which row the event is
+   * about (the payload's `key`) and orders the deliveries of events about one row (events whose type starts
+   * with the same word and whose key is equal).
    */
   emit<Event extends EventPayload>(db: Queryable, type: Event['type'], data: Event['data'], key?: SqlValue): Promise<void>;
   /**
@@ -118,6 +121,8 @@ export interface EventPayload {
   type: string;
   /** When the request emitted it, ISO 8601. */
   timestamp: string;
+  /** The value of its Emit's `key`, when it has one: which row the event is about (a number or a text). */
+  key?: string | number | null;
   data: object;
 }
 

@@ -67,6 +67,23 @@ export class Peers {
     return rows.map((row) => ({ ...row, pid: Number(row.pid) }));
   }
 
+  /**
+   * Whether this server takes its turn at work one server does for all (runtime/housekeeping.ts): it is the live
+   * server with the lowest id, or no live server is listed (announcements off, or no table: each does it).
+   */
+  async first(): Promise<boolean> {
+    try {
+      const [lowest] = await this.db.select<{ id: string }>(
+        `select id from xmlrest_server where seen >= now() - interval ${ALIVE_SECONDS} second order by id limit 1`,
+        [],
+      );
+      return lowest === undefined || lowest.id === this.id;
+    } catch (error) {
+      if ((error as { errno?: number }).errno === NO_TABLE) return true;
+      throw error;
+    }
+  }
+
   stop(): void {
     this.stopped = true;
     clearInterval(this.timer);

@@ -102,12 +102,11 @@ export function buildRoutes(options: RoutesOptions): Routes {
           : undefined;
         const own: ScopeOptions = rule === undefined && audit === undefined ? scope : { ...scope, limit: rule && { rule, route }, audit };
         const byAddress = rule !== undefined && operation.access === null;
-        mount(method, path, async (ctx) => {
+        const handle: Koa.Middleware = async (ctx) => {
           ctx.state.backend = backend.name;
           ctx.state.resource = label;
           ctx.state.route = path;
           ctx.state.series = series;
-          if (audit !== undefined) recordAfterAnswer(ctx as unknown as Koa.Context, audit);
           if (byAddress) await countCall(options.limiter, `${route}|a|${addressGroup(ctx.ip)}`, rule, ctx);
           const result = await operation.handler(new Scope(ctx as unknown as Koa.Context, own));
           // A token request that began a session (scope.ts, issueToken) answers its refresh token too.
@@ -117,7 +116,8 @@ export function buildRoutes(options: RoutesOptions): Routes {
           // Koa's MIME table on every response, and the text made here rather than in Koa's respond.
           ctx.set('Content-Type', JSON_TYPE);
           ctx.body = JSON.stringify(result);
-        });
+        };
+        mount(method, path, audit === undefined ? handle : audited(audit, handle));
       }
       allowed.set(loosePath(path), allowHeader(methods));
     }
@@ -162,15 +162,35 @@ export function buildRoutes(options: RoutesOptions): Routes {
   return { routes, unmatched: unmatched(allowed) };
 }
 
+/** The status an audited call is recorded with when its client went away before the answer (nginx's "client closed request"). */
+const CLIENT_CLOSED = 499;
+
 /**
- * An audited call whose row its transaction did not write (a read, a refusal, a failure) is recorded once its
- * answer has gone, with the status it had, off the request's path (runtime/audit/).
+ * An audited route: a call whose row its transaction did not write (a read, a refusal, a failure) is recorded
+ * once its handler has settled and its answer has gone, with the status it was answered, off the request's path
+ * (runtime/audit/). A client that went away first gets its row when the handler is over, with 499: never a
+ * status made up before the call ran, and never a second row for a write that committed its own.
  */
-function recordAfterAnswer(ctx: Koa.Context, audit: AuditRoute): void {
-  const at = new Date();
-  ctx.res.once('close', () => {
-    if (ctx.state.audited !== true) audit.trail.record(auditEntry(ctx, audit, ctx.status, at));
-  });
+function audited(audit: AuditRoute, handle: Koa.Middleware): Koa.Middleware {
+  return async (ctx, next) => {
+    const at = new Date();
+    let settled = false;
+    let closed = false;
+    const record = () => {
+      if (!settled || !closed || ctx.state.audited === true) return;
+      audit.trail.record(auditEntry(ctx as unknown as Koa.Context, audit, ctx.res.writableFinished ? ctx.status : CLIENT_CLOSED, at));
+    };
+    ctx.res.once('close', () => {
+      closed = true;
+      record();
+    });
+    try {
+      await handle(ctx, next);
+    } finally {
+      settled = true;
+      record();
+    }
+  };
 }
 
 /** A path as routing compares it: in lower case, without one trailing slash. */

@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import type { AuditEntry, AuditTrail } from './audit/index.js';
+import { type AuditEntry, type AuditTrail, recordedAddress, recordedParams } from './audit/index.js';
 import { presentedKey } from './auth/api-key.js';
 import type { Guard } from './auth/guard.js';
 import { type CredentialRules, screenLogin } from './auth/transport.js';
@@ -48,12 +48,16 @@ interface AuditState {
   userId?: string;
   keyPrefix?: string;
   requestId: string;
-  auditParams?: Readonly<Record<string, unknown>>;
+  /** The parameters as the operation read them, and their specs (which of them are credentials). */
+  auditParams?: { values: Readonly<Record<string, unknown>>; specs: ParamSpecs };
   /** Its row was written in its transaction: nothing more to record after the answer. */
   audited?: boolean;
 }
 
-/** The row of an audited call, from what the request left in its state. */
+/**
+ * The row of an audited call, from what the request left in its state: in its recorded form at once (values
+ * cut, secrets left out), so that a row waiting for the database holds a few KB whatever the request carried.
+ */
 export function auditEntry(ctx: Koa.Context, route: AuditRoute, status: number, at: Date): AuditEntry {
   const state = ctx.state as AuditState;
   return {
@@ -66,8 +70,8 @@ export function auditEntry(ctx: Koa.Context, route: AuditRoute, status: number, 
     keyPrefix: state.keyPrefix ?? null,
     status,
     requestId: state.requestId,
-    address: ctx.ip,
-    params: state.auditParams ?? null,
+    address: recordedAddress(ctx.ip),
+    params: recordedParams(state.auditParams?.values, state.auditParams?.specs),
   };
 }
 
@@ -125,8 +129,8 @@ export class Scope implements RequestScope {
 
   private read<Params>(query: Parameters<typeof readParams>[0], body: Parameters<typeof readParams>[1], specs: ParamSpecs): Params {
     const params = readParams<Params>(query, body, specs);
-    // An audited call's row holds the parameters as the operation read them (secrets left out when written).
-    if (this.options.audit !== undefined) this.ctx.state.auditParams = params;
+    // An audited call's row holds the parameters as the operation read them (secrets left out when recorded).
+    if (this.options.audit !== undefined) this.ctx.state.auditParams = { values: params, specs };
     return params;
   }
 

@@ -83,6 +83,17 @@ export async function doctor(root: string): Promise<number> {
       ok: true,
       what: `configuration: DATABASE_URL set${sslMode === 'DISABLED' ? '' : ` (ssl-mode ${sslMode})`}${config.jwtSecret ? ', JWT_SECRET set' : ''}, PORT ${config.port}${config.basePath ? `, BASE_PATH ${config.basePath}` : ''}`,
     });
+    // Standard Webhooks asks for a key per endpoint: every receiver holding a shared one could sign events for the others.
+    const webhooksBySecret = new Map<string, number>();
+    for (const { variable } of webhookSecretsNeeded(backends)) webhooksBySecret.set(variable, (webhooksBySecret.get(variable) ?? 0) + 1);
+    for (const [variable, count] of webhooksBySecret) {
+      if (count > 1)
+        say({
+          ok: true,
+          warning: true,
+          what: `webhook secret ${variable} signs for ${count} webhooks: give each webhook a variable of its own (each receiver that holds it could forge events for the others)`,
+        });
+    }
     // Read after loadConfig, which took .env into the environment.
     if (process.env.NODE_ENV === 'production' && config.console === 'on') {
       say({
@@ -115,13 +126,17 @@ export async function doctor(root: string): Promise<number> {
             'select trigger_name as name, action_statement as body from information_schema.triggers where trigger_schema = database()',
           )) as unknown as [{ name: string; body: string }[]];
           const [columns] = (await connection.query(
-            "select concat(table_name, '.', column_name) as name from information_schema.columns where table_schema = database() and ((table_name = 'xmlrest_role' and column_name = 'backend') or (table_name = 'usr_role' and column_name = 'expires_on'))",
+            "select concat(table_name, '.', column_name) as name from information_schema.columns where table_schema = database() and ((table_name = 'xmlrest_role' and column_name = 'backend') or (table_name = 'usr_role' and column_name = 'expires_on') or (table_name = 'xmlrest_api_audit' and column_name = 'repeats'))",
           )) as unknown as [{ name: string }[]];
           const present = new Set([...tables, ...triggers, ...columns].map((row) => row.name));
-          // Columns later versions added (xmlrest db init adds them): roles owned by a backend, grants that end.
-          const missing = [...OWN_TABLES, ...Object.keys(DEFAULT_TABLE_TRIGGERS), 'xmlrest_role.backend', 'usr_role.expires_on'].filter(
-            (name) => !present.has(name),
-          );
+          // Columns later versions added (xmlrest db init adds them): roles owned by a backend, grants that end, audit repeats.
+          const missing = [
+            ...OWN_TABLES,
+            ...Object.keys(DEFAULT_TABLE_TRIGGERS),
+            'xmlrest_role.backend',
+            'usr_role.expires_on',
+            'xmlrest_api_audit.repeats',
+          ].filter((name) => !present.has(name));
           // A trigger of an earlier version (a password changed by SQL did not revoke tokens before) is there, but wrong.
           const stale = triggers.filter((row) => row.name in DEFAULT_TABLE_TRIGGERS && !sameBody(row.body, DEFAULT_TABLE_TRIGGERS[row.name]!));
           say(

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type mysql from 'mysql2/promise';
-import { type AuditRow, listAudit } from '../runtime/audit/index.js';
+import { type AuditRow, listAudit, statusFilter, timeFilter } from '../runtime/audit/index.js';
 import { listOutbox, type OutboxRow, retryFailed, stoppedWebhooks } from '../runtime/events/index.js';
 import type { Queryable } from '../runtime/index.js';
 import { queryableOf, userIdOf } from './schema.js';
@@ -85,7 +85,7 @@ export function registerEventCommands(xmlrest: Command, kit: CommandKit): void {
   kit
     .command(audit, 'list', 'list audited calls, newest first')
     .option('--backend <backend>', 'only this backend’s')
-    .option('--user <user>', 'only this user’s: a name of the default user tables, or a user id')
+    .option('--user <user>', 'only this user’s: a name of the default user tables, else a user id as it is (a number, or an outside issuer’s text)')
     .option('--resource <name>', 'only calls of this resource')
     .option('--since <when>', 'calls at or after: an ISO time, or a time ago (30m, 12h, 7d)')
     .option('--until <when>', 'calls before: an ISO time, or a time ago')
@@ -96,9 +96,9 @@ export function registerEventCommands(xmlrest: Command, kit: CommandKit): void {
     .action(async (options: AuditOptions) => {
       const filter = auditFilter(kit, options);
       const page = await kit.withConnection(async (connection) => {
-        const userId = options.user === undefined || /^[0-9]+$/.test(options.user) ? options.user : await userIdOf(connection, options.user);
-        if (options.user !== undefined && userId === undefined) throw kit.usage(`no such user: ${options.user} (give a user id for users of other tables)`);
-        return listAudit(queryableOf(connection), { ...filter, userId: userId === undefined ? undefined : String(userId) });
+        // A name of the default user tables (when they are there), or else the text as a user id.
+        const named = options.user === undefined || /^[0-9]+$/.test(options.user) ? undefined : await userIdOf(connection, options.user).catch(() => undefined);
+        return listAudit(queryableOf(connection), { ...filter, userId: named === undefined ? options.user : String(named) });
       });
       if (options.json) console.log(JSON.stringify(page.rows));
       else {
@@ -123,21 +123,14 @@ interface AuditOptions {
 }
 
 function auditFilter(kit: CommandKit, options: AuditOptions) {
-  let status: number | undefined;
-  let statusClass: number | undefined;
-  if (options.status !== undefined) {
-    const match = /^([1-5])(?:xx|([0-9]{2}))$/i.exec(options.status);
-    if (!match) throw kit.usage(`--status is a status (404) or a class (4xx), not ${options.status}`);
-    if (match[2] === undefined) statusClass = Number(match[1]);
-    else status = Number(options.status);
-  }
+  const statuses = options.status === undefined ? {} : statusFilter(options.status);
+  if (statuses === undefined) throw kit.usage(`--status is a status (404) or a class (4xx), not ${options.status}`);
   return {
     backend: options.backend,
     resource: options.resource,
     from: options.since === undefined ? undefined : timeOption(kit, '--since', options.since),
     to: options.until === undefined ? undefined : timeOption(kit, '--until', options.until),
-    status,
-    statusClass,
+    ...statuses,
     limit: wholeOption(kit, '--limit', options.limit, 1, 1000),
     before: options.before === undefined ? 0 : wholeOption(kit, '--before', options.before, 1, Number.MAX_SAFE_INTEGER),
   };
@@ -150,21 +143,18 @@ function auditLine(row: AuditRow): string {
     `${row.method} ${row.resource} v${row.version}`,
     row.user_id ?? '-',
     row.key_prefix === null ? '-' : `${row.key_prefix}...`,
-    row.status,
+    row.repeats > 1 ? `${row.status} x${row.repeats}` : row.status,
     row.request_id,
     row.address,
     row.params ?? '-',
   ].join('  ');
 }
 
-/** An ISO time, or a time ago: 30m, 12h, 7d. */
-export function timeOption(kit: Pick<CommandKit, 'usage'>, name: string, value: string, now = Date.now()): Date {
-  const ago = /^([0-9]{1,6})([smhd])$/.exec(value);
-  if (ago) return new Date(now - Number(ago[1]) * { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[ago[2] as 's' | 'm' | 'h' | 'd']);
-  const time = Date.parse(value);
-  if (!/^[0-9]{4}-[0-9]{2}-[0-9]{2}/.test(value) || Number.isNaN(time))
-    throw kit.usage(`${name} is an ISO time (2026-11-26T10:00Z) or a time ago (30m, 12h, 7d), not ${value}`);
-  return new Date(time);
+/** An ISO time (UTC when it names no zone), or a time ago: 30m, 12h, 7d. */
+function timeOption(kit: Pick<CommandKit, 'usage'>, name: string, value: string): Date {
+  const time = timeFilter(value);
+  if (time === undefined) throw kit.usage(`${name} is an ISO time (2026-11-26T10:00Z) or a time ago (30m, 12h, 7d), not ${value}`);
+  return time;
 }
 
 function wholeOption(kit: Pick<CommandKit, 'usage'>, name: string, value: string, min: number, max: number): number {

@@ -3,7 +3,7 @@ import { userInfo } from 'node:os';
 import type { Connection } from 'mysql2/promise';
 import { AUDIT_TABLE, AuditLog } from '../console/audit.js';
 import { type GrantOutcome, ROLE_CATALOG, ROLE_CATALOG_BACKEND, UserStore } from '../console/store.js';
-import { API_AUDIT_TABLE } from '../runtime/audit/index.js';
+import { API_AUDIT_REPEATS, API_AUDIT_TABLE } from '../runtime/audit/index.js';
 import { API_KEY_TABLE } from '../runtime/auth/api-key.js';
 import { REHASH_VARIABLE } from '../runtime/auth/credentials.js';
 import { GRANT_ENDS_COLUMN } from '../runtime/auth/grants.js';
@@ -180,6 +180,10 @@ export async function createDefaultTables(connection: Connection): Promise<void>
   // Events and webhooks (runtime/events/outbox.ts), and who called what through audited routes (runtime/audit/).
   for (const statement of OUTBOX_TABLES) await connection.query(statement);
   await connection.query(API_AUDIT_TABLE);
+  const [auditColumns] = await connection.query(
+    "select column_name as name from information_schema.columns where table_schema = database() and table_name = 'xmlrest_api_audit' and column_name = 'repeats'",
+  );
+  if ((auditColumns as unknown[]).length === 0) await connection.query(API_AUDIT_REPEATS);
   // Replaced on every run (dropped above), so that `xmlrest db init` upgrades them (MySQL has no CREATE OR REPLACE TRIGGER).
   for (const [name, body] of Object.entries(DEFAULT_TABLE_TRIGGERS)) await connection.query(`create trigger ${name} ${body}`);
 }

@@ -30,9 +30,7 @@ import { FROM_BUILD, PACKAGE_ROOT, packageVersion } from './install.js';
 async function prepare() {
   const config = loadConfig(process.env, '.env', {
     bearerBackends: backends.filter((backend) => backend.authScheme === 'Bearer').map((backend) => backend.name),
-    webhookSecrets: backends.flatMap((backend) =>
-      (backend.webhooks ?? []).map((webhook) => ({ variable: webhook.secret, backend: backend.name, url: webhook.url })),
-    ),
+    webhookSecrets: webhookSecretsNeeded(backends),
     pagedBackends: pagedBackends(backends),
   });
   const database = openDatabase(config.databaseUrl, {
@@ -66,6 +64,7 @@ async function prepare() {
       issuerKeyTimings: config.issuerKeys,
       webhookSecrets: config.webhookSecrets,
       events: config.events,
+      audit: config.audit,
       tracing,
     });
     adminConsole?.attach(server);

@@ -11,7 +11,11 @@ import { AttributeReader, type RawAttribute, type RawElement } from './elements.
  * Emit and is a Sql step (a read's rows or a write's result; a plug-in's
  * result may hold anything, a token among them); a key that is one value; a
  * Webhook of the backend that receives it; and (at the end of the request) a
- * request that writes, whose transaction the event joins.
+ * request that writes, whose transaction the event joins. An event reports a
+ * change: by default (`when="changed"`) it is sent only when every write step
+ * before it found a row, so that a caller cannot make the backend sign an
+ * event about a row its write did not touch (an update `where ... and
+ * user_id = $uid` of someone else's row changes nothing, and sends nothing).
  */
 export interface EmitContext {
   backend: Backend;
@@ -28,6 +32,7 @@ export function analyseEmit(element: RawElement, context: EmitContext, diagnosti
   const event = attrs.required('event');
   const stepAttr = attrs.required('step');
   const keyAttr = attrs.optional('key');
+  const whenAttr = attrs.optional('when');
   attrs.rejectOthers();
   if (element.children.length > 0 || element.text.trim() !== '') diagnostics.error(element.at, 'Emit holds nothing: its attributes say it all');
   let ok = event !== undefined && stepAttr !== undefined;
@@ -66,18 +71,31 @@ export function analyseEmit(element: RawElement, context: EmitContext, diagnosti
       ok = false;
     } else key = bind;
   }
+  if (whenAttr && whenAttr.value !== 'changed' && whenAttr.value !== 'always') {
+    diagnostics.error(whenAttr.at, `when is changed (sent only when the writes before it found a row) or always, not "${whenAttr.value}"`);
+    ok = false;
+  }
   if (!ok) return undefined;
-  return { event: event!.value, step: stepAttr!.value, key, after: context.steps.length, at: element.at };
+  const changes =
+    whenAttr?.value === 'always' ? null : context.steps.filter((step) => step.kind === 'sql' && step.statement === 'write').map((step) => step.id);
+  return { event: event!.value, step: stepAttr!.value, key, changes, after: context.steps.length, at: element.at };
 }
 
-/** An event joins its request's transaction: a request with Emit must write. */
+/** An event joins its request's transaction: a request with Emit must write, and (by default) before the Emit. */
 export function checkEmitsWrite(emits: readonly Emit[], steps: readonly Step[], diagnostics: Diagnostics): void {
-  if (emits.length === 0 || steps.some((step) => step.kind === 'sql' && step.statement === 'write')) return;
+  if (emits.length === 0) return;
+  const writes = steps.some((step) => step.kind === 'sql' && step.statement === 'write');
   for (const emit of emits) {
-    diagnostics.error(
-      emit.at,
-      'Emit records a change: it belongs in a Request that writes (an insert, update or delete), whose transaction it joins and commits with',
-    );
+    if (!writes)
+      diagnostics.error(
+        emit.at,
+        'Emit records a change: it belongs in a Request that writes (an insert, update or delete), whose transaction it joins and commits with',
+      );
+    else if (emit.changes?.length === 0)
+      diagnostics.error(
+        emit.at,
+        'Emit is sent when the writes before it found a row, and no write comes before this one: put it after the write it reports, or say when="always"',
+      );
   }
 }
 
@@ -108,8 +126,8 @@ function shapeOf(operation: Operation, emit: Emit): { shape: string; said: strin
   if (step.kind !== 'sql') return { shape: '', said: '' };
   const columns = step.statement === 'write' ? ['affectedRows', 'insertId'] : step.columns;
   return {
-    shape: JSON.stringify([step.id, step.statement, columns]),
-    said: `step "${step.id}"${step.statement === 'write' ? ', a write' : ''}${columns === null ? '' : `: ${columns.join(', ')}`}`,
+    shape: JSON.stringify([step.id, step.statement, columns, emit.key !== null]),
+    said: `step "${step.id}"${step.statement === 'write' ? ', a write' : ''}${columns === null ? '' : `: ${columns.join(', ')}`}${emit.key === null ? ', no key' : ', a key'}`,
   };
 }
 

@@ -100,6 +100,9 @@ export function emitResource(resource: Resource, file: string, options: EmitOpti
         extends: ['EventPayload'],
         properties: [
           { name: 'type', type: quote(emit.event) },
+          ...(emit.key === null
+            ? []
+            : [{ docs: ['What the event is about: the value of its key (a text or a number).'], name: 'key', type: 'string | number | null' }]),
           { name: 'data', type: `{ ${propertyName(step.id)}: ${stepResultType(step)} }` },
         ],
       });
@@ -217,10 +220,11 @@ function writeHandlerBody(writer: CodeBlockWriter, resource: Resource, operation
   }
 }
 
-/** An event into the outbox, on the request's transaction (docs/contract.md §12). */
+/** An event into the outbox, on the request's transaction, when its writes found a row (docs/contract.md §12). */
 function writeEmit(writer: CodeBlockWriter, emit: Emit, db: string): void {
   const key = emit.key === null ? '' : `, ${bindExpression(emit.key)}`;
-  writer.writeLine(`await scope.emit<${eventType(emit)}>(${db}, ${quote(emit.event)}, { ${emit.step} }${key});`);
+  const changed = (emit.changes ?? []).map((step) => `${step}.affectedRows > 0`).join(' && ');
+  writer.writeLine(`${changed === '' ? '' : `if (${changed}) `}await scope.emit<${eventType(emit)}>(${db}, ${quote(emit.event)}, { ${emit.step} }${key});`);
 }
 
 /** The TypeScript name of an event type's payload: `order.placed` is OrderPlacedEvent. */
@@ -229,7 +233,9 @@ export function eventType(emit: Pick<Emit, 'event'>): string {
 }
 
 function writeStep(writer: CodeBlockWriter, step: Step, db: string, operation: Operation): void {
-  const emitted = (operation.emits ?? []).some((emit) => emit.step === step.id || (emit.key?.kind === 'ref' && emit.key.step === step.id));
+  const emitted = (operation.emits ?? []).some(
+    (emit) => emit.step === step.id || (emit.key?.kind === 'ref' && emit.key.step === step.id) || emit.changes?.includes(step.id),
+  );
   const unused = !step.output && !emitted && !operation.steps.some((other) => referencesStep(other, step.id));
   const target = unused ? '' : `const ${step.id} = `;
   if (step.kind === 'sql' && step.list) {
@@ -309,6 +315,7 @@ function paramSpecLiteral(type: ParamType | undefined, fromBody: boolean): strin
   if (type?.max !== undefined) fields.push(`max: ${type.max}`);
   if (type?.optional) fields.push('optional: true');
   if (fromBody) fields.push("from: 'body'");
+  if (type?.secret) fields.push('secret: true');
   return `{ ${fields.join(', ')} }`;
 }
 

@@ -1,5 +1,9 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { type Database, errnoOf, NO_TABLE, type Queryable, type SqlValue } from '../db/index.js';
+import { addressGroup } from '../auth/address.js';
+import type { ParamSpecs } from '../contract.js';
+import { type Database, errnoOf, faultOf, NO_COLUMN, NO_TABLE, type Queryable, type SqlValue } from '../db/index.js';
+import { httpErrorFromDatabase } from '../errors.js';
+import type { Chore } from '../housekeeping.js';
 import type { Logger } from '../log.js';
 
 /**
@@ -9,11 +13,20 @@ import type { Logger } from '../log.js';
  * roll back together. Every other call (a read, a refused or failed call)
  * is recorded after its answer has gone (`record`): queued in memory and
  * written by a timer, many rows a statement, so that a read waits for no
- * insert. The queue is bounded (MAX_QUEUED rows): while the database is down
- * the rows wait and are written when it is back; past the bound, further
- * rows are dropped and counted (`xmlrest_audit_rows_dropped_total`) and the
- * log says so. A graceful stop writes what waits; a killed server loses the
- * rows of its last FLUSH_MS (and those it held while the database was down).
+ * insert. An entry is queued in its recorded form (parameters cut and
+ * secrets left out: at most PARAMS_CHARS, whatever the request carried), and
+ * the queue is bounded (MAX_QUEUED rows): while the database is down the rows
+ * wait and are written when it is back; past the bound, further rows are
+ * dropped and counted (`xmlrest_audit_rows_dropped_total`) and the log says
+ * so. A row the database refuses is dropped alone (counted too), never held
+ * at the head of the queue. Refusals of callers who gave no valid credentials
+ * are counted rather than written one by one: the first of a minute from one
+ * address to one route is a row, the rest of that minute one more row with
+ * `repeats`, so that a client looping without credentials writes two rows a
+ * minute, not thousands a second. Rows older than AUDIT_RETENTION_DAYS are
+ * removed by one server at a time (`prune`, runtime/housekeeping.ts). A
+ * graceful stop writes what waits; a killed server loses the rows of its last
+ * FLUSH_MS (and those it held while the database was down).
  */
 export const API_AUDIT_TABLE = `create table if not exists xmlrest_api_audit (
   id bigint unsigned not null auto_increment primary key,
@@ -28,11 +41,15 @@ export const API_AUDIT_TABLE = `create table if not exists xmlrest_api_audit (
   request_id varchar(64) character set ascii collate ascii_bin not null,
   address varchar(64) character set ascii collate ascii_bin not null,
   params text character set utf8mb4 collate utf8mb4_bin null,
+  repeats int unsigned not null default 1,
   key xmlrest_api_audit_at (backend, at),
   key xmlrest_api_audit_user (backend, user_id, at)
 ) engine = InnoDB`;
 
-/** One call, as its route knows it. */
+/** `repeats` on a table made before it (xmlrest db init adds it): how many alike calls the row stands for. */
+export const API_AUDIT_REPEATS = 'alter table xmlrest_api_audit add column repeats int unsigned not null default 1 after params';
+
+/** One call, as its record holds it: bounded, whatever the request carried. */
 export interface AuditEntry {
   at: Date;
   backend: string;
@@ -44,20 +61,25 @@ export interface AuditEntry {
   keyPrefix: string | null;
   status: number;
   requestId: string;
+  /** The client's address as printable ASCII, at most 64 characters (`recordedAddress`). */
   address: string;
-  /** The parameters the operation read, as it read them; null when it read none (refused before). */
-  params: Readonly<Record<string, unknown>> | null;
+  /** The parameters the operation read, as `recordedParams` makes them; null when it read none (refused before). */
+  params: string | null;
+  /** How many alike calls the row stands for: 1, but for repeated refusals of a caller without credentials. */
+  repeats?: number;
 }
 
 /**
  * Whether a parameter's value is left out of the record: its name, in any letter case, holds one of these.
  * Wide on purpose (a `keyword` or an `author` is left out too): a secret written to an audit table is a
- * leak that outlives the request, a word left out is not.
+ * leak that outlives the request, a word left out is not. The generator marks the others it knows of
+ * (`secret` in the parameter's spec: one that reaches a password argument, whatever its name).
  */
 const SECRET_WORDS = ['pass', 'pwd', 'secret', 'token', 'key', 'auth', 'credential', 'signature'];
 export const LEFT_OUT = '[FILTERED]';
 
-export function leftOut(name: string): boolean {
+export function leftOut(name: string, specs?: ParamSpecs): boolean {
+  if (specs?.[name]?.secret) return true;
   const lower = name.toLowerCase();
   return SECRET_WORDS.some((word) => lower.includes(word));
 }
@@ -67,11 +89,11 @@ const VALUE_CHARS = 256;
 const PARAMS_CHARS = 4096;
 
 /** The parameters as the record holds them: secrets left out, long values cut, the whole bounded. */
-export function recordedParams(params: Readonly<Record<string, unknown>> | null): string | null {
-  if (params === null) return null;
+export function recordedParams(params: Readonly<Record<string, unknown>> | null | undefined, specs?: ParamSpecs): string | null {
+  if (params === null || params === undefined) return null;
   const kept: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(params)) {
-    if (leftOut(name)) kept[name] = LEFT_OUT;
+    if (leftOut(name, specs)) kept[name] = LEFT_OUT;
     else if (typeof value === 'string' && value.length > VALUE_CHARS) kept[name] = `${value.slice(0, VALUE_CHARS)}…`;
     else kept[name] = value instanceof Date ? value.toISOString() : value;
   }
@@ -79,8 +101,17 @@ export function recordedParams(params: Readonly<Record<string, unknown>> | null)
   return text.length <= PARAMS_CHARS ? text : JSON.stringify({ truncated: true, names: Object.keys(kept).slice(0, 50) });
 }
 
-const COLUMNS = '(at, backend, resource, version, method, user_id, key_prefix, status, request_id, address, params)';
-const ROW = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
+/**
+ * A client's address as the column takes it: printable ASCII, at most 64 characters. It comes from a proxy's
+ * header when PROXY_HOPS says so, and such a header may hold any text: a row the database refused for it would
+ * lose the record of the call.
+ */
+export function recordedAddress(address: string): string {
+  return address.replace(/[^\x20-\x7e]/g, '?').slice(0, 64) || '-';
+}
+
+const COLUMNS = '(at, backend, resource, version, method, user_id, key_prefix, status, request_id, address, params, repeats)';
+const ROW = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
 
 function values(entry: AuditEntry): SqlValue[] {
   return [
@@ -93,8 +124,9 @@ function values(entry: AuditEntry): SqlValue[] {
     entry.keyPrefix,
     entry.status,
     entry.requestId,
-    entry.address.slice(0, 64),
-    recordedParams(entry.params),
+    entry.address,
+    entry.params,
+    entry.repeats ?? 1,
   ];
 }
 
@@ -103,23 +135,41 @@ const MAX_QUEUED = 10_000;
 /** The queue is written this often, in statements of at most BATCH rows (a power of two: a few statement texts). */
 const FLUSH_MS = 200;
 const BATCH = 256;
+/** Refusals of callers without credentials, counted per address and route over this long (one row, then one for the rest). */
+const REPEAT_WINDOW_MS = 60_000;
+/** Addresses and routes counted at once at most; past it, refusals are rows of their own (the queue's bound holds). */
+const MAX_COUNTED = 10_000;
+/** What a caller without valid credentials is answered before anything runs: 401, 403, 429. */
+const REFUSALS = new Set([401, 403, 429]);
+/** Rows removed per backend and statement when pruning: a bounded delete, however far behind. */
+const PRUNE_BATCH = 5000;
+
+/** Repeated refusals of one address on one route within a window: the row that will say how many followed the first. */
+interface Repeats {
+  until: number;
+  count: number;
+  last: AuditEntry | undefined;
+}
 
 export class AuditTrail {
   private queue: AuditEntry[] = [];
+  private readonly repeats = new Map<string, Repeats>();
   private readonly timer: NodeJS.Timeout;
   private flushing: Promise<void> | undefined;
   private readonly dropped: Counter;
-  private quietUntil = 0;
+  private readonly quietUntil = new Map<string, number>();
 
   constructor(
     private readonly db: Database,
     private readonly logger: Logger,
     registry: Registry,
+    /** Rows older than this many days are pruned (AUDIT_RETENTION_DAYS). */
+    private readonly retentionDays = 90,
   ) {
     const registers = [registry];
     this.dropped = new Counter({
       name: 'xmlrest_audit_rows_dropped_total',
-      help: 'Audit rows of reads dropped because too many waited for the database (it was down or too slow)',
+      help: 'Audit rows dropped: too many waited for the database (it was down or too slow), or the database refused the row',
       registers,
     });
     const queue = () => this.queue.length;
@@ -131,23 +181,27 @@ export class AuditTrail {
         this.set(queue());
       },
     });
-    this.timer = setInterval(() => void this.flush(), FLUSH_MS);
+    this.timer = setInterval(() => {
+      this.closeWindows(Date.now());
+      void this.flush();
+    }, FLUSH_MS);
     this.timer.unref();
   }
 
-  /** A successful write's row, in its transaction (`db`). */
+  /** A successful write's row, in its transaction (`db`): the write fails (rolled back) when it cannot be written. */
   async writeIn(db: Queryable, entry: AuditEntry): Promise<void> {
-    await db.write(`insert into xmlrest_api_audit ${COLUMNS} values ${ROW}`, values(entry));
+    try {
+      await db.write(`insert into xmlrest_api_audit ${COLUMNS} values ${ROW}`, values(entry));
+    } catch (error) {
+      if (!tableMissing(error)) throw error;
+      throw new Error('the table xmlrest_api_audit is missing or made by an earlier version: run xmlrest db init', { cause: error });
+    }
   }
 
   /** Any other call's row: queued, written within FLUSH_MS. Never waits, never throws. */
   record(entry: AuditEntry): void {
-    if (this.queue.length >= MAX_QUEUED) {
-      this.dropped.inc();
-      this.warn(undefined, `audit rows dropped: ${MAX_QUEUED} wait already for the database`);
-      return;
-    }
-    this.queue.push(entry);
+    if (entry.userId === null && REFUSALS.has(entry.status) && this.counted(entry)) return;
+    this.enqueue(entry);
   }
 
   /** Writes every row waiting (a graceful stop calls it before the pool closes). */
@@ -160,7 +214,66 @@ export class AuditTrail {
 
   stop(): Promise<void> {
     clearInterval(this.timer);
+    this.closeWindows(Number.POSITIVE_INFINITY);
     return this.flush();
+  }
+
+  /**
+   * Removes rows older than the retention, at most PRUNE_BATCH of each backend's a tick (runtime/housekeeping.ts:
+   * one server at a time).
+   */
+  pruning(): Chore {
+    return {
+      name: 'audit rows',
+      everyMs: 60_000,
+      run: async () => {
+        // A loose index scan of (backend, at): one entry per backend, however many rows.
+        const backends = await this.db.select<{ backend: string }>('select distinct backend from xmlrest_api_audit', []);
+        let removed = 0;
+        let more = false;
+        for (const { backend } of backends) {
+          const { affectedRows } = await this.db.write(
+            `delete from xmlrest_api_audit where backend = ? and at < now(3) - interval ? day limit ${PRUNE_BATCH}`,
+            [backend, this.retentionDays],
+          );
+          removed += affectedRows;
+          more ||= affectedRows >= PRUNE_BATCH;
+        }
+        return { removed, more };
+      },
+    };
+  }
+
+  /** Whether this refusal is one more of its address and route in the current window (counted, not a row of its own). */
+  private counted(entry: AuditEntry): boolean {
+    const key = `${entry.backend} ${entry.resource} ${entry.version} ${entry.method} ${entry.status} ${addressGroup(entry.address)}`;
+    const window = this.repeats.get(key);
+    if (window === undefined) {
+      // The first of a window is a row as any other.
+      if (this.repeats.size < MAX_COUNTED) this.repeats.set(key, { until: Date.now() + REPEAT_WINDOW_MS, count: 0, last: undefined });
+      return false;
+    }
+    window.count++;
+    window.last = entry;
+    return true;
+  }
+
+  /** Windows over by `now`: the refusals after the first, one row saying how many (the last one's time and request id). */
+  private closeWindows(now: number): void {
+    for (const [key, window] of this.repeats) {
+      if (window.until > now) continue;
+      this.repeats.delete(key);
+      if (window.last !== undefined) this.enqueue({ ...window.last, repeats: window.count });
+    }
+  }
+
+  private enqueue(entry: AuditEntry): void {
+    if (this.queue.length >= MAX_QUEUED) {
+      this.dropped.inc();
+      this.warn(undefined, `audit rows dropped: ${MAX_QUEUED} wait already for the database`);
+      return;
+    }
+    this.queue.push(entry);
   }
 
   private async write(): Promise<void> {
@@ -169,26 +282,65 @@ export class AuditTrail {
       while (size > this.queue.length) size /= 2;
       const batch = this.queue.slice(0, size);
       try {
-        await this.db.write(`insert into xmlrest_api_audit ${COLUMNS} values ${Array.from({ length: size }, () => ROW).join(', ')}`, batch.flatMap(values));
+        await this.insert(batch);
       } catch (error) {
-        // Kept for the next flush: the database may be back by then.
-        this.warn(error, 'cannot write audit rows: they wait (in memory, bounded) for the database');
-        return;
+        // The database is away or the table missing: kept for the next flush, the database may be back by then.
+        if (!refusedValue(error)) {
+          this.warn(error, 'cannot write audit rows: they wait (in memory, bounded) for the database');
+          return;
+        }
+        // A value the database refuses: each row alone, the refused ones dropped, the others written (each taken
+        // off the queue as it goes, so that a database gone meanwhile leaves no written row to be written twice).
+        if (!(await this.oneByOne(batch))) return;
+        continue;
       }
       this.queue.splice(0, size);
     }
   }
 
-  /** Said once in 10 s at most. */
-  private warn(error: unknown, message: string): void {
-    if (Date.now() < this.quietUntil) return;
-    this.quietUntil = Date.now() + 10_000;
-    const missing = errnoOf(error) === NO_TABLE;
-    this.logger.warn(
-      { error: (error as Error | undefined)?.message, waiting: this.queue.length },
-      missing ? 'audit: the table xmlrest_api_audit is missing (run xmlrest db init)' : message,
-    );
+  /**
+   * Writes `batch`, the queue's head, a row at a time, dropping the rows the database refuses, and takes each off
+   * the queue once written or dropped; false when the database went away meanwhile (the rest wait).
+   */
+  private async oneByOne(batch: AuditEntry[]): Promise<boolean> {
+    for (const entry of batch) {
+      try {
+        await this.insert([entry]);
+      } catch (error) {
+        if (!refusedValue(error)) {
+          this.warn(error, 'cannot write audit rows: they wait (in memory, bounded) for the database');
+          return false;
+        }
+        this.dropped.inc();
+        this.warn(error, 'audit row dropped: the database refused a value of it', { requestId: entry.requestId });
+      }
+      this.queue.shift();
+    }
+    return true;
   }
+
+  private async insert(batch: readonly AuditEntry[]): Promise<void> {
+    await this.db.write(`insert into xmlrest_api_audit ${COLUMNS} values ${Array.from({ length: batch.length }, () => ROW).join(', ')}`, batch.flatMap(values));
+  }
+
+  /** Each message said once in 10 s at most. */
+  private warn(error: unknown, message: string, more: object = {}): void {
+    const said = tableMissing(error) ? 'audit: the table xmlrest_api_audit is missing or made by an earlier version (run xmlrest db init)' : message;
+    if (Date.now() < (this.quietUntil.get(said) ?? 0)) return;
+    this.quietUntil.set(said, Date.now() + 10_000);
+    this.logger.warn({ error: (error as Error | undefined)?.message, waiting: this.queue.length, ...more }, said);
+  }
+}
+
+/** ER_NO_SUCH_TABLE, ER_BAD_FIELD_ERROR: `xmlrest db init` has not run since this version (or at all). */
+export function tableMissing(error: unknown): boolean {
+  const errno = errnoOf(error);
+  return errno === NO_TABLE || errno === NO_COLUMN;
+}
+
+/** The database refused a value of a row (the client's doing, not the database's state): that row alone is at fault. */
+function refusedValue(error: unknown): boolean {
+  return faultOf(error) === undefined && httpErrorFromDatabase(error) !== undefined;
 }
 
 export interface AuditFilter {
@@ -219,6 +371,27 @@ export interface AuditRow {
   request_id: string;
   address: string;
   params: string | null;
+  /** How many alike calls the row stands for (repeated refusals of a caller without credentials); 1 for most. */
+  repeats: number;
+}
+
+/** A status filter as operators write it (xmlrest audit list, the console): a status (404) or a class (4xx); undefined when neither. */
+export function statusFilter(text: string): Pick<AuditFilter, 'status' | 'statusClass'> | undefined {
+  const match = /^([1-5])(?:xx|([0-9]{2}))$/i.exec(text);
+  if (!match) return undefined;
+  return match[2] === undefined ? { statusClass: Number(match[1]) } : { status: Number(text) };
+}
+
+/**
+ * A time filter as operators write it: an ISO time, read as UTC when it names no zone (as the console's
+ * datetime-local field sends it), or a time ago (30m, 12h, 7d); undefined when neither.
+ */
+export function timeFilter(text: string, now = Date.now()): Date | undefined {
+  const ago = /^([0-9]{1,6})([smhd])$/.exec(text);
+  if (ago) return new Date(now - Number(ago[1]) * { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[ago[2] as 's' | 'm' | 'h' | 'd']);
+  if (!/^[0-9]{4}-[0-9]{2}-[0-9]{2}/.test(text)) return undefined;
+  const time = Date.parse(/T.*([zZ]|[+-][0-9]{2}:?[0-9]{2})$/.test(text) || !text.includes('T') ? text : `${text}Z`);
+  return Number.isNaN(time) ? undefined : new Date(time);
 }
 
 /** Rows newest first, filtered, a page at a time (xmlrest audit list, the console's Audit page). */
@@ -239,10 +412,10 @@ export async function listAudit(db: Queryable, filter: AuditFilter): Promise<{ r
   if (filter.statusClass !== undefined) where('status div 100 = ?', filter.statusClass);
   if (filter.before) where('id < ?', filter.before);
   const rows = await db.select<AuditRow & { id: number | string }>(
-    `select id, at, backend, resource, version, method, user_id, key_prefix, status, request_id, address, params from xmlrest_api_audit
+    `select id, at, backend, resource, version, method, user_id, key_prefix, status, request_id, address, params, repeats from xmlrest_api_audit
       ${conditions.length > 0 ? `where ${conditions.join(' and ')}` : ''} order by id desc limit ${filter.limit + 1}`,
     params,
   );
-  const page = rows.slice(0, filter.limit).map((row) => ({ ...row, id: Number(row.id), status: Number(row.status) }));
+  const page = rows.slice(0, filter.limit).map((row) => ({ ...row, id: Number(row.id), status: Number(row.status), repeats: Number(row.repeats) }));
   return { rows: page, next: rows.length > filter.limit ? page.at(-1)!.id : null };
 }

@@ -62,10 +62,15 @@ export class Database extends EventEmitter<{ retry: [{ reason: string; attempt: 
     return this.attempt(AUTOCOMMIT_WRITE, (connection) => new StatementRunner(connection).write(sql, values));
   }
 
-  /** Runs `work` on one connection inside one transaction; any failure rolls every step back. */
-  transaction<T>(work: (db: Queryable) => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` on one connection inside one transaction; any failure rolls every step back. `isolation` sets
+   * that transaction's level (the server's default, REPEATABLE READ, otherwise): READ COMMITTED for a locking
+   * scan that must not hold gap locks against other writers (runtime/events/ claims).
+   */
+  transaction<T>(work: (db: Queryable) => Promise<T>, options?: { isolation?: 'read committed' }): Promise<T> {
     return this.attempt({ transaction: true, retryConnectionFaults: true }, async (connection) => {
       const runner = new StatementRunner(connection);
+      if (options?.isolation === 'read committed') await query(connection, 'set transaction isolation level read committed');
       await query(connection, 'start transaction');
       const result = await work(runner);
       try {

@@ -2,8 +2,10 @@ import { createHash, randomUUID } from 'node:crypto';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { type BackendModule, receives } from '../contract.js';
 import type { Database, Queryable, SqlValue } from '../db/index.js';
+import { HttpError } from '../errors.js';
+import type { Chore } from '../housekeeping.js';
 import type { Logger } from '../log.js';
-import { insertEvent, outboxStats } from './outbox.js';
+import { insertEvent, outboxStats, pruneDelivered } from './outbox.js';
 import { parseWebhookSecrets } from './signer.js';
 import { DEFAULT_DELIVERY, type DeliverySettings, type DeliveryTarget, DeliveryWorker } from './worker.js';
 
@@ -42,12 +44,12 @@ export interface EventsOptions {
   serverId: string;
 }
 
-/** An event whose body passes EVENTS_MAX_BYTES: the request fails (500) and rolls back, rather than send part of it. */
-export class EventTooLarge extends Error {
-  constructor(type: string, bytes: number, max: number) {
-    super(`event ${type} is ${bytes} bytes, over EVENTS_MAX_BYTES (${max}): emit a smaller step (the ids and what receivers need, not whole tables)`);
-    this.name = 'EventTooLarge';
-  }
+/**
+ * An event whose body passes EVENTS_MAX_BYTES: the request fails with 413 and rolls back, rather than send part
+ * of it. The size is the client's doing (a long text stored and sent back), so it is a 4xx, not a fault.
+ */
+function eventTooLarge(): HttpError {
+  return new HttpError(413, 'The change is too large to be sent as an event: send smaller values', {}, 'event_too_large');
 }
 
 export const DEFAULT_EVENT_BYTES = 64 * 1024;
@@ -60,6 +62,9 @@ export class Events {
   private urls = new Map<string, Map<string, readonly string[]>>();
   private webhooks = new Map<string, BackendModule['webhooks']>();
   private readonly maxBytes: number;
+  /** When each event type last said in the log that it was too large: once a minute at most. */
+  private readonly tooLargeSaid = new Map<string, number>();
+  private readonly retentionSeconds: number;
   private readonly stats: { at: number; depth: number; oldestSeconds: number; pending: Promise<void> | undefined } = {
     at: 0,
     depth: 0,
@@ -70,6 +75,7 @@ export class Events {
   constructor(private readonly options: EventsOptions) {
     this.maxBytes = options.maxBytes ?? DEFAULT_EVENT_BYTES;
     const delivery = { ...DEFAULT_DELIVERY, ...options.delivery };
+    this.retentionSeconds = delivery.retentionSeconds;
     const registers = [options.registry];
     const outcomes = new Counter({
       name: 'xmlrest_events_deliveries_total',
@@ -131,10 +137,39 @@ export class Events {
   async emit(db: Queryable, backend: string, type: string, data: object, key: SqlValue): Promise<void> {
     const urls = this.urlsOf(backend, type);
     if (urls.length === 0) return;
-    const payload = JSON.stringify({ type, timestamp: new Date().toISOString(), data });
-    if (payload.length > this.maxBytes / 3 && Buffer.byteLength(payload) > this.maxBytes)
-      throw new EventTooLarge(type, Buffer.byteLength(payload), this.maxBytes);
-    await insertEvent(db, { msgId: messageId(), backend, type, orderKey: orderKey(type, key), payload }, urls);
+    const timestamp = new Date().toISOString();
+    // The key goes into the payload too: an event made of a write's result would not say which row it is about.
+    const payload = JSON.stringify(key === undefined ? { type, timestamp, data } : { type, timestamp, key: keyValue(key), data });
+    if (payload.length > this.maxBytes / 3 && Buffer.byteLength(payload) > this.maxBytes) throw this.tooLarge(type, Buffer.byteLength(payload));
+    try {
+      await insertEvent(db, { msgId: messageId(), backend, type, orderKey: orderKey(type, key), payload }, urls);
+    } catch (error) {
+      throw withHint(error);
+    }
+  }
+
+  /** Removes one bounded batch of delivered events past the retention (runtime/housekeeping.ts: one server at a time). */
+  pruning(): Chore {
+    const batch = 5000;
+    return {
+      name: 'delivered events',
+      everyMs: Math.min(60_000, this.retentionSeconds * 1000),
+      run: async () => {
+        const removed = await pruneDelivered(this.options.database, this.retentionSeconds, batch);
+        return { removed, more: removed >= batch };
+      },
+    };
+  }
+
+  private tooLarge(type: string, bytes: number): HttpError {
+    if (Date.now() >= (this.tooLargeSaid.get(type) ?? 0)) {
+      this.tooLargeSaid.set(type, Date.now() + 60_000);
+      this.options.logger.warn(
+        { event: type, bytes, maxBytes: this.maxBytes },
+        'an event over EVENTS_MAX_BYTES refused its request (413): emit a smaller step (the ids and what receivers need, not whole rows of text)',
+      );
+    }
+    return eventTooLarge();
   }
 
   /** A request that emitted has committed: this server looks for due events now rather than at its next poll. */
@@ -170,6 +205,13 @@ export class Events {
   }
 }
 
+/** A missing table as what to do about it: the request still fails (500), and its log line says to run xmlrest db init. */
+function withHint(error: unknown): unknown {
+  const errno = (error as { errno?: unknown } | null)?.errno;
+  if (errno !== 1146 && errno !== 1054) return error;
+  return new Error('the table xmlrest_outbox is missing or made by an earlier version: run xmlrest db init', { cause: error });
+}
+
 /** Every webhook secret the backends need, by the variable each names (runtime/config.ts checks them at start). */
 export function webhookSecretsNeeded(backends: readonly BackendModule[]): { variable: string; backend: string; url: string }[] {
   return backends.flatMap((backend) => (backend.webhooks ?? []).map((webhook) => ({ variable: webhook.secret, backend: backend.name, url: webhook.url })));
@@ -181,6 +223,13 @@ export function webhookSecretsNeeded(backends: readonly BackendModule[]): { vari
  */
 function messageId(): string {
   return `msg_${randomUUID().replaceAll('-', '')}`;
+}
+
+/** A key as the payload holds it: a number or a text as it is, a time as ISO 8601, bytes as hex. */
+function keyValue(key: SqlValue): string | number | null {
+  if (key === null) return null;
+  if (typeof key === 'number' || typeof key === 'string') return key;
+  return key instanceof Date ? key.toISOString() : Buffer.isBuffer(key) ? key.toString('hex') : String(key);
 }
 
 /**

@@ -68,6 +68,8 @@ export interface Claimed {
   event: string;
   payload: string;
   attempts: number;
+  /** Its key's order (a successor waits for it), or null. */
+  order_key: string | null;
 }
 
 export interface Lease {
@@ -101,8 +103,8 @@ function placeholders(count: number): string {
   return `(${Array.from({ length: count }, () => '?').join(', ')})`;
 }
 
-/** Ids for an `in (...)` list padded to a power of two (the last one repeated): at most 8 texts for 1 to 128 ids. */
-function idList(ids: readonly number[]): { sql: string; values: number[] } {
+/** Values for an `in (...)` list padded to a power of two (the last one repeated): at most 8 texts for 1 to 128 values. */
+function idList<Value>(ids: readonly Value[]): { sql: string; values: Value[] } {
   let size = 1;
   while (size < ids.length) size *= 2;
   const values = Array.from({ length: size }, (_, index) => ids[Math.min(index, ids.length - 1)]!);
@@ -123,37 +125,86 @@ export async function insertEvent(db: Queryable, event: NewEvent, urls: readonly
   await db.write(insertFor(urls.length), values);
 }
 
+/** What a claim needs of the database: a transaction, in READ COMMITTED. */
+export interface Transactions {
+  transaction<T>(work: (db: Queryable) => Promise<T>, options?: { isolation?: 'read committed' }): Promise<T>;
+}
+
+/** A row's `order_key`, hidden behind a parked successor's head: see `claim`. */
+type Candidate = Claimed & { blocked_until: Date | string | null };
+
 /**
  * The rows of one webhook a server may deliver now, leased to it: due, its webhook not stopped, and no
  * earlier row of the same order key still pending (delivered in order per key; a leased one is pending
  * too). `limit` is a power of two (the worker rounds its free slots down), so the text takes few forms.
+ *
+ * The claim costs what it takes, never what waits:
+ * - READ COMMITTED: the locking scan takes no gap locks, and the rows it reads but does not claim are
+ *   unlocked at once, so a request inserting its event into the same range never waits for a claim (in
+ *   REPEATABLE READ it waited until the claim committed);
+ * - a stopped webhook's rows are not read at all: its stop is a constant of the statement (MariaDB finds the
+ *   WHERE impossible before reading a row), not a test of each held row;
+ * - a row behind a pending row of its key (its head, retrying or leased) is not left in the due range for the
+ *   next claim to walk again: it is parked until its head's next attempt (or this lease's end, if later),
+ *   and the head's outcome releases the next one of its key at once (`releaseNext`). So a key whose head
+ *   retries for hours costs each of its rows one look per attempt of the head, not one per poll. A claim says
+ *   how many it parked: a full batch of parked rows means more may wait in front of claimable ones, so the
+ *   worker claims again at once rather than at its next poll (a backlog is set aside a batch a round trip).
  */
-export async function claim(
-  db: { transaction<T>(work: (db: Queryable) => Promise<T>): Promise<T> },
-  target: Target,
-  limit: number,
-  lease: Lease,
-): Promise<Claimed[]> {
-  return db.transaction(async (tx) => {
-    const rows = await tx.select<Claimed>(
-      `select o.id, o.msg_id, o.event, o.payload, o.attempts from xmlrest_outbox o
+export async function claim(db: Transactions, target: Target, limit: number, lease: Lease): Promise<{ claimed: Claimed[]; parked: number }> {
+  return db.transaction(
+    async (tx) => {
+      const rows = await tx.select<Candidate>(
+        `select o.id, o.msg_id, o.event, o.payload, o.attempts, o.order_key,
+          (select p.due from xmlrest_outbox p force index (xmlrest_outbox_order)
+            where p.backend = o.backend and p.url = o.url and p.order_key = o.order_key and p.state = 'pending' and p.id < o.id
+            order by p.id limit 1) as blocked_until
+        from xmlrest_outbox o
         where o.state = 'pending' and o.backend = ? and o.url = ? and o.due <= now(3)
-          and not exists (select 1 from xmlrest_webhook_stop s where s.backend = o.backend and s.url = o.url)
-          and (o.order_key is null or not exists (select 1 from xmlrest_outbox p
-            where p.backend = o.backend and p.url = o.url and p.order_key = o.order_key and p.state = 'pending' and p.id < o.id))
+          and not exists (select 1 from xmlrest_webhook_stop s where s.backend = ? and s.url = ?)
         order by o.due, o.id limit ${Math.trunc(limit)}
         for update skip locked`,
-      [target.backend, target.url],
+        [target.backend, target.url, target.backend, target.url],
+      );
+      const claimed = rows.filter((row) => row.blocked_until === null);
+      const blocked = rows.filter((row) => row.blocked_until !== null);
+      if (claimed.length > 0) {
+        const ids = idList(claimed.map((row) => Number(row.id)));
+        await tx.write(
+          `update xmlrest_outbox set due = now(3) + interval ? second, leased_by = ?, attempts = attempts + 1,
+            give_up = coalesce(give_up, now(3) + interval ? second) where id in ${ids.sql}`,
+          [lease.seconds, lease.serverId, lease.retryWindowSeconds, ...ids.values],
+        );
+      }
+      if (blocked.length > 0) {
+        // Parked until the earliest head's next attempt, and at least this lease: a head claimed now is leased that long.
+        const until = new Date(Math.min(...blocked.map((row) => new Date(row.blocked_until!).getTime())));
+        const ids = idList(blocked.map((row) => Number(row.id)));
+        await tx.write(`update xmlrest_outbox set due = greatest(?, now(3) + interval ? second) where id in ${ids.sql}`, [until, lease.seconds, ...ids.values]);
+      }
+      return {
+        claimed: claimed.map(({ blocked_until: _blocked, ...row }) => ({ ...row, id: Number(row.id), attempts: Number(row.attempts) + 1 })),
+        parked: blocked.length,
+      };
+    },
+    { isolation: 'read committed' },
+  );
+}
+
+/**
+ * The head of each of these keys is done (delivered, or failed for good): the next pending row of each, parked
+ * behind it by a claim, is due now rather than when its parking ends.
+ */
+export async function releaseNext(db: Queryable, target: Target, orderKeys: readonly string[]): Promise<void> {
+  for (let start = 0; start < orderKeys.length; start += 64) {
+    const keys = idList(orderKeys.slice(start, start + 64));
+    await db.write(
+      `update xmlrest_outbox o join (select min(p.id) as id from xmlrest_outbox p force index (xmlrest_outbox_order)
+          where p.backend = ? and p.url = ? and p.state = 'pending' and p.order_key in ${keys.sql} group by p.order_key) n on o.id = n.id
+        set o.due = now(3) where o.leased_by is null and o.due > now(3)`,
+      [target.backend, target.url, ...keys.values],
     );
-    if (rows.length === 0) return rows;
-    const ids = idList(rows.map((row) => Number(row.id)));
-    await tx.write(
-      `update xmlrest_outbox set due = now(3) + interval ? second, leased_by = ?, attempts = attempts + 1,
-        give_up = coalesce(give_up, now(3) + interval ? second) where id in ${ids.sql}`,
-      [lease.seconds, lease.serverId, lease.retryWindowSeconds, ...ids.values],
-    );
-    return rows.map((row) => ({ ...row, id: Number(row.id), attempts: Number(row.attempts) + 1 }));
-  });
+  }
 }
 
 /** Rows this server claimed and will not send (a graceful stop): due at once, for any server. */
@@ -179,26 +230,28 @@ export async function markDelivered(db: Queryable, ids: readonly number[], statu
 
 /**
  * An attempt that failed: the row is due again after `delayMs`, or failed when that is past its retry
- * window. Returns whether it is failed now.
+ * window. Says which, or `lost` when this server's lease ended and another server took the row meanwhile
+ * (nothing recorded: that server's outcome counts).
  */
 export async function markAttemptFailed(
   db: Queryable,
   id: number,
   outcome: { status: number | null; error: string; delayMs: number },
   serverId: string,
-): Promise<boolean> {
+): Promise<'retry' | 'failed' | 'lost'> {
   const rows = await db.select<{ failed: number }>(
     `select give_up < now(3) + interval ? microsecond as failed from xmlrest_outbox where id = ? and leased_by = ?`,
     [outcome.delayMs * 1000, id, serverId],
   );
-  if (rows.length === 0) return false;
+  if (rows.length === 0) return 'lost';
   const failed = Number(rows[0]!.failed) === 1;
-  await db.write(
+  const { affectedRows } = await db.write(
     `update xmlrest_outbox set state = ?, due = now(3) + interval ? microsecond, leased_by = null, last_status = ?, last_error = ?
       where id = ? and leased_by = ?`,
     [failed ? 'failed' : 'pending', failed ? 0 : outcome.delayMs * 1000, outcome.status, outcome.error.slice(0, 255), id, serverId],
   );
-  return failed;
+  if (affectedRows === 0) return 'lost';
+  return failed ? 'failed' : 'retry';
 }
 
 /** A 410 Gone: the row is failed, and its webhook stopped until an operator retries a failed row of it. */
@@ -222,20 +275,20 @@ export async function markGone(
   });
 }
 
-/** Removes delivered rows older than the retention, a bounded batch at a time; returns how many went. */
-export async function pruneDelivered(db: Queryable, retentionSeconds: number): Promise<number> {
+/**
+ * Removes delivered rows older than the retention, at most `batch` of each webhook's; returns how many went (the
+ * caller comes back soon while a batch was full). One server at a time calls it (runtime/housekeeping.ts).
+ */
+export async function pruneDelivered(db: Queryable, retentionSeconds: number, batch = 5000): Promise<number> {
   // A loose index scan of (state, backend, url): one entry per webhook, however many rows.
   const targets = await db.select<Target>(`select distinct backend, url from xmlrest_outbox where state = 'delivered'`, []);
   let removed = 0;
   for (const target of targets) {
-    for (;;) {
-      const { affectedRows } = await db.write(
-        `delete from xmlrest_outbox where state = 'delivered' and backend = ? and url = ? and due < now(3) - interval ? second limit 5000`,
-        [target.backend, target.url, retentionSeconds],
-      );
-      removed += affectedRows;
-      if (affectedRows < 5000) break;
-    }
+    const { affectedRows } = await db.write(
+      `delete from xmlrest_outbox where state = 'delivered' and backend = ? and url = ? and due < now(3) - interval ? second limit ${Math.trunc(batch)}`,
+      [target.backend, target.url, retentionSeconds],
+    );
+    removed += affectedRows;
   }
   return removed;
 }
@@ -263,18 +316,26 @@ export interface OutboxFilter {
   payload?: boolean;
 }
 
-/** Rows newest first, a page at a time. */
+/** Rows newest first, a page at a time; the `where` holds only the filters given, so that an index serves it. */
 export async function listOutbox(db: Queryable, filter: OutboxFilter): Promise<{ rows: OutboxRow[]; next: number | null }> {
   if (!Number.isSafeInteger(filter.limit) || filter.limit < 1 || filter.limit > 1000) throw new Error(`not a page size: ${filter.limit}`);
-  const before = filter.before ?? 0;
+  const conditions: string[] = [];
+  const values: SqlValue[] = [];
+  const where = (condition: string, value: SqlValue) => {
+    conditions.push(condition);
+    values.push(value);
+  };
+  if (filter.backend !== undefined) where('o.backend = ?', filter.backend);
+  if (filter.state !== undefined) where('o.state = ?', filter.state);
+  if (filter.before) where('o.id < ?', filter.before);
   const rows = await db.select<Omit<OutboxRow, 'id' | 'held'> & { id: number | string; held: number | string }>(
     `select o.id, o.msg_id, o.backend, o.event, o.url, o.order_key, o.state, o.created, o.due, o.attempts, o.last_status, o.last_error,
         (o.state = 'pending' and exists (select 1 from xmlrest_webhook_stop s where s.backend = o.backend and s.url = o.url)) as held
         ${filter.payload ? ', o.payload' : ''}
       from xmlrest_outbox o
-      where (? is null or o.backend = ?) and (? is null or o.state = ?) and (? = 0 or o.id < ?)
+      ${conditions.length > 0 ? `where ${conditions.join(' and ')}` : ''}
       order by o.id desc limit ${filter.limit + 1}`,
-    [filter.backend ?? null, filter.backend ?? null, filter.state ?? null, filter.state ?? null, before, before],
+    values,
   );
   const page = rows.slice(0, filter.limit).map((row) => ({
     ...row,
@@ -315,7 +376,12 @@ export async function retryFailed(
       `update xmlrest_outbox set state = 'pending', due = now(3), attempts = 0, give_up = null, leased_by = null where ${where}`,
       params,
     );
-    for (const target of targets) await tx.write('delete from xmlrest_webhook_stop where backend = ? and url = ?', [target.backend, target.url]);
+    for (const target of targets) {
+      const lifted = await tx.write('delete from xmlrest_webhook_stop where backend = ? and url = ?', [target.backend, target.url]);
+      // The rows its stop held get a whole retry window from their next attempt too, not what was left of an earlier one.
+      if (lifted.affectedRows > 0)
+        await tx.write("update xmlrest_outbox set give_up = null where state = 'pending' and backend = ? and url = ?", [target.backend, target.url]);
+    }
     return affectedRows;
   });
 }

@@ -1,6 +1,6 @@
 import { type Database, errnoOf, NO_TABLE } from '../db/index.js';
 import type { Logger } from '../log.js';
-import { type Claimed, claim, markAttemptFailed, markDelivered, markGone, pruneDelivered, release, type Target } from './outbox.js';
+import { type Claimed, claim, markAttemptFailed, markDelivered, markGone, release, releaseNext, type Target } from './outbox.js';
 import { type Attempt, Sender } from './sender.js';
 import { signature } from './signer.js';
 
@@ -17,7 +17,7 @@ export interface DeliverySettings {
   retryMaxMs: number;
   /** From the first attempt: an event not delivered within this is kept as failed. */
   retryWindowSeconds: number;
-  /** Delivered events are removed after this. */
+  /** Delivered events are removed after this (by one server at a time: runtime/housekeeping.ts). */
   retentionSeconds: number;
   /** Most deliveries in flight at once on this server. */
   concurrency: number;
@@ -59,9 +59,14 @@ export function retryDelay(attempt: number, settings: Pick<DeliverySettings, 're
 const MOST_CLAIMED = 64;
 /** Outcomes are written together once this many wait, or this long after the first. */
 const FLUSH_AT = 32;
-const FLUSH_MS = 10;
-/** Delivered events are pruned at most this often. */
-const PRUNE_MS = 60_000;
+const FLUSH_MS = 20;
+/**
+ * Events committed on this server are looked for this soon, all the commits of that time with one claim: a
+ * server taking a thousand writes a second makes fifty claims of twenty events, not a thousand claims of one.
+ */
+const NUDGE_MS = 20;
+/** Answers that ask the sender to slow down (Standard Webhooks, "Delivery success and failure"): the whole webhook rests. */
+const THROTTLED = new Set([429, 502, 503, 504]);
 
 type Leased = { row: Claimed; target: DeliveryTarget };
 
@@ -70,10 +75,12 @@ type Leased = { row: Claimed; target: DeliveryTarget };
  * webhooks it knows, a batch at a time (outbox.ts), keeps at most
  * `concurrency` deliveries in flight and as many claimed ones ready to go
  * (so that a free slot never waits for a claim's round trip), and writes the
- * outcomes in batches. It looks for work every `pollMs` while idle, at once
- * when this server emitted, and again as soon as there is room while it
- * finds some. Memory stays bounded: twice `concurrency` events (each at most
- * EVENTS_MAX_BYTES) and their outcomes.
+ * outcomes in batches. It looks for work every `pollMs` while idle, NUDGE_MS
+ * after this server committed an event, and again as soon as there is room
+ * while it finds some. A webhook that answers 429, 502, 503 or 504 rests:
+ * this server claims none of its events until its Retry-After (or the first
+ * retry's delay) has passed. Memory stays bounded: twice `concurrency` events
+ * (each at most EVENTS_MAX_BYTES) and their outcomes.
  */
 export class DeliveryWorker {
   private targets: DeliveryTarget[] = [];
@@ -82,6 +89,7 @@ export class DeliveryWorker {
   private ready: Leased[] = [];
   private outcomes: Outcome[] = [];
   private timer: NodeJS.Timeout | undefined;
+  private nudgeTimer: NodeJS.Timeout | undefined;
   private flushTimer: NodeJS.Timeout | undefined;
   private pumping: Promise<void> | undefined;
   private flushing: Promise<void> | undefined;
@@ -90,7 +98,8 @@ export class DeliveryWorker {
   private busy = false;
   private running = false;
   private rotation = 0;
-  private lastPrune = 0;
+  /** Webhooks resting after a throttling answer, by `backend url`: until when. */
+  private readonly resting = new Map<string, number>();
   private quietUntil = 0;
   private drained: (() => void) | undefined;
   private stopping: Promise<void> | undefined;
@@ -110,21 +119,23 @@ export class DeliveryWorker {
   setTargets(targets: readonly DeliveryTarget[]): void {
     this.targets = [...targets];
     // A reload that brings the first webhooks starts the polling.
-    if (this.targets.length > 0) this.nudge();
+    if (this.targets.length > 0 && this.running) void this.pump();
   }
 
   start(): void {
     this.running = true;
-    this.lastPrune = Date.now() - PRUNE_MS + Math.min(PRUNE_MS, this.settings.retentionSeconds * 1000);
-    this.nudge();
+    void this.pump();
   }
 
-  /** Looks for due events now (this server just committed one). */
+  /** This server just committed an event: it looks for due events within NUDGE_MS, with the others committed meanwhile. */
   nudge(): void {
-    if (!this.running) return;
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    void this.pump();
+    if (!this.running || this.nudgeTimer !== undefined) return;
+    this.nudgeTimer = setTimeout(() => {
+      this.nudgeTimer = undefined;
+      clearTimeout(this.timer);
+      this.timer = undefined;
+      void this.pump();
+    }, NUDGE_MS);
   }
 
   /**
@@ -140,6 +151,7 @@ export class DeliveryWorker {
   private async end(): Promise<void> {
     this.running = false;
     clearTimeout(this.timer);
+    clearTimeout(this.nudgeTimer);
     await this.pumping;
     const unsent = this.ready.splice(0);
     if (unsent.length > 0)
@@ -178,16 +190,18 @@ export class DeliveryWorker {
       this.again = false;
       for (let turn = 0; turn < this.targets.length && this.running; turn++) {
         const target = this.targets[(this.rotation + turn) % this.targets.length]!;
+        if ((this.resting.get(restKey(target)) ?? 0) > Date.now()) continue;
         const room = Math.min(MOST_CLAIMED, this.room());
         if (room < 1) break;
         const limit = 2 ** Math.floor(Math.log2(room));
         let rows: Claimed[];
+        let parked: number;
         try {
-          rows = await claim(this.db, target, limit, {
+          ({ claimed: rows, parked } = await claim(this.db, target, limit, {
             serverId: this.serverId,
             seconds: this.settings.leaseSeconds,
             retryWindowSeconds: this.settings.retryWindowSeconds,
-          });
+          }));
         } catch (error) {
           this.warn(error, 'cannot claim events: the database did not answer; trying again');
           this.busy = false;
@@ -196,13 +210,12 @@ export class DeliveryWorker {
         for (const row of rows) this.ready.push({ row, target });
         this.startReady();
         if (rows.length > 0) found = true;
-        // A full batch: there may be more of this webhook's.
-        if (rows.length === limit) this.again = true;
+        // A full batch (claimed, or parked behind their keys' heads): there may be more of this webhook's.
+        if (rows.length + parked === limit) this.again = true;
       }
       this.rotation++;
     } while (this.again && this.running && this.room() >= 1);
     this.busy = found;
-    if (!found) await this.prune();
   }
 
   /** Idle: look again after `pollMs`. Busy: each delivery that ends, and each batch of outcomes written, looks again. */
@@ -215,9 +228,17 @@ export class DeliveryWorker {
     this.timer.unref();
   }
 
-  /** Starts ready events while slots are free. */
+  /** Starts ready events while slots are free; those of a resting webhook go back to the outbox, due at once for any server. */
   private startReady(): void {
-    while (this.inFlight < this.settings.concurrency && this.ready.length > 0) this.deliver(this.ready.shift()!);
+    while (this.inFlight < this.settings.concurrency && this.ready.length > 0) {
+      const next = this.ready.shift()!;
+      if ((this.resting.get(restKey(next.target)) ?? 0) > Date.now()) void this.handBack(next);
+      else this.deliver(next);
+    }
+  }
+
+  private async handBack({ row }: Leased): Promise<void> {
+    await release(this.db, [row.id], this.serverId).catch((error: unknown) => this.warn(error, 'cannot hand an event back; its lease ends'));
   }
 
   private deliver({ row, target }: Leased): void {
@@ -261,6 +282,8 @@ export class DeliveryWorker {
       const { attempt } = outcome;
       if (attempt.outcome === 'delivered') delivered.set(attempt.status, [...(delivered.get(attempt.status) ?? []), outcome]);
     }
+    // Keys whose head is done: their next event, parked behind it by a claim, is due at once (outbox.ts `releaseNext`).
+    const done: Outcome[] = [];
     const logged = this.logger.isLevelEnabled('info');
     try {
       for (const [status, outcomes] of delivered) {
@@ -275,6 +298,7 @@ export class DeliveryWorker {
         }
         for (const outcome of outcomes) {
           this.counts.counted('delivered');
+          done.push(outcome);
           if (logged) this.logger.info(fields(outcome), 'event delivered');
         }
       }
@@ -289,31 +313,42 @@ export class DeliveryWorker {
           );
         } else if (attempt.outcome === 'failed') {
           const delayMs = Math.min(this.settings.retryMaxMs, Math.max(retryDelay(row.attempts, this.settings), attempt.retryAfterMs ?? 0));
-          const failed = await markAttemptFailed(this.db, row.id, { status: attempt.status, error: attempt.error, delayMs }, this.serverId);
-          this.counts.counted(failed ? 'failed' : 'retry');
-          if (failed)
+          if (attempt.status !== null && THROTTLED.has(attempt.status)) this.rest(target, attempt.retryAfterMs);
+          const recorded = await markAttemptFailed(this.db, row.id, { status: attempt.status, error: attempt.error, delayMs }, this.serverId);
+          if (recorded === 'lost') {
+            // Its lease ended meanwhile and another server took it: that server's outcome is the one that counts.
+            this.logger.warn({ ...fields(outcome), error: attempt.error }, 'event delivery failed after its lease ended: another server has it now');
+            continue;
+          }
+          this.counts.counted(recorded);
+          if (recorded === 'failed') {
+            done.push(outcome);
             this.logger.error(
               { ...fields(outcome), error: attempt.error },
               'event not delivered within the retry window: kept as failed (xmlrest events retry)',
             );
-          else this.logger.warn({ ...fields(outcome), error: attempt.error, retryInMs: delayMs }, 'event delivery failed; it will be tried again');
+          } else this.logger.warn({ ...fields(outcome), error: attempt.error, retryInMs: delayMs }, 'event delivery failed; it will be tried again');
         }
       }
+      await this.releaseNext(done);
     } catch (error) {
       // The leases end and another server (or this one) delivers those events again: at least once, never lost.
       this.warn(error, 'cannot record delivery outcomes: the database did not answer; those events will be delivered again');
     }
   }
 
-  private async prune(): Promise<void> {
-    if (Date.now() - this.lastPrune < Math.min(PRUNE_MS, this.settings.retentionSeconds * 1000)) return;
-    this.lastPrune = Date.now();
-    try {
-      const removed = await pruneDelivered(this.db, this.settings.retentionSeconds);
-      if (removed > 0) this.logger.info({ removed, retentionSeconds: this.settings.retentionSeconds }, 'delivered events pruned');
-    } catch (error) {
-      this.warn(error, 'cannot prune delivered events');
-    }
+  /** The next event of each key whose head is done, per webhook. */
+  private async releaseNext(done: readonly Outcome[]): Promise<void> {
+    const byTarget = new Map<DeliveryTarget, string[]>();
+    for (const { row, target } of done) if (row.order_key !== null) byTarget.set(target, [...(byTarget.get(target) ?? []), row.order_key]);
+    for (const [target, keys] of byTarget) await releaseNext(this.db, target, keys);
+  }
+
+  /** A webhook asked to slow down: this server claims none of its events for a while (its Retry-After, or the first retry's delay). */
+  private rest(target: Target, retryAfterMs: number | undefined): void {
+    const until = Date.now() + Math.min(this.settings.retryMaxMs, retryAfterMs ?? this.settings.retryBaseMs);
+    const key = restKey(target);
+    if ((this.resting.get(key) ?? 0) < until) this.resting.set(key, until);
   }
 
   /** Said once in 10 s at most: a database that is down would otherwise write a line per poll. */
@@ -323,6 +358,10 @@ export class DeliveryWorker {
     const missing = errnoOf(error) === NO_TABLE;
     this.logger.warn({ error: (error as Error).message }, missing ? 'events: the table xmlrest_outbox is missing (run xmlrest db init)' : `events: ${message}`);
   }
+}
+
+function restKey(target: Target): string {
+  return `${target.backend} ${target.url}`;
 }
 
 /** What a delivery's log line says: the event id first, never the body, nor the URL's query (where secrets travel). */

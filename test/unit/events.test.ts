@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { LEFT_OUT, leftOut, recordedParams } from '../../runtime/audit/index.js';
+import { LEFT_OUT, leftOut, recordedAddress, recordedParams, statusFilter, timeFilter } from '../../runtime/audit/index.js';
 import { ConfigError, loadConfig } from '../../runtime/config.js';
 import { parseWebhookSecrets, retryDelay } from '../../runtime/events/index.js';
 import { signature } from '../../runtime/events/signer.js';
@@ -119,7 +119,37 @@ describe('the audit', () => {
     }
     for (const name of ['name', 'user', 'email', 'quantity', 'product_id', 'status', 'q']) expect(leftOut(name), name).toBe(false);
     // Wide on purpose: these go too (rename a parameter the audit must show).
-    expect(['keyword', 'author', 'compass'].map(leftOut)).toEqual([true, true, true]);
+    expect(['keyword', 'author', 'compass'].map((name) => leftOut(name))).toEqual([true, true, true]);
+  });
+
+  it('leaves out a parameter the generator marked a credential, whatever its name ($pw, $pin)', () => {
+    const specs = { pw: { kind: 'string', nullable: false, secret: true }, user: { kind: 'string', nullable: false } } as const;
+    expect(leftOut('pw', specs)).toBe(true);
+    expect(recordedParams({ user: 'ann', pw: 'hunter2' }, specs)).toBe(JSON.stringify({ user: 'ann', pw: LEFT_OUT }));
+  });
+
+  it('holds a bounded record whatever the request carried: no value over 256 characters, the whole at most 4 KB', () => {
+    const huge = 'x'.repeat(1_000_000);
+    const one = recordedParams({ body: huge })!;
+    expect(one.length).toBeLessThan(300);
+    const many = recordedParams(Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`p${i}`, huge])))!;
+    expect(many.length).toBeLessThanOrEqual(4096);
+  });
+
+  it('records an address as printable ASCII the column takes, at most 64 characters', () => {
+    expect(recordedAddress('203.0.113.7')).toBe('203.0.113.7');
+    expect(recordedAddress('\u00e9\u0000x')).toBe('??x');
+    expect(recordedAddress('a'.repeat(100))).toHaveLength(64);
+    expect(recordedAddress('')).toBe('-');
+  });
+
+  it('reads the status and time filters of the console and xmlrest audit list alike', () => {
+    expect(statusFilter('404')).toEqual({ status: 404 });
+    expect(statusFilter('4xx')).toEqual({ statusClass: 4 });
+    expect(statusFilter('44')).toBeUndefined();
+    expect(timeFilter('2026-11-26T10:00')).toEqual(new Date('2026-11-26T10:00Z'));
+    expect(timeFilter('30m', 1_800_000)).toEqual(new Date(0));
+    expect(timeFilter('yesterday')).toBeUndefined();
   });
 
   it('records parameters with secrets left out, long values cut and the whole bounded', () => {
@@ -158,14 +188,15 @@ describe('EVENTS_* and webhook secrets in the configuration', () => {
         concurrency: 16,
       },
     });
-    expect(load({ EVENTS_DELIVERY: 'off', EVENTS_TIMEOUT_MS: '500', EVENTS_LEASE_SECONDS: '1' }).events).toMatchObject({
+    expect(load({ EVENTS_DELIVERY: 'off', EVENTS_TIMEOUT_MS: '500', EVENTS_LEASE_SECONDS: '2' }).events).toMatchObject({
       deliver: false,
-      delivery: { timeoutMs: 500, leaseSeconds: 1 },
+      delivery: { timeoutMs: 500, leaseSeconds: 2 },
     });
   });
 
-  it('refuse a lease shorter than two attempts, and values out of bounds', () => {
-    expect(() => load({ EVENTS_LEASE_SECONDS: '15' })).toThrow(/EVENTS_LEASE_SECONDS \(15\) must be at least twice EVENTS_TIMEOUT_MS \(10000 ms\)/);
+  it('refuse a lease shorter than three attempts (one waiting in the queue, its own, its outcome), and values out of bounds', () => {
+    expect(() => load({ EVENTS_LEASE_SECONDS: '29' })).toThrow(/EVENTS_LEASE_SECONDS \(29\) must be at least three times EVENTS_TIMEOUT_MS \(10000 ms\)/);
+    expect(load({ EVENTS_LEASE_SECONDS: '30' }).events.delivery.leaseSeconds).toBe(30);
     expect(() => load({ EVENTS_DELIVERY: 'maybe' })).toThrow(/EVENTS_DELIVERY is on or off, not maybe/);
     expect(() => load({ EVENTS_CONCURRENCY: '0' })).toThrow(/EVENTS_CONCURRENCY is 1 to 256, not 0/);
     expect(() => load({ EVENTS_MAX_BYTES: '99999999' })).toThrow(/EVENTS_MAX_BYTES is 1024 to 1048576/);

@@ -16,7 +16,7 @@ export interface AuthQueryRow {
 /** What the parameters of POST must be, from the columns they meet; checked before any step runs. A token request: from the body only, never the query string. */
 export const TOKEN_POST_PARAMS: ParamSpecs = {
   user: { kind: 'string', nullable: false, maxBytes: 255, from: 'body' },
-  pass: { kind: 'string', nullable: false, maxBytes: 1024, from: 'body' },
+  pass: { kind: 'string', nullable: false, maxBytes: 1024, from: 'body', secret: true },
 };
 
 /** Request parameters of POST, from the body only, converted to what their columns take. */

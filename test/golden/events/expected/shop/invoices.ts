@@ -33,7 +33,7 @@ async function post(scope: RequestScope): Promise<InvoicesPostResponse> {
   const params = await scope.params<InvoicesPostParams>(INVOICES_POST_PARAMS);
   return scope.transaction(async (db) => {
     const paid = await db.write(PAID_SQL, [params.invoice_id]);
-    await scope.emit<InvoicePaidEvent>(db, 'invoice.paid', { paid });
+    if (paid.affectedRows > 0) await scope.emit<InvoicePaidEvent>(db, 'invoice.paid', { paid });
     return {};
   });
 }

@@ -29,12 +29,16 @@ export interface NowRow {
 /** The event "order.placed", as its webhooks receive it once POST's transaction commits: the Standard Webhooks payload, signed. */
 export interface OrderPlacedEvent extends EventPayload {
   type: 'order.placed';
+  /** What the event is about: the value of its key (a text or a number). */
+  key: string | number | null;
   data: { placed: PlacedRow[] };
 }
 
 /** The event "order.shipped", as its webhooks receive it once PATCH's transaction commits: the Standard Webhooks payload, signed. */
 export interface OrderShippedEvent extends EventPayload {
   type: 'order.shipped';
+  /** What the event is about: the value of its key (a text or a number). */
+  key: string | number | null;
   data: { shipped: WriteResult };
 }
 
@@ -65,7 +69,7 @@ async function post(scope: RequestScope): Promise<OrdersPostResponse> {
   return scope.transaction(async (db) => {
     const order = await db.write(ORDER_SQL, [uid, params.product_id, params.quantity]);
     const placed = await db.select<PlacedRow>(PLACED_SQL, [order.insertId]);
-    await scope.emit<OrderPlacedEvent>(db, 'order.placed', { placed }, order.insertId);
+    if (order.affectedRows > 0) await scope.emit<OrderPlacedEvent>(db, 'order.placed', { placed }, order.insertId);
     return { placed };
   });
 }
@@ -95,7 +99,7 @@ async function patch(scope: RequestScope): Promise<OrdersPatchResponse> {
   const params = await scope.params<OrdersPatchParams>(ORDERS_PATCH_PARAMS);
   return scope.transaction(async (db) => {
     const shipped = await db.write(SHIPPED_SQL, [params.order_id, uid]);
-    await scope.emit<OrderShippedEvent>(db, 'order.shipped', { shipped }, params.order_id);
+    if (shipped.affectedRows > 0) await scope.emit<OrderShippedEvent>(db, 'order.shipped', { shipped }, params.order_id);
     const now = await db.select<NowRow>(NOW_SQL, []);
     return { shipped, now };
   });
