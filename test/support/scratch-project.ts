@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { generateProject } from '../../generator/index.js';
 import { copyProject } from './project-copy.js';
@@ -31,7 +31,8 @@ export async function buildScratchProject(root: string, project: ScratchProject)
   const status = await generateProject({ root, check: false, databaseUrl: project.databaseUrl, log: (line) => lines.push(line) });
   if (status !== 0) throw new Error(`generate failed in ${root}:\n${lines.join('\n')}`);
   project.edit?.(root);
-  // The server half of `npm run build` (the console's page is not needed): the TypeScript build, and the API document.
+  // The server half of `npm run build` (the console's page is not needed): the TypeScript build, then the files
+  // it copies beside the compiled modules (the API document, and build-state.mjs, which the compiled command imports).
   execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
-  cpSync(path.join(root, 'generated/openapi.json'), path.join(root, 'dist/generated/openapi.json'));
+  execFileSync(process.execPath, ['scripts/build-files.mjs'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
 }
