@@ -40,6 +40,8 @@ export class Guard {
   readonly tokens: TokenIssuer | null;
   /** The server's API keys, when this backend takes them. */
   private readonly apiKeys: ApiKeys | undefined;
+  /** Whether a grant of the default tables may end now (revocations.ts), asked before a shape-B token reads the grants. */
+  private readonly revocations: Revocations | undefined;
   /** Sessions and refresh tokens, on a Bearer backend with `refresh_lifetime` (docs/contract.md §10). */
   readonly sessions: Sessions | null;
 
@@ -51,6 +53,7 @@ export class Guard {
     this.credentials = new CredentialChecker(backend, db, services.limiter, services.cache, services.hashing);
     this.tokens = services.key === null ? null : new TokenIssuer(backend, services.key);
     this.apiKeys = backend.apiKeys ? services.apiKeys : undefined;
+    this.revocations = services.revocations;
     const refreshLifetime = backend.refreshLifetime;
     this.sessions =
       this.tokens !== null && refreshLifetime !== null ? new Sessions({ ...backend, refreshLifetime }, db, this.tokens, services.revocations) : null;
@@ -77,8 +80,9 @@ export class Guard {
         return end === null || end === undefined ? [] : [end];
       });
       if (carried.length > 0) endsBy = Math.min(...carried);
-    } else if (this.backend.defaultTables) {
-      // A token request's own SQL (shape B) told nothing of ends: one read of the user's temporary grants.
+    } else if (this.backend.defaultTables && this.revocations?.someGrantEnds !== false) {
+      // A token request's own SQL (shape B) told nothing of ends: one read of the user's temporary grants, unless the
+      // server's last poll found no grant that ends (revocations.ts says what that leaves open, and what closes it).
       const limits = await grantLimits(this.db, sub, Array.isArray(aud) ? aud : [aud]);
       if (limits.roles.length === 0) throw new HttpError(401, 'Invalid credentials', {}, 'unknown_user');
       claims = Array.isArray(aud) ? (limits.roles.length === 1 ? limits.roles[0]! : limits.roles) : limits.roles[0]!;

@@ -188,6 +188,12 @@ describe('a grant that ends', () => {
     await sleep(1100);
     const capped = await signIn();
     expect(decodeJwt(capped).payload.exp).toBe(Number(await endOf('gina', 'customer')));
+    // Token shape B too (its own SQL says nothing of ends; the server reads them, its polls having seen one that ends).
+    for (const server of servers) {
+      const shapeB = await send(`${server.url}/shop/v1.0/token`, { method: 'POST', ...formBody({ user: 'gina', pass: 'gina-pass-1' }) });
+      expect(shapeB.status).toBe(201);
+      expect(decodeJwt((shapeB.json() as { token: string }).token).payload.exp).toBe(Number(await endOf('gina', 'customer')));
+    }
     const revokedAtShortening = await revokedBefore();
     expect(revokedAtShortening).not.toBe(before);
     await grantRole(connection, await idOf('gina'), 'customer', Math.floor(Date.now() / 1000) + 7200);
