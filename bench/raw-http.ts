@@ -1,6 +1,8 @@
 /**
- * CEILING, NOT GENERATED: node:http and mysql2 alone, for the public SELECT:
- * about as fast as Node serves this route on this machine.
+ * CEILING, NOT GENERATED: node:http and mysql2 alone, for the public SELECT
+ * and for the first keyset page of bench_pages (issue 31: 20 rows and whether
+ * another page follows, with no cursor signed): about as fast as Node serves
+ * these routes on this machine.
  */
 import { createServer } from 'node:http';
 import mysql from 'mysql2/promise';
@@ -17,7 +19,24 @@ const pool = mysql.createPool({
   bigNumberStrings: true,
 });
 
+/** The first page of each key shape of the page scenarios, as its statement: 21 rows say whether a next page follows. */
+const FIRST_PAGES: Record<string, string> = {
+  '/api/v1.0/raw-pages?key=item_id': 'select item_id, user_id, title, price, created_on from bench_pages order by item_id limit ?',
+  '/api/v1.0/raw-pages?key=newest': 'select item_id, user_id, title, price, created_on from bench_pages order by created_on desc, item_id desc limit ?',
+};
+
 createServer((request, response) => {
+  const page = FIRST_PAGES[request.url ?? ''];
+  if (page !== undefined) {
+    pool.execute(page, [21]).then(
+      ([rows]) => {
+        const items = (rows as object[]).slice(0, 20);
+        response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ items, next: (rows as object[]).length > 20 ? 'more' : null }));
+      },
+      () => response.writeHead(500, { 'content-type': 'application/json' }).end('{"message":"Internal error","status":500}'),
+    );
+    return;
+  }
   const match = /^\/api\/v1\.0\/catalog\?id=([0-9]+)$/.exec(request.url ?? '');
   if (!match) {
     response.writeHead(404, { 'content-type': 'application/json' }).end('{"message":"Not found","status":404}');

@@ -181,6 +181,7 @@ function pageRequest(shape: (typeof PAGE_SHAPES)[number], server: ServerName): R
     'platformatic-offset-deep': `${peer}&offset=${PAGE_DEPTH}`,
     'platformatic-cursor-first': `${peer}&cursor=true`,
     'platformatic-cursor-deep': `${peer}&startAfter=${encodeURIComponent(at?.peerCursor ?? '')}`,
+    'raw-page-first': `/api/v1.0/raw-pages?key=${shape.scenario === PAGES_BY_ID ? 'item_id' : 'newest'}`,
   };
   return { method: 'GET', path: paths[server]! };
 }
@@ -190,7 +191,9 @@ const pageScenarios: Scenario[] = PAGE_SHAPES.map((shape) => ({
   servers: [
     'page-first',
     'page-deep',
-    ...(flags.peers ? (['platformatic-offset-first', 'platformatic-offset-deep', 'platformatic-cursor-first', 'platformatic-cursor-deep'] as const) : []),
+    ...(flags.peers
+      ? (['platformatic-offset-first', 'platformatic-offset-deep', 'platformatic-cursor-first', 'platformatic-cursor-deep', 'raw-page-first'] as const)
+      : []),
   ],
   request: (server) => pageRequest(shape, server),
   // The same page from every server: its size, and its first row.
@@ -675,6 +678,7 @@ try {
   forged = `${header}.${payload}.${createHmac('sha256', 'not-the-secret-of-this-server-0123456789').update(`${header}.${payload}`).digest('base64url')}`;
   servers.set('page-first', servers.get('generated')!);
   servers.set('page-deep', servers.get('generated')!);
+  servers.set('raw-page-first', servers.get('raw-http')!);
   for (const peer of ['platformatic-offset-first', 'platformatic-offset-deep', 'platformatic-cursor-first', 'platformatic-cursor-deep'] as const) {
     if (flags.peers) servers.set(peer, servers.get('platformatic')!);
   }
