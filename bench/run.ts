@@ -73,7 +73,7 @@ const PEER_DIR = 'bench/peers/platformatic';
 /** What each server runs: our servers from the compiled bench, the peer with its own Node (>= 22.19, from npm). */
 type Process = Exclude<ServerName, 'koa-select' | 'idp-rs256' | 'idp-es256' | 'api-key' | 'rate-limited' | 'emit' | 'audited' | PageServer>;
 /** The page scenarios' servers: each a first page or the page after PAGE_DEPTH rows, of a server above. */
-type PageServer = 'page-first' | 'page-deep' | `platformatic-${'offset' | 'cursor'}-${'first' | 'deep'}`;
+type PageServer = 'page-first' | 'page-deep' | 'raw-page-first' | `platformatic-${'offset' | 'cursor'}-${'first' | 'deep'}`;
 const SERVER_COMMANDS: Record<Process, string[]> = {
   generated: [process.execPath, path.join(DIST, 'bench/serve-generated.js')],
   handwritten: [process.execPath, path.join(DIST, 'bench/handwritten.js')],
