@@ -60,8 +60,8 @@ export interface RequestScope {
   transaction<T>(work: (db: Queryable) => Promise<T>): Promise<T>;
   readonly plugin: PluginContext;
   /**
-   * Records an event in the outbox on `db`, the request's own transaction (docs/contract.md §12): it is
-   * delivered to the backend's webhooks only if the transaction commits. `key` says which row the event is
+   * Records an event in the outbox for `db`, the request's own transaction (docs/contract.md §12): its row is
+   * written as that transaction commits, with the COMMIT, and delivered to the backend's webhooks only if it did. `key` says which row the event is
    * about (the payload's `key`) and orders the deliveries of events about one row (events whose type starts
    * with the same word and whose key is equal).
    */

@@ -6,7 +6,7 @@ import { type CredentialRules, screenLogin } from './auth/transport.js';
 import type { FieldReader } from './body.js';
 import type { EventPayload, ListQuery, ListSpec, ParamSpecs, PluginContext, Queryable, RateLimit, RequestScope, Roles, SqlValue } from './contract.js';
 import type { Database } from './db/index.js';
-import type { Events } from './events/index.js';
+import type { EventRow, Events } from './events/index.js';
 import { countCall, type RateLimiter } from './limits/index.js';
 import type { Lists } from './lists/index.js';
 import { readParams } from './params.js';
@@ -84,6 +84,8 @@ export function auditEntry(ctx: Koa.Context, route: AuditRoute, status: number, 
 export class Scope implements RequestScope {
   /** Set by `emit`: once the transaction commits, this server looks for due events at once. */
   private emitted = false;
+  /** What this run of the request's transaction emitted: written by its commit. */
+  private events: EventRow[] = [];
 
   constructor(
     private readonly ctx: Koa.Context,
@@ -134,10 +136,19 @@ export class Scope implements RequestScope {
     return params;
   }
 
-  /** One transaction on the pool, a span of the request's trace when it is traced (runtime/tracing/). */
+  /**
+   * One transaction on the pool, a span of the request's trace when it is traced (runtime/tracing/). It commits
+   * with the events its work emitted (runtime/events/ `commit`); each run of it (a deadlock runs it again)
+   * emits afresh.
+   */
   private run<T>(work: (db: Queryable) => Promise<T>): Promise<T> {
+    const attempt = (db: Queryable) => {
+      this.events = [];
+      return work(db);
+    };
+    const options = { commit: (db: Queryable) => this.options.events.commit(db, this.events) };
     const trace = (this.ctx.state as RequestState).trace;
-    return trace === undefined ? this.options.db.transaction(work) : trace.transaction(this.options.db, work);
+    return trace === undefined ? this.options.db.transaction(attempt, options) : trace.transaction(this.options.db, attempt, options);
   }
 
   transaction<T>(work: (db: Queryable) => Promise<T>): Promise<T> {
@@ -177,9 +188,15 @@ export class Scope implements RequestScope {
     });
   }
 
-  emit<Event extends EventPayload>(db: Queryable, type: Event['type'], data: Event['data'], key?: SqlValue): Promise<void> {
-    this.emitted = true;
-    return this.options.events.emit(db, this.options.guard.backend.name, type, data, key);
+  emit<Event extends EventPayload>(_db: Queryable, type: Event['type'], data: Event['data'], key?: SqlValue): Promise<void> {
+    try {
+      // Written as the transaction commits (`run`): its rows go with the COMMIT, in the same round trip.
+      this.events.push(...this.options.events.event(this.options.guard.backend.name, type, data, key));
+      this.emitted = true;
+      return Promise.resolve();
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   list(spec: ListSpec, params: object): ListQuery {

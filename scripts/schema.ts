@@ -13,7 +13,7 @@ import { REVOCATION_TABLES } from '../runtime/auth/revocations.js';
 import { SESSION_TABLES, SESSION_TOKENS_UNTIL } from '../runtime/auth/sessions.js';
 import { DEFAULT_USER_TABLES } from '../runtime/auth/user-tables.js';
 import { errnoOf, NO_TABLE } from '../runtime/db/index.js';
-import { OUTBOX_TABLES } from '../runtime/events/index.js';
+import { OUTBOX_ROUTINES, OUTBOX_TABLES } from '../runtime/events/index.js';
 import type { Queryable } from '../runtime/index.js';
 import { RATE_LIMIT_TABLE } from '../runtime/limits/index.js';
 import { SERVER_TABLE } from '../runtime/peers.js';
@@ -179,6 +179,8 @@ export async function createDefaultTables(connection: Connection): Promise<void>
   if ((roleColumns as unknown[]).length === 0) await connection.query(GRANT_ENDS_COLUMN);
   // Events and webhooks (runtime/events/outbox.ts), and who called what through audited routes (runtime/audit/).
   for (const statement of OUTBOX_TABLES) await connection.query(statement);
+  // Replaced on every run (MySQL has no CREATE OR REPLACE PROCEDURE): an event's row and its request's COMMIT in one call.
+  for (const statement of OUTBOX_ROUTINES) await connection.query(statement);
   await connection.query(API_AUDIT_TABLE);
   const [auditColumns] = await connection.query(
     "select column_name as name from information_schema.columns where table_schema = database() and table_name = 'xmlrest_api_audit' and column_name = 'repeats'",

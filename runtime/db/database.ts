@@ -63,18 +63,17 @@ export class Database extends EventEmitter<{ retry: [{ reason: string; attempt: 
   }
 
   /**
-   * Runs `work` on one connection inside one transaction; any failure rolls every step back. `isolation` sets
-   * that transaction's level (the server's default, REPEATABLE READ, otherwise): READ COMMITTED for a locking
-   * scan that must not hold gap locks against other writers (runtime/events/ claims).
+   * Runs `work` on one connection inside one transaction; any failure rolls every step back (`TransactionOptions`
+   * say how it starts and how it commits).
    */
-  transaction<T>(work: (db: Queryable) => Promise<T>, options?: { isolation?: 'read committed' }): Promise<T> {
+  transaction<T>(work: (db: Queryable) => Promise<T>, options?: TransactionOptions): Promise<T> {
     return this.attempt({ transaction: true, retryConnectionFaults: true }, async (connection) => {
       const runner = new StatementRunner(connection);
       if (options?.isolation === 'read committed') await query(connection, 'set transaction isolation level read committed');
       await query(connection, 'start transaction');
       const result = await work(runner);
       try {
-        await query(connection, 'commit');
+        if (!(await options?.commit?.(runner))) await query(connection, 'commit');
       } catch (error) {
         const fault = faultOf(error);
         // The COMMIT may or may not have been applied: running the work again could apply it twice.
@@ -180,6 +179,21 @@ export class Database extends EventEmitter<{ retry: [{ reason: string; attempt: 
       throw error;
     }
   }
+}
+
+export interface TransactionOptions {
+  /**
+   * The transaction's level (the server's default, REPEATABLE READ, otherwise): READ COMMITTED for a locking
+   * scan that must not hold gap locks against other writers (runtime/events/ claims).
+   */
+  isolation?: 'read committed';
+  /**
+   * Runs once `work` is done, in place of the COMMIT when it answers true: a last statement that commits too,
+   * so that the two take one round trip (runtime/events/: a request's event and its COMMIT). False: it wrote
+   * what it had, if anything, and the COMMIT follows. A failure of it is a failure of the COMMIT: the
+   * transaction rolls back, or, when the connection failed, its outcome is unknown.
+   */
+  commit?: (db: Queryable) => Promise<boolean>;
 }
 
 const AUTOCOMMIT_READ = { transaction: false, retryConnectionFaults: true } as const;

@@ -7,7 +7,7 @@
  * - url.ts: DATABASE_URL read into hosts and pool options; tls.ts: its TLS options (ssl-mode and friends);
  * - schema-errors.ts: a table or column of xmlrest's schema that is not there (`xmlrest db init` makes it).
  */
-export { type ConnectionSource, Database, type DatabaseTimings, DEFAULT_TIMINGS } from './database.js';
+export { type ConnectionSource, Database, type DatabaseTimings, DEFAULT_TIMINGS, type TransactionOptions } from './database.js';
 export { DatabaseFault, type FaultKind, faultOf } from './faults.js';
 export { type DatabaseOptions, openDatabase } from './pool.js';
 export { errnoOf, NO_COLUMN, NO_TABLE } from './schema-errors.js';

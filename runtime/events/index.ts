@@ -1,11 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { type BackendModule, receives } from '../contract.js';
-import type { Database, Queryable, SqlValue } from '../db/index.js';
+import { type Database, errnoOf, type Queryable, type SqlValue } from '../db/index.js';
 import { HttpError } from '../errors.js';
 import type { Chore } from '../housekeeping.js';
 import type { Logger } from '../log.js';
-import { insertEvent, outboxStats, pruneDelivered } from './outbox.js';
+import { commitEvent, type EventRow, insertEvents, OUTBOX_COMMIT_PROCEDURE, outboxStats, pruneDelivered } from './outbox.js';
 import { parseWebhookSecrets } from './signer.js';
 import { DEFAULT_DELIVERY, type DeliverySettings, type DeliveryTarget, DeliveryWorker } from './worker.js';
 
@@ -15,10 +15,12 @@ import { DEFAULT_DELIVERY, type DeliverySettings, type DeliveryTarget, DeliveryW
  * - signer.ts: Standard Webhooks secrets and signatures;
  * - sender.ts: one delivery attempt over HTTP;
  * - worker.ts: the deliveries of one server, shared with the others through the outbox.
- * The rest of the runtime sees `Events`: `emit` on a request's transaction, `emitted` once it committed.
+ * The rest of the runtime sees `Events`: `event` as a request emits, `commit` as its transaction commits, `emitted` once it did.
  */
 export {
+  type EventRow,
   listOutbox,
+  OUTBOX_ROUTINES,
   OUTBOX_TABLES,
   type OutboxFilter,
   type OutboxRow,
@@ -53,6 +55,8 @@ function eventTooLarge(): HttpError {
 }
 
 export const DEFAULT_EVENT_BYTES = 64 * 1024;
+/** ER_SP_DOES_NOT_EXIST (MariaDB and MySQL): a procedure that `xmlrest db init` did not make yet. */
+const NO_PROCEDURE = 1305;
 /** An order key longer than this is kept as its digest: equal keys stay equal, and the column stays bounded. */
 const ORDER_KEY_CHARS = 200;
 
@@ -65,6 +69,8 @@ export class Events {
   /** When each event type last said in the log that it was too large: once a minute at most. */
   private readonly tooLargeSaid = new Map<string, number>();
   private readonly retentionSeconds: number;
+  /** The database answered that OUTBOX_ROUTINES are missing: events are inserted apart from their COMMIT until a restart. */
+  private noCommitProcedure = false;
   private readonly stats: { at: number; depth: number; oldestSeconds: number; pending: Promise<void> | undefined } = {
     at: 0,
     depth: 0,
@@ -131,18 +137,45 @@ export class Events {
   }
 
   /**
-   * Writes the event for every webhook of `backend` that receives `type`, on `db`: the request's
-   * transaction. The body is made once, here, and sent as it is on every attempt (its signature covers it).
+   * The rows of an event for every webhook of `backend` that receives `type`: none when no webhook does. The
+   * body is made once, here, and sent as it is on every attempt (its signature covers it); one over
+   * EVENTS_MAX_BYTES refuses the request now (413), before anything commits. `commit` writes the rows.
    */
-  async emit(db: Queryable, backend: string, type: string, data: object, key: SqlValue): Promise<void> {
+  event(backend: string, type: string, data: object, key: SqlValue): EventRow[] {
     const urls = this.urlsOf(backend, type);
-    if (urls.length === 0) return;
+    if (urls.length === 0) return [];
     const timestamp = new Date().toISOString();
     // The key goes into the payload too: an event made of a write's result would not say which row it is about.
     const payload = JSON.stringify(key === undefined ? { type, timestamp, data } : { type, timestamp, key: keyValue(key), data });
     if (payload.length > this.maxBytes / 3 && Buffer.byteLength(payload) > this.maxBytes) throw this.tooLarge(type, Buffer.byteLength(payload));
+    const event = { msgId: messageId(), backend, type, orderKey: orderKey(type, key), payload };
+    return urls.map((url) => ({ ...event, url }));
+  }
+
+  /**
+   * A request's transaction commits with its events (`Database.transaction`'s `commit`): one row is written by
+   * the statement that commits too (outbox.ts `commitEvent`), so that an event costs its request no round
+   * trip of its own; several rows by one insert, and the COMMIT follows (false). On a database whose
+   * `xmlrest db init` predates that statement, the rows are inserted as several are, and the log says once to run it.
+   */
+  async commit(db: Queryable, rows: readonly EventRow[]): Promise<boolean> {
+    if (rows.length === 0) return false;
     try {
-      await insertEvent(db, { msgId: messageId(), backend, type, orderKey: orderKey(type, key), payload }, urls);
+      if (rows.length === 1 && !this.noCommitProcedure) {
+        try {
+          await commitEvent(db, rows[0]!);
+          return true;
+        } catch (error) {
+          if (errnoOf(error) !== NO_PROCEDURE) throw error;
+          this.noCommitProcedure = true;
+          this.options.logger.warn(
+            { procedure: OUTBOX_COMMIT_PROCEDURE },
+            'events: the procedure that writes an event with its COMMIT is missing (run xmlrest db init); each event takes a round trip of its own meanwhile',
+          );
+        }
+      }
+      await insertEvents(db, rows);
+      return false;
     } catch (error) {
       throw withHint(error);
     }

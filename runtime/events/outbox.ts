@@ -44,6 +44,31 @@ export const WEBHOOK_STOP_TABLE = `create table if not exists xmlrest_webhook_st
   primary key (backend, url)
 ) engine = InnoDB`;
 
+/**
+ * A request's one event row and its COMMIT in one statement: on this kind of machine a round trip costs each
+ * side about as much as the insert itself (the write with one Emit went from 0.72x to 0.80x the same write
+ * without it, as mysql2 alone runs them). The caller's rights (SQL SECURITY INVOKER): it inserts into the
+ * outbox as the server's user does. Parameters take the columns' character sets, never the database's default
+ * (a latin1 database would otherwise lose a payload's other characters). Replaced by every `xmlrest db init`.
+ */
+export const OUTBOX_COMMIT_PROCEDURE = 'xmlrest_outbox_commit';
+export const OUTBOX_ROUTINES = [
+  `drop procedure if exists ${OUTBOX_COMMIT_PROCEDURE}`,
+  `create procedure ${OUTBOX_COMMIT_PROCEDURE}(
+  in p_msg_id char(36) character set ascii,
+  in p_backend varchar(64) character set ascii,
+  in p_event varchar(255) character set ascii,
+  in p_url varchar(512) character set ascii,
+  in p_order_key varchar(255) character set utf8mb4,
+  in p_payload mediumtext character set utf8mb4)
+  modifies sql data
+  sql security invoker
+begin
+  insert into xmlrest_outbox (msg_id, backend, event, url, order_key, payload) values (p_msg_id, p_backend, p_event, p_url, p_order_key, p_payload);
+  commit;
+end`,
+];
+
 export const OUTBOX_TABLES = [OUTBOX_TABLE, WEBHOOK_STOP_TABLE];
 
 /** Where an event goes: a backend's webhook, by its URL (the row holds the URL, so a row goes nowhere else). */
@@ -111,18 +136,28 @@ function idList<Value>(ids: readonly Value[]): { sql: string; values: Value[] } 
   return { sql: placeholders(size), values };
 }
 
-/** The insert for an event that goes to `count` webhooks, made once per count. */
+/** An event for one of its webhooks: one row of the outbox. */
+export interface EventRow extends NewEvent {
+  url: string;
+}
+
+/** The insert of `count` rows, made once per count. */
 const INSERTS: string[] = [];
 function insertFor(count: number): string {
   return (INSERTS[count] ??=
     `insert into xmlrest_outbox (msg_id, backend, event, url, order_key, payload) values ${Array.from({ length: count }, () => '(?, ?, ?, ?, ?, ?)').join(', ')}`);
 }
 
-/** The request path: one statement however many webhooks receive the event, in the request's transaction. */
-export async function insertEvent(db: Queryable, event: NewEvent, urls: readonly string[]): Promise<void> {
-  const values: SqlValue[] = [];
-  for (const url of urls) values.push(event.msgId, event.backend, event.type, url, event.orderKey, event.payload);
-  await db.write(insertFor(urls.length), values);
+const valuesOf = (row: EventRow): SqlValue[] => [row.msgId, row.backend, row.type, row.url, row.orderKey, row.payload];
+
+/** The request path: a transaction's events, every webhook's row of each, in one statement (in the order emitted). */
+export async function insertEvents(db: Queryable, rows: readonly EventRow[]): Promise<void> {
+  await db.write(insertFor(rows.length), rows.flatMap(valuesOf));
+}
+
+/** The request path when its transaction has one row to write: the row and the COMMIT, in one round trip (OUTBOX_ROUTINES). */
+export async function commitEvent(db: Queryable, row: EventRow): Promise<void> {
+  await db.write(`call ${OUTBOX_COMMIT_PROCEDURE}(?, ?, ?, ?, ?, ?)`, valuesOf(row));
 }
 
 /** What a claim needs of the database: a transaction, in READ COMMITTED. */

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Queryable } from '../db/index.js';
+import type { Queryable, TransactionOptions } from '../db/index.js';
 
 /**
  * Traces (docs/contract.md §13): the one seam the request path calls. The front door begins a request's trace
@@ -18,7 +18,7 @@ export interface Tracing {
 
 /** What a transaction needs of the database: `Database.transaction`. */
 export interface Transactional {
-  transaction<T>(work: (db: Queryable) => Promise<T>): Promise<T>;
+  transaction<T>(work: (db: Queryable) => Promise<T>, options?: TransactionOptions): Promise<T>;
 }
 
 export interface RequestTrace {
@@ -26,8 +26,8 @@ export interface RequestTrace {
   readonly traceId: string;
   /** `db`, each statement run through it a child span of the request's. */
   statements(db: Queryable): Queryable;
-  /** `db.transaction(work)` as a child span, each statement of `work` a child of it. */
-  transaction<T>(db: Transactional, work: (db: Queryable) => Promise<T>): Promise<T>;
+  /** `db.transaction(work, options)` as a child span, each statement of `work` (and of `options.commit`) a child of it. */
+  transaction<T>(db: Transactional, work: (db: Queryable) => Promise<T>, options?: TransactionOptions): Promise<T>;
   end(outcome: TraceOutcome): void;
 }
 

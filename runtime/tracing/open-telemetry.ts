@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { type Context, propagation, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
 import { core, NodeSDK, resources, tracing } from '@opentelemetry/sdk-node';
-import type { Queryable, SqlValue, WriteResult } from '../db/index.js';
+import type { Queryable, SqlValue, TransactionOptions, WriteResult } from '../db/index.js';
 import type { RequestTrace, TraceOutcome, Tracing, Transactional } from './index.js';
 
 /**
@@ -82,14 +82,18 @@ class OpenTelemetryTrace implements RequestTrace {
     return this.span.isRecording() ? new TracedStatements(this.tracer, this.context, db) : db;
   }
 
-  transaction<T>(db: Transactional, work: (db: Queryable) => Promise<T>): Promise<T> {
-    if (!this.span.isRecording()) return db.transaction(work);
+  transaction<T>(db: Transactional, work: (db: Queryable) => Promise<T>, options?: TransactionOptions): Promise<T> {
+    if (!this.span.isRecording()) return db.transaction(work, options);
     const span = this.tracer.startSpan('transaction', { kind: SpanKind.INTERNAL }, this.context);
     const inside = trace.setSpan(this.context, span);
+    const commit = options?.commit;
     // A transaction run again (a deadlock) shows each run's statements.
     return traced(
       span,
-      db.transaction((connection) => work(new TracedStatements(this.tracer, inside, connection))),
+      db.transaction((connection) => work(new TracedStatements(this.tracer, inside, connection)), {
+        ...options,
+        commit: commit && ((connection) => commit(new TracedStatements(this.tracer, inside, connection))),
+      }),
     );
   }
 

@@ -95,6 +95,16 @@ beforeAll(async () => {
   </Request>
 </Resource>
 `,
+      // Two events of one change, keyed by its row: written together, in the order emitted, and delivered so.
+      'resources/hooks/double.xml': `<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0" auth="writer">
+  <Request method="POST" status="201">
+    <Sql id="added" output="false">insert into ev_notes (topic, body) values ('note', $body)</Sql>
+    <Sql id="note">select note_id, topic, body from ev_notes where note_id = $[added][0].insertId</Sql>
+    <Emit event="note.drafted" step="note" key="$[added][0].insertId"/>
+    <Emit event="note.published" step="note" key="$[added][0].insertId"/>
+  </Request>
+</Resource>
+`,
       // Two requests updating the same two rows in opposite order, a pause between: one deadlocks and runs again.
       'resources/hooks/swap.xml': `<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0" auth="writer">
   <Request method="POST">
@@ -298,6 +308,60 @@ describe('an event', () => {
           line.event === 'note.added' && Number(line.bytes) > 1024 && String(line.msg).startsWith('an event over EVENTS_MAX_BYTES refused its request (413)'),
       ),
     ).toBe(true);
+  });
+
+  it('goes with its request in the order emitted: two events of one change are both written, and delivered so', async () => {
+    const answer = await send(`${main.url}/hooks/v1.0/double`, {
+      method: 'POST',
+      headers: { authorization: WRITER, 'content-type': 'application/json' },
+      body: JSON.stringify({ body: 'twice' }),
+    });
+    expect(answer.status, answer.text).toBe(201);
+    const written = await until(
+      'both delivered',
+      () => rows("event in ('note.drafted', 'note.published')"),
+      (found) => found.length === 2 && found.every((row) => row.state === 'delivered'),
+    );
+    expect(written.map((row) => row.event)).toEqual(['note.drafted', 'note.published']);
+    const received = receivers.note.deliveries.filter((delivery) => delivery.body.includes('"twice"')).map((delivery) => delivery.payload?.type);
+    expect(received).toEqual(['note.drafted', 'note.published']);
+  });
+
+  it('is written with its COMMIT in one call; where xmlrest db init has not made that call yet, apart from it, and the log says to run it', async () => {
+    const procedure = () =>
+      connection
+        .query("select routine_name from information_schema.routines where routine_schema = database() and routine_name = 'xmlrest_outbox_commit'")
+        .then(([found]) => (found as unknown[]).length);
+    expect(await procedure()).toBe(1);
+    // A database of the version before it: the table, not the procedure.
+    await connection.query('drop procedure xmlrest_outbox_commit');
+    const older = await startBuiltServer({ root: ROOT, env: ENV() });
+    try {
+      for (const body of ['before init 1', 'before init 2']) expect((await post('note', body, {}, older)).status).toBe(201);
+      await until(
+        'both delivered',
+        () => rows("payload like '%before init%'"),
+        (found) => found.length === 2 && found.every((row) => row.state === 'delivered'),
+      );
+      // Said once, not per request.
+      const said = older.logs.filter((line) => String(line.msg).includes('run xmlrest db init'));
+      expect(said).toHaveLength(1);
+      expect(said[0]).toMatchObject({ level: 'warn', procedure: 'xmlrest_outbox_commit' });
+    } finally {
+      await older.stop();
+    }
+    expect(await xmlrest('db', 'init')).toMatchObject({ code: 0 });
+    expect(await procedure()).toBe(1);
+    // The database counts the calls (the run's MariaDB, whichever file's server made them: at least this one's).
+    const calls = () => connection.query("show global status like 'Com_call_procedure'").then(([found]) => Number((found as { Value: string }[])[0]!.Value));
+    const callsBefore = await calls();
+    expect((await post('note', 'after init')).status).toBe(201);
+    expect(await calls()).toBeGreaterThan(callsBefore);
+    await until(
+      'delivered',
+      () => rows("payload like '%after init%'"),
+      (found) => found.length === 1 && found[0]!.state === 'delivered',
+    );
   });
 
   it('is emitted once by a transaction that deadlocked and ran again', async () => {
