@@ -73,7 +73,8 @@ export class Database extends EventEmitter<{ retry: [{ reason: string; attempt: 
       await query(connection, 'start transaction');
       const result = await work(runner);
       try {
-        if (!(await options?.commit?.(runner))) await query(connection, 'commit');
+        const committing = options?.commit?.(runner) ?? false;
+        if (committing === false || !(await committing)) await query(connection, 'commit');
       } catch (error) {
         const fault = faultOf(error);
         // The COMMIT may or may not have been applied: running the work again could apply it twice.
@@ -189,11 +190,12 @@ export interface TransactionOptions {
   isolation?: 'read committed';
   /**
    * Runs once `work` is done, in place of the COMMIT when it answers true: a last statement that commits too,
-   * so that the two take one round trip (runtime/events/: a request's event and its COMMIT). False: it wrote
-   * what it had, if anything, and the COMMIT follows. A failure of it is a failure of the COMMIT: the
-   * transaction rolls back, or, when the connection failed, its outcome is unknown.
+   * so that the two take one round trip (runtime/events/: a request's event and its COMMIT). False, or a
+   * promise of false: it wrote what it had, if anything, and the COMMIT follows (plain false costs a
+   * transaction with nothing of its own no wait). A failure of it is a failure of the COMMIT: the transaction
+   * rolls back, or, when the connection failed, its outcome is unknown.
    */
-  commit?: (db: Queryable) => Promise<boolean>;
+  commit?: (db: Queryable) => Promise<boolean> | false;
 }
 
 const AUTOCOMMIT_READ = { transaction: false, retryConnectionFaults: true } as const;

@@ -158,8 +158,11 @@ export class Events {
    * trip of its own; several rows by one insert, and the COMMIT follows (false). On a database whose
    * `xmlrest db init` predates that statement, the rows are inserted as several are, and the log says once to run it.
    */
-  async commit(db: Queryable, rows: readonly EventRow[]): Promise<boolean> {
-    if (rows.length === 0) return false;
+  commit(db: Queryable, rows: readonly EventRow[]): Promise<boolean> | false {
+    return rows.length === 0 ? false : this.write(db, rows);
+  }
+
+  private async write(db: Queryable, rows: readonly EventRow[]): Promise<boolean> {
     try {
       if (rows.length === 1 && !this.noCommitProcedure) {
         try {
