@@ -61,9 +61,9 @@ export interface RequestScope {
   readonly plugin: PluginContext;
   /**
    * Records an event in the outbox for `db`, the request's own transaction (docs/contract.md §12): its row is
-   * written as that transaction commits, with the COMMIT, and delivered to the backend's webhooks only if it did. `key` says which row the event is
-   * about (the payload's `key`) and orders the deliveries of events about one row (events whose type starts
-   * with the same word and whose key is equal).
+   * written as that transaction commits, with the COMMIT, and delivered to the backend's webhooks only if it
+   * did. `key` says which row the event is about (the payload's `key`) and orders the deliveries of events
+   * about one row (events whose type starts with the same word and whose key is equal).
    */
   emit<Event extends EventPayload>(db: Queryable, type: Event['type'], data: Event['data'], key?: SqlValue): Promise<void>;
   /**
