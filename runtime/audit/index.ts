@@ -204,18 +204,20 @@ export class AuditTrail {
     this.enqueue(entry);
   }
 
-  /** Writes every row waiting (a graceful stop calls it before the pool closes). */
+  /** Writes the rows waiting now; none while a flush is under way (its rows are that flush's, the later ones the next's). */
   flush(): Promise<void> {
     if (this.flushing) return this.flushing;
     if (this.queue.length === 0) return Promise.resolve();
-    this.flushing = this.write().finally(() => (this.flushing = undefined));
+    this.flushing = this.write(this.queue.length).finally(() => (this.flushing = undefined));
     return this.flushing;
   }
 
-  stop(): Promise<void> {
+  /** A graceful stop, before the pool closes: every row waiting is written, those queued during a flush under way too. */
+  async stop(): Promise<void> {
     clearInterval(this.timer);
     this.closeWindows(Number.POSITIVE_INFINITY);
-    return this.flush();
+    await this.flushing;
+    await this.flush();
   }
 
   /**
@@ -276,10 +278,17 @@ export class AuditTrail {
     this.queue.push(entry);
   }
 
-  private async write(): Promise<void> {
-    while (this.queue.length > 0) {
+  /**
+   * Writes the `count` rows at the queue's head: those that waited when the flush began. The rows queued while it
+   * writes wait for the next flush rather than follow in inserts of their own: on a busy server a flush that
+   * chased them wrote a stream of inserts of a few rows each (a round trip and a statement for every 8 rows of
+   * a read a second, measured) where a few inserts of up to BATCH rows do.
+   */
+  private async write(count: number): Promise<void> {
+    let left = count;
+    while (left > 0 && this.queue.length > 0) {
       let size = BATCH;
-      while (size > this.queue.length) size /= 2;
+      while (size > Math.min(left, this.queue.length)) size /= 2;
       const batch = this.queue.slice(0, size);
       try {
         await this.insert(batch);
@@ -292,9 +301,11 @@ export class AuditTrail {
         // A value the database refuses: each row alone, the refused ones dropped, the others written (each taken
         // off the queue as it goes, so that a database gone meanwhile leaves no written row to be written twice).
         if (!(await this.oneByOne(batch))) return;
+        left -= size;
         continue;
       }
       this.queue.splice(0, size);
+      left -= size;
     }
   }
 
