@@ -82,9 +82,7 @@ export function auditEntry(ctx: Koa.Context, route: AuditRoute, status: number, 
  * per request on the hot path.
  */
 export class Scope implements RequestScope {
-  /** Set by `emit`: once the transaction commits, this server looks for due events at once. */
-  private emitted = false;
-  /** What this run of the request's transaction emitted: written by its commit. */
+  /** What this run of the request's transaction emitted: written by its commit, then looked for by this server. */
   private events: EventRow[] = [];
 
   constructor(
@@ -183,7 +181,7 @@ export class Scope implements RequestScope {
   /** After the commit: events emitted in the transaction are due now, and this server looks for them. */
   private committed<T>(done: Promise<T>): Promise<T> {
     return done.then((result) => {
-      if (this.emitted) this.options.events.emitted();
+      if (this.events.length > 0) this.options.events.emitted();
       return result;
     });
   }
@@ -192,7 +190,6 @@ export class Scope implements RequestScope {
     try {
       // Written as the transaction commits (`run`): its rows go with the COMMIT, in the same round trip.
       this.events.push(...this.options.events.event(this.options.guard.backend.name, type, data, key));
-      this.emitted = true;
       return Promise.resolve();
     } catch (error) {
       return Promise.reject(error);

@@ -10,7 +10,7 @@
 export { type ConnectionSource, Database, type DatabaseTimings, DEFAULT_TIMINGS, type TransactionOptions } from './database.js';
 export { DatabaseFault, type FaultKind, faultOf } from './faults.js';
 export { type DatabaseOptions, openDatabase } from './pool.js';
-export { errnoOf, NO_COLUMN, NO_TABLE } from './schema-errors.js';
+export { errnoOf, NO_COLUMN, NO_PROCEDURE, NO_TABLE } from './schema-errors.js';
 export type { Queryable, SqlValue, WriteResult } from './statements.js';
 export { SSL_MODES, type SslMode } from './tls.js';
 export { connectionOptions, type DatabaseHost, type DatabaseUrl, DatabaseUrlError, parseDatabaseUrl } from './url.js';

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { type BackendModule, receives } from '../contract.js';
-import { type Database, errnoOf, type Queryable, type SqlValue } from '../db/index.js';
+import { type Database, errnoOf, NO_COLUMN, NO_PROCEDURE, NO_TABLE, type Queryable, type SqlValue } from '../db/index.js';
 import { HttpError } from '../errors.js';
 import type { Chore } from '../housekeeping.js';
 import type { Logger } from '../log.js';
@@ -55,8 +55,6 @@ function eventTooLarge(): HttpError {
 }
 
 export const DEFAULT_EVENT_BYTES = 64 * 1024;
-/** ER_SP_DOES_NOT_EXIST (MariaDB and MySQL): a procedure that `xmlrest db init` did not make yet. */
-const NO_PROCEDURE = 1305;
 /** An order key longer than this is kept as its digest: equal keys stay equal, and the column stays bounded. */
 const ORDER_KEY_CHARS = 200;
 
@@ -243,8 +241,8 @@ export class Events {
 
 /** A missing table as what to do about it: the request still fails (500), and its log line says to run xmlrest db init. */
 function withHint(error: unknown): unknown {
-  const errno = (error as { errno?: unknown } | null)?.errno;
-  if (errno !== 1146 && errno !== 1054) return error;
+  const errno = errnoOf(error);
+  if (errno !== NO_TABLE && errno !== NO_COLUMN) return error;
   return new Error('the table xmlrest_outbox is missing or made by an earlier version: run xmlrest db init', { cause: error });
 }
 
