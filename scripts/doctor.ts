@@ -5,7 +5,7 @@ import { databaseUrlFromEnvironment, generateProject } from '../generator/index.
 import { IssuerKeys } from '../runtime/auth/issuer/keys.js';
 import { ConfigError, loadConfig } from '../runtime/config.js';
 import { errnoOf, parseDatabaseUrl } from '../runtime/db/index.js';
-import { webhookSecretsNeeded } from '../runtime/events/index.js';
+import { OUTBOX_COMMIT_PROCEDURE, webhookSecretsNeeded } from '../runtime/events/index.js';
 import { type BackendModule, type IssuerAlgorithm, pagedBackends } from '../runtime/index.js';
 import { connectTo } from './connection.js';
 import { generatedBackends } from './generated-backends.js';
@@ -44,7 +44,7 @@ export interface Finding {
  * `xmlrest doctor`: checks what a server needs, in the order it needs it,
  * and says what to fix: Node, the configuration (as `npm start` reads it),
  * the database (reachable, its version), the default tables and triggers,
- * whether an index serves each order of each list (scripts/list-indexes.ts), whether generated/ matches
+ * the outbox's procedure (runtime/events/outbox.ts), whether an index serves each order of each list (scripts/list-indexes.ts), whether generated/ matches
  * resources/, and whether the build is current.
  * Warns of a production setup serving the console on its public port.
  * Exit 0 when everything is fine (warnings or not), 1 otherwise.
@@ -154,6 +154,7 @@ export async function doctor(root: string): Promise<number> {
                 },
           );
           if (present.has('usr_role')) say(await grantEndsFinding(connection));
+          if (present.has('xmlrest_outbox')) say(await outboxProcedureFinding(connection));
         }
         // Lists (docs/contract.md §11): an index for every order a page can be asked for.
         for (const finding of await listIndexFindings(root, connection)) say(finding);
@@ -224,6 +225,24 @@ export async function grantEndsFinding(connection: Connection): Promise<Finding>
       what: `grants that end: the database user may not delete from usr_role (${(error as Error).message}), so no server can end a grant: its holder's tokens are not revoked at its end, and a query of your own that reads usr_role keeps seeing it: GRANT DELETE ON usr_role TO the server's database user`,
     };
   }
+}
+
+/**
+ * Whether `xmlrest db init` made the procedure that writes a request's event row with its COMMIT in one call. A
+ * database initialised before it still works: the server inserts the row apart from its COMMIT (slower) and logs a
+ * warning once. So a warning here too, not a thing to fix.
+ */
+export async function outboxProcedureFinding(connection: Connection): Promise<Finding> {
+  const [found] = (await connection.query('select 1 from information_schema.routines where routine_schema = database() and routine_name = ?', [
+    OUTBOX_COMMIT_PROCEDURE,
+  ])) as unknown as [unknown[]];
+  return found.length > 0
+    ? { ok: true, what: `events: the procedure ${OUTBOX_COMMIT_PROCEDURE} writes a request's event with its COMMIT in one call` }
+    : {
+        ok: true,
+        warning: true,
+        what: `events: the procedure ${OUTBOX_COMMIT_PROCEDURE} is missing (this database's xmlrest db init predates it), so a request that emits an event writes it apart from its COMMIT, a round trip slower: run npx xmlrest db init`,
+      };
 }
 
 /** The key type (and curve) each algorithm needs, as the server picks keys for it. */

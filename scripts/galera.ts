@@ -1,16 +1,20 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chownSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import mysql from 'mysql2/promise';
+import { makeClusterDir, type NodeUser, nodeUser } from './galera-dir.js';
 import { freePort } from './mariadb.js';
 import { ensurePackages, GALERA, LSOF, MARIADB, RSYNC } from './system-packages.js';
 
 /**
  * A private MariaDB Galera cluster on loopback, for `npm run test:cluster`:
  * Debian's mariadb-server and galera-4 (installed with apt-get when
- * missing), each node with its own data dir, socket and ports, run as the
- * `mysql` user (rsync SST drops to `nobody` and must read the files). Node 1
+ * missing), each node with its own data dir, socket and ports, in a fresh
+ * folder under the system's temporary folder that stop() removes
+ * (scripts/galera-dir.ts: never under the checkout, whose folder may be
+ * private), run as the `mysql` user when the tests run as root (rsync SST
+ * drops to `nobody` and must read the files), else as the user running them. Node 1
  * bootstraps; the others join by SST. A node that was killed rejoins by IST:
  * it is started at the position `--wsrep-recover` finds.
  */
@@ -33,6 +37,10 @@ export interface GaleraCluster {
   url: string;
   /** The same, one node only. */
   urlOf(index: number): string;
+  /** Where the nodes keep their data (removed by stop()). */
+  dir: string;
+  /** A connection to a node as its superuser, over its socket (to set global variables). */
+  admin(index: number): Promise<mysql.Connection>;
   stop(): Promise<void>;
 }
 
@@ -45,29 +53,26 @@ interface NodePorts {
   sst: number;
 }
 
-export async function startGaleraCluster(options: { dir: string; database: string; size?: number; log?: (line: string) => void }): Promise<GaleraCluster> {
+export async function startGaleraCluster(options: { database: string; size?: number; log?: (line: string) => void }): Promise<GaleraCluster> {
   const log = options.log ?? (() => {});
   ensurePackages([MARIADB, GALERA, RSYNC, LSOF], log);
   const mariadbd = ['/usr/sbin/mariadbd', '/usr/bin/mariadbd'].find((candidate) => existsSync(candidate))!;
   const size = options.size ?? 3;
-  const dir = path.resolve(options.dir);
-  await stopLeftovers(dir);
-  rmSync(dir, { recursive: true, force: true });
-  const mysqlUser = userIds('mysql');
+  const user = nodeUser();
+  const dir = await makeClusterDir(user);
   const ports: NodePorts[] = [];
   for (let i = 0; i < size; i++) ports.push({ port: await freePort(), gcomm: await freePort(), ist: await freePort(), sst: await freePort() });
   const gcomm = `gcomm://${ports.map((node) => `127.0.0.1:${node.gcomm}`).join(',')}`;
   const nodeDir = (i: number) => path.join(dir, `node${i + 1}`);
   for (let i = 0; i < size; i++) {
     mkdirSync(path.join(nodeDir(i), 'data'), { recursive: true });
-    chownTree(nodeDir(i), mysqlUser);
+    chownTree(nodeDir(i), user);
   }
-  // The folders above must let the mysql user through to its own.
-  for (let at = dir; at !== path.dirname(at); at = path.dirname(at))
-    if ((statSync(at).mode & 0o001) === 0) throw new Error(`${at} is not searchable by the mysql user`);
+  // As root, the nodes run as mysql (named); as anyone else, as that user (a --user would only be warned about).
+  const asUser = user.other ? [`--user=${user.name}`] : [];
   execFileSync(
     'mariadb-install-db',
-    ['--no-defaults', `--datadir=${path.join(nodeDir(0), 'data')}`, '--user=mysql', '--auth-root-authentication-method=socket', '--skip-test-db'],
+    ['--no-defaults', `--datadir=${path.join(nodeDir(0), 'data')}`, ...asUser, '--auth-root-authentication-method=socket', '--skip-test-db'],
     {
       stdio: ['ignore', openSync(path.join(nodeDir(0), 'install.log'), 'w'), openSync(path.join(nodeDir(0), 'install.log'), 'a')],
     },
@@ -82,7 +87,7 @@ export async function startGaleraCluster(options: { dir: string; database: strin
     `--port=${ports[i]!.port}`,
     '--bind-address=127.0.0.1',
     '--skip-name-resolve',
-    '--user=mysql',
+    ...asUser,
     `--pid-file=${path.join(nodeDir(i), 'mariadbd.pid')}`,
     `--log-error=${path.join(nodeDir(i), 'error.log')}`,
     '--innodb-buffer-pool-size=64M',
@@ -114,9 +119,11 @@ export async function startGaleraCluster(options: { dir: string; database: strin
     await waitUntilSynced(i, child);
   };
   const socketOf = (i: number) => path.join(nodeDir(i), 'mysqld.sock');
+  // mariadb-install-db lets root, and the OS user installing, in over the socket without a password.
+  const superuser = user.other ? 'root' : user.name;
   const stateOf = async (i: number): Promise<string | undefined> => {
     try {
-      const connection = await mysql.createConnection({ socketPath: socketOf(i), user: 'root', connectTimeout: 1000 });
+      const connection = await mysql.createConnection({ socketPath: socketOf(i), user: superuser, connectTimeout: 1000 });
       try {
         const [rows] = await connection.query("show status like 'wsrep_local_state_comment'");
         return (rows as { Value: string }[])[0]?.Value;
@@ -136,19 +143,39 @@ export async function startGaleraCluster(options: { dir: string; database: strin
     throw new Error(`galera node ${i + 1} did not sync within 120 s; see ${path.join(nodeDir(i), 'error.log')}`);
   };
 
+  const stopNodes = async () => {
+    // The last node to stop is the one with the newest data; order does not matter for a throwaway cluster.
+    await Promise.all(
+      children.map(async (child, i) => {
+        if (!alive(child)) return;
+        child.kill('SIGCONT');
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+        await exits[i];
+        clearTimeout(timer);
+      }),
+    );
+  };
+
   const started = Date.now();
-  await launch(0, ['--wsrep-new-cluster']);
   const password = randomBytes(18).toString('base64url');
-  const admin = await mysql.createConnection({ socketPath: socketOf(0), user: 'root' });
   try {
-    await admin.query(`create database if not exists \`${options.database}\` character set utf8mb4 collate utf8mb4_unicode_ci`);
-    await admin.query("create user if not exists 'xmlrest'@'127.0.0.1' identified by ?", [password]);
-    await admin.query(`grant all privileges on \`${options.database}\`.* to 'xmlrest'@'127.0.0.1'`);
-  } finally {
-    await admin.end();
+    await launch(0, ['--wsrep-new-cluster']);
+    const admin = await mysql.createConnection({ socketPath: socketOf(0), user: superuser });
+    try {
+      await admin.query(`create database if not exists \`${options.database}\` character set utf8mb4 collate utf8mb4_unicode_ci`);
+      await admin.query("create user if not exists 'xmlrest'@'127.0.0.1' identified by ?", [password]);
+      await admin.query(`grant all privileges on \`${options.database}\`.* to 'xmlrest'@'127.0.0.1'`);
+    } finally {
+      await admin.end();
+    }
+    for (let i = 1; i < size; i++) await launch(i, []);
+  } catch (error) {
+    // No cluster for the caller to stop: its nodes stop here. The folder stays for its logs (the next run removes it).
+    await stopNodes();
+    throw error;
   }
-  for (let i = 1; i < size; i++) await launch(i, []);
-  log(`galera: ${size} nodes synced in ${Date.now() - started} ms`);
+  log(`galera: ${size} nodes synced in ${Date.now() - started} ms (as ${user.name}, in ${dir})`);
 
   const url = (list: number[]) => `mysql://xmlrest:${password}@${list.map((i) => `127.0.0.1:${ports[i]!.port}`).join(',')}/${options.database}`;
   const nodes: GaleraNode[] = ports.map((node, i) => ({
@@ -172,18 +199,11 @@ export async function startGaleraCluster(options: { dir: string; database: strin
     nodes,
     url: url(ports.map((_, i) => i)),
     urlOf: (index) => url([index - 1]),
+    dir,
+    admin: (index) => mysql.createConnection({ socketPath: socketOf(index - 1), user: superuser }),
     stop: async () => {
-      // The last node to stop is the one with the newest data; order does not matter for a throwaway cluster.
-      await Promise.all(
-        children.map(async (child, i) => {
-          if (!alive(child)) return;
-          child.kill('SIGCONT');
-          child.kill('SIGTERM');
-          const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-          await exits[i];
-          clearTimeout(timer);
-        }),
-      );
+      await stopNodes();
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }
@@ -192,38 +212,11 @@ function alive(child: ChildProcess | undefined): child is ChildProcess {
   return child !== undefined && child.exitCode === null && child.signalCode === null;
 }
 
-function userIds(name: string): { uid: number; gid: number } {
-  const line = readFileSync('/etc/passwd', 'utf8')
-    .split('\n')
-    .find((entry) => entry.startsWith(`${name}:`));
-  if (!line) throw new Error(`no ${name} user on this machine (Debian's mariadb-server makes it)`);
-  const [, , uid, gid] = line.split(':');
-  return { uid: Number(uid), gid: Number(gid) };
-}
-
-function chownTree(target: string, owner: { uid: number; gid: number }): void {
+function chownTree(target: string, owner: NodeUser): void {
   chownSync(target, owner.uid, owner.gid);
   for (const entry of readdirSync(target, { withFileTypes: true })) {
     const child = path.join(target, entry.name);
     if (entry.isDirectory()) chownTree(child, owner);
     else chownSync(child, owner.uid, owner.gid);
   }
-}
-
-/** Nodes left running by a killed run hold their data dirs and ports: stop them first. */
-async function stopLeftovers(dir: string): Promise<void> {
-  if (!existsSync(dir)) return;
-  for (const node of readdirSync(dir)) {
-    const pidFile = path.join(dir, node, 'mariadbd.pid');
-    if (!existsSync(pidFile)) continue;
-    const pid = Number(readFileSync(pidFile, 'utf8').trim());
-    try {
-      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dir)) continue;
-      process.kill(pid, 'SIGCONT');
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // Gone already.
-    }
-  }
-  await new Promise((resolve) => setTimeout(resolve, 500));
 }

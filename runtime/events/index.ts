@@ -20,6 +20,7 @@ import { DEFAULT_DELIVERY, type DeliverySettings, type DeliveryTarget, DeliveryW
 export {
   type EventRow,
   listOutbox,
+  OUTBOX_COMMIT_PROCEDURE,
   OUTBOX_ROUTINES,
   OUTBOX_TABLES,
   type OutboxFilter,

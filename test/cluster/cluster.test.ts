@@ -29,7 +29,7 @@ const figures: string[] = [];
 const env = (url: string) => ({ DATABASE_URL: url, JWT_SECRET: TEST_SECRET, QUERY_TIMEOUT_MS: '6000', ADMIN_PORT: '0' });
 
 beforeAll(async () => {
-  cluster = await startGaleraCluster({ dir: 'test/.tmp/galera', database: 'xmlrest_cluster', log: (line) => figures.push(line) });
+  cluster = await startGaleraCluster({ database: 'xmlrest_cluster', log: (line) => figures.push(line) });
   await createDemoDatabase(cluster.urlOf(1));
   const connection = await mysql.createConnection(cluster.urlOf(1));
   await connection.execute('update products set stock = 1000000');
@@ -254,7 +254,7 @@ describe('the node everyone writes to dies under load', () => {
 describe('readiness on a Galera node', () => {
   it('is 503 while the node is not Synced, and 200 again once it is', async () => {
     const onThird = await startBuiltServer({ env: env(cluster.urlOf(3)) });
-    const root = await mysql.createConnection({ socketPath: 'test/.tmp/galera/node3/mysqld.sock', user: 'root' });
+    const root = await cluster.admin(3);
     try {
       expect((await send(`${onThird.adminUrl}/readyz`)).status).toBe(200);
       await root.query('set global wsrep_desync = on');

@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { connectTo } from '../../scripts/connection.js';
+import { ownDatabase } from '../support/own-database.js';
 
 /** The `xmlrest` bin and `npm start`'s entry, run as processes against the run's MariaDB. */
 const exec = promisify(execFile);
@@ -235,6 +236,25 @@ describe('xmlrest doctor', () => {
     expect(checked.stdout).toContain('FIX  JWT_SECRET is not set');
     expect(checked.stdout).toMatch(/^FIX {2}database: not reachable \(ECONNREFUSED\)/m);
     expect(checked.stdout.trim().split('\n').at(-1)).toBe('2 things to fix');
+  });
+
+  it('warns of the outbox procedure a database initialised before it lacks, names xmlrest db init, and is content after it', async () => {
+    // A database of its own: on the shared one, other files' servers would write their events apart meanwhile.
+    const env = { DATABASE_URL: await ownDatabase('doctor_outbox'), JWT_SECRET: 'doctor-secret-0123456789-0123456789' };
+    const connection = await connectTo(env.DATABASE_URL);
+    try {
+      await connection.query('drop procedure xmlrest_outbox_commit');
+    } finally {
+      await connection.end();
+    }
+    const older = await xmlrestWith(env, 'doctor');
+    // Slower, not broken (the server writes the event apart from its COMMIT): a warning, exit code 0.
+    expect(older.stdout).toMatch(/^WARN events: the procedure xmlrest_outbox_commit is missing \(.*\).*: run npx xmlrest db init$/m);
+    expect({ code: older.code, last: older.stdout.trim().split('\n').at(-1) }).toEqual({ code: 0, last: 'nothing to fix; 1 warning above' });
+    expect(await xmlrestWith(env, 'db', 'init')).toMatchObject({ code: 0 });
+    const initialised = await xmlrestWith(env, 'doctor');
+    expect(initialised.stdout).toMatch(/^ok {3}events: the procedure xmlrest_outbox_commit writes a request's event with its COMMIT in one call$/m);
+    expect({ code: initialised.code, last: initialised.stdout.trim().split('\n').at(-1) }).toEqual({ code: 0, last: 'everything looks right' });
   });
 });
 
