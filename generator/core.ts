@@ -11,6 +11,7 @@ import type { RawElement } from './parse.js';
 import { checkPluginCalls, type PluginCheckCache } from './plugin-check.js';
 import { applyArgumentBounds } from './plugins.js';
 import { RunCache } from './run-cache.js';
+import { markSecrets } from './secrets.js';
 import type { ScannedSql } from './sql/index.js';
 import { applyTypes, describedSql, snapshotText, sqlSteps, type TypeSnapshot } from './types.js';
 
@@ -112,6 +113,7 @@ export function emitProject(project: Project, diagnostics: Diagnostics, options:
   const types = options.types ?? {};
   const untyped = applyTypes(project, types, diagnostics);
   applyArgumentBounds(project);
+  markSecrets(project, diagnostics);
   if (diagnostics.count === 0) checkPluginCalls(project, options.projectRoot ?? process.cwd(), diagnostics, options.cache?.plugins);
   lintUnownedReads(project, types, (file, method, step) => `${file} ${method} ${step}`, diagnostics);
   const warnings = diagnostics.warnings();

@@ -32,6 +32,8 @@ export type ParamTarget = { kind: 'column'; table: string | null; column: string
 export interface ParamType extends ParamSpec {
   /** `table.column`, for messages and documentation. */
   column?: string;
+  /** Why it is a secret (`secret`), for messages and the module's comment (generator/secrets.ts). */
+  secretBecause?: string;
 }
 
 export interface SqlStep {
@@ -185,6 +187,8 @@ export interface Operation {
   emits?: Emit[];
   /** Every call is written to xmlrest_api_audit (`audit="true"` on it or its resource); absent when not. */
   audit?: true;
+  /** `audit_params`, its own or its resource's: the only parameters whose values its audit rows may keep (secrets never). */
+  auditParams?: { names: string[]; at: SourceLocation };
 }
 
 export interface Resource {

@@ -3,6 +3,7 @@ import type { ResourceKeys } from './emit/index.js';
 import type { Backend, List, Operation, ParamType, Project, Resource, ResultColumn, SqlStep, Step } from './ir.js';
 import { camel } from './names.js';
 import type { RunCache } from './run-cache.js';
+import { auditKeeps } from './secrets.js';
 
 /**
  * An OpenAPI 3.1 document for every backend, from the same IR as the
@@ -147,7 +148,10 @@ function operationObject(backend: Backend, resource: Resource, operation: Operat
   if (operation.paramsFromBody) notes.push('Reads its fields from the body only: a field in the query string is missing (400).');
   if (operation.emits !== undefined) notes.push(`Emits ${[...new Set(operation.emits.map((emit) => emit.event))].join(', ')} when it commits (see webhooks).`);
   if (operation.audit) {
-    notes.push('Every call is recorded in the API audit (xmlrest_api_audit), parameters named like a password, secret, token or key left out.');
+    const keeps = auditKeeps(operation);
+    notes.push(
+      `Every call is recorded in the API audit (xmlrest_api_audit), keeping ${keeps.length === 0 ? 'no parameter value' : `the values of ${keeps.join(', ')} only`}.`,
+    );
     object['x-xmlrest-audit'] = true;
   }
 

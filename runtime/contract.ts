@@ -28,7 +28,10 @@ export interface ParamSpec {
   values?: readonly string[];
   /** Read from the body only, never the query string (a token request's fields, credentials among them). */
   from?: 'body';
-  /** A credential (it reaches a password argument): never written to the audit, whatever its name. */
+  /**
+   * A secret (docs/contract.md §12): named like one (`pw`, `pin`, `otp`, `cvv`), meeting a password column, or
+   * reaching a password argument. The generator decides it; the audit keeps only the values its `AuditRule` names.
+   */
   secret?: true;
   /** May be left out (a list's filters, sort, limit and cursor, docs/contract.md §11): then absent from the parameters, never a 400. */
   optional?: true;
@@ -175,11 +178,19 @@ export interface Operation {
   access: Access;
   /** At most this many calls per caller in each window (docs/contract.md §10), when the file sets `rate_limit`. */
   rateLimit?: RateLimit;
-  /** Every call is written to xmlrest_api_audit (`audit="true"`, docs/contract.md §12). */
-  audit?: true;
+  /** Every call is written to xmlrest_api_audit (`audit="true"`, docs/contract.md §12), keeping what its rule says. */
+  audit?: AuditRule;
   /** It answers pages whose cursors the server signs (docs/contract.md §11): the server needs its key (JWT_SECRET). */
   pages?: true;
   handler: Handler;
+}
+
+/**
+ * What an audited operation's rows keep of its parameters, decided when generating (docs/contract.md §12): the
+ * values of `keeps`, every other parameter's written as `[FILTERED]`. The generator never lists a secret.
+ */
+export interface AuditRule {
+  keeps: readonly string[];
 }
 
 /** `rate_limit="<n>/<s|m|h>"`: at most `limit` calls per caller in each window of `seconds`. */

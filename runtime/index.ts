@@ -6,6 +6,7 @@ export { Revocations, revokeToken, revokeUserTokens } from './auth/revocations.j
 export { type TokenGeneratorArgs, tokenGenerator } from './auth/token-b.js';
 export type {
   Access,
+  AuditRule,
   BackendModule,
   ErrorBody,
   EventPayload,

@@ -97,8 +97,10 @@ export function buildRoutes(options: RoutesOptions): Routes {
         const rule = operation.rateLimit;
         // A limited route counts each caller: a user once authenticated (scope.ts), a client address on a public method.
         const route = `${backend.name} ${label} ${method}`;
+        // What its rows keep, as the module says (a module without a rule keeps no value).
+        const keeps = new Set(operation.audit?.keeps ?? []);
         const audit: AuditRoute | undefined = operation.audit
-          ? { trail: options.audit, backend: backend.name, resource: resource.name, version: resource.version, method, status: operation.status }
+          ? { trail: options.audit, backend: backend.name, resource: resource.name, version: resource.version, method, status: operation.status, keeps }
           : undefined;
         const own: ScopeOptions = rule === undefined && audit === undefined ? scope : { ...scope, limit: rule && { rule, route }, audit };
         const byAddress = rule !== undefined && operation.access === null;

@@ -41,6 +41,8 @@ export interface AuditRoute {
   method: string;
   /** Its success status: what a write's row, written in its transaction, says. */
   status: number;
+  /** The parameters whose values its rows keep (the module's `AuditRule`); every other one is left out. */
+  keeps: ReadonlySet<string>;
 }
 
 /** What an audited request leaves in `ctx.state` for its row. */
@@ -48,8 +50,8 @@ interface AuditState {
   userId?: string;
   keyPrefix?: string;
   requestId: string;
-  /** The parameters as the operation read them, and their specs (which of them are credentials). */
-  auditParams?: { values: Readonly<Record<string, unknown>>; specs: ParamSpecs };
+  /** The parameters as the operation read them. */
+  auditParams?: Readonly<Record<string, unknown>>;
   /** Its row was written in its transaction: nothing more to record after the answer. */
   audited?: boolean;
 }
@@ -71,7 +73,7 @@ export function auditEntry(ctx: Koa.Context, route: AuditRoute, status: number, 
     status,
     requestId: state.requestId,
     address: recordedAddress(ctx.ip),
-    params: recordedParams(state.auditParams?.values, state.auditParams?.specs),
+    params: recordedParams(state.auditParams, route.keeps),
   };
 }
 
@@ -129,8 +131,8 @@ export class Scope implements RequestScope {
 
   private read<Params>(query: Parameters<typeof readParams>[0], body: Parameters<typeof readParams>[1], specs: ParamSpecs): Params {
     const params = readParams<Params>(query, body, specs);
-    // An audited call's row holds the parameters as the operation read them (secrets left out when recorded).
-    if (this.options.audit !== undefined) this.ctx.state.auditParams = { values: params, specs };
+    // An audited call's row holds the parameters as the operation read them (only those the module keeps, when recorded).
+    if (this.options.audit !== undefined) this.ctx.state.auditParams = params;
     return params;
   }
 

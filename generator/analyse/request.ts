@@ -6,6 +6,7 @@ import { RESERVED_WORDS } from '../names.js';
 import { BUILTIN_PLUGINS } from '../plugins.js';
 import { type Placeholder, scanSql } from '../sql/index.js';
 import { readAccess, readRateLimit } from './access.js';
+import { type AuditParams, readAuditParams, requestAuditParams } from './audit.js';
 import type { BackendWithPlugins } from './backend.js';
 import { type AnalyseOptions, AttributeReader, type RawAttribute, type RawElement, readBool, readDesc, type SourceFile, scanCached } from './elements.js';
 import { analyseEmit, checkEmitsWrite } from './emit.js';
@@ -26,6 +27,8 @@ export interface RequestContext {
   rateLimit: RateLimit | null;
   /** The resource's `audit`, which a Request's own replaces (docs/contract.md §12). */
   audit: boolean;
+  /** The resource's `audit_params`, which a Request's own replaces. */
+  auditParams: AuditParams | undefined;
   file: SourceFile;
   stepIds: Map<string, SourceLocation>;
   /** Every step id of the file, to tell a later step from an unknown one. */
@@ -41,6 +44,7 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
   const ownRate = attrs.optional('rate_limit');
   const owner = readOwner(attrs.optional('owner'), diagnostics);
   const ownAudit = attrs.optional('audit');
+  const ownAuditParams = readAuditParams(attrs.optional('audit_params'), diagnostics);
   attrs.rejectOthers();
   const audit = ownAudit ? (readBool(ownAudit, diagnostics) ?? context.audit) : context.audit;
   const rateLimit = ownRate ? readRateLimit(ownRate, diagnostics) : context.rateLimit;
@@ -201,6 +205,8 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
   checkEmitsWrite(emits, steps, diagnostics);
   if (!httpMethod) return undefined;
   const list = analyseList(listElements, { method: httpMethod, steps, params, texts }, diagnostics);
+  const allParams = list ? [...params, ...list.params] : params;
+  const auditParams = requestAuditParams(ownAuditParams, context.auditParams, { audit, method: httpMethod, params: allParams }, diagnostics);
   const sqlSteps = steps.filter((step): step is SqlStep => step.kind === 'sql');
   const transaction = sqlSteps.length > 1 || sqlSteps.some((step) => step.statement === 'write');
   // A request that checks credentials reads its fields from the body only, so it needs a body.
@@ -212,7 +218,7 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
     method: httpMethod,
     status: httpStatus,
     description,
-    params: list ? [...params, ...list.params] : params,
+    params: allParams,
     paramTypes: list ? { ...list.types } : {},
     access,
     rateLimit,
@@ -223,6 +229,7 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
     steps,
     ...(emits.length > 0 ? { emits } : {}),
     ...(audit ? { audit: true as const } : {}),
+    ...(auditParams ? { auditParams } : {}),
   };
 }
 

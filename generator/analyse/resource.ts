@@ -3,6 +3,7 @@ import type { Diagnostics, SourceLocation } from '../diagnostics.js';
 import type { Operation, Resource } from '../ir.js';
 import { constant } from '../names.js';
 import { readAccess, readRateLimit } from './access.js';
+import { checkResourceAuditParams, readAuditParams } from './audit.js';
 import type { BackendWithPlugins } from './backend.js';
 import { type AnalyseOptions, AttributeReader, checkNamespace, parseCached, readBool, readDesc, type SourceFile, top } from './elements.js';
 import { checkEventNames } from './emit.js';
@@ -35,6 +36,7 @@ export function analyseResource(file: SourceFile, backend: BackendWithPlugins, d
   const auth = attrs.optional('auth');
   const rate = attrs.optional('rate_limit');
   const auditAttr = attrs.optional('audit');
+  const auditParams = readAuditParams(attrs.optional('audit_params'), diagnostics);
   attrs.rejectOthers();
   const errorsBefore = diagnostics.count;
 
@@ -64,7 +66,7 @@ export function analyseResource(file: SourceFile, backend: BackendWithPlugins, d
     } else if (child.name === 'Request') {
       const operation = analyseRequest(
         child,
-        { backend, access: access === undefined ? '*' : access, rateLimit, audit, file, stepIds, allStepIds, options },
+        { backend, access: access === undefined ? '*' : access, rateLimit, audit, auditParams, file, stepIds, allStepIds, options },
         diagnostics,
       );
       if (!operation) continue;
@@ -78,6 +80,7 @@ export function analyseResource(file: SourceFile, backend: BackendWithPlugins, d
   if (operations.length === 0 && root.children.every((child) => child.name !== 'Request')) {
     diagnostics.error(root.at, 'a Resource needs at least one Request');
   }
+  checkResourceAuditParams(auditParams, operations, diagnostics);
   checkStepNames(operations, diagnostics);
   checkEventNames(operations, diagnostics);
   if (diagnostics.count > errorsBefore) return undefined;

@@ -3,6 +3,7 @@ import { type CodeBlockWriter, type StatementStructures, StructureKind, Variable
 import { listSpec, widestStatement } from '../analyse/list.js';
 import type { Bind, Emit, Operation, ParamType, Resource, ResultColumn, SqlStep, Step } from '../ir.js';
 import { constant, pascal } from '../names.js';
+import { auditRuleConstant, auditRuleName } from './audit.js';
 import type { EmitOptions } from './index.js';
 import { doc, finish, importPath, objectConstant, propertyAccess, propertyName, quote, templateLiteral } from './print.js';
 
@@ -23,6 +24,7 @@ export function emitResource(resource: Resource, file: string, options: EmitOpti
   for (const operation of resource.operations) {
     if (operation.params.length > 0) runtimeTypes.add('ParamSpecs');
     if (operation.emits !== undefined) runtimeTypes.add('EventPayload');
+    if (operation.audit) runtimeTypes.add('AuditRule');
     // An event's data is its step's result: a write's, even when the step is not in the response.
     for (const emit of operation.emits ?? []) {
       const step = operation.steps.find((candidate) => candidate.id === emit.step);
@@ -143,6 +145,7 @@ export function emitResource(resource: Resource, file: string, options: EmitOpti
         }),
       });
     }
+    if (operation.audit) statements.push(auditRuleConstant(resource, operation));
     const outputs = operation.steps.filter((step) => step.output);
     const responseDoc = `Response body of ${operation.method}: one field per step with output="true".`;
     statements.push(
@@ -181,7 +184,7 @@ export function emitResource(resource: Resource, file: string, options: EmitOpti
       'operations: {',
       ...resource.operations.map(
         (operation) =>
-          `  ${operation.method}: { status: ${operation.status}, access: ${accessExpression(resource, operation)}, ${rateLimitText(operation)}${operation.audit ? 'audit: true, ' : ''}${pagedStep(operation) ? 'pages: true, ' : ''}handler: ${handlerName(operation)} },`,
+          `  ${operation.method}: { status: ${operation.status}, access: ${accessExpression(resource, operation)}, ${rateLimitText(operation)}${operation.audit ? `audit: ${auditRuleName(resource, operation)}, ` : ''}${pagedStep(operation) ? 'pages: true, ' : ''}handler: ${handlerName(operation)} },`,
       ),
       '},',
     ]),

@@ -1,6 +1,5 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { addressGroup } from '../auth/address.js';
-import type { ParamSpecs } from '../contract.js';
 import { type Database, errnoOf, faultOf, NO_COLUMN, NO_TABLE, type Queryable, type SqlValue } from '../db/index.js';
 import { httpErrorFromDatabase } from '../errors.js';
 import type { Chore } from '../housekeeping.js';
@@ -13,8 +12,8 @@ import type { Logger } from '../log.js';
  * roll back together. Every other call (a read, a refused or failed call)
  * is recorded after its answer has gone (`record`): queued in memory and
  * written by a timer, many rows a statement, so that a read waits for no
- * insert. An entry is queued in its recorded form (parameters cut and
- * secrets left out: at most PARAMS_CHARS, whatever the request carried), and
+ * insert. An entry is queued in its recorded form (values cut, only those
+ * the module keeps: at most PARAMS_CHARS, whatever the request carried), and
  * the queue is bounded (MAX_QUEUED rows): while the database is down the rows
  * wait and are written when it is back; past the bound, further rows are
  * dropped and counted (`xmlrest_audit_rows_dropped_total`) and the log says
@@ -70,30 +69,22 @@ export interface AuditEntry {
 }
 
 /**
- * Whether a parameter's value is left out of the record: its name, in any letter case, holds one of these.
- * Wide on purpose (a `keyword` or an `author` is left out too): a secret written to an audit table is a
- * leak that outlives the request, a word left out is not. The generator marks the others it knows of
- * (`secret` in the parameter's spec: one that reaches a password argument, whatever its name).
+ * What a row holds for a parameter the generator did not list as kept (docs/contract.md §12): a secret (named
+ * like one, meeting a password column, reaching a password argument) or one `audit_params` leaves out. The rule
+ * is the module's (`AuditRule`, made when generating), never decided per call.
  */
-const SECRET_WORDS = ['pass', 'pwd', 'secret', 'token', 'key', 'auth', 'credential', 'signature'];
 export const LEFT_OUT = '[FILTERED]';
-
-export function leftOut(name: string, specs?: ParamSpecs): boolean {
-  if (specs?.[name]?.secret) return true;
-  const lower = name.toLowerCase();
-  return SECRET_WORDS.some((word) => lower.includes(word));
-}
 
 /** Longest value kept, in characters, and longest record of parameters: an audit row stays small. */
 const VALUE_CHARS = 256;
 const PARAMS_CHARS = 4096;
 
-/** The parameters as the record holds them: secrets left out, long values cut, the whole bounded. */
-export function recordedParams(params: Readonly<Record<string, unknown>> | null | undefined, specs?: ParamSpecs): string | null {
+/** The parameters as the record holds them: only the values of `keeps` (every other one left out), long values cut, the whole bounded. */
+export function recordedParams(params: Readonly<Record<string, unknown>> | null | undefined, keeps: ReadonlySet<string>): string | null {
   if (params === null || params === undefined) return null;
   const kept: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(params)) {
-    if (leftOut(name, specs)) kept[name] = LEFT_OUT;
+    if (!keeps.has(name)) kept[name] = LEFT_OUT;
     else if (typeof value === 'string' && value.length > VALUE_CHARS) kept[name] = `${value.slice(0, VALUE_CHARS)}…`;
     else kept[name] = value instanceof Date ? value.toISOString() : value;
   }

@@ -23,7 +23,10 @@ import { newSecret, WebhookReceiver } from '../support/webhook-receiver.js';
  * characters, the status, the request id and the parameters, every one
  * named like a password, secret, token or key left out; rows that wait while
  * the database cannot take them; `xmlrest audit list`; and the console's
- * Audit and Events pages in headless Chromium.
+ * Audit and Events pages in headless Chromium. Secrets named otherwise (issue
+ * 40: `pw`, `pin`, `otp`, `cvv`, and a value hashed into a password column)
+ * are left out too, by the rule the generator wrote into the module, and an
+ * `audit_params` allow-list keeps only what it names.
  */
 const ROOT = path.resolve('test/.tmp/audit');
 const ARTIFACTS = 'test/.artifacts';
@@ -34,6 +37,9 @@ const CLERK = basicHeader('au-clerk', 'au-clerk-pass');
 const TOKEN_VALUE = 'tok-SECRET-1234567890';
 const PASSWORD_VALUE = 'pw-SECRET-hunter2';
 const CLIENT_SECRET_VALUE = 'cs-SECRET-abcdef';
+/** Values of parameters whose names say nothing of a password, the old rule's words: each must stay out of every row. */
+const NAMED_OTHERWISE = { pw: 'pw-CLEAR-hunter2', pin: '4711', otp: '902113', cvv: '737' } as const;
+const HASHED_CODE = 'code-CLEAR-5150';
 let databaseUrl = '';
 let connection: mysql.Connection;
 let server: BuiltServer;
@@ -45,6 +51,7 @@ beforeAll(async () => {
   databaseUrl = await ownDatabase('audit');
   connection = await connectTo(databaseUrl);
   await connection.query('create table au_accounts (name varchar(40) not null primary key, balance int not null, pin_hash char(64) not null)');
+  await connection.query('create table au_cards (label varchar(40) not null, pin_hash char(64) not null)');
   clerkId = await addUser(connection, 'au-clerk', 'au-clerk-pass', ['clerk']);
   await addUser(connection, 'au-operator', 'au-operator-pass', ['xmlrest-operator']);
   await buildScratchProject(ROOT, {
@@ -72,6 +79,23 @@ beforeAll(async () => {
   <Request method="POST" status="201">
     <Sql id="pause" output="false">select sleep(0.6) as slept</Sql>
     <Sql id="opened">insert into au_accounts (name, balance, pin_hash) values ($name, 0, '')</Sql>
+  </Request>
+</Resource>
+`,
+      // Secrets named otherwise: pw, pin, otp, cvv by their names, code by the password column it is hashed into.
+      'resources/ledger/cards.xml': `<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0" auth="clerk" audit="true">
+  <Request method="GET">
+    <Sql id="card">select count(*) as n from au_cards where label = $label and length(concat($pw, $pin, $otp, $cvv)) > 0</Sql>
+  </Request>
+  <Request method="POST" status="201">
+    <Sql id="saved">insert into au_cards (label, pin_hash) values ($label, sha2(concat($code, $pw, $pin, $otp, $cvv), 256))</Sql>
+  </Request>
+</Resource>
+`,
+      // An allow-list: its rows keep the label alone.
+      'resources/ledger/notes.xml': `<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0" auth="clerk" audit="true" audit_params="label">
+  <Request method="GET">
+    <Sql id="note">select $label as label, length($body) as n</Sql>
   </Request>
 </Resource>
 `,
@@ -295,6 +319,53 @@ describe('an audited route', () => {
   });
 });
 
+describe('secrets named otherwise (issue 40)', () => {
+  const card = `label=visa&${new URLSearchParams(NAMED_OTHERWISE)}`;
+  const filtered = { pw: '[FILTERED]', pin: '[FILTERED]', otp: '[FILTERED]', cvv: '[FILTERED]' };
+  /** No value of pw, pin, otp, cvv or the hashed code in a text (a row, the CLI's output). */
+  const expectClear = (text: string) => {
+    for (const value of [...Object.values(NAMED_OTHERWISE), HASHED_CODE]) expect(text).not.toContain(value);
+  };
+
+  it("keeps no value of pw, pin, otp or cvv in a read's row", async () => {
+    const answer = await get(`/ledger/v1.0/cards?${card}`);
+    expect(answer.status).toBe(200);
+    const row = await rowOf(String(answer.headers['x-request-id']));
+    expect(JSON.parse(row.params!)).toEqual({ label: 'visa', ...filtered });
+    expectClear(JSON.stringify(row));
+  });
+
+  it("keeps none in a write's row either, nor a value written into a password column (code, hashed into pin_hash)", async () => {
+    const answer = await send(`${server.url}/ledger/v1.0/cards`, {
+      method: 'POST',
+      headers: { authorization: CLERK, 'content-type': 'application/json' },
+      body: JSON.stringify({ label: 'amex', code: HASHED_CODE, ...NAMED_OTHERWISE }),
+    });
+    expect(answer.status).toBe(201);
+    const [row] = await auditRows(String(answer.headers['x-request-id']));
+    expect(JSON.parse(row!.params!)).toEqual({ label: 'amex', code: '[FILTERED]', ...filtered });
+    expectClear(JSON.stringify(row));
+  });
+
+  it('keeps only the parameters audit_params lists', async () => {
+    const answer = await get('/ledger/v1.0/notes?label=groceries&body=dear%20diary');
+    expect(answer.status).toBe(200);
+    const row = await rowOf(String(answer.headers['x-request-id']));
+    expect(JSON.parse(row.params!)).toEqual({ label: 'groceries', body: '[FILTERED]' });
+    expect(JSON.stringify(row)).not.toContain('dear diary');
+  });
+
+  it('shows them left out in xmlrest audit list', async () => {
+    const { stdout } = await exec(process.execPath, ['scripts/xmlrest.mjs', 'audit', 'list', '--backend', 'ledger', '--resource', 'cards', '--json'], {
+      env: { ...process.env, DATABASE_URL: databaseUrl },
+    });
+    const rows = JSON.parse(stdout) as Row[];
+    expect(rows.length).toBeGreaterThanOrEqual(2);
+    for (const row of rows) expect(JSON.parse(row.params!)).toMatchObject(filtered);
+    expectClear(stdout);
+  });
+});
+
 describe('the console in headless Chromium', () => {
   let page: Page;
   beforeAll(async () => {
@@ -333,6 +404,21 @@ describe('the console in headless Chromium', () => {
     await page.fill('[aria-label="Audit from"]', '2099-01-01T00:00');
     await page.click('[data-testid=audit] button:has-text("Show")');
     await expect.poll(() => page.$$eval('[data-testid=audit-entry]', (rows) => rows.length)).toBe(0);
+  });
+
+  it('shows the secrets named otherwise as [FILTERED] (issue 40)', async () => {
+    await page.click('nav button:has-text("Audit")');
+    await page.fill('[aria-label="Audit user"]', '');
+    await page.fill('[aria-label="Audit resource"]', 'cards');
+    await page.fill('[aria-label="Audit status"]', '');
+    await page.fill('[aria-label="Audit from"]', '');
+    await page.click('[data-testid=audit] button:has-text("Show")');
+    const shownRows = () => page.$$eval('[data-testid=audit-entry]', (rows) => rows.map((row) => row.textContent ?? ''));
+    await expect.poll(async () => (await shownRows()).length > 0 && (await shownRows()).every((text) => text.includes('cards'))).toBe(true);
+    for (const text of await shownRows()) {
+      expect(text).toContain('[FILTERED]');
+      for (const value of [...Object.values(NAMED_OTHERWISE), HASHED_CODE]) expect(text).not.toContain(value);
+    }
   });
 
   it('shows events and their state, and a failed one retried from the page resumes its stopped webhook', async () => {

@@ -24,8 +24,8 @@ describe('the editor schema', () => {
     expect(result.status).toBe(0);
   });
 
-  it('accepts the golden cases of events, webhooks and audit', () => {
-    const files = ['events/resources/shop', 'audit/resources/app'].flatMap((folder) =>
+  it('accepts the golden cases of events, webhooks and audit (audit_params among them)', () => {
+    const files = ['events/resources/shop', 'audit/resources/app', 'audit-secrets/resources/shop'].flatMap((folder) =>
       readdirSync(`test/golden/${folder}`)
         .filter((file) => file.endsWith('.xml'))
         .map((file) => `test/golden/${folder}/${file}`),

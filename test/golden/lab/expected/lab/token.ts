@@ -17,7 +17,7 @@ export interface AuthQueryRow {
 /** What the parameters of POST must be, from the columns they meet; checked before any step runs. A token request: from the body only, never the query string. */
 export const TOKEN_POST_PARAMS: ParamSpecs = {
   user: { kind: 'any', nullable: true, from: 'body' },
-  pass: { kind: 'any', nullable: true, from: 'body' },
+  pass: { kind: 'any', nullable: true, from: 'body', secret: true },
 };
 
 /** Request parameters of POST, from the body only, converted to what their columns take. */
