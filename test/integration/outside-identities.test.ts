@@ -1,9 +1,10 @@
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Server as NetServer } from 'node:net';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { importJWK, SignJWT } from 'jose';
 import type mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -210,8 +211,20 @@ describe('a discovery document cannot steer the key fetch (hole 9)', () => {
     const port = String((service.address() as AddressInfo).port);
     expect(reason).not.toContain(port);
     expect(reason).not.toMatch(/JSON|unreachable|ECONNREFUSED|answered|http:/);
-    // The operator's log says what was refused.
+    // The operator's log says what was refused, and so does xmlrest doctor.
     expect(server.logs.some((line) => String(line.problem ?? '').includes(`is http, which only a discovery document read over http`))).toBe(true);
+    // Asynchronously: the providers answer from this process.
+    const doctor = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/xmlrest.ts', 'doctor'], {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: inject('databaseUrl'), NODE_EXTRA_CA_CERTS: `${TLS}/cert.pem` },
+    }).then(
+      ({ stdout }) => stdout,
+      (error: { stdout?: string }) => String(error.stdout),
+    );
+    expect(doctor).toContain(
+      `FIX  identity provider ${httpsBase}/steered (backend idpbind): the jwks_uri of ${httpsBase}/steered/.well-known/openid-configuration is http`,
+    );
+    expect(serviceRequests).toEqual([]);
   });
 
   it('reads an https key set an https discovery document names', async () => {
