@@ -106,6 +106,13 @@ beforeAll(async () => {
   <Request method="GET"><Sql id="me">select cast($uid as char) as uid</Sql></Request>
 </Resource>
 `,
+      'resources/idpbind/people.xml': `<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0" auth="*">
+  <Request method="GET">
+    <Sql id="people">select u.user_id from usr u</Sql>
+    <Page key="u.user_id" size="1"/>
+  </Request>
+</Resource>
+`,
       'resources/idpbind/limited.xml': `<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0" auth="*" rate_limit="2/h">
   <Request method="GET"><Sql id="one">select 1 as one</Sql></Request>
 </Resource>
@@ -184,6 +191,19 @@ describe('an outside identity is its issuer and its subject together (hole 5)', 
       users = (rows as { user_id: string }[]).map((row) => row.user_id);
     }
     expect(users.sort()).toEqual(wanted.sort());
+  });
+
+  it("opens a page's cursor for the caller it was made for, not for the same subject at another provider", async () => {
+    const a = await providerA.token(String(localId));
+    const first = await get('people', a);
+    expect(first.status).toBe(200);
+    const next = (first.json() as { next?: string }).next;
+    expect(next).toEqual(expect.any(String));
+    const after = `people?after=${encodeURIComponent(next!)}`;
+    expect((await get(after, a)).status).toBe(200);
+    const foreign = await get(after, await providerB.token(String(localId)));
+    expect(foreign.status).toBe(400);
+    expect((await get(after, (await signIn()).token)).status).toBe(400);
   });
 
   it('takes an email as a user id only when the token says it is verified', async () => {
