@@ -102,9 +102,12 @@ export class Scope implements RequestScope {
     const apiKey = typeof header === 'string' ? header : undefined;
     const principal = await this.options.guard.identify(this.ctx.headers.authorization, roles, this.ctx.ip, apiKey);
     const userId = principal.userId;
-    // The log, the audit and cursors name an outside issuer's user with its issuer (auth/scheme.ts); `$uid` stays the claim.
-    this.ctx.state.userId = principal.issuer === undefined ? userId : principalName(principal);
-    this.ctx.state.issuer = principal.issuer;
+    this.ctx.state.userId = userId;
+    if (principal.issuer !== undefined) {
+      // The log, the audit and cursors name an outside issuer's user with its issuer (auth/scheme.ts); `$uid` stays the claim.
+      this.ctx.state.userId = principalName(principal);
+      this.ctx.state.issuer = principal.issuer;
+    }
     // Counted once the caller is known (a refused caller costs the limit nothing): per user, or per API key, a
     // key with a rate of its own against that on every route it calls (docs/contract.md §10).
     const limit = this.options.limit;

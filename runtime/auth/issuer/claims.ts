@@ -79,7 +79,7 @@ export function claimText(value: unknown): string | undefined {
 const VERIFIED_BY: Readonly<Record<string, string>> = { email: 'email_verified', phone_number: 'phone_number_verified' };
 
 /** The top-level claims a token's user id is read from: the `user` claim, or those its UserQuery binds. */
-export function identityClaims(issuer: IssuerSettings): readonly string[] {
+function identityClaims(issuer: IssuerSettings): readonly string[] {
   if (issuer.userQuery !== null) return issuer.userQuery.binds;
   return issuer.user.length === 1 ? issuer.user : [];
 }
