@@ -2,6 +2,7 @@ import type Koa from 'koa';
 import { type AuditEntry, type AuditTrail, recordedAddress, recordedParams } from './audit/index.js';
 import { presentedKey } from './auth/api-key.js';
 import type { Guard } from './auth/guard.js';
+import { type Principal, principalName } from './auth/scheme.js';
 import { type CredentialRules, screenLogin } from './auth/transport.js';
 import type { FieldReader } from './body.js';
 import type { EventPayload, ListQuery, ListSpec, ParamSpecs, PluginContext, Queryable, RateLimit, RequestScope, Roles, SqlValue } from './contract.js';
@@ -104,6 +105,11 @@ export class Scope implements RequestScope {
     const principal = await this.options.guard.identify(this.ctx.headers.authorization, roles, this.ctx.ip, apiKey);
     const userId = principal.userId;
     this.ctx.state.userId = userId;
+    if (principal.issuer !== undefined) {
+      // The log, the audit and cursors name an outside issuer's user with its issuer (auth/scheme.ts); `$uid` stays the claim.
+      this.ctx.state.userId = principalName(principal);
+      this.ctx.state.issuer = principal.issuer;
+    }
     // Counted once the caller is known (a refused caller costs the limit nothing): per user, or per API key, a
     // key with a rate of its own against that on every route it calls (docs/contract.md §10).
     const limit = this.options.limit;
@@ -114,7 +120,7 @@ export class Scope implements RequestScope {
       // A key's own rate counts its calls on every route; the route's own limit still counts them there too.
       if (principal.rate) await countCall(this.options.limiter, `key|${principal.keyId}`, principal.rate, this.ctx);
       if (limit !== undefined) await countCall(this.options.limiter, `${limit.route}|k|${principal.keyId}`, limit.rule, this.ctx);
-    } else if (limit !== undefined) await countCall(this.options.limiter, `${limit.route}|u|${userId}`, limit.rule, this.ctx);
+    } else if (limit !== undefined) await countCall(this.options.limiter, callerKey(limit.route, principal), limit.rule, this.ctx);
     return userId;
   }
 
@@ -200,11 +206,12 @@ export class Scope implements RequestScope {
 
   list(spec: ListSpec, params: object): ListQuery {
     const ctx = this.ctx;
-    const state = ctx.state as { backend: string; resource: string; userId?: string };
+    const state = ctx.state as { backend: string; resource: string; userId?: string; issuer?: string };
     return this.options.lists.open(spec, params, {
       // HEAD is answered as GET: its cursors are GET's.
       route: `${state.backend} ${state.resource} GET`,
       user: state.userId,
+      issuer: state.issuer,
       path: ctx.path,
       link: (value) => ctx.set('Link', value),
     });
@@ -242,4 +249,13 @@ export class Scope implements RequestScope {
       },
     };
   }
+}
+
+/**
+ * A caller's count on a limited route: the backend's own user by id; an outside issuer's by issuer and id, the
+ * issuer framed by its length, so that no user id, of the backend or of another issuer, makes the same key.
+ */
+function callerKey(route: string, principal: Principal): string {
+  const { issuer, userId } = principal;
+  return issuer === undefined ? `${route}|u|${userId}` : `${route}|i|${issuer.length}|${issuer}|${userId}`;
 }

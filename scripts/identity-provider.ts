@@ -14,8 +14,8 @@ import { DEMO_USERS } from './schema.js';
  *
  *   npx tsx scripts/identity-provider.ts      (Ctrl-C stops it)
  *
- * Each demo user is a client of its own (`alice`, secret `alice-secret`), whose tokens carry its name as
- * `preferred_username` and its roles as `roles`. Development only: keys in memory, nothing stored.
+ * Each demo user is a client of its own (`alice`, secret `alice-secret`), whose tokens carry its name as `sub`
+ * (and `preferred_username`) and its roles as `roles`. Development only: keys in memory, nothing stored.
  */
 
 /** A private signing key as a JWK, with its kid. */
@@ -164,7 +164,7 @@ export function demoInstructions(issuer: string, demoUrl = 'http://127.0.0.1:300
 Add this inside <Backend> in resources/shop/backend.xml, then run npm run demo again:
 
   <Issuer iss="${issuer}" audience="shop-api" discovery="${issuer}/.well-known/openid-configuration">
-    <UserQuery>select user_id from usr where user_name = $claim.preferred_username</UserQuery>
+    <UserQuery>select user_id from usr where user_name = $claim.sub</UserQuery>
   </Issuer>
 
 Then sign in as alice at the provider, and call the demo with its token:

@@ -174,6 +174,9 @@ export function analyseIssuer(element: RawElement, diagnostics: Diagnostics): { 
   }
   draft.roleMap = roleMap;
   if (userQuery) draft.userQuery = analyseUserQuery(userQuery, diagnostics);
+  else if (given.has('user') && draft.user.length === 1 && USER_CHANGEABLE.includes(draft.user[0]!)) {
+    diagnostics.warn(given.get('user')!.at, changeableWarning(draft.user[0]!));
+  }
   if (diagnostics.count !== before) return undefined;
   const { jwksUri, discovery, ...settings } = draft;
   return {
@@ -182,14 +185,26 @@ export function analyseIssuer(element: RawElement, diagnostics: Diagnostics): { 
   };
 }
 
+/**
+ * Claims a user sets for themselves at the provider (OpenID Connect Core §5.1): a user id read from one is
+ * whoever renames themselves to it. `email` and `phone_number` count only when the token says they are verified
+ * (the server checks `email_verified`, `phone_number_verified`: runtime/auth/issuer/claims.ts).
+ */
+const USER_CHANGEABLE = ['preferred_username', 'nickname', 'name', 'given_name', 'family_name', 'middle_name'];
+
+const changeableWarning = (claim: string) =>
+  `the user id is taken from the claim ${claim}, which its user can change at the provider: whoever renames themselves takes that user's id. Use sub, the provider's own id of the user (or a UserQuery on it)`;
+
 /** `select user_id from usr where email = $claim.email`: the local id of the token's user, from its claims. */
 function analyseUserQuery(element: RawElement, diagnostics: Diagnostics): IssuerSettings['userQuery'] {
   const scanned = scanSql(element.text);
   for (const problem of scanned.problems) diagnostics.error(element.locate(problem.offset), `UserQuery: ${problem.message}`);
   const binds: string[] = [];
   scanned.placeholders.forEach((placeholder, index) => {
-    if (placeholder.kind === 'claim') binds.push(placeholder.name);
-    else {
+    if (placeholder.kind === 'claim') {
+      binds.push(placeholder.name);
+      if (USER_CHANGEABLE.includes(placeholder.name)) diagnostics.warn(element.locate(scanned.placeholderOffsets[index]!), changeableWarning(placeholder.name));
+    } else {
       diagnostics.error(
         element.locate(scanned.placeholderOffsets[index]!),
         `UserQuery may use only $claim.<name> (a claim of the token), not ${describePlaceholder(placeholder)}`,

@@ -9,7 +9,7 @@ import type { IssuerKeyRing } from './issuer/ring.js';
 import type { JwtKey } from './jwt.js';
 import type { LoginLimiter } from './limiter.js';
 import type { Revocations } from './revocations.js';
-import type { AuthScheme, Principal } from './scheme.js';
+import { type AuthScheme, type Principal, principalName } from './scheme.js';
 import { SCHEMES } from './schemes.js';
 import { Sessions } from './sessions.js';
 import { TokenIssuer } from './tokens.js';
@@ -92,9 +92,12 @@ export class Guard {
     return { token: this.tokens.sign({ sub, aud: claims, ...(endsBy === undefined ? {} : { expiresBy: endsBy }) }) };
   }
 
-  /** Returns `$uid`, or throws the 401/403 the contract asks for (429 after too many failed passwords). */
+  /**
+   * Who the caller is to xmlrest's records (the console's operator: `principalName`, an outside issuer's user
+   * named with its issuer), or the 401/403 the contract asks for (429 after too many failed passwords).
+   */
   async authenticate(header: string | undefined, roles: Roles, address: string): Promise<string> {
-    return (await this.identify(header, roles, address)).userId;
+    return principalName(await this.identify(header, roles, address));
   }
 
   /**

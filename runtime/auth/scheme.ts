@@ -20,6 +20,21 @@ export interface Principal {
   roles: readonly string[];
   /** The session of the token presented (docs/contract.md §10), when it belongs to one. */
   sessionId?: string;
+  /**
+   * The outside issuer whose token it is (docs/contract.md §9), absent for the backend's own users: `userId` is
+   * only a claim's value there, which another issuer, or a local user, may hold too.
+   */
+  issuer?: string;
+}
+
+/**
+ * Who the principal is to xmlrest's own records (the log, the audit, the console's history): its user id, or for
+ * an outside issuer's user, the issuer and the user id together (`<iss> <uid>`), so that users of two issuers, or
+ * of an issuer and the backend, are never one. What the server keys by (rate limits, cursors) keeps the issuer
+ * apart in the key's structure rather than in this text (scope.ts).
+ */
+export function principalName(principal: Pick<Principal, 'userId' | 'issuer'>): string {
+  return principal.issuer === undefined ? principal.userId : `${principal.issuer} ${principal.userId}`;
 }
 
 export interface AuthScheme {

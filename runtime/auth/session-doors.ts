@@ -4,6 +4,7 @@ import type { ParamSpecs } from '../contract.js';
 import { badRequest, HttpError } from '../errors.js';
 import { readParams } from '../params.js';
 import type { Guard } from './guard.js';
+import { principalName } from './scheme.js';
 import type { Sessions } from './sessions.js';
 import { type CredentialRules, screenLogin } from './transport.js';
 
@@ -34,9 +35,11 @@ export function refreshDoor(sessions: Sessions, readFields: FieldReader, credent
 export function logoutDoor(guard: Guard, sessions: Sessions, readFields: FieldReader): Koa.Middleware {
   return async (ctx) => {
     const principal = await guard.identify(ctx.headers.authorization, '*', ctx.ip);
-    ctx.state.userId = principal.userId;
+    ctx.state.userId = principalName(principal);
     // A key stands in for its user on the routes it admits, not for the user's sign-ins: it ends no session.
     if (principal.keyId !== undefined) throw new HttpError(400, "An API key belongs to no session: log out with the session's access token");
+    // Sessions are the backend's own users': an outside issuer's user ends none, least of all a same-named local user's.
+    if (principal.issuer !== undefined) throw new HttpError(400, 'A token of an identity provider belongs to no session here: sign out at the provider');
     const { query, body } = readFields(ctx, 10);
     const parsed = await body;
     // `scope` is optional: read only when sent.

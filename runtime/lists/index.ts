@@ -25,6 +25,8 @@ export interface ListRequest {
   route: string;
   /** The caller, on a protected route: another user's cursor does not open. */
   user: string | undefined;
+  /** The caller's outside issuer (docs/contract.md §9), when it has one: nor does a user's of another issuer. */
+  issuer?: string | undefined;
   /** The path the request was sent to, for the Link header. */
   path: string;
   link(value: string): void;
@@ -44,7 +46,8 @@ export class Lists {
     const asked = spec.sort && typeof values[spec.sort.param] === 'string' ? (values[spec.sort.param] as string) : undefined;
     let sort = asked ?? defaultSort(spec);
     let after: unknown[] | undefined;
-    const binding = spec.page ? JSON.stringify([request.route, fingerprint(spec), request.user ?? null]) : '';
+    // An outside user's issuer is a member of its own: no user id of the backend, or of another issuer, makes the same binding.
+    const binding = spec.page ? cursorBinding(request, fingerprint(spec)) : '';
     if (spec.page && typeof values.after === 'string') {
       const opened = this.key().open(values.after, binding);
       const cursor = opened === undefined ? undefined : parseCursor(opened);
@@ -180,4 +183,10 @@ function statementOf(spec: ListSpec, shape: ListShape, sort: string): string {
   // Bounded: the shapes are the callers' to choose (2^n of n filters), and memory is not.
   if (bySpec.size < 256) bySpec.set(key, sql);
   return sql;
+}
+
+/** What a cursor is bound to: the route, the list's order and key, the caller; an outside user's issuer a member of its own. */
+function cursorBinding(request: ListRequest, fingerprint: string): string {
+  const bound = [request.route, fingerprint, request.user ?? null];
+  return JSON.stringify(request.issuer === undefined ? bound : [...bound, request.issuer]);
 }

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimAt, providerRoles, rolesOf } from '../../runtime/auth/issuer/claims.js';
 import { maxAgeOf } from '../../runtime/auth/issuer/fetch.js';
-import { IssuerKeys } from '../../runtime/auth/issuer/keys.js';
+import { discoveredKeyUrlProblem, IssuerKeys } from '../../runtime/auth/issuer/keys.js';
 import type { IssuerSettings } from '../../runtime/contract.js';
 import { HttpError } from '../../runtime/errors.js';
 import { publicJwk, signingKey } from '../support/identity-provider.js';
@@ -97,7 +97,7 @@ describe('fetching a key set', () => {
       const { keys, outcomes } = keysAt('/big');
       await keys.load();
       expect(outcomes).toEqual(['too_large']);
-      expect(keys.unavailable()).toMatch(/more than 262144 bytes/);
+      expect(keys.lastProblem).toMatch(/more than 262144 bytes/);
     }
   });
 
@@ -165,7 +165,9 @@ describe('fetching a key set', () => {
     expect(error).toBeInstanceOf(HttpError);
     expect(error).toMatchObject({ status: 503, reason: 'idp_unavailable' });
     expect(Number((error as HttpError).headers['Retry-After'])).toBeGreaterThanOrEqual(29);
-    expect(keys.unavailable()).toBe(`identity provider https://issuer.example: ${base}/failing answered 500`);
+    // What the fetch met is for the log and doctor; the public /readyz names the issuer only.
+    expect(keys.lastProblem).toBe(`${base}/failing answered 500`);
+    expect(keys.unavailable()).toBe('identity provider https://issuer.example: its keys cannot be used (the log and xmlrest doctor say why)');
   });
 
   it('reads a discovery document, and refuses one that names another issuer', async () => {
@@ -183,6 +185,17 @@ describe('fetching a key set', () => {
       `the discovery document ${base}/.well-known/openid-configuration names the issuer "https://other.example", not "https://issuer.example"`,
     );
     expect(keys.freshUntil).toBeUndefined();
+  });
+
+  it('takes from a discovery document an https key set, and a loopback http one only from a loopback http document', () => {
+    expect(discoveredKeyUrlProblem('https://sso.example.com/keys', 'https://sso.example.com/.well-known/openid-configuration')).toBeUndefined();
+    expect(discoveredKeyUrlProblem('https://127.0.0.1:8443/keys', 'https://sso.example.com/.well-known/openid-configuration')).toBeUndefined();
+    expect(discoveredKeyUrlProblem('http://127.0.0.1:4455/jwks', 'http://127.0.0.1:4455/.well-known/openid-configuration')).toBeUndefined();
+    for (const steered of ['http://127.0.0.1:6379/', 'http://localhost:9200/keys', 'http://[::1]:2375/keys']) {
+      expect(discoveredKeyUrlProblem(steered, 'https://sso.example.com/.well-known/openid-configuration')).toMatch(/^is http, which only/);
+    }
+    expect(discoveredKeyUrlProblem('http://10.0.0.5/keys', 'http://127.0.0.1:4455/.well-known/openid-configuration')).toMatch(/not loopback/);
+    expect(discoveredKeyUrlProblem('file:///etc/passwd', 'http://127.0.0.1:4455/.well-known/openid-configuration')).toMatch(/not file/);
   });
 
   it('reads max-age as Cache-Control says it', () => {

@@ -72,6 +72,23 @@ export function claimText(value: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * Claims that name a user only once the provider has verified them (OpenID Connect Core §5.1): until then the
+ * user typed them, and anyone may type another's address.
+ */
+const VERIFIED_BY: Readonly<Record<string, string>> = { email: 'email_verified', phone_number: 'phone_number_verified' };
+
+/** The top-level claims a token's user id is read from: the `user` claim, or those its UserQuery binds. */
+function identityClaims(issuer: IssuerSettings): readonly string[] {
+  if (issuer.userQuery !== null) return issuer.userQuery.binds;
+  return issuer.user.length === 1 ? issuer.user : [];
+}
+
+/** False when the user id would come from `email` (or `phone_number`) that the token does not say is verified. */
+function verifiedAsUsed(payload: Record<string, unknown>, issuer: IssuerSettings): boolean {
+  return identityClaims(issuer).every((claim) => !Object.hasOwn(VERIFIED_BY, claim) || payload[VERIFIED_BY[claim]!] === true);
+}
+
 /** Runs a UserQuery: its rows, of which the first's `user_id` is the local user. */
 export type SelectUsers = (sql: string, values: readonly string[]) => Promise<{ user_id?: unknown }[]>;
 
@@ -86,6 +103,7 @@ export async function userIdOf(
   uidType: BackendModule['uidType'],
   select: SelectUsers,
 ): Promise<string | undefined> {
+  if (!verifiedAsUsed(payload, issuer)) return undefined;
   let uid: string | undefined;
   if (issuer.userQuery === null) {
     uid = claimText(claimAt(payload, issuer.user));

@@ -117,7 +117,12 @@ export class OutsideIssuers {
     // jose checks iat only against a maximum age: a token issued in the future would outlive a revocation at the provider.
     if (typeof payload.iat === 'number' && payload.iat > now / 1000 + settings.clockSkew)
       throw this.refuse('token issue time (iat) is in the future', 'malformed');
-    const principal: Principal = { userId: await this.userOf(settings, payload), roles: rolesOf(payload, settings, this.backend.consoleRole) };
+    // Bound to its issuer: a same-named user of another issuer, or of the backend, is someone else (scheme.ts).
+    const principal: Principal = {
+      userId: await this.userOf(settings, payload),
+      roles: rolesOf(payload, settings, this.backend.consoleRole),
+      issuer: settings.iss,
+    };
     const until = Math.min((payload.exp! + settings.clockSkew) * 1000, settings.userQuery === null ? Number.POSITIVE_INFINITY : now + USER_QUERY_MS);
     // Under the generation it was verified with: if the set has changed since, the next use verifies it afresh.
     remember(this.verified, digest, { value: principal, until, keys, generation });

@@ -103,11 +103,14 @@ export class IssuerKeys {
     return this.inFlight ?? this.fetch();
   }
 
-  /** Undefined while the keys can serve; else why not, naming the issuer (for /readyz). */
+  /**
+   * Undefined while the keys can serve; else that they cannot, naming the issuer (for the public /readyz). What
+   * the fetch met stays out: a discovery document steers the fetch, and its answer (refused, not JSON, too slow)
+   * would tell anyone who can call /readyz what listens where. The log and `xmlrest doctor` say it (`lastProblem`).
+   */
   unavailable(now = Date.now()): string | undefined {
     if (this.keys !== undefined && this.usable(now)) return undefined;
-    const why = this.misconfigured ?? this.problem ?? (this.keys === undefined ? 'keys not fetched yet' : 'keys too old');
-    return `identity provider ${this.settings.iss}: ${why}`;
+    return `identity provider ${this.settings.iss}: its keys cannot be used (the log and xmlrest doctor say why)`;
   }
 
   /** The type (and curve) of each key in hand: `RSA`, `EC P-256`, `OKP Ed25519`; empty when there are none. */
@@ -191,9 +194,22 @@ function jwksUriOf(document: FetchedDocument, keys: IssuerKeys): string {
     throw new Misconfigured(keys.misconfigured);
   }
   if (typeof json.jwks_uri !== 'string') throw new FetchFailed('malformed', `${url.discovery} names no jwks_uri`);
-  const problem = keyUrlProblem(json.jwks_uri);
+  const problem = discoveredKeyUrlProblem(json.jwks_uri, url.discovery);
   if (problem !== undefined) throw new FetchFailed('malformed', `the jwks_uri of ${url.discovery} ${problem}: ${json.jwks_uri}`);
   return json.jwks_uri;
+}
+
+/**
+ * Why the server may not fetch the key set a discovery document names: it must be https. The document steers
+ * the fetch, so plain http to a loopback address, which the configuration may name for a provider beside the
+ * server, is taken from a document only when the document itself was read over loopback http (that provider);
+ * otherwise whoever answers for the provider could aim the server at any port of its own machine.
+ */
+export function discoveredKeyUrlProblem(jwksUri: string, discovery: string): string | undefined {
+  const problem = keyUrlProblem(jwksUri);
+  if (problem !== undefined) return problem;
+  if (new URL(jwksUri).protocol === 'https:' || new URL(discovery).protocol === 'http:') return undefined;
+  return 'is http, which only a discovery document read over http from this machine may name: use https';
 }
 
 function keySetOf(json: unknown, url: string): JSONWebKeySet {
