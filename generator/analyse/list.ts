@@ -5,7 +5,7 @@ import type { HttpMethod, List, ListFilter, ListSort, ListTerm, Operation, Param
 import { scanSql, tokenize } from '../sql/index.js';
 import { type ListText, readListText, topLevelOr } from '../sql/list.js';
 import { findParamTargets } from '../sql/targets.js';
-import type { SnapshotEntry } from '../types.js';
+import type { SnapshotEntry } from '../types/snapshot.js';
 import { type AttributeRule, rule as attributeRule, type RawAttribute, type RawElement, readAttributes } from './elements.js';
 
 /**
