@@ -1,4 +1,4 @@
-import { checkListFacts } from './analyse/list.js';
+import { checkListFacts } from './analyse/list-facts.js';
 import { identityText, userIdentity } from './analyse/ownership.js';
 import type { Diagnostics } from './diagnostics.js';
 import type { Project, ResultColumn, SqlStep } from './ir.js';

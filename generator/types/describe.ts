@@ -1,6 +1,6 @@
 // One step described by the database now (its columns, its parameters' columns, who owns its rows, its list's
 // order columns): what `generate` and `xmlrest check` both ask, apart from the stage that keeps the answers.
-import { widestStatement } from '../analyse/list.js';
+import { widestStatement } from '../analyse/list-spec.js';
 import { identityText, ownsRows, type UserIdentity } from '../analyse/ownership.js';
 import type { Operation, ParamTarget, ParamType, Project, Resource, SqlStep } from '../ir.js';
 import { tablesOf } from '../sql/tables.js';
