@@ -1,6 +1,6 @@
 import mysql from 'mysql2/promise';
 import { connectionOptions } from '../runtime/db/url.js';
-import type { FieldInfo, StatementDescriber, TableColumn } from './types.js';
+import type { FieldInfo, StatementDescriber, TableColumn } from './types/columns.js';
 
 /** The code of the error a call fails with when the database does not answer it in time. */
 export const NO_ANSWER = 'XMLREST_NO_ANSWER';

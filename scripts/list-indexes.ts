@@ -1,5 +1,5 @@
 import type mysql from 'mysql2/promise';
-import { listSpec } from '../generator/analyse/list.js';
+import { listSpec } from '../generator/analyse/list-spec.js';
 import { analyseSources, readSources } from '../generator/index.js';
 import type { List, ListTerm, Project, SqlStep } from '../generator/ir.js';
 import type { ListOrderTerm } from '../runtime/contract.js';

@@ -177,7 +177,7 @@ export async function createDefaultTables(connection: Connection): Promise<void>
     `select column_name as name from information_schema.columns where table_schema = database() and table_name = '${ROLES}' and column_name = 'expires_on'`,
   );
   if ((roleColumns as unknown[]).length === 0) await connection.query(GRANT_ENDS_COLUMN);
-  // Events and webhooks (runtime/events/outbox.ts), and who called what through audited routes (runtime/audit/).
+  // Events and webhooks (runtime/events/outbox-schema.ts), and who called what through audited routes (runtime/audit/).
   for (const statement of OUTBOX_TABLES) await connection.query(statement);
   // Replaced on every run (MySQL has no CREATE OR REPLACE PROCEDURE): an event's row and its request's COMMIT in one call.
   for (const statement of OUTBOX_ROUTINES) await connection.query(statement);

@@ -4,7 +4,8 @@ import type { Backend, Operation, Project, SqlStep } from '../ir.js';
 import { columnsNamed, sourceColumn } from '../sql/tables.js';
 import { tablesOf } from '../sql/targets.js';
 import { type Token, tokenize, unquote } from '../sql/tokens.js';
-import type { TableColumn, TypeSnapshot } from '../types.js';
+import type { TableColumn } from '../types/columns.js';
+import type { TypeSnapshot } from '../types/snapshot.js';
 import { type AttributeRule, type RawAttribute, rule } from './elements.js';
 
 /**

@@ -10,7 +10,7 @@ type Draft = { -readonly [K in keyof WebhookSettings]: WebhookSettings[K] };
 
 /** An environment variable's name, as shells write one. */
 const VARIABLE = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
-/** The outbox's column holds a URL of at most this many characters (runtime/events/outbox.ts). */
+/** The outbox's column holds a URL of at most this many characters (runtime/events/outbox-schema.ts). */
 const URL_CHARS = 500;
 
 const WEBHOOK_ATTRIBUTES: readonly AttributeRule<Draft>[] = [

@@ -40,7 +40,7 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
     // DATETIME values come back as they are stored, never shifted by the server's zone.
     dateStrings: false,
     timezone: 'Z',
-    // BIGINT and DECIMAL come back as exact strings, as the generated row types say (generator/types.ts).
+    // BIGINT and DECIMAL come back as exact strings, as the generated row types say (generator/types/columns.ts).
     supportBigNumbers: true,
     bigNumberStrings: true,
     enableKeepAlive: true,

@@ -5,29 +5,24 @@ import { type Database, errnoOf, NO_COLUMN, NO_PROCEDURE, NO_TABLE, type Queryab
 import { HttpError } from '../errors.js';
 import type { Chore } from '../housekeeping.js';
 import type { Logger } from '../log.js';
-import { commitEvent, type EventRow, insertEvents, OUTBOX_COMMIT_PROCEDURE, outboxStats, pruneDelivered } from './outbox.js';
+import { commitEvent, type EventRow, insertEvents } from './outbox.js';
+import { outboxStats, pruneDelivered } from './outbox-admin.js';
+import { OUTBOX_COMMIT_PROCEDURE } from './outbox-schema.js';
 import { parseWebhookSecrets } from './signer.js';
 import { DEFAULT_DELIVERY, type DeliverySettings, type DeliveryTarget, DeliveryWorker } from './worker.js';
 
 /**
  * Events and webhooks (docs/contract.md §12), the runtime's room for them:
- * - outbox.ts: the tables and every statement on them (the request's insert, claims, outcomes, operators' lists);
+ * - outbox.ts: the statements of the request and the deliveries on the outbox (the insert, claims, outcomes); its tables
+ *   in outbox-schema.ts, and the operators' and housekeeping's statements (lists, retries, pruning) in outbox-admin.ts;
  * - signer.ts: Standard Webhooks secrets and signatures;
  * - sender.ts: one delivery attempt over HTTP;
  * - worker.ts: the deliveries of one server, shared with the others through the outbox.
  * The rest of the runtime sees `Events`: `event` as a request emits, `commit` as its transaction commits, `emitted` once it did.
  */
-export {
-  type EventRow,
-  listOutbox,
-  OUTBOX_COMMIT_PROCEDURE,
-  OUTBOX_ROUTINES,
-  OUTBOX_TABLES,
-  type OutboxFilter,
-  type OutboxRow,
-  retryFailed,
-  stoppedWebhooks,
-} from './outbox.js';
+export type { EventRow } from './outbox.js';
+export { listOutbox, type OutboxFilter, type OutboxRow, retryFailed, stoppedWebhooks } from './outbox-admin.js';
+export { OUTBOX_COMMIT_PROCEDURE, OUTBOX_ROUTINES, OUTBOX_TABLES } from './outbox-schema.js';
 export { MAKE_A_WEBHOOK_SECRET, parseWebhookSecrets } from './signer.js';
 export { DEFAULT_DELIVERY, type DeliverySettings, retryDelay } from './worker.js';
 

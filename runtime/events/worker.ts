@@ -1,62 +1,14 @@
 import { type Database, errnoOf, NO_TABLE } from '../db/index.js';
 import type { Logger } from '../log.js';
-import { type Claimed, claim, markAttemptFailed, markDelivered, markGone, release, releaseNext, type Target } from './outbox.js';
-import { type Attempt, Sender } from './sender.js';
+import { type DeliverySettings, MOST_CLAIMED } from './delivery-settings.js';
+import { type Claimed, claim, release, type Target } from './outbox.js';
+import { type DeliveryCounts, type DeliveryTarget, type Outcome, type OutcomeRecorder, recordOutcomes } from './outcomes.js';
+import { Sender } from './sender.js';
 import { signature } from './signer.js';
 
-/** How deliveries are paced and bounded (runtime/config.ts reads them from EVENTS_*; tests shorten them). */
-export interface DeliverySettings {
-  /** How often an idle server looks for due events; a server that emitted one looks at once. */
-  pollMs: number;
-  /** How long a claimed event is this server's: past it, another server may take it (a killed server's events). */
-  leaseSeconds: number;
-  /** Longest one attempt may take, the answer included. */
-  timeoutMs: number;
-  /** The first retry waits about this long, each next one twice as long (with jitter), up to `retryMaxMs`. */
-  retryBaseMs: number;
-  retryMaxMs: number;
-  /** From the first attempt: an event not delivered within this is kept as failed. */
-  retryWindowSeconds: number;
-  /** Delivered events are removed after this (by one server at a time: runtime/housekeeping.ts). */
-  retentionSeconds: number;
-  /** Most deliveries in flight at once on this server. */
-  concurrency: number;
-}
+export { DEFAULT_DELIVERY, type DeliverySettings, retryDelay } from './delivery-settings.js';
+export type { DeliveryCounts, DeliveryTarget } from './outcomes.js';
 
-export const DEFAULT_DELIVERY: DeliverySettings = {
-  pollMs: 1000,
-  leaseSeconds: 60,
-  timeoutMs: 10_000,
-  retryBaseMs: 5000,
-  retryMaxMs: 3_600_000,
-  retryWindowSeconds: 86_400,
-  retentionSeconds: 7 * 86_400,
-  concurrency: 16,
-};
-
-/** A webhook this server delivers to, with its signing keys. */
-export interface DeliveryTarget extends Target {
-  keys: readonly Buffer[];
-}
-
-/** What the worker tells the metrics. */
-export interface DeliveryCounts {
-  counted(outcome: 'delivered' | 'retry' | 'failed' | 'gone'): void;
-}
-
-type Outcome = { row: Claimed; target: DeliveryTarget; attempt: Attempt; ms: number };
-
-/**
- * The delay before the attempt after attempt `attempt` (1 for the first): exponential, capped, with "equal
- * jitter" (half of it fixed, half random), so that the retries of events that failed together spread out.
- */
-export function retryDelay(attempt: number, settings: Pick<DeliverySettings, 'retryBaseMs' | 'retryMaxMs'>, random = Math.random): number {
-  const ceiling = Math.min(settings.retryMaxMs, settings.retryBaseMs * 2 ** Math.min(attempt - 1, 40));
-  return Math.round(ceiling / 2 + (random() * ceiling) / 2);
-}
-
-/** Claims per statement at most this many rows (and a power of two: a few statement texts). */
-const MOST_CLAIMED = 64;
 /** Outcomes are written together once this many wait, or this long after the first. */
 const FLUSH_AT = 32;
 const FLUSH_MS = 20;
@@ -65,8 +17,6 @@ const FLUSH_MS = 20;
  * server taking a thousand writes a second makes fifty claims of twenty events, not a thousand claims of one.
  */
 const NUDGE_MS = 20;
-/** Answers that ask the sender to slow down (Standard Webhooks, "Delivery success and failure"): the whole webhook rests. */
-const THROTTLED = new Set([429, 502, 503, 504]);
 
 type Leased = { row: Claimed; target: DeliveryTarget };
 
@@ -75,7 +25,7 @@ type Leased = { row: Claimed; target: DeliveryTarget };
  * webhooks it knows, a batch at a time (outbox.ts), keeps at most
  * `concurrency` deliveries in flight and as many claimed ones ready to go
  * (so that a free slot never waits for a claim's round trip), and writes the
- * outcomes in batches. It looks for work every `pollMs` while idle, NUDGE_MS
+ * outcomes in batches (outcomes.ts). It looks for work every `pollMs` while idle, NUDGE_MS
  * after this server committed an event, and again as soon as there is room
  * while it finds some. A webhook that answers 429, 502, 503 or 504 rests:
  * this server claims none of its events until its Retry-After (or the first
@@ -104,15 +54,25 @@ export class DeliveryWorker {
   private drained: (() => void) | undefined;
   private stopping: Promise<void> | undefined;
   private readonly sender: Sender;
+  private readonly recorder: OutcomeRecorder;
 
   constructor(
     private readonly db: Database,
     private readonly logger: Logger,
-    private readonly counts: DeliveryCounts,
+    counts: DeliveryCounts,
     readonly settings: DeliverySettings,
     private readonly serverId: string,
   ) {
     this.sender = new Sender(settings.concurrency, settings.timeoutMs);
+    this.recorder = {
+      db,
+      logger,
+      counts,
+      settings,
+      serverId,
+      rest: (target, retryAfterMs) => this.rest(target, retryAfterMs),
+      warn: (error, message) => this.warn(error, message),
+    };
   }
 
   /** The webhooks of the backends served now (a reload changes them). */
@@ -269,79 +229,11 @@ export class DeliveryWorker {
     if (this.flushing) return this.flushing.then(() => this.flush());
     if (this.outcomes.length === 0) return Promise.resolve();
     const batch = this.outcomes.splice(0);
-    this.flushing = this.record(batch).finally(() => {
+    this.flushing = recordOutcomes(this.recorder, batch).finally(() => {
       this.flushing = undefined;
       if (this.running) void this.pump();
     });
     return this.flushing;
-  }
-
-  private async record(batch: Outcome[]): Promise<void> {
-    const delivered = new Map<number, Outcome[]>();
-    for (const outcome of batch) {
-      const { attempt } = outcome;
-      if (attempt.outcome === 'delivered') delivered.set(attempt.status, [...(delivered.get(attempt.status) ?? []), outcome]);
-    }
-    // Keys whose head is done: their next event, parked behind it by a claim, is due at once (outbox.ts `releaseNext`).
-    const done: Outcome[] = [];
-    const logged = this.logger.isLevelEnabled('info');
-    try {
-      for (const [status, outcomes] of delivered) {
-        for (let start = 0; start < outcomes.length; start += MOST_CLAIMED) {
-          const chunk = outcomes.slice(start, start + MOST_CLAIMED);
-          await markDelivered(
-            this.db,
-            chunk.map((outcome) => outcome.row.id),
-            status,
-            this.serverId,
-          );
-        }
-        for (const outcome of outcomes) {
-          this.counts.counted('delivered');
-          done.push(outcome);
-          if (logged) this.logger.info(fields(outcome), 'event delivered');
-        }
-      }
-      for (const outcome of batch) {
-        const { attempt, row, target } = outcome;
-        if (attempt.outcome === 'gone') {
-          await markGone(this.db, row.id, target, this.serverId);
-          this.counts.counted('gone');
-          this.logger.warn(
-            fields(outcome),
-            'webhook stopped: its receiver answered 410 Gone; nothing more is sent to it until an operator retries (xmlrest events retry)',
-          );
-        } else if (attempt.outcome === 'failed') {
-          const delayMs = Math.min(this.settings.retryMaxMs, Math.max(retryDelay(row.attempts, this.settings), attempt.retryAfterMs ?? 0));
-          if (attempt.status !== null && THROTTLED.has(attempt.status)) this.rest(target, attempt.retryAfterMs);
-          const recorded = await markAttemptFailed(this.db, row.id, { status: attempt.status, error: attempt.error, delayMs }, this.serverId);
-          if (recorded === 'lost') {
-            // Its lease ended meanwhile and another server took it: that server's outcome is the one that counts.
-            this.logger.warn({ ...fields(outcome), error: attempt.error }, 'event delivery failed after its lease ended: another server has it now');
-            continue;
-          }
-          this.counts.counted(recorded);
-          if (recorded === 'failed') {
-            done.push(outcome);
-            this.logger.error(
-              { ...fields(outcome), error: attempt.error },
-              'event not delivered within the retry window: kept as failed (xmlrest events retry)',
-            );
-          } else this.logger.warn({ ...fields(outcome), error: attempt.error, retryInMs: delayMs }, 'event delivery failed; it will be tried again');
-        }
-      }
-      await this.releaseNext(done);
-    } catch (error) {
-      // The leases end and another server (or this one) delivers those events again: at least once, never lost.
-      this.warn(error, 'cannot record delivery outcomes: the database did not answer; those events will be delivered again');
-    }
-  }
-
-  /** The next event of each key whose head is done, per webhook. */
-  private async releaseNext(done: readonly Outcome[]): Promise<void> {
-    const byTarget = new Map<DeliveryTarget, string[]>();
-    for (const { row, target } of done) if (row.order_key !== null) byTarget.set(target, [...(byTarget.get(target) ?? []), row.order_key]);
-    for (const [target, keys] of byTarget) await releaseNext(this.db, target, keys);
   }
 
   /** A webhook asked to slow down: this server claims none of its events for a while (its Retry-After, or the first retry's delay). */
@@ -362,19 +254,4 @@ export class DeliveryWorker {
 
 function restKey(target: Target): string {
   return `${target.backend} ${target.url}`;
-}
-
-/** What a delivery's log line says: the event id first, never the body, nor the URL's query (where secrets travel). */
-function fields({ row, target, attempt, ms }: Outcome) {
-  const url = new URL(target.url);
-  return {
-    eventId: row.msg_id,
-    outboxId: row.id,
-    event: row.event,
-    backend: target.backend,
-    webhook: `${url.origin}${url.pathname}`,
-    attempt: row.attempts,
-    status: attempt.status ?? undefined,
-    ms: Math.round(ms * 10) / 10,
-  };
 }

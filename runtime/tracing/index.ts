@@ -1,5 +1,4 @@
-import type { IncomingHttpHeaders } from 'node:http';
-import type { Queryable, TransactionOptions } from '../db/index.js';
+import type { Tracing } from './trace.js';
 
 /**
  * Traces (docs/contract.md §13): the one seam the request path calls. The front door begins a request's trace
@@ -9,39 +8,7 @@ import type { Queryable, TransactionOptions } from '../db/index.js';
  * which exports over OTLP/HTTP as the OTEL_* variables say; unset, it loads nothing and answers undefined, and
  * the request path pays one check of an undefined field.
  */
-export interface Tracing {
-  /** A request's span, continuing an incoming W3C `traceparent`. */
-  begin(headers: IncomingHttpHeaders, method: string, path: string): RequestTrace;
-  /** Sends the spans still queued, then stops (a graceful stop calls it last). */
-  shutdown(): Promise<void>;
-}
-
-/** What a transaction needs of the database: `Database.transaction`. */
-export interface Transactional {
-  transaction<T>(work: (db: Queryable) => Promise<T>, options?: TransactionOptions): Promise<T>;
-}
-
-export interface RequestTrace {
-  /** The trace's id, in hex, for the request's log line. */
-  readonly traceId: string;
-  /** `db`, each statement run through it a child span of the request's. */
-  statements(db: Queryable): Queryable;
-  /** `db.transaction(work, options)` as a child span, each statement of `work` (and of `options.commit`) a child of it. */
-  transaction<T>(db: Transactional, work: (db: Queryable) => Promise<T>, options?: TransactionOptions): Promise<T>;
-  end(outcome: TraceOutcome): void;
-}
-
-/** How a request ended, as the access log has it (request-log.ts `RequestState`). */
-export interface TraceOutcome {
-  status: number;
-  /** The served path of the route it reached, such as `/shop/v1.0/orders`. */
-  route: string | undefined;
-  backend: string | undefined;
-  resource: string | undefined;
-  /** Why it was refused (`role_not_held`, `rate_limited`, ...), or a database fault's reason. */
-  reason: string | undefined;
-  requestId: string;
-}
+export type { RequestTrace, TraceOutcome, Tracing, Transactional } from './trace.js';
 
 /**
  * Where spans go, when anywhere: the OTLP endpoint, for traces or for every signal. OpenTelemetry reads it

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { type Context, propagation, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
 import { core, NodeSDK, resources, tracing } from '@opentelemetry/sdk-node';
 import type { Queryable, SqlValue, TransactionOptions, WriteResult } from '../db/index.js';
-import type { RequestTrace, TraceOutcome, Tracing, Transactional } from './index.js';
+import type { RequestTrace, TraceOutcome, Tracing, Transactional } from './trace.js';
 
 /**
  * Tracing through OpenTelemetry's Node SDK, imported only when an OTLP endpoint is set (index.ts). The SDK
