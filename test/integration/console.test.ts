@@ -475,7 +475,7 @@ describe('console API: access rules, users and roles, history (docs/contract.md 
     const { status, body } = await consoleCall('GET', 'b/shop/history', admin);
     expect(status).toBe(200);
     const entry = body.entries.find((candidate: { target: string }) => candidate.target === 'audited-role');
-    expect(entry).toMatchObject({ backend: 'shop', actor: 'bob (2)', action: 'create role', address: expect.stringMatching(/127\.0\.0\.1/) });
+    expect(entry).toMatchObject({ backend: 'shop', actor: 'bob (2) by token', action: 'create role', address: expect.stringMatching(/127\.0\.0\.1/) });
     expect(Date.now() - new Date(entry.at).getTime()).toBeLessThan(60_000);
     // The newest first.
     expect(body.entries[0].id).toBeGreaterThanOrEqual(entry.id);
