@@ -57,7 +57,7 @@ export function consoleMiddleware(options: ConsoleOptions): Koa.Middleware {
     }
     try {
       // A person only: an API key, in any header, opens no console, whatever roles it lists (runtime/auth/guard.ts).
-      const { authorization, apiKey } = credentialsOf(ctx as never);
+      const { authorization, apiKey } = credentialsOf(ctx);
       const operator = await guard.identifyPerson(authorization, [backend.consoleRole], ctx.ip, apiKey);
       ctx.state.operator = operator.userId;
       ctx.state.credential = operator.credential;

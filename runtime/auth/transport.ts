@@ -38,13 +38,13 @@ export interface PresentedCredentials {
   apiKey: string | undefined;
 }
 
-export function credentialsOf(ctx: Koa.Context): PresentedCredentials {
+export function credentialsOf(ctx: Pick<Koa.Context, 'headers'>): PresentedCredentials {
   const apiKey = ctx.headers['x-api-key'];
   return { authorization: ctx.headers.authorization, apiKey: typeof apiKey === 'string' ? apiKey : apiKey?.join(', ') };
 }
 
 /** Whether a request carries a credential in any header that can carry one: what the rules below apply to. */
-export function carriesCredentials(ctx: Koa.Context): boolean {
+export function carriesCredentials(ctx: Pick<Koa.Context, 'headers'>): boolean {
   for (const header of CREDENTIAL_HEADERS) if (ctx.headers[header] !== undefined) return true;
   return false;
 }
