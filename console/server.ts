@@ -18,9 +18,9 @@ export type { ConsoleOptions } from './context.js';
  * page, and its JSON API under `{base}/_console/api/`. Every API call but the
  * list of backends authenticates with the backend's own scheme, through the
  * server's own guard, and needs the backend's console role, checked here on
- * the server: a person's own credentials, never an API key. Credentials travel only in the Authorization header the page
- * sets from memory: no cookie, so no request forged from another site can
- * carry them.
+ * the server: a person's own credentials, never an API key. Credentials
+ * travel only in the Authorization header the page sets from memory: no
+ * cookie, so no request forged from another site can carry them.
  */
 export function consoleMiddleware(options: ConsoleOptions): Koa.Middleware {
   const prefix = `${options.basePath}/_console`;
