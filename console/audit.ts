@@ -20,7 +20,7 @@ export const AUDIT_TABLE = `create table if not exists xmlrest_console_audit (
 
 export interface AuditEntry {
   backend: string;
-  /** The operator: a user id, and the name when the default user tables know it. */
+  /** The operator: a user id, the name when the default user tables know it, and the credential (`bob (2) by token`). */
   actor: string;
   action: string;
   target: string;

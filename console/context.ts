@@ -36,6 +36,8 @@ export interface State {
   backend: BackendModule;
   /** The signed-in operator's user id. */
   operator: string;
+  /** What the operator signed in with: the history says it beside their name. */
+  credential: 'password' | 'token';
 }
 
 export type ConsoleRouter = Router<State>;
@@ -53,11 +55,12 @@ export class Console {
     this.audit = new AuditLog(options.database);
   }
 
-  /** Records a change the operator made (console/audit.ts). */
+  /** Records a change the operator made (console/audit.ts), and with which credential: `bob (2) by password`, `by token`. */
   async record(ctx: ConsoleContext, action: string, target: string, detail = ''): Promise<void> {
     const id = Number(ctx.state.operator);
     const name = manageable(ctx.state.backend) && Number.isSafeInteger(id) ? (await this.store.user(id))?.user_name : undefined;
-    await this.audit.record({ backend: ctx.state.backend.name, actor: name ? `${name} (${id})` : ctx.state.operator, action, target, detail, address: ctx.ip });
+    const who = name ? `${name} (${id})` : ctx.state.operator;
+    await this.audit.record({ backend: ctx.state.backend.name, actor: `${who} by ${ctx.state.credential}`, action, target, detail, address: ctx.ip });
   }
 
   /** Reads the change just made through the user tables' triggers now, so that this server sees it at once. */

@@ -41,7 +41,11 @@ export function keysApi(router: ConsoleRouter, console: Console): void {
       expires,
       rate: typeof body.rate === 'string' && body.rate !== '' ? body.rate : null,
     };
-    const checked = checkNewKey(wanted, user.roles);
+    const checked = checkNewKey(
+      wanted,
+      user.roles,
+      options.backends().map((served) => served.consoleRole),
+    );
     if (!checked.ok) throw new HttpError(400, checked.message);
     const made = await keys.create(wanted);
     await console.record(ctx, 'create key', user.user_name, `${wanted.name} (${made.prefix}...)`);

@@ -1,4 +1,5 @@
-import { makeApiKey, storedForm } from '../runtime/auth/api-key.js';
+import { storedForm } from '../runtime/auth/api-key.js';
+import { KeySecret } from '../runtime/auth/key-checksum.js';
 import { parseRateLimit, ROLE_NAME } from '../runtime/contract.js';
 import type { Queryable } from '../runtime/index.js';
 
@@ -34,12 +35,20 @@ export interface NewKey {
 
 export type KeyCheck = { ok: true } | { ok: false; message: string };
 
-/** What a new key may be: a name, roles its user holds now, a rate, an expiry in the future. */
-export function checkNewKey(key: NewKey, held: readonly string[], now = new Date()): KeyCheck {
+/**
+ * What a new key may be: a name, roles its user holds now, a rate, an expiry in the future. No console role
+ * (`consoleRoles`: every backend's): the console takes a person's credentials only (runtime/auth/guard.ts), and a
+ * key listing the role that opens it would be a machine credential that looks like an operator's.
+ */
+export function checkNewKey(key: NewKey, held: readonly string[], consoleRoles: readonly string[], now = new Date()): KeyCheck {
   if (!/^[\p{L}\p{N} ._:@/-]{1,100}$/u.test(key.name)) return { ok: false, message: 'a key name is 1 to 100 letters, digits, spaces and . _ : @ / -' };
   if (key.roles.length === 0) return { ok: false, message: 'a key lists at least one role (--role)' };
   const bad = key.roles.find((role) => !ROLE_NAME.test(role));
   if (bad !== undefined) return { ok: false, message: `not a role name: ${bad}` };
+  const operating = key.roles.find((role) => consoleRoles.includes(role));
+  if (operating !== undefined) {
+    return { ok: false, message: `${operating} is a console role: a key may not list it (the console takes a person's own credentials only)` };
+  }
   const missing = key.roles.filter((role) => !held.includes(role));
   if (missing.length > 0) {
     return {
@@ -65,11 +74,15 @@ export function parseExpiry(text: string, now = new Date()): Date | undefined {
 }
 
 export class KeyStore {
-  constructor(private readonly db: Queryable) {}
+  private readonly secret: KeySecret;
 
-  /** Makes a key; the only time its text exists outside its owner's hands. */
+  constructor(private readonly db: Queryable) {
+    this.secret = new KeySecret(db);
+  }
+
+  /** Makes a key, tagged with the database's key checksum secret; the only time its text exists outside its owner's hands. */
   async create(key: NewKey): Promise<{ id: number; key: string; prefix: string }> {
-    const text = makeApiKey();
+    const text = (await this.secret.made()).make();
     const { hash, prefix } = storedForm(text);
     const result = await this.db.write(
       'insert into xmlrest_api_key (backend, user_id, name, prefix, key_hash, roles, rate_limit, expires_on) values (?, ?, ?, ?, ?, ?, ?, ?)',
@@ -100,6 +113,18 @@ export class KeyStore {
        order by k.key_id`,
       values,
     );
+  }
+
+  /**
+   * Revokes every key of a user (of `backend`, when given), as its user's removal and "revoke tokens" do: a key
+   * never outlives its user, nor comes back when the user's id is used again. Answers how many it revoked.
+   */
+  async revokeUser(userId: string, backend?: string): Promise<number> {
+    const result = await this.db.write(
+      `update xmlrest_api_key set revoked_on = now() where user_id = ? and revoked_on is null${backend === undefined ? '' : ' and backend = ?'}`,
+      backend === undefined ? [userId] : [userId, backend],
+    );
+    return result.affectedRows;
   }
 
   /** Revokes a key (of `backend`, when given); false when there is no such key, or it was revoked already. */

@@ -1,6 +1,8 @@
 import Router from '@koa/router';
 import type Koa from 'koa';
+import { principalName } from '../runtime/auth/scheme.js';
 import { tokenShapeA } from '../runtime/auth/token-a.js';
+import { credentialsOf } from '../runtime/auth/transport.js';
 import { fieldReader } from '../runtime/body.js';
 import { HttpError } from '../runtime/errors.js';
 import { Console, type ConsoleOptions, manageable, type State } from './context.js';
@@ -17,9 +19,9 @@ export type { ConsoleOptions } from './context.js';
  * page, and its JSON API under `{base}/_console/api/`. Every API call but the
  * list of backends authenticates with the backend's own scheme, through the
  * server's own guard, and needs the backend's console role, checked here on
- * the server. Credentials travel only in the Authorization header the page
- * sets from memory: no cookie, so no request forged from another site can
- * carry them.
+ * the server: a person's own credentials, never an API key. Credentials
+ * travel only in the Authorization header the page sets from memory: no
+ * cookie, so no request forged from another site can carry them.
  */
 export function consoleMiddleware(options: ConsoleOptions): Koa.Middleware {
   const prefix = `${options.basePath}/_console`;
@@ -55,7 +57,12 @@ export function consoleMiddleware(options: ConsoleOptions): Koa.Middleware {
       throw new HttpError(403, 'Console changes need the X-XMLRest-Console header', {}, 'console_header');
     }
     try {
-      ctx.state.operator = await guard.authenticate(ctx.headers.authorization, [backend.consoleRole], ctx.ip);
+      // A person only: an API key, in any header, opens no console, whatever roles it lists (runtime/auth/guard.ts).
+      const { authorization, apiKey } = credentialsOf(ctx);
+      const operator = await guard.identifyPerson(authorization, [backend.consoleRole], ctx.ip, apiKey);
+      // An outside issuer's user is named with its issuer, as the log and the audit name it (runtime/auth/scheme.ts).
+      ctx.state.operator = principalName(operator);
+      ctx.state.credential = operator.credential;
     } catch (error) {
       // No WWW-Authenticate: a browser would offer its own login box, then resend what it was told everywhere.
       if (error instanceof HttpError) throw new HttpError(error.status, error.message, {}, error.reason);

@@ -15,6 +15,7 @@ import {
   rolesOf,
 } from './context.js';
 import { grantDetail, grantEnd } from './grants.js';
+import { KeyStore } from './keys.js';
 import { checkRoleName, checkUserName } from './names.js';
 import { RoleScope } from './scope.js';
 import type { UserRow } from './store.js';
@@ -110,8 +111,11 @@ export function usersApi(router: ConsoleRouter, console: Console): void {
     if (String(user.id) === ctx.state.operator) throw new HttpError(409, 'You cannot remove yourself');
     (await scopeOf(ctx)).requireChangeable(user.row);
     await store.removeUser(user.id);
+    // Its keys go with it on every backend (the delete trigger of `xmlrest db init` says so too): none comes back
+    // to life when the id is used again.
+    const keys = await new KeyStore(options.database).revokeUser(String(user.id));
     await console.refresh();
-    await console.record(ctx, 'remove user', user.name);
+    await console.record(ctx, 'remove user', user.name, keys > 0 ? `${keys} API key${keys === 1 ? '' : 's'} revoked` : '');
     ctx.body = { removed: user.id };
   });
 
@@ -172,13 +176,14 @@ export function usersApi(router: ConsoleRouter, console: Console): void {
     ctx.body = await store.user(user.id);
   });
 
-  // Any user's tokens of this backend only: ending sessions here changes nothing anywhere else.
+  // Any user's tokens and API keys of this backend only: ending sessions here changes nothing anywhere else.
   router.post('/b/:backend/users/:id/revoke-tokens', async (ctx) => {
     const user = await target(ctx);
     await revokeUserTokens(options.database, ctx.state.backend.name, String(user.id));
+    const keys = await new KeyStore(options.database).revokeUser(String(user.id), ctx.state.backend.name);
     await console.refresh();
-    await console.record(ctx, 'revoke tokens', user.name);
-    ctx.body = { revoked: true, user: user.id };
+    await console.record(ctx, 'revoke tokens', user.name, keys > 0 ? `and ${keys} API key${keys === 1 ? '' : 's'}` : '');
+    ctx.body = { revoked: true, user: user.id, keys };
   });
 
   /** Everything a user may call on this backend, method by method, and through which role. */

@@ -10,7 +10,7 @@ import { JwtKey } from './auth/jwt.js';
 import { DatabaseFailureStore, LoginLimiter, type LoginLimits } from './auth/limiter.js';
 import { Revocations } from './auth/revocations.js';
 import { pruneSessions } from './auth/sessions.js';
-import { type CredentialRules, screenAuthorization } from './auth/transport.js';
+import { type CredentialRules, screenCredentials } from './auth/transport.js';
 import { fieldReader } from './body.js';
 import type { BackendModule } from './contract.js';
 import { type Database, errnoOf, NO_TABLE } from './db/index.js';
@@ -134,7 +134,7 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   const revocations = new Revocations(options.database, logger);
   const limiter = new LoginLimiter(options.loginLimits, options.loginCounters === 'database' ? new DatabaseFailureStore(options.database) : undefined);
   if ((options.revocationPollMs ?? 5000) > 0) void revocations.start(options.revocationPollMs ?? 5000);
-  const apiKeys = new ApiKeys(options.database, logger);
+  const apiKeys = new ApiKeys(options.database, logger, limiter);
   if ((options.revocationPollMs ?? 5000) > 0) apiKeys.start();
   const peers = new Peers(options.database, logger);
   if ((options.announceMs ?? 5000) > 0) void peers.start(options.announceMs ?? 5000);
@@ -217,13 +217,11 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
   const hops = options.proxyHops ?? (options.trustProxy ? 1 : 0);
   app.proxy = hops > 0;
   app.maxIpsCount = hops;
-  // The rules for credentials in an Authorization header (HTTPS when required, no write from another site's
-  // page), before the console and the routes so that no step runs for a refused request. They run inside a
-  // layer that is there anyway, never one of their own: a request without the header pays one lookup.
+  // The rules for credentials, in whichever header they travel (HTTPS when required, no write from another
+  // site's page), before the console and the routes so that no step runs for a refused request. They run inside
+  // a layer that is there anyway, never one of their own: a request without credentials pays two lookups.
   const credentials: CredentialRules = { requireTls: options.requireTlsForCredentials ?? false, allowedOrigins: new Set(options.corsOrigins) };
-  const screen = (ctx: Koa.Context) => {
-    if (ctx.headers.authorization !== undefined) screenAuthorization(ctx, credentials);
-  };
+  const screen = (ctx: Koa.Context) => screenCredentials(ctx, credentials);
   const corsOn = credentials.allowedOrigins.size > 0;
   // Request id and log line, in-flight count, security headers, health and readiness, error bodies: one
   // layer (front-door.ts). The docs and console pages add helmet's set for HTML and their own CSP.

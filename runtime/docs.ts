@@ -4,6 +4,7 @@ import path from 'node:path';
 import type Router from '@koa/router';
 import type { Guard } from './auth/guard.js';
 import { callerReach } from './auth/reach.js';
+import { credentialsOf } from './auth/transport.js';
 import type { Access, BackendModule } from './contract.js';
 import { HttpError } from './errors.js';
 import { pageHeaders } from './security-headers.js';
@@ -67,13 +68,13 @@ export function mountDocs<State>(router: Router<State>, basePath: string, docume
     const wanted = ctx.query.for;
     if (wanted !== undefined) {
       if (wanted !== 'me' || !forCaller) throw new HttpError(400, "Parameter 'for' must be 'me'");
-      const apiKey = ctx.headers['x-api-key'];
+      const { authorization, apiKey } = credentialsOf(ctx);
       // One caller's document: no shared cache may keep it, nor give it for another's credentials.
       ctx.set('Cache-Control', 'private, no-store');
       ctx.vary('Authorization');
       ctx.vary('X-API-Key');
       ctx.type = 'application/json';
-      ctx.body = await forCaller(ctx.headers.authorization, typeof apiKey === 'string' ? apiKey : undefined, ctx.ip);
+      ctx.body = await forCaller(authorization, apiKey, ctx.ip);
       return;
     }
     ctx.type = 'application/json';

@@ -3,7 +3,7 @@ import { type AuditEntry, type AuditTrail, recordedAddress, recordedParams } fro
 import { presentedKey } from './auth/api-key.js';
 import type { Guard } from './auth/guard.js';
 import { type Principal, principalName } from './auth/scheme.js';
-import { type CredentialRules, screenLogin } from './auth/transport.js';
+import { type CredentialRules, credentialsOf, screenLogin } from './auth/transport.js';
 import type { FieldReader } from './body.js';
 import type { EventPayload, ListQuery, ListSpec, ParamSpecs, PluginContext, Queryable, RateLimit, RequestScope, Roles, SqlValue } from './contract.js';
 import type { Database } from './db/index.js';
@@ -100,9 +100,8 @@ export class Scope implements RequestScope {
   }
 
   async authenticate(roles: Roles): Promise<string> {
-    const header = this.ctx.headers['x-api-key'];
-    const apiKey = typeof header === 'string' ? header : undefined;
-    const principal = await this.options.guard.identify(this.ctx.headers.authorization, roles, this.ctx.ip, apiKey);
+    const { authorization, apiKey } = credentialsOf(this.ctx);
+    const principal = await this.options.guard.identify(authorization, roles, this.ctx.ip, apiKey);
     const userId = principal.userId;
     this.ctx.state.userId = userId;
     if (principal.issuer !== undefined) {
@@ -116,7 +115,7 @@ export class Scope implements RequestScope {
     if (principal.keyId !== undefined) {
       this.ctx.state.keyId = principal.keyId;
       // The audit names the key by its first 8 characters, as `xmlrest key list` shows it (never the key).
-      if (this.options.audit !== undefined) this.ctx.state.keyPrefix = presentedKey(this.ctx.headers.authorization, apiKey)?.slice(0, 8);
+      if (this.options.audit !== undefined) this.ctx.state.keyPrefix = presentedKey(authorization, apiKey)?.slice(0, 8);
       // A key's own rate counts its calls on every route; the route's own limit still counts them there too.
       if (principal.rate) await countCall(this.options.limiter, `key|${principal.keyId}`, principal.rate, this.ctx);
       if (limit !== undefined) await countCall(this.options.limiter, `${limit.route}|k|${principal.keyId}`, limit.rule, this.ctx);

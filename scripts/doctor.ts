@@ -13,7 +13,7 @@ import { staleSourcesOf } from './install.js';
 import { listIndexFindings } from './list-indexes.js';
 import { DEFAULT_TABLE_TRIGGERS } from './schema.js';
 
-/** The tables `xmlrest db init` makes, besides the default user tables: revocations, roles, audit, login counters, servers, rate limits, API keys, sessions. */
+/** The tables `xmlrest db init` makes, besides the default user tables: revocations, roles, audit, login counters, servers, rate limits, API keys and their secret, sessions. */
 const OWN_TABLES = [
   'usr',
   'usr_role',
@@ -25,6 +25,7 @@ const OWN_TABLES = [
   'xmlrest_server',
   'xmlrest_rate_limit',
   'xmlrest_api_key',
+  'xmlrest_secret',
   'xmlrest_session',
   'xmlrest_refresh_used',
   'xmlrest_outbox',

@@ -7,6 +7,7 @@ import { API_AUDIT_REPEATS, API_AUDIT_TABLE } from '../runtime/audit/index.js';
 import { API_KEY_TABLE } from '../runtime/auth/api-key.js';
 import { REHASH_VARIABLE } from '../runtime/auth/credentials.js';
 import { GRANT_ENDS_COLUMN } from '../runtime/auth/grants.js';
+import { SECRET_TABLE } from '../runtime/auth/key-checksum.js';
 import { LOGIN_FAILURE_TABLE } from '../runtime/auth/limiter.js';
 import { hashPassword } from '../runtime/auth/passwords.js';
 import { REVOCATION_TABLES } from '../runtime/auth/revocations.js';
@@ -54,7 +55,7 @@ export const DEFAULT_TABLES = [
  * a role that is removed or renamed, a user that is deleted, and a password
  * that changes (a reset, or a lock: the console disables a user by
  * prefixing the stored value, console/store.ts) revoke every token that user
- * holds on every backend (`*`). What a login reads needs nothing of the
+ * holds on every backend (`*`); a deleted user's API keys are revoked. What a login reads needs nothing of the
  * kind: every login runs the auth query, and a remembered password is
  * remembered for its stored value only (runtime/auth/credential-cache.ts).
  * Foreign-key cascades fire no triggers, so deleting a user has a trigger of
@@ -70,6 +71,11 @@ export const DEFAULT_TABLES = [
  */
 const REVOKED = (user: string) => `insert into xmlrest_revoked_user (backend, sub, revoked_before) values ('*', cast(${user} as char), now())
       on duplicate key update revoked_before = now();`;
+/**
+ * A user's API keys end with the user (its row deleted, or its id changed), whoever does it: revoked, not
+ * refused for as long as no user holds the id, so that none comes back to life when the id is used again.
+ */
+const KEYS_REVOKED = (user: string) => `update xmlrest_api_key set revoked_on = now() where user_id = cast(${user} as char) and revoked_on is null;`;
 /** The history line of a grant's end: the end in UTC whatever the session's zone, by the user's name. */
 const GRANT_ENDED = `insert into xmlrest_console_audit (backend, actor, action, target, detail, address) values ('*', 'xmlrest', 'grant ended',
         coalesce((select u.${NAME} from ${USERS} u where u.${ID} = old.${ID}), cast(old.${ID} as char)),
@@ -91,10 +97,14 @@ export const DEFAULT_TABLE_TRIGGERS: Record<string, string> = {
     if new.${ID} <> old.${ID} or (new.${PASSWORD} <> old.${PASSWORD} and not (${REHASHED})) then
       ${REVOKED(`old.${ID}`)}
     end if;
+    if new.${ID} <> old.${ID} then
+      ${KEYS_REVOKED(`old.${ID}`)}
+    end if;
     set ${REHASH_VARIABLE} = null;
   end`,
   [`xmlrest_${USERS}_delete`]: `after delete on ${USERS} for each row begin
     ${REVOKED(`old.${ID}`)}
+    ${KEYS_REVOKED(`old.${ID}`)}
   end`,
 };
 
@@ -164,8 +174,9 @@ export async function createDefaultTables(connection: Connection): Promise<void>
   await connection.query(LOGIN_FAILURE_TABLE);
   // Calls of rate-limited routes, leased by every server (runtime/limits/store.ts).
   await connection.query(RATE_LIMIT_TABLE);
-  // API keys, stored as their SHA-256 (runtime/auth/api-key.ts).
+  // API keys, stored as their SHA-256 (runtime/auth/api-key.ts), and the secret their tags are made with.
   await connection.query(API_KEY_TABLE);
+  await connection.query(SECRET_TABLE);
   // Sessions and the refresh tokens they used up (runtime/auth/sessions.ts).
   for (const statement of SESSION_TABLES) await connection.query(statement);
   const [sessionColumns] = await connection.query(

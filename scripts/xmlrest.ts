@@ -188,11 +188,11 @@ function program(done: (code: number) => void): Command {
     });
 
   const token = command(xmlrest, 'token', 'Bearer tokens');
-  command(token, 'revoke', 'revoke one token (--jti) or every token a user holds (--user); servers refuse it within their poll (5 s)')
+  command(token, 'revoke', 'revoke one token (--jti) or every token and API key a user holds (--user); servers refuse it within their poll (5 s)')
     .requiredOption('--backend <backend>', 'the backend that issued it')
     .option('--jti <jti>', 'the token’s jti')
     .option('--until <seconds>', 'with --jti: when the token expires (Unix seconds); remembered a year otherwise')
-    .option('--user <name>', 'every token of this user')
+    .option('--user <name>', 'every token and API key of this user on the backend')
     .action(async (options: { backend: string; jti?: string; until?: string; user?: string }) => {
       if ((options.jti === undefined) === (options.user === undefined)) throw new UsageError('token revoke takes --jti JTI or --user NAME, one of them');
       if (options.until !== undefined && !/^[0-9]{1,12}$/.test(options.until)) throw new UsageError('--until is a number of Unix seconds');
@@ -207,7 +207,9 @@ function program(done: (code: number) => void): Command {
           const id = await userIdOf(connection, options.user!);
           if (id === undefined) throw new UsageError(`no such user: ${options.user}`);
           await revokeUserTokens(db, options.backend, String(id));
-          console.log(`revoked every token of ${options.user} on ${options.backend} issued until now`);
+          // A user's API keys are theirs too: "every token a user holds" leaves none of them working.
+          const keys = await new KeyStore(queryableOf(connection)).revokeUser(String(id), options.backend);
+          console.log(`revoked every token of ${options.user} on ${options.backend} issued until now, and ${keys} API key${keys === 1 ? '' : 's'}`);
         }
       });
       console.log('running servers refuse it within their revocation poll (5 s by default)');
@@ -223,14 +225,14 @@ function program(done: (code: number) => void): Command {
     .option('--expires <when>', 'an ISO time (2027-01-31T00:00Z), or a time from now: 30d, 12h, 90m')
     .option('--rate <rate>', 'its own rate limit on every route it calls, such as 1000/h')
     .action(async (options: { backend: string; user: string; name: string; role: string[]; expires?: string; rate?: string }) => {
-      await requireKeyBackend(options.backend);
+      const consoleRoles = (await requireKeyBackend(options.backend)).map((backend) => backend.consoleRole);
       const expires = options.expires === undefined ? null : (parseExpiry(options.expires) ?? null);
       if (options.expires !== undefined && expires === null) throw new UsageError(`--expires is an ISO time or 30d, 12h, 90m, not ${options.expires}`);
       const made = await withConnection(async (connection) => {
         const id = await userIdOf(connection, options.user);
         if (id === undefined) throw new UsageError(`no such user: ${options.user}`);
         const wanted = { backend: options.backend, userId: String(id), name: options.name, roles: options.role, expires, rate: options.rate ?? null };
-        const checked = checkNewKey(wanted, await rolesOf(connection, id));
+        const checked = checkNewKey(wanted, await rolesOf(connection, id), consoleRoles);
         if (!checked.ok) throw new UsageError(checked.message);
         return new KeyStore(queryableOf(connection)).create(wanted);
       });
@@ -533,12 +535,13 @@ function generatedBackends(): Promise<BackendModule[]> {
   return backendsOf(process.cwd());
 }
 
-/** The backend `xmlrest key create` names must take keys: generated/ says which do. */
-async function requireKeyBackend(name: string): Promise<void> {
+/** The backend `xmlrest key create` names must take keys: generated/ says which do. Answers every backend. */
+async function requireKeyBackend(name: string): Promise<BackendModule[]> {
   const backends = await generatedBackends();
   const backend = backends.find((candidate) => candidate.name === name);
   if (!backend) throw new UsageError(`no backend ${name} (the backends are ${backends.map((candidate) => candidate.name).join(', ')})`);
   if (!backend.apiKeys) throw new UsageError(`backend ${name} takes no API keys: add api_keys="on" to resources/${name}/backend.xml and run npm run generate`);
+  return backends;
 }
 
 async function routeOf(method: string, served: string): Promise<{ route: RouteAccess; backend: BackendModule }> {

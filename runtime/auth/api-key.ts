@@ -1,21 +1,24 @@
-import { hash, randomBytes } from 'node:crypto';
-import { crc32 } from 'node:zlib';
+import { hash } from 'node:crypto';
 import type { BackendModule, RateLimit } from '../contract.js';
 import { parseRateLimit } from '../contract.js';
 import { errnoOf, NO_COLUMN, type Queryable } from '../db/index.js';
 import { HttpError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { hasApiKeyShape, isLegacyApiKey, KeySecret } from './key-checksum.js';
+import type { LoginAttempt, LoginLimiter } from './limiter.js';
 import { LOCKED } from './passwords.js';
 import type { Principal } from './scheme.js';
 
+export { API_KEY_PREFIX, base62, randomBase62 } from './key-checksum.js';
+
 /**
- * API keys (docs/contract.md §10): `xr_` + 32 random bytes in base62 + a
- * 6-character base62 CRC32 of what precedes it, so that a mistyped or made-up
- * key is refused before any query (GitHub's token format). Only the key's
- * SHA-256 and its first 8 characters are stored, in `xmlrest_api_key`; a key
- * belongs to a user of a backend and lists roles, and admits only those its
- * user still holds. Sent as `X-API-Key: xr_...` or `Authorization: Bearer
- * xr_...`, on a backend with `api_keys="on"`, Basic or Bearer.
+ * API keys (docs/contract.md §10): `xr_` + 32 random bytes in base62 + a tag
+ * only the deployment can make (key-checksum.ts), so that a mistyped or
+ * made-up key is refused before any query. Only the key's SHA-256 and its
+ * first 8 characters are stored, in `xmlrest_api_key`; a key belongs to a user
+ * of a backend and lists roles, and admits only those its user still holds.
+ * Sent as `X-API-Key: xr_...` or `Authorization: Bearer xr_...`, on a backend
+ * with `api_keys="on"`, Basic or Bearer.
  */
 
 export const API_KEY_TABLE = `create table if not exists xmlrest_api_key (
@@ -35,43 +38,13 @@ export const API_KEY_TABLE = `create table if not exists xmlrest_api_key (
   key xmlrest_api_key_user (backend, user_id)
 ) engine = InnoDB`;
 
-const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-const BODY_LENGTH = 43; // 62^43 > 2^256: 32 random bytes in base62, left-padded
-const CHECK_LENGTH = 6; // 62^6 > 2^32
-export const API_KEY_PREFIX = 'xr_';
-const KEY_SHAPE = new RegExp(`^${API_KEY_PREFIX}[0-9A-Za-z]{${BODY_LENGTH + CHECK_LENGTH}}$`);
-
-/** A number in base62 (digits, then upper and lower case letters), left-padded to `length`. */
-export function base62(value: bigint, length: number): string {
-  let text = '';
-  for (let rest = value; rest > 0n; rest /= 62n) text = ALPHABET[Number(rest % 62n)] + text;
-  return text.padStart(length, '0');
-}
-
-function checksum(text: string): string {
-  return base62(BigInt(crc32(text)), CHECK_LENGTH);
-}
-
-/** 32 random bytes in base62: 43 characters. */
-export function randomBase62(): string {
-  return base62(BigInt(`0x${randomBytes(32).toString('hex')}`), BODY_LENGTH);
-}
-
-/** A new key: shown once to whoever made it, never stored. */
-export function makeApiKey(): string {
-  const body = `${API_KEY_PREFIX}${randomBase62()}`;
-  return body + checksum(body);
-}
-
-/** Whether a text has a key's shape and its checksum: what is refused here never reaches the database. */
-export function isWellFormedApiKey(key: string): boolean {
-  return KEY_SHAPE.test(key) && checksum(key.slice(0, -CHECK_LENGTH)) === key.slice(-CHECK_LENGTH);
-}
-
 /** What is stored of a key: its SHA-256, and its first 8 characters to recognise it by in a list. */
 export function storedForm(key: string): { hash: Buffer; prefix: string } {
   return { hash: hash('sha256', key, 'buffer'), prefix: key.slice(0, 8) };
 }
+
+/** The failed-login counters' directory of keys of the CRC32 form: their misses count per address as failed logins do. */
+const LEGACY_KEYS = 'api keys (crc32 form)';
 
 /** A key as the database holds it, with what its user holds now. */
 interface KeyRow {
@@ -130,7 +103,8 @@ where k.key_hash = ? and k.backend = ?`;
  * The keys of the server's backends: each used key read from the database at
  * most every 2.5 s while in use (and never served older than 5 s), and the
  * time of last use written for all used keys in one statement every 5 s,
- * never a write per request.
+ * never a write per request. Only keys found in the database are remembered:
+ * made-up keys, however many, never take a real key's place.
  */
 export class ApiKeys {
   private readonly known = new Map<string, Known>();
@@ -140,11 +114,16 @@ export class ApiKeys {
   private timer: NodeJS.Timeout | undefined;
   /** Until a role table of an earlier version says it has no `expires_on`. */
   private lookup = LOOKUP_SQL;
+  private readonly secret: KeySecret;
 
   constructor(
     private readonly db: Queryable,
     private readonly logger: Logger,
-  ) {}
+    /** The server's failed-login limits: a key of the CRC32 form not found counts against its client's address. */
+    private readonly limiter: LoginLimiter,
+  ) {
+    this.secret = new KeySecret(db);
+  }
 
   /** Writes the times of last use every `intervalMs`. */
   start(intervalMs = FRESH_MS): void {
@@ -156,14 +135,19 @@ export class ApiKeys {
     clearInterval(this.timer);
   }
 
-  /** Who presents `key` on `backend`, or the 401. The roles are those the key lists that its user still holds. */
-  async authenticate(backend: BackendModule, key: string): Promise<Principal & { keyId: number; rate: RateLimit | null }> {
-    if (!isWellFormedApiKey(key)) throw refusal('malformed_key');
+  /**
+   * Who presents `key` on `backend` from `address`, or the 401 (a 429 for a client whose keys of the CRC32 form
+   * missed too often). The roles are those the key lists that its user still holds.
+   */
+  async authenticate(backend: BackendModule, key: string, address: string): Promise<Principal & { keyId: number; rate: RateLimit | null }> {
+    if (!hasApiKeyShape(key)) throw refusal('malformed_key');
     const { hash: digest } = storedForm(key);
     const id = `${backend.name} ${digest.toString('base64url')}`;
     const now = Date.now();
     let known = this.known.get(id);
-    if (known === undefined || now - known.read >= FRESH_MS || now >= known.until) {
+    if (known === undefined) {
+      known = await this.first(id, backend, digest, key, address);
+    } else if (now - known.read >= FRESH_MS || now >= known.until) {
       known = await this.read(id, backend, digest);
     } else if (now - known.read >= REFRESH_MS) {
       void this.read(id, backend, digest).catch(() => undefined);
@@ -175,8 +159,35 @@ export class ApiKeys {
   }
 
   /**
+   * A key this server does not remember: its tag first, which only the deployment can make, so that a made-up
+   * key costs no query. A key of the CRC32 form (made before keyed tags; anyone can compute its checksum) is read
+   * only within the failed-login limits of its client's address, and counts as a failed login when not found.
+   */
+  private async first(id: string, backend: BackendModule, digest: Buffer, key: string, address: string): Promise<Known> {
+    if (isLegacyApiKey(key)) {
+      const attempt: LoginAttempt = { directory: LEGACY_KEYS, user: undefined, address };
+      await this.limiter.begin(attempt);
+      let known: Known;
+      try {
+        known = await this.read(id, backend, digest);
+      } catch (error) {
+        await this.limiter.cancelled(attempt);
+        throw error;
+      }
+      // Not found: the place it held stays counted, as a wrong password's does.
+      if (!this.known.has(id)) return known;
+      await this.limiter.succeeded(attempt);
+      return known;
+    }
+    const checksum = await this.secret.checksum();
+    if (checksum?.formOf(key) !== 'current') throw refusal('malformed_key');
+    return this.read(id, backend, digest);
+  }
+
+  /**
    * Reads a key's record, one read at a time per key (the callers of a key share it). A record is as old as the
-   * moment its query began, and never replaces a newer one: a slow read must not stretch the 5 s.
+   * moment its query began, and never replaces a newer one: a slow read must not stretch the 5 s. A key not
+   * found is forgotten, never remembered.
    */
   private read(id: string, backend: BackendModule, digest: Buffer): Promise<Known> {
     let reading = this.reading.get(id);
@@ -186,7 +197,11 @@ export class ApiKeys {
         .then(([row]) => {
           const newer = this.known.get(id);
           if (newer !== undefined && newer.read > started) return newer;
-          const ends = [row?.held_until, row?.key_until].filter((end) => end !== null && end !== undefined).map((end) => Number(end) * 1000);
+          if (row === undefined) {
+            this.known.delete(id);
+            return { principal: { refused: 'unknown_key' }, read: started, until: started };
+          }
+          const ends = [row.held_until, row.key_until].filter((end) => end !== null && end !== undefined).map((end) => Number(end) * 1000);
           const known: Known = { principal: principalOf(row), read: started, until: Math.min(Infinity, ...ends) };
           if (newer === undefined && this.known.size >= REMEMBERED) this.known.delete(this.known.keys().next().value!);
           this.known.set(id, known);
@@ -222,8 +237,7 @@ export class ApiKeys {
   }
 }
 
-function principalOf(row: KeyRow | undefined): Known['principal'] {
-  if (row === undefined) return { refused: 'unknown_key' };
+function principalOf(row: KeyRow): Known['principal'] {
   if (Number(row.revoked) === 1) return { refused: 'revoked_key' };
   if (Number(row.expired) === 1) return { refused: 'expired_key' };
   // A user deleted or disabled (a locked password) holds nothing, keys included.

@@ -106,15 +106,45 @@ export class Guard {
    * caller's, checked by api-key.ts; a key's principal carries its id and its own rate limit.
    */
   async identify(header: string | undefined, roles: Roles, address: string, apiKey?: string): Promise<Principal & { keyId?: number; rate?: RateLimit | null }> {
+    const key = this.apiKeys === undefined ? undefined : presentedKey(header, apiKey);
+    return this.who(header, roles, address, key);
+  }
+
+  /**
+   * Who the person calling is, for the doors that take a person's credentials only (docs/contract.md §10): the
+   * console and the session doors. A machine key stands in for its user on the routes its roles admit, never
+   * for the user at these doors (it could create users, grant roles and make keys that never expire there), so
+   * any key, wherever it travels and whether or not this backend takes keys, is refused before it is read.
+   * `credential` says what the person proved themself with, for the console's history.
+   */
+  async identifyPerson(
+    header: string | undefined,
+    roles: Roles,
+    address: string,
+    apiKey: string | undefined,
+  ): Promise<Principal & { credential: 'password' | 'token' }> {
+    if (presentedKey(header, apiKey) !== undefined) {
+      throw new HttpError(403, "An API key is not accepted here: use a person's own credentials", {}, 'api_key_refused');
+    }
+    const principal = await this.who(header, roles, address, undefined);
+    // The scheme read the header: Basic carries a password, anything else a token (the backend's own or an issuer's).
+    return { ...principal, credential: /^\s*basic\s/i.test(header ?? '') ? 'password' : 'token' };
+  }
+
+  private async who(
+    header: string | undefined,
+    roles: Roles,
+    address: string,
+    key: string | undefined,
+  ): Promise<Principal & { keyId?: number; rate?: RateLimit | null }> {
     // The generator refuses a protected resource on a backend with no scheme; this is a guard.
     if (this.scheme === null) throw forbidden('no_scheme');
-    const key = this.apiKeys === undefined ? undefined : presentedKey(header, apiKey);
     if (header === undefined && key === undefined) {
       if (this.backend.absentCredentialsStatus === 401)
         throw new HttpError(401, 'Credentials required', { 'WWW-Authenticate': this.scheme.challenge }, 'no_credentials');
       throw forbidden('no_credentials');
     }
-    const principal = key !== undefined ? await this.apiKeys!.authenticate(this.backend, key) : await this.scheme.authenticate(header!, address);
+    const principal = key !== undefined ? await this.apiKeys!.authenticate(this.backend, key, address) : await this.scheme.authenticate(header!, address);
     // Any one of the roles admits (docs/contract.md §8); '*' admits whoever authenticated.
     if (roles !== '*' && !roles.some((role) => principal.roles.includes(role))) throw forbidden('role_not_held');
     return principal;

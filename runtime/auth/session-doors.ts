@@ -6,7 +6,7 @@ import { readParams } from '../params.js';
 import type { Guard } from './guard.js';
 import { principalName } from './scheme.js';
 import type { Sessions } from './sessions.js';
-import { type CredentialRules, screenLogin } from './transport.js';
+import { type CredentialRules, credentialsOf, screenLogin } from './transport.js';
 
 const REFRESH_FIELDS = { refresh_token: { kind: 'string', nullable: false, maxBytes: 64, from: 'body' } } as const satisfies ParamSpecs;
 const LOGOUT_FIELDS = { scope: { kind: 'string', nullable: true, maxBytes: 8 } } as const satisfies ParamSpecs;
@@ -34,10 +34,10 @@ export function refreshDoor(sessions: Sessions, readFields: FieldReader, credent
  */
 export function logoutDoor(guard: Guard, sessions: Sessions, readFields: FieldReader): Koa.Middleware {
   return async (ctx) => {
-    const principal = await guard.identify(ctx.headers.authorization, '*', ctx.ip);
+    // A person's own token only: a key stands in for its user on the routes it admits, not for the user's sign-ins.
+    const { authorization, apiKey } = credentialsOf(ctx);
+    const principal = await guard.identifyPerson(authorization, '*', ctx.ip, apiKey);
     ctx.state.userId = principalName(principal);
-    // A key stands in for its user on the routes it admits, not for the user's sign-ins: it ends no session.
-    if (principal.keyId !== undefined) throw new HttpError(400, "An API key belongs to no session: log out with the session's access token");
     // Sessions are the backend's own users': an outside issuer's user ends none, least of all a same-named local user's.
     if (principal.issuer !== undefined) throw new HttpError(400, 'A token of an identity provider belongs to no session here: sign out at the provider');
     const { query, body } = readFields(ctx, 10);

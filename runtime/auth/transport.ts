@@ -18,19 +18,44 @@ const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
 /**
  * Credentials over plain HTTP from another host could be read on the way:
  * with REQUIRE_TLS_FOR_CREDENTIALS they are refused (403), wherever they
- * come in (an Authorization header, a token request).
+ * come in (any header that carries one, a token request).
  */
 export function refuseInsecureCredentials(ctx: Koa.Context): void {
   if (!ctx.secure && !LOOPBACK.test(ctx.ip)) throw new HttpError(403, 'Credentials must be sent over HTTPS', {}, 'insecure_transport');
 }
 
 /**
- * A request with an Authorization header, before any route or console call
- * runs: the transport rule, and a write from another site's page refused
- * (a browser resends Basic credentials it remembers with a form posted from
- * anywhere). Reads pass: the other site cannot see the answer.
+ * The headers that carry a credential, each read by some door: `Authorization` (a password, a token, a key as
+ * a Bearer credential) and `X-API-Key`. Every door reads credentials through `credentialsOf` and every rule
+ * asks `carriesCredentials`, so that a credential in any of them meets the same rules, and a header added here
+ * is screened wherever it is read.
  */
-export function screenAuthorization(ctx: Koa.Context, rules: CredentialRules): void {
+const CREDENTIAL_HEADERS = ['authorization', 'x-api-key'] as const;
+
+/** What credentials a request presents, by the header they travel in. */
+export interface PresentedCredentials {
+  authorization: string | undefined;
+  apiKey: string | undefined;
+}
+
+export function credentialsOf(ctx: Pick<Koa.Context, 'headers'>): PresentedCredentials {
+  const apiKey = ctx.headers['x-api-key'];
+  return { authorization: ctx.headers.authorization, apiKey: typeof apiKey === 'string' ? apiKey : apiKey?.join(', ') };
+}
+
+/** Whether a request carries a credential in any header that can carry one: what the rules below apply to. */
+export function carriesCredentials(ctx: Pick<Koa.Context, 'headers'>): boolean {
+  for (const header of CREDENTIAL_HEADERS) if (ctx.headers[header] !== undefined) return true;
+  return false;
+}
+
+/**
+ * A request carrying a credential (`carriesCredentials`), before any route or console call runs: the transport
+ * rule, and a write from another site's page refused (a browser resends Basic credentials it remembers with a
+ * form posted from anywhere). Reads pass: the other site cannot see the answer.
+ */
+export function screenCredentials(ctx: Koa.Context, rules: CredentialRules): void {
+  if (!carriesCredentials(ctx)) return;
   if (rules.requireTls) refuseInsecureCredentials(ctx);
   if (!SAFE.has(ctx.method)) refuseCrossSite(ctx, rules.allowedOrigins);
 }

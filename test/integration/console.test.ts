@@ -475,7 +475,7 @@ describe('console API: access rules, users and roles, history (docs/contract.md 
     const { status, body } = await consoleCall('GET', 'b/shop/history', admin);
     expect(status).toBe(200);
     const entry = body.entries.find((candidate: { target: string }) => candidate.target === 'audited-role');
-    expect(entry).toMatchObject({ backend: 'shop', actor: 'bob (2)', action: 'create role', address: expect.stringMatching(/127\.0\.0\.1/) });
+    expect(entry).toMatchObject({ backend: 'shop', actor: 'bob (2) by token', action: 'create role', address: expect.stringMatching(/127\.0\.0\.1/) });
     expect(Date.now() - new Date(entry.at).getTime()).toBeLessThan(60_000);
     // The newest first.
     expect(body.entries[0].id).toBeGreaterThanOrEqual(entry.id);
@@ -710,7 +710,7 @@ describe('console in headless Chromium', () => {
     await page.click('button:has-text("Create key")');
     await page.waitForSelector('[data-testid=new-key-text]');
     const key = (await page.textContent('[data-testid=new-key-text]'))!;
-    expect(key).toMatch(/^xr_[0-9A-Za-z]{49}$/);
+    expect(key).toMatch(/^xr_[0-9A-Za-z]{54}$/);
     const row = page.locator('[data-testid=key-row]', { hasText: 'ui export' });
     expect(await row.textContent()).toContain(`${key.slice(0, 8)}...`);
     expect(await row.textContent()).not.toContain(key.slice(8));
@@ -801,7 +801,7 @@ describe('console in headless Chromium', () => {
       rows
         .filter((row) => row.includes('ui-history'))
         .map((row) => row.replace(/^[0-9-]+ [0-9:]+/, '').replace(/::ffff:127\.0\.0\.1|127\.0\.0\.1|::1/, 'ADDRESS')),
-    ).toEqual(['bob (2)clear authproducts v1.0ui-history -> publicADDRESS', 'bob (2)set authproducts v1.0public -> ui-historyADDRESS']);
+    ).toEqual(['bob (2) by tokenclear authproducts v1.0ui-history -> publicADDRESS', 'bob (2) by tokenset authproducts v1.0public -> ui-historyADDRESS']);
     await shot('history');
   });
 
@@ -822,7 +822,7 @@ describe('console in headless Chromium', () => {
     await page.click('nav button:has-text("History")');
     await page.waitForSelector('[data-testid=history-entry]');
     const rows = await page.$$eval('[data-testid=history-entry]', (nodes) => nodes.map((node) => node.textContent ?? ''));
-    expect(rows.find((row) => row.includes('ui-temporary'))).toMatch(/bob \(2\)grant roleui-temporarycustomer until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/);
+    expect(rows.find((row) => row.includes('ui-temporary'))).toMatch(/bob \(2\) by tokengrant roleui-temporarycustomer until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/);
   });
 
   it('cannot tell without the password on a backend with its own AuthQuery, and tells with it', async () => {
