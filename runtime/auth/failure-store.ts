@@ -11,8 +11,8 @@ export interface FailureStore {
   hold(key: string, windowSeconds: number): Held | Promise<Held>;
   /** Gives a place back; `failed` counts the check's failure (the window begins at the key's first failure). */
   release(key: string, windowSeconds: number, failed: boolean): void | Promise<void>;
-  /** Forgets the key's failures (the right password from this client); places held stay. */
-  clear(key: string): void | Promise<void>;
+  /** Forgets the key's failures (the right password from this client); places held stay. Whether there were any, when known at once. */
+  clear(key: string): boolean | Promise<void>;
   /** Places may be held by other processes too, which cannot wake this one's waiters: a wait looks again now and then. */
   readonly shared: boolean;
 }
@@ -57,8 +57,8 @@ export class MemoryFailureStore implements FailureStore {
     counter.failures++;
   }
 
-  clear(key: string): void {
-    this.counters.delete(key);
+  clear(key: string): boolean {
+    return this.counters.delete(key);
   }
 
   /** The key's counter while its window lasts. */

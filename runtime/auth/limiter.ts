@@ -96,7 +96,9 @@ export class LoginLimiter {
   succeeded(attempt: LoginAttempt): void | Promise<void> {
     const { account, address, name } = this.keys(attempt);
     const cleared = account === undefined ? undefined : this.store.clear(account);
-    return all([then(cleared, () => this.end(account, false)), this.end(address, false), this.end(name, false)]);
+    // Failures forgotten leave room for more than this one place: every waiter looks again.
+    const ended = cleared instanceof Promise ? cleared.then(() => this.end(account, false)) : this.end(account, false, cleared === true);
+    return all([ended, this.end(address, false), this.end(name, false)]);
   }
 
   /** The password was wrong: a failure of each of the attempt's keys. */
@@ -127,7 +129,7 @@ export class LoginLimiter {
           // Failed often: slowed, never refused, whatever else is running.
           if (byName.failures >= perUser) return this.backoffMs(byName.failures) || undefined;
           if (byName.failures + byName.held <= perUser) return undefined;
-          return then(this.giveBack([name, keys.account, keys.address]), () => ({ wait: name }));
+          return then(this.giveBack([name, keys.account, keys.address], name), () => ({ wait: name }));
         });
       });
     });
@@ -139,7 +141,7 @@ export class LoginLimiter {
     return then(this.store.hold(key, this.limits.windowSeconds), (count) => {
       if (count.failures >= limit) return then(this.giveBack([key, ...taken]), () => refuse(count));
       if (count.failures + count.held <= limit) return undefined;
-      return then(this.giveBack([key, ...taken]), () => ({ wait: key }));
+      return then(this.giveBack([key, ...taken], key), () => ({ wait: key }));
     });
   }
 
@@ -185,23 +187,32 @@ export class LoginLimiter {
    * A check of `key` ended: its place is given back, and a waiter looks again; after a failure every waiter does,
    * since it may have filled the limit and they are to hear 429 now.
    */
-  private end(key: string | undefined, failed: boolean): void | Promise<void> {
+  private end(key: string | undefined, failed: boolean, everyone = failed): void | Promise<void> {
     if (key === undefined) return;
-    return then(this.store.release(key, this.limits.windowSeconds, failed), () => {
-      const waiters = this.waiting.get(key);
-      if (waiters === undefined) return;
-      const woken = failed ? waiters.splice(0) : waiters.splice(0, 1);
-      if (waiters.length === 0) this.waiting.delete(key);
-      for (const wake of woken) wake();
-    });
+    return then(this.store.release(key, this.limits.windowSeconds, failed), () => this.wake(key, everyone));
+  }
+
+  private wake(key: string, everyone: boolean): void {
+    const waiters = this.waiting.get(key);
+    if (waiters === undefined) return;
+    const woken = everyone ? waiters.splice(0) : waiters.splice(0, 1);
+    if (waiters.length === 0) this.waiting.delete(key);
+    for (const wake of woken) wake();
   }
 
   /**
-   * Places taken by a pass that must wait: given back without waking anyone (with the memory store nobody else
-   * saw them, the pass being synchronous; a waiter woken for them would only find the same checks running).
+   * Places taken by a pass that is refused or must wait, given back. A waiter of each is woken, but none of the
+   * key the pass waits for: this place may be one a check's end had just freed (a waiter woken for it, which then
+   * met another full key), and a waiter of the full key would only find the same checks running.
    */
-  private giveBack(keys: (string | undefined)[]): void | Promise<void> {
-    return all(keys.map((key) => (key === undefined ? undefined : this.store.release(key, this.limits.windowSeconds, false))));
+  private giveBack(keys: (string | undefined)[], waitsFor?: string): void | Promise<void> {
+    return all(
+      keys.map((key) =>
+        key === undefined
+          ? undefined
+          : then(this.store.release(key, this.limits.windowSeconds, false), () => (key === waitsFor ? undefined : this.wake(key, false))),
+      ),
+    );
   }
 
   /** How long a check of a name waits after `failures` of it from every client: nothing below `perUser`, then doubling. */

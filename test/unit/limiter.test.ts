@@ -222,11 +222,11 @@ describe('checks fired together (issue 39): only failures count', () => {
     limiter.failed(attempts[0]!);
     await vi.advanceTimersByTimeAsync(0);
     expect(admitted.size).toBe(3);
-    // A right one: the name's count at this client starts over, and its place is free.
+    // A right one: the name's count at this client starts over, so its place and the failure's are free.
     limiter.succeeded(attempts[1]!);
     await vi.advanceTimersByTimeAsync(0);
-    expect(admitted.size).toBe(4);
-    // A failure (one, since the count started over) and one running: room for one more.
+    expect(admitted.size).toBe(5);
+    // A failure (one, since the count started over) beside two running: no room.
     limiter.failed(attempts[2]!);
     await vi.advanceTimersByTimeAsync(0);
     expect(admitted.size).toBe(5);
