@@ -45,12 +45,28 @@ const RESOURCES = {
   </AuthQuery>
 </Backend>
 `,
+  // The seed's token resource (§4.2, shape B): the query compares the password, then the token generator begins
+  // the login and says it succeeded, or says nothing (a failure, counted when the request ends).
+  'resources/seeda/token.xml': `<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0">
+  <Request method="POST" status="201">
+    <Sql id="authQuery" output="false">
+      select cast(r.user_id as char) as sub, r.role_name as aud
+      ${SEED_JOIN}
+    </Sql>
+    <Execute id="token" output="true" classname="xmlrest.auth.TokenGenerator">
+      <Arg name="aud" value="$[authQuery][0].aud"/>
+      <Arg name="sub" value="$[authQuery][0].sub"/>
+      <Arg name="user" value="$user"/>
+    </Execute>
+  </Request>
+</Resource>
+`,
   'resources/seeda/mine.xml': `<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0" auth="member">
   <Request method="GET"><Sql id="me">select $uid as uid</Sql></Request>
 </Resource>
 `,
 };
-const USERS = ['cl-tokens', 'cl-tokens-db', 'cl-basic', 'cl-basic-db', 'cl-guess', 'cl-guess-db', 'cl-burst', 'cl-burst-db'];
+const USERS = ['cl-tokens', 'cl-tokens-db', 'cl-shape-b', 'cl-shape-b-guess', 'cl-basic', 'cl-basic-db', 'cl-guess', 'cl-guess-db', 'cl-burst', 'cl-burst-db'];
 const password = (user: string) => `${user}-pass`;
 
 let connection: mysql.Connection;
@@ -207,6 +223,23 @@ describe('correct logins fired together (issue 39)', () => {
     const started = Date.now();
     expect((await basicGet(shared[0]!, 'cl-burst-db', password('cl-burst-db'), { from: '127.0.0.7' })).status).toBe(200);
     expect(Date.now() - started).toBeLessThan(BACKOFF_MAX_MS / 2);
+  });
+});
+
+describe('shape B, the seed token resource (a plug-in that begins the login itself)', () => {
+  const shapeB = (user: string, pass: string, agent: Agent) => send(`${server.url}/seeda/v1.0/token`, { method: 'POST', ...formBody({ user, pass }), agent });
+
+  it('20 right ones at once get 20 tokens; 20 wrong ones at once get no more than perUser checks', async () => {
+    const [agent] = await opened([server], 20);
+    try {
+      const right = await Promise.all(Array.from({ length: 20 }, () => shapeB('cl-shape-b', password('cl-shape-b'), agent!)));
+      expect(statuses(right)).toEqual({ 201: 20 });
+      // Each failure is counted when its request ends: those waiting hear 429 then, none 503.
+      const wrong = await Promise.all(Array.from({ length: 20 }, (_, i) => shapeB('cl-shape-b-guess', `wrong-${i}`, agent!)));
+      expect(statuses(wrong)).toEqual({ 401: PER_USER, 429: 20 - PER_USER });
+    } finally {
+      agent!.destroy();
+    }
   });
 });
 
