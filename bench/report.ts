@@ -19,6 +19,10 @@ export type ServerName =
   | 'rate-limited'
   | 'emit'
   | 'audited'
+  // Issue 39: one user's Basic GET at 32 connections, its password remembered (an argon2id hash checked once), and
+  // compared in SQL by the seed's AuthQuery (every request a check under the login limits).
+  | 'basic-remembered'
+  | 'basic-seed'
   | 'baseline'
   | 'traced'
   // Issue 31: the first page and the page after 900,000 rows of one table, from the generated server and from
@@ -98,6 +102,8 @@ export const REFRESH_SCENARIO = 'token refresh (rotation)';
 /** The same write with one Emit, and the same read audited (issue 32). */
 export const EMIT_SCENARIO = 'write POST, with one Emit';
 export const AUDIT_SCENARIO = 'Bearer GET, audited';
+/** Issue 39: one user's Basic GET at 32 connections, the password remembered (hashed) and compared in SQL (the seed's AuthQuery). */
+export const LOGINS_SCENARIO = 'Basic GET, 32 connections of one user';
 /** Issue 31: pages of the table of 1,000,000 rows, by its primary key and newest first (two columns, descending). */
 export const PAGES_BY_ID = 'pages of 1,000,000 rows, key item_id';
 export const PAGES_NEWEST = 'pages of 1,000,000 rows, key created_on desc, item_id desc';
@@ -197,6 +203,9 @@ export async function writeResults(
     const ratio = measured ? rpsRatio(measured.get(name)!, measured.get('generated')!) : Number.NaN;
     return `| ${what} | ${ratio.toFixed(2)} | |${peer ? ' | |' : ''} | ${ratio >= target ? 'met' : 'missed'} (>= ${target}) |`;
   };
+  const logins = results.get(LOGINS_SCENARIO);
+  const seedRatio = logins ? rpsRatio(logins.get('basic-seed')!, logins.get('basic-remembered')!) : Number.NaN;
+  const loginRow = `| Basic GET, 32 connections of one user: password compared in SQL (the seed's AuthQuery) vs a remembered hashed password | ${seedRatio.toFixed(2)} | |${peer ? ' | |' : ''} | ${seedRatio >= 0.9 ? 'met' : 'missed'} (>= 0.9) |`;
   const deliveryRate = delivery.events / delivery.seconds;
   const eventRows = [
     sideBySide(EMIT_SCENARIO, 'emit', 'write POST with one Emit vs the same write without it', 0.85),
@@ -251,6 +260,7 @@ export async function writeResults(
     ...tracingRows,
     refreshRow,
     ...eventRows,
+    loginRow,
     `| valid callers (RS256 provider tokens) under a flood of ${flood.floodRate} distinct forged tokens/s vs alone | ${floodRatio.toFixed(2)} | |${peer ? ' | |' : ''} | ${floodRatio >= 0.8 ? 'met' : 'missed'} (>= 0.8) |`,
     `| the same, under ${flood.floodRate} requests/s without credentials (the control: what any request costs) | ${controlRatio.toFixed(2)} | |${peer ? ' | |' : ''} | |`,
     `| key requests to the provider in any 30 s of ${Math.round(flood.wallSeconds)} s of flood rounds (${flood.keyRequestTimes.length} in all) | ${busiest} | |${peer ? ' | |' : ''} | ${busiest <= 1 ? 'met' : 'missed'} (<= 1) |`,

@@ -9,6 +9,7 @@ import mysql from 'mysql2/promise';
 import { KeyStore } from '../console/keys.js';
 import { generateProject as generate } from '../generator/index.js';
 import { JwtKey } from '../runtime/auth/jwt.js';
+import { hashPassword } from '../runtime/auth/passwords.js';
 import type { ListSpec } from '../runtime/contract.js';
 import { CursorKey, Lists } from '../runtime/lists/index.js';
 import { freePort, type PrivateMariadb, startPrivateMariadb } from '../scripts/mariadb.js';
@@ -22,6 +23,7 @@ import {
   EMIT_SCENARIO,
   type FloodFigures,
   KEY_SCENARIO,
+  LOGINS_SCENARIO,
   type Measurement,
   median,
   PAGES_BY_ID,
@@ -71,7 +73,10 @@ const pinned = os.availableParallelism() >= 2 && existsSync('/usr/bin/taskset');
 
 const PEER_DIR = 'bench/peers/platformatic';
 /** What each server runs: our servers from the compiled bench, the peer with its own Node (>= 22.19, from npm). */
-type Process = Exclude<ServerName, 'koa-select' | 'idp-rs256' | 'idp-es256' | 'api-key' | 'rate-limited' | 'emit' | 'audited' | PageServer>;
+type Process = Exclude<
+  ServerName,
+  'koa-select' | 'idp-rs256' | 'idp-es256' | 'api-key' | 'rate-limited' | 'emit' | 'audited' | 'basic-remembered' | 'basic-seed' | PageServer
+>;
 /** The page scenarios' servers: each a first page or the page after PAGE_DEPTH rows, of a server above. */
 type PageServer = 'page-first' | 'page-deep' | 'raw-page-first' | `platformatic-${'offset' | 'cursor'}-${'first' | 'deep'}`;
 const SERVER_COMMANDS: Record<Process, string[]> = {
@@ -142,6 +147,9 @@ interface Scenario {
 }
 
 const form = { 'content-type': 'application/x-www-form-urlencoded' };
+/** A bench user whose password is stored as an argon2id hash (the others' are plain text, which the seed's AuthQuery compares). */
+const HASHED_USER = 'bench-7';
+const HASHED_PASSWORD = 'pass-7';
 let token = '';
 /** The same token signed with another key: what a flood of forged tokens sends. */
 let forged = '';
@@ -284,6 +292,23 @@ const allScenarios: Scenario[] = [
     check: (status, body) => status === 200 && Array.isArray(body.items) && body.items.length > 0,
   },
   {
+    // Issue 39: one user at 32 connections, in the same slices: its argon2id hash checked once and the verdict
+    // remembered (bench-7's, HASHED_USER), and the seed's AuthQuery, which compares the password in SQL, so that
+    // every request is a check under the login limits (perUser 10): none may be refused, nor slowed for long.
+    name: LOGINS_SCENARIO,
+    servers: ['basic-remembered', 'basic-seed'],
+    connections: () => 32,
+    request: (server) =>
+      server === 'basic-seed'
+        ? { method: 'GET', path: '/seedb/v1.0/my-items', headers: { authorization: `Basic ${Buffer.from('bench-1:pass-1').toString('base64')}` } }
+        : {
+            method: 'GET',
+            path: '/basic/v1.0/my-items',
+            headers: { authorization: `Basic ${Buffer.from(`${HASHED_USER}:${HASHED_PASSWORD}`).toString('base64')}` },
+          },
+    check: (status, body) => status === 200 && Array.isArray(body.items) && body.items.length > 0,
+  },
+  {
     name: 'token, shape A',
     servers: ['generated', 'handwritten'],
     request: () => ({ method: 'POST', path: '/api/', headers: form, body: 'auth=bearer&userid=bench-1&password=pass-1' }),
@@ -361,6 +386,12 @@ async function seed(url: string, users: number, items: number): Promise<void> {
       "insert ignore into usr_role (role_name, user_id) select 'reader', user_id from usr where user_name like 'bench-%' and user_id % 3 = 0",
     );
   }
+  // HASHED_USER's password as `xmlrest user add` stores one (idempotent: only while it is still plain text).
+  await connection.query('update usr set pass_word = ? where user_name = ? and pass_word = ?', [
+    await hashPassword(HASHED_PASSWORD),
+    HASHED_USER,
+    HASHED_PASSWORD,
+  ]);
   // Issue 31's table, in one statement: MariaDB's sequence engine makes the rows (seq_1_to_N), three to a second.
   await connection.query(`create table if not exists bench_pages (
     item_id int unsigned not null primary key,
@@ -675,6 +706,8 @@ try {
   servers.set('idp-es256', servers.get('generated')!);
   servers.set('emit', servers.get('generated')!);
   servers.set('audited', servers.get('generated')!);
+  servers.set('basic-remembered', servers.get('generated')!);
+  servers.set('basic-seed', servers.get('generated')!);
   forged = `${header}.${payload}.${createHmac('sha256', 'not-the-secret-of-this-server-0123456789').update(`${header}.${payload}`).digest('base64url')}`;
   servers.set('page-first', servers.get('generated')!);
   servers.set('page-deep', servers.get('generated')!);

@@ -407,9 +407,10 @@ export interface PluginContext {
    * answers at once; otherwise the attempt is counted (by the user name when given, and the client address),
    * 429 past the limits, delayed after repeated failures of the name, and the hash checked when a core is
    * free (503 with Retry-After when too many wait). When the query compared the password itself,
-   * `begin(user)` counts the attempt (429 past the limits) and `succeeded(user)` takes it back when it was
-   * right. Await them all: with the counters in memory `begin` and `succeeded` answer at once, without a
-   * promise; shared in the database, with one.
+   * `begin(user)` holds the attempt's place (429 past the limits; a wait while other checks of the name
+   * fill them, 503 when they do not end in time) and `succeeded(user)` says it was right; an attempt begun
+   * and not succeeded counts as failed when the request ends. Await them all: with the counters in memory
+   * `begin` and `succeeded` mostly answer at once, without a promise; shared in the database, with one.
    */
   readonly login: {
     begin(user?: string): void | Promise<void>;

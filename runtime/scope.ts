@@ -220,6 +220,8 @@ export class Scope implements RequestScope {
     const { guard, credentials } = this.options;
     const ctx = this.ctx;
     const limits = guard.credentials.loginGuard(ctx.ip);
+    /** Whether the request's end settles what the plug-in began. */
+    let settledAtEnd = false;
     return {
       backend: guard.backend,
       requestId: String(ctx.state.requestId),
@@ -238,6 +240,10 @@ export class Scope implements RequestScope {
       login: {
         begin: (user) => {
           screenLogin(ctx, credentials);
+          // An attempt the plug-in began and never said succeeded failed: counted when the request ends. A
+          // database that cannot count it then is the request's fault no more (the answer is gone): let it be.
+          if (!settledAtEnd) ctx.res.once('close', () => void Promise.resolve(limits.end()).catch(() => undefined));
+          settledAtEnd = true;
           return limits.begin(user);
         },
         succeeded: limits.succeeded,

@@ -6,9 +6,9 @@ import { type GrantOutcome, ROLE_CATALOG, ROLE_CATALOG_BACKEND, UserStore } from
 import { API_AUDIT_REPEATS, API_AUDIT_TABLE } from '../runtime/audit/index.js';
 import { API_KEY_TABLE } from '../runtime/auth/api-key.js';
 import { REHASH_VARIABLE } from '../runtime/auth/credentials.js';
+import { LOGIN_FAILURE_TABLE } from '../runtime/auth/failure-store.js';
 import { GRANT_ENDS_COLUMN } from '../runtime/auth/grants.js';
 import { SECRET_TABLE } from '../runtime/auth/key-checksum.js';
-import { LOGIN_FAILURE_TABLE } from '../runtime/auth/limiter.js';
 import { hashPassword } from '../runtime/auth/passwords.js';
 import { REVOCATION_TABLES } from '../runtime/auth/revocations.js';
 import { SESSION_TABLES, SESSION_TOKENS_UNTIL } from '../runtime/auth/sessions.js';

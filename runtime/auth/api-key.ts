@@ -174,9 +174,9 @@ export class ApiKeys {
         await this.limiter.cancelled(attempt);
         throw error;
       }
-      // Not found: the place it held stays counted, as a wrong password's does.
-      if (!this.known.has(id)) return known;
-      await this.limiter.succeeded(attempt);
+      // Not found: a failed login, as a wrong password is (the limiter counts failures only, runtime/auth/limiter.ts).
+      if (!this.known.has(id)) await this.limiter.failed(attempt);
+      else await this.limiter.succeeded(attempt);
       return known;
     }
     const checksum = await this.secret.checksum();

@@ -79,7 +79,10 @@ export class CredentialChecker {
       // and no row says only that something was wrong.
       await this.limiter.begin(attempt);
       const rows = await this.selectOrCancel(attempt, query.sql, values);
-      if (rows.length === 0) return { rows, reason: 'bad_credentials' };
+      if (rows.length === 0) {
+        await this.limiter.failed(attempt);
+        return { rows, reason: 'bad_credentials' };
+      }
       await this.limiter.succeeded(attempt);
       return { rows };
     }
@@ -93,7 +96,7 @@ export class CredentialChecker {
 
   /**
    * A password check for a plug-in, with no login limits (a plug-in that
-   * counts attempts itself calls `begin` and `succeeded`): a verdict
+   * counts attempts itself calls `begin`, and `succeeded` when right): a verdict
    * remembered for this stored value and client, or argon2id on the bounded hashing.
    */
   async verifyPassword(user: string, supplied: string, stored: unknown, address: string): Promise<boolean> {
@@ -104,15 +107,41 @@ export class CredentialChecker {
     return (await this.cache.once(client, stored, supplied, () => this.hash(client, stored, supplied))).ok;
   }
 
-  /** The login limits, for a door that runs its own query (the token generator). */
+  /**
+   * The login limits, for a door that runs its own query (the token generator): `begin` holds the attempt's place
+   * until `succeeded`, or `end` (the request's end) counts it as failed, as a door that says nothing more means.
+   */
   loginGuard(address: string): LoginGuard {
     // begin and succeeded of one check name the same attempt, whose keys are then made once.
     let last: LoginAttempt | undefined;
     const attempt = (user: string | undefined): LoginAttempt =>
       last !== undefined && last.user === user ? last : (last = { directory: this.directory, user, address });
+    /** The attempt begun and not yet ended. */
+    let open: LoginAttempt | undefined;
+    const fail = (): void | Promise<void> => {
+      const begun = open;
+      open = undefined;
+      return begun === undefined ? undefined : this.limiter.failed(begun);
+    };
     return {
-      begin: (user) => this.limiter.begin(attempt(user)),
-      succeeded: (user) => this.limiter.succeeded(attempt(user)),
+      begin: (user) => {
+        // A second begin without succeeded: the first said nothing more, so it failed.
+        const failing = fail();
+        const begun = attempt(user);
+        const held = failing instanceof Promise ? failing.then(() => this.limiter.begin(begun)) : this.limiter.begin(begun);
+        if (held instanceof Promise)
+          return held.then(() => {
+            open = begun;
+          });
+        open = begun;
+      },
+      succeeded: (user) => {
+        const begun = open;
+        if (begun === undefined || begun.user !== user) return;
+        open = undefined;
+        return this.limiter.succeeded(begun);
+      },
+      end: fail,
       verify: async (user, supplied, stored) => {
         if ((user !== undefined && credentialProblem('user', user)) || credentialProblem('password', supplied)) return false;
         return (await this.verify(attempt(user), stored, supplied)).ok;
@@ -148,7 +177,7 @@ export class CredentialChecker {
       await this.limiter.cancelled(attempt);
       throw error;
     }
-    if (check.ok) await this.limiter.succeeded(attempt);
+    await (check.ok ? this.limiter.succeeded(attempt) : this.limiter.failed(attempt));
     return check;
   }
 
@@ -197,6 +226,8 @@ export const REHASH_VARIABLE = '@xmlrest_rehash';
 export interface LoginGuard {
   begin(user?: string): void | Promise<void>;
   succeeded(user?: string): void | Promise<void>;
+  /** The request ended: an attempt begun and not succeeded failed. */
+  end(): void | Promise<void>;
   verify(user: string | undefined, supplied: string, stored: unknown): Promise<boolean>;
 }
 

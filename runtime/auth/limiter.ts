@@ -1,5 +1,6 @@
 import { HttpError } from '../errors.js';
 import { addressGroup } from './address.js';
+import { type FailureStore, type Held, MemoryFailureStore } from './failure-store.js';
 import { digestKey } from './keys.js';
 
 /**
@@ -30,98 +31,13 @@ export const DEFAULT_LOGIN_LIMITS: LoginLimits = { perUser: 10, perAddress: 50, 
 export const BACKOFF_BASE_MS = 250;
 
 /**
- * Where attempt counts live: `add` counts one and answers the count and when its window ends, at once.
- * The memory store answers without a promise (every login goes through here); the database's with one.
+ * Longest an attempt waits for the outcome of the checks that fill its limit, before 503: each of them ends well
+ * within it (its statement has a deadline, and its hash a bounded queue, hashing.ts).
  */
-export interface FailureStore {
-  add(key: string, windowSeconds: number): Counted | Promise<Counted>;
-  /** Takes back one count (a check that turned out right). */
-  subtract(key: string): void | Promise<void>;
-  clear(key: string): void | Promise<void>;
-}
+export const OUTCOME_WAIT_MS = 5000;
 
-interface Counted {
-  failures: number;
-  resetAt: number;
-}
-
-/** Most counters kept in memory; the oldest go first, so a flood of names cannot exhaust it (about 15 MB). */
-const MAX_COUNTERS = 100_000;
-
-export class MemoryFailureStore implements FailureStore {
-  private readonly counters = new Map<string, { failures: number; resetAt: number }>();
-
-  add(key: string, windowSeconds: number): Counted {
-    // Nothing asynchronous before the count: two requests cannot both read the old one.
-    let counter = this.counters.get(key);
-    if (!counter || counter.resetAt <= Date.now()) {
-      this.counters.delete(key);
-      if (this.counters.size >= MAX_COUNTERS) this.counters.delete(this.counters.keys().next().value!);
-      counter = { failures: 0, resetAt: Date.now() + windowSeconds * 1000 };
-      this.counters.set(key, counter);
-    }
-    counter.failures++;
-    return { ...counter };
-  }
-
-  subtract(key: string): void {
-    const counter = this.counters.get(key);
-    if (counter && counter.failures > 0) counter.failures--;
-  }
-
-  clear(key: string): void {
-    this.counters.delete(key);
-  }
-}
-
-/** Counters are keyed by a digest (keys.ts): 43 characters whatever the user name. */
-export const LOGIN_FAILURE_TABLE = `create table if not exists xmlrest_login_failure (
-  counter varchar(64) character set ascii collate ascii_bin not null primary key,
-  failures int unsigned not null,
-  reset_at timestamp(3) not null
-) engine = InnoDB`;
-
-/** Counters every server of a setup shares, in xmlrest_login_failure (created by `xmlrest db init`). */
-export class DatabaseFailureStore implements FailureStore {
-  private prunedAt = 0;
-
-  constructor(
-    private readonly db: {
-      select<Row>(sql: string, values: readonly unknown[]): Promise<Row[]>;
-      write(sql: string, values: readonly unknown[]): Promise<unknown>;
-    },
-  ) {}
-
-  async add(key: string, windowSeconds: number): Promise<{ failures: number; resetAt: number }> {
-    // Counters whose window ended are dead rows: each server clears some, at most once a minute, so that
-    // a flood of names or addresses does not grow the table without end.
-    if (Date.now() - this.prunedAt > 60_000) {
-      this.prunedAt = Date.now();
-      await this.db.write('delete from xmlrest_login_failure where reset_at < now(3) limit 10000', []);
-    }
-    // One statement counts, so that two servers counting at once both count; then read what it made.
-    await this.db.write(
-      `insert into xmlrest_login_failure (counter, failures, reset_at) values (?, 1, now(3) + interval ? second)
-       on duplicate key update
-         failures = if(reset_at > now(3), failures + 1, 1),
-         reset_at = if(reset_at > now(3), reset_at, now(3) + interval ? second)`,
-      [key, windowSeconds, windowSeconds],
-    );
-    const [row] = await this.db.select<{ failures: number; resetAt: number | string }>(
-      'select failures, unix_timestamp(reset_at) * 1000 as resetAt from xmlrest_login_failure where counter = ?',
-      [key],
-    );
-    return row ? { failures: Number(row.failures), resetAt: Number(row.resetAt) } : { failures: 1, resetAt: Date.now() + windowSeconds * 1000 };
-  }
-
-  async subtract(key: string): Promise<void> {
-    await this.db.write('update xmlrest_login_failure set failures = greatest(cast(failures as signed) - 1, 0) where counter = ?', [key]);
-  }
-
-  async clear(key: string): Promise<void> {
-    await this.db.write('delete from xmlrest_login_failure where counter = ?', [key]);
-  }
-}
+/** How often a wait looks again when the counts are shared by other servers, whose checks' ends wake no one here. */
+const POLL_MS = 25;
 
 /** One password check: against which user tables, for which user name (when the request named one), from where. */
 export interface LoginAttempt {
@@ -143,13 +59,20 @@ interface AttemptKeys {
 }
 
 /**
- * A password check is counted as a failure only once it failed. To keep
- * concurrent guesses from all slipping past the limit before any of them has
- * failed, each check holds its place in the count while it runs (`begin`) and
- * gives it back when its password was right (`succeeded`).
+ * A password check counts against its keys only once it failed (issue 39: counted while it ran and taken back
+ * after, correct logins fired together passed `perUser` though not one failed, and were refused and slowed). So
+ * that concurrent guesses cannot all slip past a limit before any has failed, each check holds a place while it
+ * runs, and an attempt is admitted only while its key's failures and the places held, its own included, stay
+ * within the limit: never more than `perUser` checks of one name from one client running or failed in the window.
+ * An attempt over it only because of checks still running holds nothing and waits for their outcome (at most
+ * OUTCOME_WAIT_MS, then 503); it is refused (429) once enough of them failed. The backoff follows the name's
+ * failures alone, and an attempt that would reach it only through checks still running waits for them the same way.
+ * Every `begin` that returns is ended by exactly one of `succeeded`, `failed` or `cancelled`.
  */
 export class LoginLimiter {
   private readonly addressKeys = new Map<string, string>();
+  /** Attempts waiting for a check of a key to end, by key: entries only while some wait, so as many as wait at most. */
+  private readonly waiting = new Map<string, (() => void)[]>();
 
   constructor(
     private readonly limits: LoginLimits = DEFAULT_LOGIN_LIMITS,
@@ -157,36 +80,139 @@ export class LoginLimiter {
   ) {}
 
   /**
-   * Holds a place for this attempt; throws 429 when its client, or its user name from that client, is over the
-   * limit; then waits as long as the name's backoff asks. With the memory store and no backoff due it answers at
-   * once, without a promise (every login passes here); await it.
+   * Holds a place for this attempt; throws 429 when its client, or its user name from that client, has failed up
+   * to the limit; waits for checks still running when they alone fill it; then waits as long as the name's
+   * backoff asks. With the memory store, room, and no backoff due it answers at once, without a promise (every
+   * login passes here); await it.
    */
   begin(attempt: LoginAttempt): void | Promise<void> {
+    const keys = this.keys(attempt);
+    const step = this.admit(keys);
+    if (step === undefined) return;
+    return this.proceed(keys, step, Date.now() + OUTCOME_WAIT_MS);
+  }
+
+  /** The password was right: the user name's failures at this client start over, and the places are given back. */
+  succeeded(attempt: LoginAttempt): void | Promise<void> {
     const { account, address, name } = this.keys(attempt);
+    const cleared = account === undefined ? undefined : this.store.clear(account);
+    // Failures forgotten leave room for more than this one place: every waiter looks again.
+    const ended = cleared instanceof Promise ? cleared.then(() => this.end(account, false)) : this.end(account, false, cleared === true);
+    return all([ended, this.end(address, false), this.end(name, false)]);
+  }
+
+  /** The password was wrong: a failure of each of the attempt's keys. */
+  failed(attempt: LoginAttempt): void | Promise<void> {
+    const { account, address, name } = this.keys(attempt);
+    return all([this.end(account, true), this.end(address, true), this.end(name, true)]);
+  }
+
+  /** No password was checked after all (the database failed, or the hashing was too busy): the places are given back. */
+  cancelled(attempt: LoginAttempt): void | Promise<void> {
+    const { account, address, name } = this.keys(attempt);
+    return all([this.end(account, false), this.end(address, false), this.end(name, false)]);
+  }
+
+  /**
+   * One pass over the attempt's keys, the address first (an address over its limit leaves nothing behind for the
+   * names it sends): `undefined` when admitted, the milliseconds of its backoff when admitted after them, or the
+   * key whose checks still running it must wait for, having given back every place it took. Throws 429.
+   */
+  private admit(keys: AttemptKeys): Maybe<Step | undefined> {
     const { perAddress, perUser, windowSeconds } = this.limits;
-    // The address first: an address over its limit leaves nothing behind for the names it sends.
-    return then(address === undefined ? undefined : this.store.add(address, windowSeconds), (byAddress) => {
-      if (byAddress && byAddress.failures > perAddress) return then(this.store.subtract(address!), () => refuse(byAddress));
-      return then(account === undefined ? undefined : this.store.add(account, windowSeconds), (byAccount) => {
-        if (byAccount && byAccount.failures > perUser) {
-          // A refused attempt checked no password: its places are given back.
-          return then(both(this.store.subtract(account!), address === undefined ? undefined : this.store.subtract(address)), () => refuse(byAccount));
-        }
-        return name === undefined ? undefined : then(this.store.add(name, windowSeconds), (byName) => pause(this.backoffMs(byName.failures - 1)));
+    return then(this.gate(keys.address, perAddress, []), (byAddress) => {
+      if (byAddress !== undefined) return byAddress;
+      return then(this.gate(keys.account, perUser, [keys.address]), (byAccount) => {
+        const name = keys.name;
+        if (byAccount !== undefined || name === undefined) return byAccount;
+        return then(this.store.hold(name, windowSeconds), (byName) => {
+          // Failed often: slowed, never refused, whatever else is running.
+          if (byName.failures >= perUser) return this.backoffMs(byName.failures) || undefined;
+          if (byName.failures + byName.held <= perUser) return undefined;
+          return then(this.giveBack([name, keys.account, keys.address], name), () => ({ wait: name }));
+        });
       });
     });
   }
 
-  /** The password was right: the user name's count at this client starts over, the other places are given back. */
-  succeeded(attempt: LoginAttempt): void | Promise<void> {
-    const { account, address, name } = this.keys(attempt);
-    return all([account === undefined ? undefined : this.store.clear(account), this.giveBack(address), this.giveBack(name)]);
+  /** Takes a place at `key`: nothing more to do (`undefined`), or the key to wait for; 429 when it failed `limit` times. */
+  private gate(key: string | undefined, limit: number, taken: (string | undefined)[]): Maybe<Step | undefined> {
+    if (key === undefined) return undefined;
+    return then(this.store.hold(key, this.limits.windowSeconds), (count) => {
+      if (count.failures >= limit) return then(this.giveBack([key, ...taken]), () => refuse(count));
+      if (count.failures + count.held <= limit) return undefined;
+      return then(this.giveBack([key, ...taken], key), () => ({ wait: key }));
+    });
   }
 
-  /** No password was checked after all (the database failed, or the hashing was too busy): the attempt's places are given back. */
-  cancelled(attempt: LoginAttempt): void | Promise<void> {
-    const { account, address, name } = this.keys(attempt);
-    return all([this.giveBack(account), this.giveBack(address), this.giveBack(name)]);
+  /** After the first pass: its backoff, or waits for outcomes and passes again until admitted, refused, or out of time (503). */
+  private async proceed(keys: AttemptKeys, first: Maybe<Step | undefined>, deadline: number): Promise<void> {
+    let pass = first;
+    for (;;) {
+      // A pass that answered at once is not awaited: its waiter is then registered in the same turn as the pass
+      // that found the key full, so that no check ending in between goes unheard.
+      const step = pass instanceof Promise ? await pass : pass;
+      if (step === undefined) return;
+      if (typeof step === 'number') return pause(step);
+      const left = deadline - Date.now();
+      if (left <= 0) throw busy();
+      // Other servers' checks wake no one here (and may end between a pass and its wait): with shared counters,
+      // look again now and then.
+      await this.wait(step.wait, this.store.shared ? Math.min(left, POLL_MS) : left);
+      pass = this.admit(keys);
+    }
+  }
+
+  /** Resolves when a check of `key` ends, or after `ms`. */
+  private wait(key: string, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      let waiters = this.waiting.get(key);
+      if (waiters === undefined) this.waiting.set(key, (waiters = []));
+      const wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        const left = this.waiting.get(key);
+        const at = left?.indexOf(wake) ?? -1;
+        if (at !== -1) left!.splice(at, 1);
+        if (left?.length === 0) this.waiting.delete(key);
+        resolve();
+      }, ms);
+      waiters.push(wake);
+    });
+  }
+
+  /**
+   * A check of `key` ended: its place is given back, and a waiter looks again; after a failure every waiter does,
+   * since it may have filled the limit and they are to hear 429 now.
+   */
+  private end(key: string | undefined, failed: boolean, everyone = failed): void | Promise<void> {
+    if (key === undefined) return;
+    return then(this.store.release(key, this.limits.windowSeconds, failed), () => this.wake(key, everyone));
+  }
+
+  private wake(key: string, everyone: boolean): void {
+    const waiters = this.waiting.get(key);
+    if (waiters === undefined) return;
+    const woken = everyone ? waiters.splice(0) : waiters.splice(0, 1);
+    if (waiters.length === 0) this.waiting.delete(key);
+    for (const wake of woken) wake();
+  }
+
+  /**
+   * Places taken by a pass that is refused or must wait, given back. A waiter of each is woken, but none of the
+   * key the pass waits for: this place may be one a check's end had just freed (a waiter woken for it, which then
+   * met another full key), and a waiter of the full key would only find the same checks running.
+   */
+  private giveBack(keys: (string | undefined)[], waitsFor?: string): void | Promise<void> {
+    return all(
+      keys.map((key) =>
+        key === undefined
+          ? undefined
+          : then(this.store.release(key, this.limits.windowSeconds, false), () => (key === waitsFor ? undefined : this.wake(key, false))),
+      ),
+    );
   }
 
   /** How long a check of a name waits after `failures` of it from every client: nothing below `perUser`, then doubling. */
@@ -194,10 +220,6 @@ export class LoginLimiter {
     const { perUser, backoffMaxMs = DEFAULT_LOGIN_LIMITS.backoffMaxMs! } = this.limits;
     if (perUser <= 0 || backoffMaxMs <= 0 || failures < perUser) return 0;
     return Math.min(backoffMaxMs, BACKOFF_BASE_MS * 2 ** Math.min(failures - perUser, 30));
-  }
-
-  private giveBack(key: string | undefined): void | Promise<void> {
-    return key === undefined ? undefined : this.store.subtract(key);
   }
 
   private keys(attempt: LoginAttempt): AttemptKeys {
@@ -237,16 +259,15 @@ const LONGEST_ADDRESS = 64;
 
 type Maybe<T> = T | Promise<T>;
 
+/** What a pass over an attempt's keys leaves to do: its backoff (ms), or the key whose running checks it waits for. */
+type Step = number | { wait: string };
+
 /** `next(value)` at once when the store answered at once, else when its promise does: no promise where none is needed. */
 function then<T, U>(value: Maybe<T>, next: (value: T) => Maybe<U>): Maybe<U> {
   return value instanceof Promise ? value.then(next) : next(value);
 }
 
-/** Both writes done; no promise to wait on when the store answered at once (the memory store always does). */
-function both(first: void | Promise<void>, second: void | Promise<void>): void | Promise<void> {
-  return all([first, second]);
-}
-
+/** Every write done; no promise to wait on when the store answered at once (the memory store always does). */
 function all(writes: (void | Promise<void>)[]): void | Promise<void> {
   if (writes.some((write) => write instanceof Promise)) return Promise.all(writes).then(() => undefined);
 }
@@ -256,7 +277,7 @@ function pause(ms: number): void | Promise<void> {
   if (ms > 0) return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-function refuse(counted: Counted): never {
+function refuse(counted: Held): never {
   throw tooMany(counted.resetAt);
 }
 
@@ -267,4 +288,9 @@ function tooMany(resetAt: number): HttpError {
     { 'Retry-After': String(Math.max(1, Math.ceil((resetAt - Date.now()) / 1000))) },
     'rate_limited',
   );
+}
+
+/** Out of time waiting for the checks that fill a limit: no attempt, as when the hashing is too busy (hashing.ts). */
+function busy(): HttpError {
+  return new HttpError(503, 'Too many password checks at once: try again shortly', { 'Retry-After': '1' }, 'login_busy');
 }

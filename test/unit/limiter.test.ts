@@ -1,8 +1,8 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { addressGroup } from '../../runtime/auth/address.js';
 import { Hashing } from '../../runtime/auth/hashing.js';
-import { BACKOFF_BASE_MS, type LoginAttempt, LoginLimiter } from '../../runtime/auth/limiter.js';
+import { BACKOFF_BASE_MS, type LoginAttempt, LoginLimiter, OUTCOME_WAIT_MS } from '../../runtime/auth/limiter.js';
 
 /**
  * The limiter's in-memory path, which answers without a promise: what the HTTP
@@ -12,8 +12,13 @@ import { BACKOFF_BASE_MS, type LoginAttempt, LoginLimiter } from '../../runtime/
 describe('login limiter (counters in memory)', () => {
   const attempt = (address: string, user?: string): LoginAttempt => ({ directory: 'default', user, address });
 
-  /** One failed check: a place held and never given back. */
-  const fail = (limiter: LoginLimiter, address: string, user?: string) => limiter.begin(attempt(address, user));
+  /** One failed check: its place held, then its failure counted. */
+  const fail = (limiter: LoginLimiter, address: string, user?: string) => {
+    const failed = attempt(address, user);
+    const begun = limiter.begin(failed);
+    limiter.failed(failed);
+    return begun;
+  };
 
   it('answers at once, refuses past the limit by throwing, and a success gives the place back', () => {
     const limiter = new LoginLimiter({ perUser: 2, perAddress: 5, windowSeconds: 60, backoffMaxMs: 0 });
@@ -96,14 +101,18 @@ describe('clients by address (IPv6 by its /64)', () => {
 
   it('counts every address of one /64 as one client, and IPv4-mapped IPv6 with its IPv4 address', () => {
     const limiter = new LoginLimiter({ perUser: 2, perAddress: 3, windowSeconds: 60 });
-    for (const address of ['2001:db8:7:7::1', '2001:db8:7:7::2', '2001:db8:7:7:ffff::3']) limiter.begin(attempt(address));
+    const fail = (failed: LoginAttempt) => {
+      limiter.begin(failed);
+      limiter.failed(failed);
+    };
+    for (const address of ['2001:db8:7:7::1', '2001:db8:7:7::2', '2001:db8:7:7:ffff::3']) fail(attempt(address));
     expect(() => limiter.begin(attempt('2001:db8:7:7:1:2:3:4'))).toThrow(expect.objectContaining({ status: 429 }));
     expect(limiter.begin(attempt('2001:db8:7:8::1'))).toBeUndefined();
     // A user name from one /64, wherever in it.
-    limiter.begin(attempt('2001:db8:9:9::1', 'alice'));
-    limiter.begin(attempt('2001:db8:9:9::2', 'alice'));
+    fail(attempt('2001:db8:9:9::1', 'alice'));
+    fail(attempt('2001:db8:9:9::2', 'alice'));
     expect(() => limiter.begin(attempt('2001:db8:9:9::3', 'alice'))).toThrow(expect.objectContaining({ status: 429 }));
-    for (const address of ['192.0.2.9', '::ffff:192.0.2.9', '192.0.2.9']) limiter.begin(attempt(address));
+    for (const address of ['192.0.2.9', '::ffff:192.0.2.9', '192.0.2.9']) fail(attempt(address));
     expect(() => limiter.begin(attempt('::ffff:c000:209'))).toThrow(expect.objectContaining({ status: 429 }));
   });
 });
@@ -130,7 +139,11 @@ describe('the backoff of a user name failing from many clients', () => {
 
   it('counts the name across clients: each from a new address, the fourth waits, and a right password gives its place back', async () => {
     const limiter = new LoginLimiter({ perUser: 3, perAddress: 0, windowSeconds: 60, backoffMaxMs: 3000 });
-    for (let i = 1; i <= 3; i++) expect(limiter.begin(attempt(`10.0.0.${i}`, 'alice'))).toBeUndefined();
+    for (let i = 1; i <= 3; i++) {
+      const failed = attempt(`10.0.0.${i}`, 'alice');
+      expect(limiter.begin(failed)).toBeUndefined();
+      limiter.failed(failed);
+    }
     const started = Date.now();
     const fourth = attempt('10.0.0.4', 'alice');
     const waiting = limiter.begin(fourth);
@@ -139,9 +152,131 @@ describe('the backoff of a user name failing from many clients', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(BACKOFF_BASE_MS - 5);
     // Another name is not slowed.
     expect(limiter.begin(attempt('10.0.0.4', 'bob'))).toBeUndefined();
-    // The fourth was right: its place is given back, so the next waits as long as it did, not longer.
+    // The fourth was right: no failure more, so the next waits as long as it did, not longer.
     limiter.succeeded(fourth);
     expect(limiter.backoffMs(3)).toBe(BACKOFF_BASE_MS);
+  });
+});
+
+describe('checks fired together (issue 39): only failures count', () => {
+  const attempt = (address: string, user: string): LoginAttempt => ({ directory: 'default', user, address });
+  afterEach(() => vi.useRealTimers());
+
+  /** Begins `count` attempts at once; each settles to 'admitted' or its refusal's status. */
+  function fire(limiter: LoginLimiter, attempts: LoginAttempt[]): Promise<(number | 'admitted')[]> {
+    return Promise.all(
+      attempts.map(async (one) => {
+        try {
+          await limiter.begin(one);
+          return 'admitted' as const;
+        } catch (error) {
+          return (error as { status: number }).status;
+        }
+      }),
+    );
+  }
+
+  it('lets right passwords past the limit: those over it wait for the checks running, and none is refused or slowed', async () => {
+    vi.useFakeTimers();
+    const limiter = new LoginLimiter({ perUser: 3, perAddress: 50, windowSeconds: 60, backoffMaxMs: 3000 });
+    const attempts = Array.from({ length: 12 }, () => attempt('10.0.0.1', 'alice'));
+    // Three hold their places at once, without a promise; the rest wait.
+    const begun = attempts.map((one) => limiter.begin(one));
+    expect(begun.slice(0, 3)).toEqual([undefined, undefined, undefined]);
+    expect(begun.slice(3).every((one) => one instanceof Promise)).toBe(true);
+    let admitted = 3;
+    for (const one of begun.slice(3)) void (one as Promise<void>).then(() => admitted++);
+    // Each right password lets one more in, with no time passing: no backoff, no failure counted.
+    for (let ended = 0; ended < 12; ended++) {
+      limiter.succeeded(attempts[ended]!);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(admitted).toBe(Math.min(12, ended + 4));
+    }
+    // Nothing was counted: the limit is whole, from this client and from any other.
+    const wrong = Array.from({ length: 2 }, () => attempt('10.0.0.1', 'alice'));
+    for (const one of wrong) {
+      expect(limiter.begin(one)).toBeUndefined();
+      limiter.failed(one);
+    }
+    expect(limiter.begin(attempt('10.0.0.1', 'alice'))).toBeUndefined();
+  });
+
+  it('refuses those waiting once the checks they waited for failed: never more than perUser checks from one client', async () => {
+    const limiter = new LoginLimiter({ perUser: 3, perAddress: 0, windowSeconds: 60 });
+    const attempts = Array.from({ length: 20 }, () => attempt('10.0.0.1', 'carol'));
+    const outcomes = fire(limiter, attempts);
+    // The three admitted were wrong.
+    for (const one of attempts.slice(0, 3)) limiter.failed(one);
+    expect(await outcomes).toEqual([...Array(3).fill('admitted'), ...Array(17).fill(429)]);
+  });
+
+  it('admits as many waiting as the checks that failed left room for, a right one starting the count over', async () => {
+    vi.useFakeTimers();
+    const limiter = new LoginLimiter({ perUser: 3, perAddress: 0, windowSeconds: 60, backoffMaxMs: 0 });
+    const attempts = Array.from({ length: 6 }, () => attempt('10.0.0.1', 'dave'));
+    const admitted = new Set<number>();
+    attempts.forEach((one, i) => void Promise.resolve(limiter.begin(one)).then(() => admitted.add(i)));
+    await vi.advanceTimersByTimeAsync(0);
+    expect([...admitted]).toEqual([0, 1, 2]);
+    // One failure: the place it held stays taken, as a failure now.
+    limiter.failed(attempts[0]!);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(admitted.size).toBe(3);
+    // A right one: the name's count at this client starts over, so its place and the failure's are free.
+    limiter.succeeded(attempts[1]!);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(admitted.size).toBe(5);
+    // A failure (one, since the count started over) beside two running: no room.
+    limiter.failed(attempts[2]!);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(admitted.size).toBe(5);
+    limiter.succeeded(attempts[3]!);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(admitted.size).toBe(6);
+  });
+
+  it('waits no longer than OUTCOME_WAIT_MS for checks that do not end: 503, and no attempt counted', async () => {
+    vi.useFakeTimers();
+    const limiter = new LoginLimiter({ perUser: 1, perAddress: 0, windowSeconds: 60 });
+    const first = attempt('10.0.0.1', 'erin');
+    limiter.begin(first);
+    const second = fire(limiter, [attempt('10.0.0.1', 'erin')]);
+    await vi.advanceTimersByTimeAsync(OUTCOME_WAIT_MS + 1);
+    expect(await second).toEqual([503]);
+    limiter.succeeded(first);
+    expect(limiter.begin(attempt('10.0.0.1', 'erin'))).toBeUndefined();
+  });
+
+  it('puts no backoff on a name whose checks from many clients at once were right', async () => {
+    vi.useFakeTimers();
+    const limiter = new LoginLimiter({ perUser: 3, perAddress: 0, windowSeconds: 60, backoffMaxMs: 60_000 });
+    const attempts = Array.from({ length: 30 }, (_, i) => attempt(`10.0.1.${i}`, 'frank'));
+    let admitted = 0;
+    const begun = attempts.map((one) => Promise.resolve(limiter.begin(one)).then(() => admitted++));
+    for (const one of attempts) {
+      await vi.advanceTimersByTimeAsync(0);
+      limiter.succeeded(one);
+    }
+    await vi.advanceTimersByTimeAsync(0);
+    // Every one admitted without any time passing: no backoff was waited.
+    expect(admitted).toBe(30);
+    await Promise.all(begun);
+  });
+
+  it('keeps the backoff for a name that failed from many clients at once', async () => {
+    vi.useFakeTimers();
+    const limiter = new LoginLimiter({ perUser: 3, perAddress: 0, windowSeconds: 60, backoffMaxMs: 60_000 });
+    const attempts = Array.from({ length: 6 }, (_, i) => attempt(`10.0.2.${i}`, 'gina'));
+    let admitted = 0;
+    for (const one of attempts) void Promise.resolve(limiter.begin(one)).then(() => admitted++);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(admitted).toBe(3);
+    for (const one of attempts.slice(0, 3)) limiter.failed(one);
+    // The three waiting now meet the backoff of a name that failed three times, and go on after it.
+    await vi.advanceTimersByTimeAsync(BACKOFF_BASE_MS - 1);
+    expect(admitted).toBe(3);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(admitted).toBe(6);
   });
 });
 
