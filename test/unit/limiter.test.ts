@@ -76,11 +76,13 @@ describe('clients by address (IPv6 by its /64)', () => {
     const word = fc.integer({ min: 0, max: 0xffff });
     fc.assert(
       fc.property(fc.array(word, { minLength: 8, maxLength: 8 }), fc.integer({ min: 0, max: 7 }), fc.integer({ min: 0, max: 8 }), (words, from, length) => {
-        // Skip the IPv4-mapped range, grouped as IPv4.
-        fc.pre(!(words.slice(0, 5).every((w) => w === 0) && words[5] === 0xffff));
+        // Skip the IPv4-mapped range, grouped as IPv4: the address as drawn, and as zeroed below (zeroing the
+        // first five words of one whose sixth is ffff makes it mapped, which the seed -685024416 once drew).
+        const mapped = (address: number[]) => address.slice(0, 5).every((w) => w === 0) && address[5] === 0xffff;
+        const zeroed = words.map((w, i) => (i >= from && i < from + length ? 0 : w));
+        fc.pre(!mapped(words) && !mapped(zeroed));
         const full = words.map((w) => w.toString(16).padStart(4, '0')).join(':');
         // Compress a run of zero words with '::', as any spelling may.
-        const zeroed = words.map((w, i) => (i >= from && i < from + length ? 0 : w));
         const hex = zeroed.map((w) => w.toString(16));
         const end = Math.min(8, from + length);
         const compressed = length === 0 ? hex.join(':') : `${hex.slice(0, from).join(':')}::${hex.slice(end).join(':')}`;
