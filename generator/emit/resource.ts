@@ -4,7 +4,7 @@ import { listSpec, widestStatement } from '../analyse/list.js';
 import type { Bind, Emit, Operation, ParamType, Resource, ResultColumn, SqlStep, Step } from '../ir.js';
 import { constant, pascal } from '../names.js';
 import { auditRuleConstant, auditRuleName } from './audit.js';
-import type { EmitOptions } from './index.js';
+import type { EmitOptions } from './layout.js';
 import { doc, finish, importPath, objectConstant, propertyAccess, propertyName, quote, templateLiteral } from './print.js';
 
 /**
