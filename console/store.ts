@@ -1,57 +1,29 @@
 import { hashPassword, LOCKED } from '../runtime/auth/passwords.js';
-import { DEFAULT_USER_TABLES } from '../runtime/auth/user-tables.js';
 import { errnoOf, NO_COLUMN } from '../runtime/db/index.js';
 import { HttpError } from '../runtime/errors.js';
 import type { Access, Queryable } from '../runtime/index.js';
+import { asUser, type GrantRow, type ImpactSide, type UserColumns, type UserRow } from './user-rows.js';
+import {
+  admittedBy,
+  CURRENT,
+  GRANT_COLUMNS,
+  type GrantOutcome,
+  ID,
+  NAME,
+  outcomeOf,
+  PASSWORD,
+  ROLE,
+  ROLES,
+  UPSERT_FOR_GOOD,
+  UPSERT_UNTIL,
+  USER_COLUMNS,
+  USERS,
+  wholeNumber,
+} from './user-sql.js';
 
-/**
- * The console's reads and writes of the default user tables (docs/seed.md
- * §2.2, named in runtime/auth/user-tables.ts), and of xmlrest_role, the
- * roles created on each backend's console (console/scope.ts): a role there
- * belongs to the backend whose console created it. Rows come back under the
- * default column names, which the console's API uses whatever the tables
- * call them.
- */
-const { users: USERS, roles: ROLES, userId: ID, userName: NAME, password: PASSWORD, roleName: ROLE } = DEFAULT_USER_TABLES;
-const USER_COLUMNS = `${ID} as user_id, ${NAME} as user_name, created_on, left(${PASSWORD}, 1) = '${LOCKED}' as disabled`;
-export const ROLE_CATALOG = `create table if not exists xmlrest_role (
-  role_name varchar(64) character set utf8mb4 collate utf8mb4_nopad_bin not null primary key,
-  backend varchar(64) not null default '',
-  created_on timestamp not null default current_timestamp
-) engine = InnoDB default charset = utf8mb4`;
-/** A catalog made before roles belonged to a backend gets the column (`xmlrest db init`); its rows belong to none. */
-export const ROLE_CATALOG_BACKEND = "alter table xmlrest_role add column backend varchar(64) not null default '' after role_name";
-
-export interface UserRow {
-  user_id: number;
-  user_name: string;
-  created_on: Date;
-  /** Disabled on the console: its password checks fail until enabled again. */
-  disabled: boolean;
-  roles: string[];
-  /** The roles whose grant ends, each with its end (ISO, UTC): runtime/auth/grants.ts. */
-  ends: Record<string, string>;
-}
-
-type UserColumns = Omit<UserRow, 'roles' | 'disabled' | 'ends'> & { disabled: number | string | boolean };
-interface GrantRow {
-  role_name: string;
-  ends: number | string | null;
-}
-const asUser = (row: UserColumns, grants: GrantRow[]): UserRow => ({
-  ...row,
-  disabled: Number(row.disabled) === 1,
-  roles: grants.map((grant) => grant.role_name),
-  ends: Object.fromEntries(grants.filter((grant) => grant.ends !== null).map((grant) => [grant.role_name, isoSeconds(Number(grant.ends))])),
-});
-
-/**
- * A grant that has not ended (one past its end is deleted within moments by a server's poll: it is held no more).
- * `ends` false: a role table of an earlier version, without `expires_on` (`xmlrest db init` adds it), whose every
- * grant is for good.
- */
-const CURRENT = (alias: string, ends: boolean) => (ends ? `(${alias}expires_on is null or ${alias}expires_on > now())` : 'true');
-const GRANT_COLUMNS = (ends: boolean) => `${ROLE} as role_name, ${ends ? 'unix_timestamp(expires_on)' : 'null'} as ends`;
+export { ROLE_CATALOG, ROLE_CATALOG_BACKEND } from './role-catalog.js';
+export { type ImpactSide, isoSeconds, type UserRow } from './user-rows.js';
+export type { GrantOutcome } from './user-sql.js';
 
 /**
  * A grant with an end asked of a role table of an earlier version: said as what to do, never a 500. The console
@@ -69,14 +41,15 @@ export class GrantEndsMissing extends HttpError {
 /** A database whose connection can run statements on one session: a transaction's connection, or a command's one connection. */
 type StoreDatabase = Queryable & { transaction?<T>(work: (db: Queryable) => Promise<T>): Promise<T> };
 
-/** Unix seconds as an ISO time in UTC, to the second. */
-export function isoSeconds(seconds: number): string {
-  return new Date(Math.floor(seconds) * 1000).toISOString().replace('.000Z', 'Z');
-}
-
-/** What a grant did: made the row, changed its end, or found it as asked already. */
-export type GrantOutcome = 'granted' | 'changed' | 'unchanged';
-
+/**
+ * The console's reads and writes of the default user tables (docs/seed.md
+ * §2.2, named in runtime/auth/user-tables.ts), and of xmlrest_role, the
+ * roles created on each backend's console (console/scope.ts): a role there
+ * belongs to the backend whose console created it. Rows come back under the
+ * default column names, which the console's API uses whatever the tables
+ * call them. Its statements' pieces are in user-sql.ts, the rows it answers
+ * with in user-rows.ts, the catalog's table in role-catalog.ts.
+ */
 export class UserStore {
   // The catalog table is made by `xmlrest db init` (scripts/schema.ts), never at request time: on a cluster,
   // DDL under load stalls every node.
@@ -293,38 +266,4 @@ export class UserStore {
     );
     return { users: rows.slice(0, limit), next: rows.length > limit ? rows[limit - 1]!.user_id : null };
   }
-}
-
-export interface ImpactSide {
-  count: number;
-  /** The first of them by id. */
-  users: string[];
-  /** Callers with no credentials at all are on this side too (the resource becomes, or stops being, public). */
-  anonymous: boolean;
-}
-
-/** A condition on `u` (the users table) for the users an access admits. */
-function admittedBy(access: Access, ends: boolean): { sql: string; values: string[] } {
-  if (access === null) return { sql: 'true', values: [] };
-  if (access === '*') return { sql: `exists (select 1 from ${ROLES} r where r.${ID} = u.${ID} and ${CURRENT('r.', ends)})`, values: [] };
-  return {
-    sql: `exists (select 1 from ${ROLES} r where r.${ID} = u.${ID} and ${CURRENT('r.', ends)} and r.${ROLE} in (${access.map(() => '?').join(', ')}))`,
-    values: [...access],
-  };
-}
-
-/** A grant for good: a row made, or an end taken away (the update trigger revokes nothing for that). */
-const UPSERT_FOR_GOOD = `insert into ${ROLES} (${ROLE}, ${ID}, expires_on) values (?, ?, null) on duplicate key update expires_on = values(expires_on)`;
-/** A grant until a moment (Unix seconds; the session in UTC). Made to end sooner, the update trigger revokes. */
-const UPSERT_UNTIL = `insert into ${ROLES} (${ROLE}, ${ID}, expires_on) values (?, ?, from_unixtime(?)) on duplicate key update expires_on = values(expires_on)`;
-
-/** What an upsert did, from what the database reports of it. */
-function outcomeOf(result: { affectedRows: number; insertId: number | null }, made: GrantOutcome = 'granted'): GrantOutcome {
-  if (result.affectedRows >= 2) return 'changed';
-  return result.affectedRows === 1 && result.insertId !== null && result.insertId !== 0 ? made : 'unchanged';
-}
-
-function wholeNumber(value: number): number {
-  if (!Number.isSafeInteger(value) || value < 0) throw new Error(`not a page size: ${value}`);
-  return value;
 }

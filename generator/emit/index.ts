@@ -2,23 +2,16 @@ import path from 'node:path/posix';
 import type { Project, Resource } from '../ir.js';
 import type { RunCache } from '../run-cache.js';
 import { emitBackendIndex, emitProjectIndex } from './indexes.js';
+import { type EmitOptions, moduleName } from './layout.js';
 import { emitResource } from './resource.js';
 
 /**
  * Stage 3: the IR to TypeScript, one module per resource, one index per
  * backend and one for all backends. It never looks at XML. Every output is
  * formatted here, so that it is compared and written exactly as it will read.
+ * It imports only downward: what its emitters share with it lives in layout.ts.
  */
-export interface EmitOptions {
-  /** Project-relative folder the modules go to, such as `generated`. */
-  outDir: string;
-  /** Project-relative folder of the runtime, such as `runtime`. */
-  runtimeDir: string;
-  /** Project-relative folder of the resource files, named in the index modules' headers. */
-  resourcesDir: string;
-  /** Absolute folder the other paths are relative to; relative imports are computed between real places. */
-  projectRoot: string;
-}
+export { type EmitOptions, moduleName } from './layout.js';
 
 /**
  * Emitted modules kept by a long-running process (`npm run dev`), so that one
@@ -59,8 +52,4 @@ export function emit(project: Project, options: EmitOptions, cache?: EmitCache):
   const index = path.join(options.outDir, 'index.ts');
   files.set(index, emitProjectIndex(project, index, options));
   return new Map([...files].sort(([a], [b]) => (a < b ? -1 : 1)));
-}
-
-export function moduleName(resource: Resource): string {
-  return resource.version === '1.0' ? resource.name : `${resource.name}@${resource.version}`;
 }

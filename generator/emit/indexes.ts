@@ -3,7 +3,7 @@ import { type StatementStructures, StructureKind, VariableDeclarationKind } from
 import type { BackendSettings } from '../../runtime/contract.js';
 import type { Backend, Project, Resource } from '../ir.js';
 import { binding } from '../names.js';
-import { type EmitOptions, moduleName } from './index.js';
+import { type EmitOptions, moduleName } from './layout.js';
 import { doc, finish, importPath, objectConstant, quote, templateLiteral } from './print.js';
 
 /** The index modules: one per backend (its settings and resources), one listing every backend. */

@@ -9,7 +9,7 @@ import {
   type WriterFunction,
 } from 'ts-morph';
 import { escapeUnprintable } from '../unprintable.js';
-import type { EmitOptions } from './index.js';
+import type { EmitOptions } from './layout.js';
 
 /** Printing: one in-memory ts-morph project, and the small text helpers every emitted module uses. */
 let morph: MorphProject | undefined;

@@ -1,11 +1,14 @@
 import path from 'node:path/posix';
-import { type CodeBlockWriter, type StatementStructures, StructureKind, VariableDeclarationKind } from 'ts-morph';
-import { listSpec, widestStatement } from '../analyse/list.js';
-import type { Bind, Emit, Operation, ParamType, Resource, ResultColumn, SqlStep, Step } from '../ir.js';
-import { constant, pascal } from '../names.js';
+import { type StatementStructures, StructureKind, VariableDeclarationKind } from 'ts-morph';
+import type { Operation, Resource, ResultColumn, SqlStep } from '../ir.js';
+import { pascal } from '../names.js';
 import { auditRuleConstant, auditRuleName } from './audit.js';
-import type { EmitOptions } from './index.js';
-import { doc, finish, importPath, objectConstant, propertyAccess, propertyName, quote, templateLiteral } from './print.js';
+import { pagedStep, writeHandlerBody } from './handler.js';
+import type { EmitOptions } from './layout.js';
+import { listConstant } from './list-constant.js';
+import { accessExpression, eventType, handlerName, paramsConstant, rolesConstant, rowType, sqlConstant, stepResultType } from './module-names.js';
+import { paramDoc, paramSpecLiteral, paramTsType } from './params.js';
+import { doc, finish, importPath, objectConstant, propertyName, quote, templateLiteral } from './print.js';
 
 /**
  * One resource's module: a named SQL constant per step, the row, parameter
@@ -192,145 +195,6 @@ export function emitResource(resource: Resource, file: string, options: EmitOpti
   return finish(file, statements, resource.source);
 }
 
-function writeHandlerBody(writer: CodeBlockWriter, resource: Resource, operation: Operation, prefix: string): void {
-  // Order is the contract's: authentication and role first, then parameters (docs/contract.md §3).
-  if (operation.access !== null) {
-    writer.writeLine(`${operation.usesUid ? 'const uid = ' : ''}await scope.authenticate(${accessExpression(resource, operation)});`);
-  }
-  if (operation.params.length > 0) {
-    writer.writeLine(`const params = await scope.params<${prefix}Params>(${paramsConstant(resource, operation)});`);
-  }
-  const response =
-    `{ ${[...operation.steps.filter((step) => step.output).map((step) => step.id), ...(pagedStep(operation) ? ['next: list.next'] : [])].join(', ')} }`.replace(
-      '{  }',
-      '{}',
-    );
-  const writeSteps = (db: string) =>
-    operation.steps.forEach((step, index) => {
-      writeStep(writer, step, db, operation);
-      for (const emit of operation.emits ?? []) if (emit.after === index + 1) writeEmit(writer, emit, db);
-    });
-  if (operation.transaction) {
-    writer.write('return scope.transaction(async (db) => {').newLine();
-    writer.indent(() => {
-      writeSteps('db');
-      writer.writeLine(`return ${response};`);
-    });
-    writer.writeLine('});');
-  } else {
-    writeSteps('scope.db');
-    writer.writeLine(`return ${response};`);
-  }
-}
-
-/** An event into the outbox, on the request's transaction, when its writes found a row (docs/contract.md §12). */
-function writeEmit(writer: CodeBlockWriter, emit: Emit, db: string): void {
-  const key = emit.key === null ? '' : `, ${bindExpression(emit.key)}`;
-  const changed = (emit.changes ?? []).map((step) => `${step}.affectedRows > 0`).join(' && ');
-  writer.writeLine(`${changed === '' ? '' : `if (${changed}) `}await scope.emit<${eventType(emit)}>(${db}, ${quote(emit.event)}, { ${emit.step} }${key});`);
-}
-
-/** The TypeScript name of an event type's payload: `order.placed` is OrderPlacedEvent. */
-export function eventType(emit: Pick<Emit, 'event'>): string {
-  return `${pascal(emit.event)}Event`;
-}
-
-function writeStep(writer: CodeBlockWriter, step: Step, db: string, operation: Operation): void {
-  const emitted = (operation.emits ?? []).some(
-    (emit) => emit.step === step.id || (emit.key?.kind === 'ref' && emit.key.step === step.id) || emit.changes?.includes(step.id),
-  );
-  const unused = !step.output && !emitted && !operation.steps.some((other) => referencesStep(other, step.id));
-  const target = unused ? '' : `const ${step.id} = `;
-  if (step.kind === 'sql' && step.list) {
-    // The statement this request needs, from the list's pieces: the filters sent, the sort, the page (runtime/lists/).
-    writer.writeLine(`const list = scope.list(${listConstantName(step)}, params);`);
-    const select = `await ${db}.select<${rowType(step)}>(list.sql, list.values(${step.binds.map(bindExpression).join(', ')}))`;
-    writer.writeLine(`${target}${step.list.page ? `list.page(${select})` : select};`);
-  } else if (step.kind === 'sql') {
-    const values = `[${step.binds.map(bindExpression).join(', ')}]`;
-    const call = step.statement === 'read' ? `${db}.select<${rowType(step)}>` : `${db}.write`;
-    writer.writeLine(`${target}await ${call}(${sqlConstant(step)}, ${values});`);
-  } else {
-    const args = step.args.length === 0 ? '{}' : `{ ${step.args.map((arg) => `${propertyName(arg.name)}: ${bindExpression(arg.bind)}`).join(', ')} }`;
-    writer.writeLine(`${target}await ${step.plugin.exportName}(${args}, scope.plugin);`);
-  }
-}
-
-function referencesStep(step: Step, id: string): boolean {
-  const binds = step.kind === 'sql' ? step.binds : step.args.map((arg) => arg.bind);
-  return binds.some((bind) => bind.kind === 'ref' && bind.step === id);
-}
-
-function bindExpression(bind: Bind): string {
-  switch (bind.kind) {
-    case 'param':
-      return `params${propertyAccess(bind.name)}`;
-    case 'uid':
-      return 'uid';
-    case 'literal':
-      return quote(bind.value);
-    case 'ref':
-      // A row that does not exist reads as null (docs/contract.md §2).
-      if (bind.target === 'write') return `${bind.step}.${bind.column}`;
-      if (bind.target === 'plugin') return `cell(${bind.step}, ${bind.row}, ${quote(bind.column)})`;
-      return `${bind.step}[${bind.row}]?.${propertyAccess(bind.column).replace(/^\./, '')} ?? null`;
-  }
-}
-
-function stepResultType(step: Step): string {
-  if (step.kind === 'execute') return `Awaited<ReturnType<typeof ${step.plugin.exportName}>>`;
-  return step.statement === 'read' ? `${rowType(step)}[]` : 'WriteResult';
-}
-
-function rolesConstant(resource: Resource, operation: Operation): string {
-  return `${constant(resource.name)}_${operation.method}_ROLES`;
-}
-
-/** How the module names an operation's access: its roles constant, `'*'`, or null (public). */
-function accessExpression(resource: Resource, operation: Operation): string {
-  if (operation.access === null) return 'null';
-  return operation.access === '*' ? quote('*') : rolesConstant(resource, operation);
-}
-
-function sqlConstant(step: SqlStep): string {
-  return `${constant(step.id)}_SQL`;
-}
-
-function rowType(step: SqlStep): string {
-  return `${pascal(step.id)}Row`;
-}
-
-function handlerName(operation: Operation): string {
-  return operation.method === 'DELETE' ? 'remove' : operation.method.toLowerCase();
-}
-
-function paramsConstant(resource: Resource, operation: Operation): string {
-  return `${constant(resource.name)}_${operation.method}_PARAMS`;
-}
-
-function paramSpecLiteral(type: ParamType | undefined, fromBody: boolean): string {
-  const fields = type ? [`kind: ${quote(type.kind)}`, `nullable: ${type.nullable}`] : ["kind: 'any'", 'nullable: true'];
-  if (type?.unsigned) fields.push('unsigned: true');
-  if (type?.maxLength !== undefined) fields.push(`maxLength: ${type.maxLength}`);
-  if (type?.maxBytes !== undefined) fields.push(`maxBytes: ${type.maxBytes}`);
-  if (type?.values) fields.push(`values: [${type.values.map(quote).join(', ')}]`);
-  if (type?.min !== undefined) fields.push(`min: ${type.min}`);
-  if (type?.max !== undefined) fields.push(`max: ${type.max}`);
-  if (type?.optional) fields.push('optional: true');
-  if (fromBody) fields.push("from: 'body'");
-  if (type?.secret) fields.push('secret: true');
-  return `{ ${fields.join(', ')} }`;
-}
-
-/** The TypeScript type of a parameter after the runtime has checked and converted it. */
-function paramTsType(type: ParamType | undefined): string {
-  // The runtime binds an untyped parameter as text (runtime/params.ts), never as a number.
-  if (!type || type.kind === 'any') return 'string | null';
-  const base =
-    type.kind === 'integer' || type.kind === 'number' ? 'number' : type.kind === 'enum' ? (type.values ?? []).map(quote).join(' | ') || 'string' : 'string';
-  return type.nullable ? `${base} | null` : base;
-}
-
 function rowDoc(step: SqlStep): string {
   if (step.typed !== null) return `A row of step "${step.id}"; types as the database describes the columns.`;
   const hint = 'Not typed yet: run npm run generate with DATABASE_URL set.';
@@ -349,82 +213,4 @@ function unique(names: string[]): string[] {
 /** The operation's rate limit as the runtime reads it (docs/contract.md §10), or nothing when it has none. */
 function rateLimitText(operation: Operation): string {
   return operation.rateLimit === null ? '' : `rateLimit: { limit: ${operation.rateLimit.limit}, seconds: ${operation.rateLimit.seconds} }, `;
-}
-
-/** The operation's paged list step, if it has one: its answer carries `next`. */
-function pagedStep(operation: Operation): SqlStep | undefined {
-  return operation.steps.find((step): step is SqlStep => step.kind === 'sql' && step.list?.page !== null && step.list !== undefined);
-}
-
-function listConstantName(step: SqlStep): string {
-  return `${constant(step.id)}_LIST`;
-}
-
-/**
- * A list step's pieces (runtime's ListSpec), headed by the statement the runtime makes from them for the widest
- * request (every filter, after a cursor), so that a reader sees the SQL that runs.
- */
-function listConstant(operation: Operation, step: SqlStep): string {
-  const spec = listSpec(step.list!);
-  const term = (part: { sql: string; column: string; desc: boolean; type: string }) =>
-    `{ sql: ${quote(part.sql)}, column: ${quote(part.column)}, desc: ${part.desc}, type: ${quote(part.type)} }`;
-  const lines = [
-    `sql: ${templateLiteral(spec.sql)},`,
-    `where: ${spec.where},`,
-    `tail: ${spec.tail === '' ? "''" : templateLiteral(spec.tail)},`,
-    spec.filters.length === 0 ? 'filters: [],' : 'filters: [',
-    ...spec.filters.map((filter) => `  { param: ${quote(filter.param)}, sql: ${templateLiteral(filter.sql)}, uses: ${filter.uses} },`),
-    ...(spec.filters.length === 0 ? [] : ['],']),
-    ...(spec.sort
-      ? [
-          'sort: {',
-          `  param: ${quote(spec.sort.param)},`,
-          '  allow: {',
-          ...Object.entries(spec.sort.allow).map(([name, part]) => `    ${propertyName(name)}: ${term(part)},`),
-          '  },',
-          `  default: ${spec.sort.default ? `{ name: ${quote(spec.sort.default.name)}, desc: ${spec.sort.default.desc} }` : 'null'},`,
-          '},',
-        ]
-      : ['sort: null,']),
-    ...(spec.page
-      ? ['page: {', `  size: ${spec.page.size},`, `  max: ${spec.page.max},`, '  key: [', ...spec.page.key.map((part) => `    ${term(part)},`), '  ],', '},']
-      : ['page: null,']),
-  ];
-  const what = [step.list!.filters.length > 0 ? 'the filters sent' : '', step.list!.sort ? 'the sort asked for' : '', step.list!.page ? 'the page' : '']
-    .filter(Boolean)
-    .join(', ');
-  const about = `${operation.method} step "${step.id}", a list${step.output ? '' : ' (not in the response)'}: the runtime makes each request's statement from these pieces (${what}), every value a \`?\`. The widest it makes:`;
-  const head = [
-    '/**',
-    ...wrap(doc(about), 110).map((line) => ` * ${line}`),
-    ' *',
-    ...widestStatement(step.list!)
-      .split('\n')
-      .map((line) => ` *     ${doc(line)}`.trimEnd()),
-    ' */',
-  ];
-  return [...head, `export const ${listConstantName(step)}: ListSpec = {`, ...lines.map((line) => `  ${line}`), '};'].join('\n');
-}
-
-/** What a parameter's documentation says: the column it meets, and for a list's own what it does. */
-function paramDoc(operation: Operation, name: string, type: ParamType | undefined): string | undefined {
-  const list = operation.steps.find((step): step is SqlStep => step.kind === 'sql' && step.list !== undefined)?.list;
-  if (list?.page && name === 'limit') return `Rows in the page: ${list.page.size} unless given, at most ${list.page.max}.`;
-  if (list?.page && name === 'after') return 'The cursor `next` of the page before: the page goes on after it, in its sort.';
-  if (list?.sort && name === list.sort.param)
-    return `The order: a name, - before it for descending${list.sort.default ? `; ${list.sort.default.desc ? '-' : ''}${list.sort.default.name} unless given` : ''}.`;
-  if (list?.filters.some((filter) => filter.param === name))
-    return `${type?.column ? `${type.column}; ` : ''}a filter: its condition applies only when it is sent.`;
-  return type?.column;
-}
-
-/** Words in lines of at most `width` characters. */
-function wrap(text: string, width: number): string[] {
-  const lines: string[] = [];
-  for (const word of text.split(' ')) {
-    const last = lines.at(-1);
-    if (last !== undefined && last.length + 1 + word.length <= width) lines[lines.length - 1] = `${last} ${word}`;
-    else lines.push(word);
-  }
-  return lines;
 }
