@@ -35,6 +35,7 @@ export const SESSION_TABLES = [
     tokens_until timestamp null default null,
     previous_hash binary(32) null default null,
     current_jti varchar(64) character set ascii collate ascii_bin null default null,
+    begun_on timestamp(6) not null default current_timestamp(6),
     unique key xmlrest_session_current (current_hash),
     key xmlrest_session_user (backend, user_id),
     key xmlrest_session_ended (tokens_until),
@@ -63,10 +64,11 @@ export const SESSION_TOKENS_UNTIL =
 /**
  * The columns a session table made before issue 40 lacks (`xmlrest db init` adds them): the token the current one
  * replaced, so that only it may come back within the grace, and once; the jti of the access token issued with the
- * current pair, so that a pair the grace voids is void; and an index for the revocation poll's read of what ended since.
+ * current pair, so that a pair the grace voids is void; when it began to the microsecond, so that the oldest of a
+ * user's sessions is the one `max_sessions` ends; and an index for the revocation poll's read of what ended since.
  */
 export const SESSION_ROTATION_COLUMNS =
-  'alter table xmlrest_session add column previous_hash binary(32) null default null, add column current_jti varchar(64) character set ascii collate ascii_bin null default null, add key xmlrest_session_ended_on (ended_on)';
+  'alter table xmlrest_session add column previous_hash binary(32) null default null, add column current_jti varchar(64) character set ascii collate ascii_bin null default null, add column begun_on timestamp(6) not null default current_timestamp(6), add key xmlrest_session_ended_on (ended_on)';
 
 /** How long a used-up refresh token still rotates: a client that lost the answer tries again (Auth0's leeway, Supabase's reuse interval). */
 export const REUSE_GRACE_SECONDS = 10;
@@ -152,7 +154,7 @@ export class Sessions {
     const surplus = await this.db.select<{ sid: string }>(
       `select sid from xmlrest_session
        where backend = ? and user_id = ? and ended_on is null and expires_on > now() and last_used_on >= now() - interval ? second and sid <> ?
-       order by created_on desc, sid desc limit 100 offset ${others}`,
+       order by begun_on desc, sid desc limit 100 offset ${others}`,
       [this.backend.name, sub, this.backend.refreshLifetime, kept],
     );
     for (const { sid } of surplus) await this.end(sid, 'too_many');
