@@ -10,7 +10,7 @@ import { GRANT_ENDS_COLUMN } from '../runtime/auth/grants.js';
 import { LOGIN_FAILURE_TABLE } from '../runtime/auth/limiter.js';
 import { hashPassword } from '../runtime/auth/passwords.js';
 import { REVOCATION_TABLES } from '../runtime/auth/revocations.js';
-import { SESSION_ROTATION_COLUMNS, SESSION_TABLES, SESSION_TOKENS_UNTIL } from '../runtime/auth/sessions.js';
+import { SESSION_ROTATION_COLUMNS, SESSION_TABLES, SESSION_TOKENS_UNTIL } from '../runtime/auth/session-tables.js';
 import { DEFAULT_USER_TABLES } from '../runtime/auth/user-tables.js';
 import { errnoOf, NO_TABLE } from '../runtime/db/index.js';
 import { OUTBOX_ROUTINES, OUTBOX_TABLES } from '../runtime/events/index.js';

@@ -1,7 +1,7 @@
 import type mysql from 'mysql2/promise';
 import { revokeToken, revokeUserTokens } from '../runtime/auth/revocations.js';
 import { isCanonicalUid } from '../runtime/auth/scheme.js';
-import { endUserSessions } from '../runtime/auth/sessions.js';
+import { endUserSessions } from '../runtime/auth/session-tables.js';
 import type { BackendModule } from '../runtime/index.js';
 import { queryableOf, userIdOf } from './schema.js';
 
