@@ -135,7 +135,7 @@ export class Sessions {
       }
       const current = Number(row.is_current) === 1;
       // A used-up token rotates again only within the grace, and only the one the current pair replaced: once, since
-      // that rotation makes the voided pair the previous one. Any other use is one of two holders who is not its owner.
+      // that rotation leaves no previous one. Any other use is one of two holders who is not its owner.
       if (!current && (Number(row.reused_within_grace) !== 1 || Number(row.is_previous) !== 1)) await this.endAsReused(row.sid);
       const roles = await this.rolesNow(row);
       // The token given up is listed as used before the session moves on, so that whichever way two requests with it
@@ -145,8 +145,9 @@ export class Sessions {
       const aud = roles.includes(' ') ? roles.split(' ') : roles;
       const token = this.tokens.sign({ sub: String(row.user_id), aud, sid: row.sid, expiresBy: Number(row.expires_at) });
       await this.db.write('insert ignore into xmlrest_refresh_used (token_hash, sid) values (?, ?)', [from, row.sid]);
+      // A pair the grace bought replaces no token that may come back: the voided pair's was answered, not lost.
       const rotated = await this.db.write(
-        `update xmlrest_session set previous_hash = current_hash, current_hash = ?, current_jti = ?, roles = ?, last_used_on = now()
+        `update xmlrest_session set previous_hash = ${current ? 'current_hash' : 'null'}, current_hash = ?, current_jti = ?, roles = ?, last_used_on = now()
          where sid = ? and ended_on is null and current_hash = ?`,
         [digest(next), jtiOf(token), roles, row.sid, from],
       );

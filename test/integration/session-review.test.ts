@@ -233,6 +233,17 @@ describe('hole 7: the refresh grace', () => {
     expect((await refresh(third.refresh_token)).status).toBe(401);
   }, 30_000);
 
+  it('the pair the grace voids buys nothing: its refresh token coming back ends the session', async () => {
+    const first = await signIn('rev-cat');
+    const second = (await refresh(first.refresh_token)).json() as Pair;
+    const retried = await refresh(first.refresh_token, servers[0]!);
+    expect(retried.status).toBe(201);
+    const third = retried.json() as Pair;
+    expect((await refresh(second.refresh_token)).status).toBe(401);
+    expect(await everywhere(third.token, 401)).toEqual([401, 401]);
+    expect((await refresh(third.refresh_token)).status).toBe(401);
+  }, 30_000);
+
   it('two grace rotations at once: at most one pair, and no refresh token that reuse detection never sees', async () => {
     const first = await signIn('rev-eve');
     const second = (await refresh(first.refresh_token)).json() as Pair;
