@@ -10,7 +10,7 @@ import { IssuerKeyRing, type KeyTimings } from './auth/issuer/index.js';
 import { JwtKey } from './auth/jwt.js';
 import { LoginLimiter, type LoginLimits } from './auth/limiter.js';
 import { Revocations } from './auth/revocations.js';
-import { pruneSessions } from './auth/sessions.js';
+import { pruneSessions } from './auth/session-tables.js';
 import { type CredentialRules, screenCredentials } from './auth/transport.js';
 import { fieldReader } from './body.js';
 import type { BackendModule } from './contract.js';

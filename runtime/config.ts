@@ -52,7 +52,7 @@ export interface ServerConfig {
   shutdownTimeoutMs: number;
   /** On Galera, causal reads (wsrep_sync_wait=1) on every session. */
   syncWait: boolean;
-  loginLimits: { perUser: number; perAddress: number; windowSeconds: number; backoffMaxMs: number };
+  loginLimits: { perUser: number; perAddress: number; windowSeconds: number; backoffMaxMs: number; sessionsPerUser: number };
   /** PEM files: the server speaks HTTPS itself. */
   tls: { cert: Buffer; key: Buffer } | undefined;
   /**
@@ -230,6 +230,7 @@ function settingsFrom(env: NodeJS.ProcessEnv, checked: Checked): Omit<ServerConf
       perAddress: number(env.LOGIN_MAX_FAILURES_PER_ADDRESS, 50, 'LOGIN_MAX_FAILURES_PER_ADDRESS'),
       windowSeconds: number(env.LOGIN_WINDOW_SECONDS, 300, 'LOGIN_WINDOW_SECONDS'),
       backoffMaxMs: number(env.LOGIN_BACKOFF_MAX_MS, 3000, 'LOGIN_BACKOFF_MAX_MS'),
+      sessionsPerUser: number(env.LOGIN_MAX_SESSIONS, 60, 'LOGIN_MAX_SESSIONS'),
     },
     tls: checked(() => tlsFiles(env.TLS_CERT_FILE, env.TLS_KEY_FILE), undefined),
     proxyHops: checked(() => proxyHops(env.TRUST_PROXY, env.PROXY_HOPS), 0),

@@ -232,6 +232,9 @@ export interface AuthQuery {
   passwordColumn: string | null;
 }
 
+/** Live sessions per user and backend when backend.xml sets no `max_sessions` (docs/contract.md §10). */
+export const DEFAULT_MAX_SESSIONS = 50;
+
 /** The authentication schemes a backend may name in `auth_scheme` (each one a module under runtime/auth/). */
 export const AUTH_SCHEMES = ['Basic', 'Bearer'] as const;
 
@@ -341,6 +344,17 @@ export interface BackendSettings {
   refreshLifetime: number | null;
   /** Seconds a session lasts at most, however often refreshed (`session_lifetime`, default 30 days). */
   sessionLifetime: number;
+  /**
+   * Live sessions a user may hold on the backend (`max_sessions`); a new one ends the oldest past it. Absent:
+   * DEFAULT_MAX_SESSIONS.
+   */
+  maxSessions?: number;
+  /**
+   * On a backend with sessions and its own AuthQuery (`RolesQuery` in backend.xml): the roles the user holds now
+   * (`aud`, a row per role; no row when the backend no longer admits the user), `$uid` bound to `?`. Every refresh
+   * asks it, so that a session never outlives its user in tables no trigger of xmlrest watches.
+   */
+  rolesQuery?: { sql: string };
   /** Where the backend's events go (docs/contract.md §12, `Webhook` in backend.xml); absent when none. */
   webhooks?: readonly WebhookSettings[];
 }

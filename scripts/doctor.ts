@@ -127,16 +127,17 @@ export async function doctor(root: string): Promise<number> {
             'select trigger_name as name, action_statement as body from information_schema.triggers where trigger_schema = database()',
           )) as unknown as [{ name: string; body: string }[]];
           const [columns] = (await connection.query(
-            "select concat(table_name, '.', column_name) as name from information_schema.columns where table_schema = database() and ((table_name = 'xmlrest_role' and column_name = 'backend') or (table_name = 'usr_role' and column_name = 'expires_on') or (table_name = 'xmlrest_api_audit' and column_name = 'repeats'))",
+            "select concat(table_name, '.', column_name) as name from information_schema.columns where table_schema = database() and ((table_name = 'xmlrest_role' and column_name = 'backend') or (table_name = 'usr_role' and column_name = 'expires_on') or (table_name = 'xmlrest_api_audit' and column_name = 'repeats') or (table_name = 'xmlrest_session' and column_name = 'previous_hash'))",
           )) as unknown as [{ name: string }[]];
           const present = new Set([...tables, ...triggers, ...columns].map((row) => row.name));
-          // Columns later versions added (xmlrest db init adds them): roles owned by a backend, grants that end, audit repeats.
+          // Columns later versions added (xmlrest db init adds them): roles owned by a backend, grants that end, audit repeats, sessions' rotation.
           const missing = [
             ...OWN_TABLES,
             ...Object.keys(DEFAULT_TABLE_TRIGGERS),
             'xmlrest_role.backend',
             'usr_role.expires_on',
             'xmlrest_api_audit.repeats',
+            'xmlrest_session.previous_hash',
           ].filter((name) => !present.has(name));
           // A trigger of an earlier version (a password changed by SQL did not revoke tokens before) is there, but wrong.
           const stale = triggers.filter((row) => row.name in DEFAULT_TABLE_TRIGGERS && !sameBody(row.body, DEFAULT_TABLE_TRIGGERS[row.name]!));

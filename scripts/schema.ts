@@ -11,7 +11,7 @@ import { GRANT_ENDS_COLUMN } from '../runtime/auth/grants.js';
 import { SECRET_TABLE } from '../runtime/auth/key-checksum.js';
 import { hashPassword } from '../runtime/auth/passwords.js';
 import { REVOCATION_TABLES } from '../runtime/auth/revocations.js';
-import { SESSION_TABLES, SESSION_TOKENS_UNTIL } from '../runtime/auth/sessions.js';
+import { SESSION_ROTATION_COLUMNS, SESSION_TABLES, SESSION_TOKENS_UNTIL } from '../runtime/auth/session-tables.js';
 import { DEFAULT_USER_TABLES } from '../runtime/auth/user-tables.js';
 import { errnoOf, NO_TABLE } from '../runtime/db/index.js';
 import { OUTBOX_ROUTINES, OUTBOX_TABLES } from '../runtime/events/index.js';
@@ -183,6 +183,10 @@ export async function createDefaultTables(connection: Connection): Promise<void>
     "select column_name as name from information_schema.columns where table_schema = database() and table_name = 'xmlrest_session' and column_name = 'tokens_until'",
   );
   if ((sessionColumns as unknown[]).length === 0) await connection.query(SESSION_TOKENS_UNTIL);
+  const [rotationColumns] = await connection.query(
+    "select column_name as name from information_schema.columns where table_schema = database() and table_name = 'xmlrest_session' and column_name = 'previous_hash'",
+  );
+  if ((rotationColumns as unknown[]).length === 0) await connection.query(SESSION_ROTATION_COLUMNS);
   // Grants that end (runtime/auth/grants.ts): a role table made before them gets the column.
   const [roleColumns] = await connection.query(
     `select column_name as name from information_schema.columns where table_schema = database() and table_name = '${ROLES}' and column_name = 'expires_on'`,

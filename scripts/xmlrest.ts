@@ -12,7 +12,6 @@ import { CredentialCache } from '../runtime/auth/credential-cache.js';
 import { CredentialChecker } from '../runtime/auth/credentials.js';
 import { Hashing } from '../runtime/auth/hashing.js';
 import { LoginLimiter } from '../runtime/auth/limiter.js';
-import { revokeToken, revokeUserTokens } from '../runtime/auth/revocations.js';
 import { HTTP_METHODS, type HttpMethod, parseAuth } from '../runtime/contract.js';
 import type { BackendModule } from '../runtime/index.js';
 import { connectTo } from './connection.js';
@@ -20,6 +19,7 @@ import { registerEventCommands } from './events.js';
 import { generatedBackends as backendsOf } from './generated-backends.js';
 import { buildToolsInstalled, FROM_BUILD, knowStaleSources, packageVersion } from './install.js';
 import { addUser, createDefaultTables, createDemoDatabase, grantRole, grantsOf, queryableOf, recordFromCli, revokeRole, rolesOf, userIdOf } from './schema.js';
+import { type RevokeOptions, RevokeUsage, revokeTokens } from './token-revoke.js';
 
 /**
  * The `xmlrest` command (commander): `--help` and `<command> --help` print
@@ -188,30 +188,23 @@ function program(done: (code: number) => void): Command {
     });
 
   const token = command(xmlrest, 'token', 'Bearer tokens');
-  command(token, 'revoke', 'revoke one token (--jti) or every token and API key a user holds (--user); servers refuse it within their poll (5 s)')
+  command(
+    token,
+    'revoke',
+    'revoke one token (--jti), or every token, session and API key of one user of the backend; servers refuse them within their poll (5 s)',
+  )
     .requiredOption('--backend <backend>', 'the backend that issued it')
     .option('--jti <jti>', 'the token’s jti')
     .option('--until <seconds>', 'with --jti: when the token expires (Unix seconds); remembered a year otherwise')
-    .option('--user <name>', 'every token and API key of this user on the backend')
-    .action(async (options: { backend: string; jti?: string; until?: string; user?: string }) => {
-      if ((options.jti === undefined) === (options.user === undefined)) throw new UsageError('token revoke takes --jti JTI or --user NAME, one of them');
-      if (options.until !== undefined && !/^[0-9]{1,12}$/.test(options.until)) throw new UsageError('--until is a number of Unix seconds');
-      await withConnection(async (connection) => {
-        const db = { write: (sql: string, params: readonly unknown[]) => connection.execute(sql, params as never[]) };
-        if (options.jti !== undefined) {
-          // Remembered for a year unless told when the token expires: a revoked token must never come back.
-          const until = options.until ? Number(options.until) : Math.floor(Date.now() / 1000) + 365 * 24 * 3600;
-          await revokeToken(db, options.backend, options.jti, until);
-          console.log(`revoked token ${options.jti} on ${options.backend}`);
-        } else {
-          const id = await userIdOf(connection, options.user!);
-          if (id === undefined) throw new UsageError(`no such user: ${options.user}`);
-          await revokeUserTokens(db, options.backend, String(id));
-          // A user's API keys are theirs too: "every token a user holds" leaves none of them working.
-          const keys = await new KeyStore(queryableOf(connection)).revokeUser(String(id), options.backend);
-          console.log(`revoked every token of ${options.user} on ${options.backend} issued until now, and ${keys} API key${keys === 1 ? '' : 's'}`);
-        }
-      });
+    .option('--user-id <id>', 'every token, session and API key of the user with this id on the backend (the id its AuthQuery gives as sub)')
+    .option('--user <name>', 'every token, session and API key of this user of usr (backends on the default user tables)')
+    .action(async (options: RevokeOptions) => {
+      try {
+        console.log(await withConnection((connection) => revokeTokens(connection, options, generatedBackends)));
+      } catch (error) {
+        if (error instanceof RevokeUsage) throw new UsageError(error.message);
+        throw error;
+      }
       console.log('running servers refuse it within their revocation poll (5 s by default)');
       done(0);
     });

@@ -18,6 +18,7 @@ import {
 } from './elements.js';
 import { analyseIssuer } from './issuer.js';
 import { ARG_NAME } from './request.js';
+import { analyseRolesQuery, checkSessionQueries } from './roles-query.js';
 import { analyseWebhook } from './webhook.js';
 
 /** backend.xml: the backend's settings, its AuthQuery and its plug-ins. */
@@ -90,6 +91,12 @@ const BACKEND_ATTRIBUTES: readonly AttributeRule<Backend>[] = [
     (value) => `session_lifetime is a whole number of seconds (at least 10), not "${value}"`,
   ),
   rule(
+    'max_sessions',
+    'maxSessions',
+    whole(/^[1-9][0-9]{0,5}$/),
+    (value) => `max_sessions is a whole number of live sessions a user may hold, at least 1, not "${value}"`,
+  ),
+  rule(
     'api_keys',
     'apiKeys',
     (value) => (value === 'on' ? true : value === 'off' ? false : undefined),
@@ -147,6 +154,7 @@ export function analyseBackend(name: string, file: SourceFile | undefined, diagn
   if (root.hasMixedText) diagnostics.error(root.at, 'Backend holds only elements, not text');
 
   let customQuery: RawElement | undefined;
+  let rolesQuery: RawElement | undefined;
   /** Where each webhook's URL is said: a backend sends each event once to a URL. */
   const webhookUrls = new Map<string, SourceLocation>();
   for (const child of root.children) {
@@ -154,6 +162,10 @@ export function analyseBackend(name: string, file: SourceFile | undefined, diagn
       if (customQuery) diagnostics.error(child.at, 'only one AuthQuery per backend');
       customQuery = child;
       new AttributeReader(child, diagnostics).rejectOthers();
+    } else if (child.name === 'RolesQuery') {
+      if (rolesQuery) diagnostics.error(child.at, 'only one RolesQuery per backend');
+      rolesQuery = child;
+      backend.rolesQuery = analyseRolesQuery(child, diagnostics);
     } else if (child.name === 'Plugin') {
       analysePluginDeclaration(child, backend, diagnostics, options);
     } else if (child.name === 'Issuer') {
@@ -186,7 +198,7 @@ export function analyseBackend(name: string, file: SourceFile | undefined, diagn
     } else if (child.name === 'Desc') {
       new AttributeReader(child, diagnostics).rejectOthers();
     } else {
-      diagnostics.error(child.at, `unknown element in Backend: ${child.name} (expected AuthQuery, Issuer, Plugin, Webhook or Desc)`);
+      diagnostics.error(child.at, `unknown element in Backend: ${child.name} (expected AuthQuery, RolesQuery, Issuer, Plugin, Webhook or Desc)`);
     }
   }
   if (backend.authScheme !== 'Bearer') {
@@ -201,6 +213,7 @@ export function analyseBackend(name: string, file: SourceFile | undefined, diagn
   if (sessionLifetime && backend.refreshLifetime === null) {
     diagnostics.error(sessionLifetime.at, 'session_lifetime bounds sessions, which refresh_lifetime turns on: add refresh_lifetime');
   }
+  checkSessionQueries(backend, { refresh: refresh?.at, maxSessions: attrs.optional('max_sessions')?.at, authQuery: customQuery, rolesQuery }, diagnostics);
   const apiKeys = attrs.optional('api_keys');
   if (backend.apiKeys && apiKeys) {
     // A key admits the roles it lists that its user still holds: the roles are read from the default user tables.

@@ -27,6 +27,8 @@ const SETTINGS = [
   'apiKeys',
   'refreshLifetime',
   'sessionLifetime',
+  'maxSessions',
+  'rolesQuery',
   'webhooks',
 ] as const satisfies readonly (keyof BackendSettings)[];
 // A setting added to the contract but not listed here is a compile error, not a module that lacks it.
@@ -105,6 +107,14 @@ export function emitBackendIndex(backend: Backend, file: string, options: EmitOp
       declarations: [{ name: 'AUTH_QUERY_SQL', initializer: templateLiteral(backend.authQuery.sql) }],
     });
   }
+  if (backend.rolesQuery) {
+    statements.push({
+      kind: StructureKind.VariableStatement,
+      docs: ['The roles the user holds now, asked at each refresh of a session: aud per role, no row when the user is gone.'],
+      declarationKind: VariableDeclarationKind.Const,
+      declarations: [{ name: 'ROLES_QUERY_SQL', initializer: templateLiteral(backend.rolesQuery.sql) }],
+    });
+  }
   backend.issuers.forEach((issuer, index) => {
     if (issuer.userQuery === null) return;
     statements.push({
@@ -117,6 +127,9 @@ export function emitBackendIndex(backend: Backend, file: string, options: EmitOp
   const settingLines = (key: (typeof SETTINGS)[number]): string[] => {
     if (key === 'issuers') return issuersLines(backend);
     if (key === 'webhooks') return webhooksLines(backend);
+    // Both written only when said, so that a backend without them is emitted as before.
+    if (key === 'maxSessions') return backend.maxSessions === undefined ? [] : [`maxSessions: ${backend.maxSessions},`];
+    if (key === 'rolesQuery') return backend.rolesQuery === undefined ? [] : ['rolesQuery: { sql: ROLES_QUERY_SQL },'];
     return [`${key}: ${key === 'authQuery' ? authQueryLiteral(backend) : literal(backend[key])},`];
   };
   statements.push(

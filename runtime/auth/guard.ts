@@ -56,7 +56,9 @@ export class Guard {
     this.revocations = services.revocations;
     const refreshLifetime = backend.refreshLifetime;
     this.sessions =
-      this.tokens !== null && refreshLifetime !== null ? new Sessions({ ...backend, refreshLifetime }, db, this.tokens, services.revocations) : null;
+      this.tokens !== null && refreshLifetime !== null
+        ? new Sessions({ ...backend, refreshLifetime }, db, this.tokens, services.revocations, services.limiter)
+        : null;
     const factory = backend.authScheme === null ? undefined : SCHEMES[backend.authScheme];
     this.scheme = factory
       ? factory({ backend, db, credentials: this.credentials, key: services.key, revocations: services.revocations, issuerKeys: services.issuerKeys })

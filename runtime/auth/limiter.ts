@@ -23,9 +23,14 @@ export interface LoginLimits {
   windowSeconds: number;
   /** Longest wait before a check of a user name that failed often (0: no backoff); default 3 s. */
   backoffMaxMs?: number;
+  /**
+   * Token requests that begin a session, per user of a backend within `windowSeconds`, right password or not (0: no
+   * limit); default 60. Each one is a row every server may list for an hour once ended (docs/contract.md §10).
+   */
+  sessionsPerUser?: number;
 }
 
-export const DEFAULT_LOGIN_LIMITS: LoginLimits = { perUser: 10, perAddress: 50, windowSeconds: 300, backoffMaxMs: 3000 };
+export const DEFAULT_LOGIN_LIMITS: LoginLimits = { perUser: 10, perAddress: 50, windowSeconds: 300, backoffMaxMs: 3000, sessionsPerUser: 60 };
 
 /** The first wait of the backoff, doubled with each further failure of the name. */
 export const BACKOFF_BASE_MS = 250;
@@ -215,6 +220,23 @@ export class LoginLimiter {
     );
   }
 
+  /**
+   * A token request that begins a session for this user of this backend (sessions.ts): counted, and 429 past
+   * `sessionsPerUser` in the window. Counted once the user is known, after the password: an outsider's guesses are
+   * the login limits' business.
+   */
+  sessionBegun(backend: string, userId: string): void | Promise<void> {
+    const { sessionsPerUser = DEFAULT_LOGIN_LIMITS.sessionsPerUser!, windowSeconds } = this.limits;
+    if (sessionsPerUser <= 0) return;
+    const key = digestKey('sessions', backend, userId);
+    // A sign-in is counted as the store counts a failure: a place taken, then given back counted. Those begun in
+    // the window and those being begun now (the places) together stay within the limit.
+    return then(this.store.hold(key, windowSeconds), (held) => {
+      if (held.failures + held.held > sessionsPerUser) return then(this.store.release(key, windowSeconds, false), () => refuseSessions(held));
+      return this.store.release(key, windowSeconds, true);
+    });
+  }
+
   /** How long a check of a name waits after `failures` of it from every client: nothing below `perUser`, then doubling. */
   backoffMs(failures: number): number {
     const { perUser, backoffMaxMs = DEFAULT_LOGIN_LIMITS.backoffMaxMs! } = this.limits;
@@ -279,6 +301,15 @@ function pause(ms: number): void | Promise<void> {
 
 function refuse(counted: Held): never {
   throw tooMany(counted.resetAt);
+}
+
+function refuseSessions(counted: Held): never {
+  throw new HttpError(
+    429,
+    'Too many sign-ins for this user: try again later',
+    { 'Retry-After': String(Math.max(1, Math.ceil((counted.resetAt - Date.now()) / 1000))) },
+    'too_many_sessions',
+  );
 }
 
 function tooMany(resetAt: number): HttpError {

@@ -28,8 +28,24 @@ export const REVOCATION_TABLES = [
   'drop table if exists xmlrest_credential_change',
 ];
 
+/**
+ * How far back each poll reads sessions ended before its last read began: `ended_on` has whole seconds, a session
+ * ended in the second of that read may commit after it, and the servers of a Galera cluster read each their own clock.
+ */
+const ENDED_OVERLAP_SECONDS = 10;
+
+/** A local mark (this server's own end or revoke) stays until a read begun after it has seen its row. */
+interface LocalMark {
+  backend: string;
+  jti: string;
+  markedAt: number;
+}
+
 /** A lasting failure to end grants is logged again this often. */
 const GRANTS_WARN_EVERY_MS = 5 * 60_000;
+
+/** A session ended, as the poll reads it. */
+type SessionEnd = { backend: string; sid: string; until: number | string };
 
 /** All a revocation needs: one statement. */
 type Writer = { write(sql: string, values: readonly unknown[]): Promise<unknown> };
@@ -39,8 +55,17 @@ export class Revocations {
   private tokens = new Map<string, Set<string>>();
   /** By backend (`*` for every backend), then user id: tokens issued up to this second are revoked. */
   private users = new Map<string, Map<string, number>>();
-  /** Ended sessions by backend (docs/contract.md §10): every token of one is refused. */
-  private sessions = new Map<string, Set<string>>();
+  /**
+   * Ended sessions by backend (docs/contract.md §10): every token of one is refused, until its `tokens_until`
+   * (Unix ms). Kept from poll to poll: each poll reads only the sessions ended since the last one began.
+   */
+  private sessions = new Map<string, Map<string, number>>();
+  /** The database's clock when the last read of ended sessions began (Unix seconds); undefined until one has. */
+  private sessionsReadAt: number | undefined;
+  /** Tokens this server revoked itself, refused from that moment, whatever a read under way had begun with. */
+  private localTokens: LocalMark[] = [];
+  /** A read asked for while one is under way: it begins once that one ends (refresh()). */
+  private queued: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   /** Set for the moment the next grant ends (grants.ts), when that comes before the next poll. */
   private grantTimer: NodeJS.Timeout | undefined;
@@ -80,14 +105,38 @@ export class Revocations {
     this.intervalMs = 0;
   }
 
-  async refresh(): Promise<void> {
-    // A slow database must not stack reads, nor let an older answer overwrite a newer one.
-    if (this.reading) return this.reading;
-    this.reading = this.read().finally(() => (this.reading = undefined));
-    return this.reading;
+  /**
+   * Reads the lists; the promise ends with a read begun after the call. A caller that changed a list (the console)
+   * must not be answered by a read that began before its change: it waits for the next one. A slow database never
+   * stacks reads (at most one waits), nor lets an older answer overwrite a newer one.
+   */
+  refresh(): Promise<void> {
+    if (this.reading === undefined) {
+      this.reading = this.read().finally(() => (this.reading = undefined));
+      return this.reading;
+    }
+    this.queued ??= this.reading.then(() => {
+      this.queued = undefined;
+      return this.refresh();
+    });
+    return this.queued;
+  }
+
+  /** Sessions this server has just ended: refused here from this moment (every other server within its poll). */
+  endedHere(backend: string, sids: readonly string[], untilSeconds: number): void {
+    this.addSessions(backend, sids, untilSeconds * 1000);
+  }
+
+  /** A token this server has just revoked (its row written): refused here from this moment. */
+  revokedHere(backend: string, jti: string): void {
+    this.localTokens.push({ backend, jti, markedAt: Date.now() });
+    let set = this.tokens.get(backend);
+    if (!set) this.tokens.set(backend, (set = new Set()));
+    set.add(jti);
   }
 
   private async read(): Promise<void> {
+    const began = Date.now();
     // Grants whose end has come are deleted first (their trigger revokes the user's tokens), so that this very
     // read sees the revocation: an ended grant stops admitting as a revoke does.
     await this.endGrants();
@@ -96,10 +145,11 @@ export class Revocations {
       const users = await this.optional<{ backend: string; sub: string; before: number | string }>(
         'select backend, sub, unix_timestamp(revoked_before) as `before` from xmlrest_revoked_user',
       );
-      // An ended session is listed until the last access token it may have issued expires (sessions.ts).
-      const sessions = await this.optional<{ backend: string; sid: string }>('select backend, sid from xmlrest_session where tokens_until > now()');
+      await this.readEndedSessions();
       this.tokens = new Map();
-      for (const row of tokens ?? []) {
+      // A mark this server made after this read began may be missing from its rows: kept until a later read.
+      this.localTokens = this.localTokens.filter((mark) => mark.markedAt >= began);
+      for (const row of [...(tokens ?? []), ...this.localTokens]) {
         let set = this.tokens.get(row.backend);
         if (!set) this.tokens.set(row.backend, (set = new Set()));
         set.add(row.jti);
@@ -110,16 +160,42 @@ export class Revocations {
         if (!byUser) this.users.set(row.backend, (byUser = new Map()));
         byUser.set(row.sub, Number(row.before));
       }
-      this.sessions = new Map();
-      for (const row of sessions ?? []) {
-        let set = this.sessions.get(row.backend);
-        if (!set) this.sessions.set(row.backend, (set = new Set()));
-        set.add(row.sid);
-      }
     } catch (error) {
       if (!this.warned) this.logger.warn({ error: (error as Error).message }, 'cannot read token revocations; keeping the last lists');
       this.warned = true;
     }
+  }
+
+  /**
+   * Adds the sessions ended since the last read began (all those whose tokens may still come, the first time), and
+   * forgets those whose tokens have all expired: a poll reads what changed, not every session ended this hour.
+   */
+  private async readEndedSessions(): Promise<void> {
+    const [clock] = await this.db.select<{ now: number | string }>('select unix_timestamp(now()) as now', []);
+    const now = Number(clock!.now);
+    // An ended session is listed until the last access token it may have issued expires (sessions.ts).
+    const rows =
+      this.sessionsReadAt === undefined
+        ? await this.optional<SessionEnd>('select backend, sid, unix_timestamp(tokens_until) as until from xmlrest_session where tokens_until > now()')
+        : await this.optional<SessionEnd>(
+            'select backend, sid, unix_timestamp(tokens_until) as until from xmlrest_session where ended_on >= from_unixtime(?) and tokens_until > now()',
+            [this.sessionsReadAt - ENDED_OVERLAP_SECONDS],
+          );
+    if (rows === undefined) return;
+    this.sessionsReadAt = now;
+    for (const row of rows) this.addSessions(row.backend, [row.sid], Number(row.until) * 1000);
+    // Forgotten a minute after the database said their tokens end: a server's clock may run behind it.
+    const gone = Date.now() - 60_000;
+    for (const [backend, ended] of this.sessions) {
+      for (const [sid, until] of ended) if (until < gone) ended.delete(sid);
+      if (ended.size === 0) this.sessions.delete(backend);
+    }
+  }
+
+  private addSessions(backend: string, sids: readonly string[], untilMs: number): void {
+    let ended = this.sessions.get(backend);
+    if (!ended) this.sessions.set(backend, (ended = new Map()));
+    for (const sid of sids) ended.set(sid, Math.max(ended.get(sid) ?? 0, untilMs));
   }
 
   /** Ends the grants due now, and sets a timer for the next end when it comes before the next poll. */
@@ -156,9 +232,9 @@ export class Revocations {
    * A list's rows, or undefined when its table is not there (`xmlrest db init` has not made it: nothing is revoked)
    * or is of an earlier version: one list the database cannot give never keeps the server from reading the others.
    */
-  private async optional<Row>(sql: string): Promise<Row[] | undefined> {
+  private async optional<Row>(sql: string, values: readonly unknown[] = []): Promise<Row[] | undefined> {
     try {
-      return await this.db.select<Row>(sql, []);
+      return await this.db.select<Row>(sql, values);
     } catch (error) {
       // No table: `xmlrest db init` has not run, so nothing is revoked. No column: a table of an earlier version.
       const errno = errnoOf(error);

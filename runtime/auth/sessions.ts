@@ -1,9 +1,11 @@
 import { hash, randomBytes } from 'node:crypto';
-import type { BackendModule } from '../contract.js';
+import { type BackendModule, DEFAULT_MAX_SESSIONS } from '../contract.js';
 import type { Queryable } from '../db/index.js';
 import { HttpError } from '../errors.js';
 import { randomBase62 } from './api-key.js';
-import type { Revocations } from './revocations.js';
+import type { LoginLimiter } from './limiter.js';
+import { type Revocations, revokeToken } from './revocations.js';
+import { ENDED, endUserSessions } from './session-tables.js';
 import type { TokenIssuer } from './tokens.js';
 
 /**
@@ -18,44 +20,8 @@ import type { TokenIssuer } from './tokens.js';
  * disabled, a role revoked: the triggers of the default tables, or `xmlrest
  * token revoke`). Every server refuses an ended session's access tokens
  * within its revocation poll (5 s); access tokens never outlive their session.
+ * Its tables, and the statements that end and prune sessions: session-tables.ts.
  */
-export const SESSION_TABLES = [
-  `create table if not exists xmlrest_session (
-    sid char(22) character set ascii collate ascii_bin not null primary key,
-    backend varchar(64) not null,
-    user_id varchar(190) not null,
-    roles varchar(1000) not null,
-    current_hash binary(32) not null,
-    created_on timestamp not null default current_timestamp,
-    last_used_on timestamp not null default current_timestamp,
-    expires_on timestamp not null default current_timestamp,
-    ended_on timestamp null default null,
-    ended_why varchar(32) null default null,
-    tokens_until timestamp null default null,
-    unique key xmlrest_session_current (current_hash),
-    key xmlrest_session_user (backend, user_id),
-    key xmlrest_session_ended (tokens_until)
-  ) engine = InnoDB`,
-  // Every refresh token a session has used up, so that any of them coming back is seen as the reuse it is.
-  `create table if not exists xmlrest_refresh_used (
-    token_hash binary(32) not null primary key,
-    sid char(22) character set ascii collate ascii_bin not null,
-    used_on timestamp(3) not null default current_timestamp(3),
-    key xmlrest_refresh_used_sid (sid)
-  ) engine = InnoDB`,
-];
-
-/**
- * An ended session's access tokens are refused until the last of them expires, and no longer listed after: its
- * `tokens_until` is its end plus the backend's token lifetime and clock skew (never past the session's own end),
- * so that the servers' lists hold only sessions whose tokens may still come (revocations.ts).
- */
-const ENDED = (lifetime: string) => `ended_on = now(), ended_why = ?, tokens_until = least(expires_on, now() + interval ${lifetime} second)`;
-
-/** The column a session table made before it lacks (`xmlrest db init` adds it). */
-export const SESSION_TOKENS_UNTIL =
-  'alter table xmlrest_session add column tokens_until timestamp null default null, add key xmlrest_session_ended (tokens_until)';
-
 /** How long a used-up refresh token still rotates: a client that lost the answer tries again (Auth0's leeway, Supabase's reuse interval). */
 export const REUSE_GRACE_SECONDS = 10;
 
@@ -76,6 +42,10 @@ interface SessionRow {
   /** 1: the session's current token; 0: one it used up. */
   is_current: number | string;
   reused_within_grace: number | string;
+  /** 1: the used-up token is the one the current replaced, so it may rotate once within the grace. */
+  is_previous: number | string;
+  current_hash: Buffer;
+  current_jti: string | null;
   idle: number | string;
   expired: number | string;
   ended: number | string;
@@ -84,19 +54,25 @@ interface SessionRow {
 }
 
 /** What a session is, as a refresh looks it up, from its current token or one it used up. */
-const SESSION_COLUMNS = `s.sid, s.user_id, s.roles,
+const SESSION_COLUMNS = `s.sid, s.user_id, s.roles, s.current_hash, s.current_jti,
   s.last_used_on < now() - interval ? second as idle, s.expires_on <= now() as expired, s.ended_on is not null as ended,
   coalesce((select max(r.revoked_before) from xmlrest_revoked_user r where r.sub = s.user_id and r.backend in (s.backend, '*')) >= s.created_on, 0) as revoked,
   unix_timestamp(s.expires_on) as expires_at`;
 
 const invalid = (reason: string) => new HttpError(401, 'Invalid refresh token', {}, reason);
 
+/** The jti of a token this server just signed (jwt.ts gives every token one). */
+const jtiOf = (token: string): string => (JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as { jti: string }).jti;
+
+type SessionBackend = BackendModule & { refreshLifetime: number };
+
 export class Sessions {
   constructor(
-    private readonly backend: BackendModule & { refreshLifetime: number },
+    private readonly backend: SessionBackend,
     private readonly db: Queryable,
     private readonly tokens: TokenIssuer,
     private readonly revocations: Revocations | undefined,
+    private readonly limiter: LoginLimiter | undefined,
   ) {}
 
   /** Seconds an access token issued now may still be presented: its lifetime and the clock skew. */
@@ -106,22 +82,34 @@ export class Sessions {
 
   /**
    * A new session for a user who just proved a password: its first pair. `endsBy` (Unix seconds): the session
-   * ends then at the latest, when it carries a grant that ends (runtime/auth/grants.ts).
+   * ends then at the latest, when it carries a grant that ends (runtime/auth/grants.ts). Token requests that begin
+   * sessions are counted per user (limiter.ts), and a user holds at most `max_sessions` live ones: the oldest end.
    */
   async begin(sub: string, aud: string | string[], endsBy?: number): Promise<Pair> {
+    await this.limiter?.sessionBegun(this.backend.name, sub);
     const sid = randomBytes(16).toString('base64url');
     const refresh = refreshToken();
     const roles = Array.isArray(aud) ? aud.join(' ') : aud;
     const expiresAt = Math.min(Math.floor(Date.now() / 1000) + this.backend.sessionLifetime, endsBy ?? Infinity);
-    await this.db.write('insert into xmlrest_session (sid, backend, user_id, roles, current_hash, expires_on) values (?, ?, ?, ?, ?, from_unixtime(?))', [
-      sid,
-      this.backend.name,
-      sub,
-      roles,
-      digest(refresh),
-      expiresAt,
-    ]);
-    return { token: this.tokens.sign({ sub, aud, sid, expiresBy: expiresAt }), refreshToken: refresh };
+    const token = this.tokens.sign({ sub, aud, sid, expiresBy: expiresAt });
+    await this.db.write(
+      'insert into xmlrest_session (sid, backend, user_id, roles, current_hash, current_jti, expires_on) values (?, ?, ?, ?, ?, ?, from_unixtime(?))',
+      [sid, this.backend.name, sub, roles, digest(refresh), jtiOf(token), expiresAt],
+    );
+    await this.endSurplus(sub, sid);
+    return { token, refreshToken: refresh };
+  }
+
+  /** Ends the user's oldest live sessions past `max_sessions`, the one just begun kept (at most 100 at a time). */
+  private async endSurplus(sub: string, kept: string): Promise<void> {
+    const others = (this.backend.maxSessions ?? DEFAULT_MAX_SESSIONS) - 1;
+    const surplus = await this.db.select<{ sid: string }>(
+      `select sid from xmlrest_session
+       where backend = ? and user_id = ? and ended_on is null and expires_on > now() and last_used_on >= now() - interval ? second and sid <> ?
+       order by begun_on desc, sid desc limit 100 offset ${others}`,
+      [this.backend.name, sub, this.backend.refreshLifetime, kept],
+    );
+    for (const { sid } of surplus) await this.end(sid, 'too_many');
   }
 
   /** A new pair for a refresh token, which is used up; 401 when it is unknown, used up for good, or its session over. */
@@ -131,10 +119,10 @@ export class Sessions {
     for (let attempt = 0; attempt < 3; attempt++) {
       const lifetime = this.backend.refreshLifetime;
       const [row] = await this.db.select<SessionRow>(
-        `select 1 as is_current, 0 as reused_within_grace, ${SESSION_COLUMNS}
+        `select 1 as is_current, 0 as reused_within_grace, 0 as is_previous, ${SESSION_COLUMNS}
          from xmlrest_session s where s.current_hash = ? and s.backend = ?
          union all
-         select 0, u.used_on > now(3) - interval ${REUSE_GRACE_SECONDS} second, ${SESSION_COLUMNS}
+         select 0, u.used_on > now(3) - interval ${REUSE_GRACE_SECONDS} second, s.previous_hash <=> u.token_hash, ${SESSION_COLUMNS}
          from xmlrest_refresh_used u join xmlrest_session s on s.sid = u.sid where u.token_hash = ? and s.backend = ?`,
         [lifetime, presentedHash, this.backend.name, lifetime, presentedHash, this.backend.name],
       );
@@ -145,32 +133,72 @@ export class Sessions {
         await this.end(row.sid, why);
         throw invalid(`session_${why}`);
       }
-      if (Number(row.is_current) !== 1 && Number(row.reused_within_grace) !== 1) {
-        // Used up and used again: one of the two holders is not its owner. The whole session ends.
-        await this.end(row.sid, 'reuse');
-        throw invalid('refresh_reused');
-      }
-      // The presented token is used up before it is exchanged: it is listed as used first, so that a second request
-      // with it (a retry, or a thief) finds it used whichever way the two interleave, and of two rotations only one
-      // updates the session. One used up within the grace (the answer to its rotation was lost) rotates the session
-      // once more; the token its first rotation bought is listed as used too, so that its later use ends the session.
-      const next = refreshToken();
       const current = Number(row.is_current) === 1;
-      if (current) await this.db.write('insert ignore into xmlrest_refresh_used (token_hash, sid) values (?, ?)', [presentedHash, row.sid]);
-      else
-        await this.db.write('insert ignore into xmlrest_refresh_used (token_hash, sid) select current_hash, sid from xmlrest_session where sid = ?', [row.sid]);
+      // A used-up token rotates again only within the grace, and only the one the current pair replaced: once, since
+      // that rotation leaves no previous one. Any other use is one of two holders who is not its owner.
+      if (!current && (Number(row.reused_within_grace) !== 1 || Number(row.is_previous) !== 1)) await this.endAsReused(row.sid);
+      const roles = await this.rolesNow(row);
+      // The token given up is listed as used before the session moves on, so that whichever way two requests with it
+      // interleave, the second finds it used; and of two rotations of one pair, the same compare-and-swap lets one win.
+      const from = current ? presentedHash : row.current_hash;
+      const next = refreshToken();
+      const aud = roles.includes(' ') ? roles.split(' ') : roles;
+      const token = this.tokens.sign({ sub: String(row.user_id), aud, sid: row.sid, expiresBy: Number(row.expires_at) });
+      await this.db.write('insert ignore into xmlrest_refresh_used (token_hash, sid) values (?, ?)', [from, row.sid]);
+      // A pair the grace bought replaces no token that may come back: the voided pair's was answered, not lost.
       const rotated = await this.db.write(
-        `update xmlrest_session set current_hash = ?, last_used_on = now() where sid = ? and ended_on is null${current ? ' and current_hash = ?' : ''}`,
-        current ? [digest(next), row.sid, presentedHash] : [digest(next), row.sid],
+        `update xmlrest_session set previous_hash = ${current ? 'current_hash' : 'null'}, current_hash = ?, current_jti = ?, roles = ?, last_used_on = now()
+         where sid = ? and ended_on is null and current_hash = ?`,
+        [digest(next), jtiOf(token), roles, row.sid, from],
       );
-      if (rotated.affectedRows !== 1) continue;
-      const aud = row.roles.includes(' ') ? row.roles.split(' ') : row.roles;
-      return { token: this.tokens.sign({ sub: String(row.user_id), aud, sid: row.sid, expiresBy: Number(row.expires_at) }), refreshToken: next };
+      if (rotated.affectedRows !== 1) {
+        // Another rotation of the same pair won: the presented token, now used up, is looked at again (the grace).
+        if (current) continue;
+        // The pair the grace would void moved on meanwhile: it has a holder, and so has the token used up.
+        await this.endAsReused(row.sid);
+      }
+      // The pair the lost answer held is void: its access token too, here at once, everywhere within the poll.
+      if (!current && row.current_jti !== null) await this.revokeVoided(row.current_jti);
+      return { token, refreshToken: next };
     }
     throw invalid('refresh_contended');
   }
 
-  /** Ends one session; this server refuses its tokens at once, the others within their poll. */
+  /** Ends the session whose used-up token came back, and says so. */
+  private async endAsReused(sid: string): Promise<never> {
+    await this.end(sid, 'reuse');
+    throw invalid('refresh_reused');
+  }
+
+  /**
+   * The roles a refresh carries: on the default user tables, those of the sign-in (their triggers end the session of
+   * a user who loses a role or goes); with a RolesQuery (an own AuthQuery), those the user holds now, and none ends it.
+   */
+  private async rolesNow(row: SessionRow): Promise<string> {
+    const query = this.backend.rolesQuery;
+    if (query === undefined) return row.roles;
+    const rows = await this.db.select<{ aud: unknown }>(query.sql, [String(row.user_id)]);
+    const held = [
+      ...new Set(
+        rows
+          .map((held) => held.aud)
+          .filter((aud) => aud !== null && aud !== undefined && String(aud) !== '')
+          .map(String),
+      ),
+    ];
+    if (held.length === 0) {
+      await this.end(row.sid, 'user_gone');
+      throw invalid('user_gone');
+    }
+    return held.join(' ');
+  }
+
+  private async revokeVoided(jti: string): Promise<void> {
+    await revokeToken(this.db, this.backend.name, jti, Math.floor(Date.now() / 1000) + this.tokenWindow);
+    this.revocations?.revokedHere(this.backend.name, jti);
+  }
+
+  /** Ends one session; this server refuses its tokens from this moment, the others within their poll. */
   async end(sid: string, why: string): Promise<number> {
     const ended = await this.db.write(`update xmlrest_session set ${ENDED('?')} where sid = ? and backend = ? and ended_on is null`, [
       why,
@@ -178,25 +206,19 @@ export class Sessions {
       sid,
       this.backend.name,
     ]);
-    await this.revocations?.refresh();
+    if (ended.affectedRows > 0) this.revocations?.endedHere(this.backend.name, [sid], this.tokensUntil());
     return ended.affectedRows;
   }
 
   /** Ends every session of a user on this backend. */
   async endAll(userId: string, why: string): Promise<number> {
-    const ended = await this.db.write(`update xmlrest_session set ${ENDED('?')} where backend = ? and user_id = ? and ended_on is null`, [
-      why,
-      this.tokenWindow,
-      this.backend.name,
-      userId,
-    ]);
-    await this.revocations?.refresh();
-    return ended.affectedRows;
+    const ended = await endUserSessions(this.db, this.backend.name, userId, why, this.tokenWindow);
+    if (ended.sids.length > 0) this.revocations?.endedHere(this.backend.name, ended.sids, this.tokensUntil());
+    return ended.count;
   }
-}
 
-/** Removes sessions over for a day, and the used-up tokens of sessions no longer there (every server calls it now and then). */
-export async function pruneSessions(db: Queryable): Promise<void> {
-  await db.write('delete from xmlrest_session where expires_on < now() - interval 1 day limit 10000', []);
-  await db.write('delete u from xmlrest_refresh_used u left join xmlrest_session s on s.sid = u.sid where s.sid is null', []);
+  /** Until when this server lists a session it ends now (a session's own end may come sooner; the poll reads that). */
+  private tokensUntil(): number {
+    return Math.floor(Date.now() / 1000) + this.tokenWindow;
+  }
 }

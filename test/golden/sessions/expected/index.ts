@@ -2,6 +2,7 @@
 
 import type { BackendModule } from '../../../../runtime/index.js';
 import { backend as app } from './app/index.js';
+import { backend as own } from './own/index.js';
 
 /** Every backend found under resources/, in name order. */
-export const backends: readonly BackendModule[] = [app];
+export const backends: readonly BackendModule[] = [app, own];
