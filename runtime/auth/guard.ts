@@ -8,6 +8,7 @@ import type { Hashing } from './hashing.js';
 import type { IssuerKeyRing } from './issuer/ring.js';
 import type { JwtKey } from './jwt.js';
 import type { LoginLimiter } from './limiter.js';
+import { RefreshTokens } from './refresh-tokens.js';
 import type { Revocations } from './revocations.js';
 import { type AuthScheme, type Principal, principalName } from './scheme.js';
 import { SCHEMES } from './schemes.js';
@@ -55,9 +56,10 @@ export class Guard {
     this.apiKeys = backend.apiKeys ? services.apiKeys : undefined;
     this.revocations = services.revocations;
     const refreshLifetime = backend.refreshLifetime;
+    const key = services.key;
     this.sessions =
-      this.tokens !== null && refreshLifetime !== null
-        ? new Sessions({ ...backend, refreshLifetime }, db, this.tokens, services.revocations, services.limiter)
+      key !== null && this.tokens !== null && refreshLifetime !== null
+        ? new Sessions({ ...backend, refreshLifetime }, db, this.tokens, services.revocations, services.limiter, new RefreshTokens(key.all))
         : null;
     const factory = backend.authScheme === null ? undefined : SCHEMES[backend.authScheme];
     this.scheme = factory

@@ -21,7 +21,7 @@ export function refreshDoor(sessions: Sessions, readFields: FieldReader, credent
     // A token request like the others: no other site's page may make one with a browser's credentials.
     screenLogin(ctx, credentials);
     const fields = readParams<{ refresh_token: string }>({}, await readFields(ctx, 10).body, REFRESH_FIELDS);
-    const pair = await sessions.refresh(fields.refresh_token);
+    const pair = await sessions.refresh(fields.refresh_token, ctx.ip);
     ctx.status = 201;
     ctx.body = { token: pair.token, type: 'Bearer', refresh_token: pair.refreshToken };
   };

@@ -2,8 +2,8 @@ import { hash, randomBytes } from 'node:crypto';
 import { type BackendModule, DEFAULT_MAX_SESSIONS } from '../contract.js';
 import type { Queryable } from '../db/index.js';
 import { HttpError } from '../errors.js';
-import { randomBase62 } from './api-key.js';
-import type { LoginLimiter } from './limiter.js';
+import type { LoginAttempt, LoginLimiter } from './limiter.js';
+import type { RefreshTokens } from './refresh-tokens.js';
 import { type Revocations, revokeToken } from './revocations.js';
 import { ENDED, endUserSessions } from './session-tables.js';
 import type { TokenIssuer } from './tokens.js';
@@ -11,7 +11,7 @@ import type { TokenIssuer } from './tokens.js';
 /**
  * Sessions (docs/contract.md §10): on a Bearer backend with
  * `refresh_lifetime`, a token request begins a session; its access tokens
- * carry `sid`, and its refresh token (`xrr_...`, stored as its SHA-256 only)
+ * carry `sid`, and its refresh token (`xrr_...`, refresh-tokens.ts, stored as its SHA-256 only)
  * buys a new pair once: the old one is used up. A used-up refresh token that
  * comes back within 10 s (a client that lost the answer) rotates again; after
  * that it ends the whole session, as a stolen one would be used. A session
@@ -25,8 +25,8 @@ import type { TokenIssuer } from './tokens.js';
 /** How long a used-up refresh token still rotates: a client that lost the answer tries again (Auth0's leeway, Supabase's reuse interval). */
 export const REUSE_GRACE_SECONDS = 10;
 
-/** A new refresh token: `xrr_` and 32 random bytes in base62, as an API key's body. */
-const refreshToken = () => `xrr_${randomBase62()}`;
+/** The login limits' directory that refresh tokens of the form made before tags count in, by client address. */
+const UNTAGGED_REFRESH = 'refresh tokens (untagged form)';
 
 const digest = (token: string) => hash('sha256', token, 'buffer');
 
@@ -73,6 +73,7 @@ export class Sessions {
     private readonly tokens: TokenIssuer,
     private readonly revocations: Revocations | undefined,
     private readonly limiter: LoginLimiter | undefined,
+    private readonly refreshTokens: RefreshTokens,
   ) {}
 
   /** Seconds an access token issued now may still be presented: its lifetime and the clock skew. */
@@ -88,7 +89,7 @@ export class Sessions {
   async begin(sub: string, aud: string | string[], endsBy?: number): Promise<Pair> {
     await this.limiter?.sessionBegun(this.backend.name, sub);
     const sid = randomBytes(16).toString('base64url');
-    const refresh = refreshToken();
+    const refresh = this.refreshTokens.make();
     const roles = Array.isArray(aud) ? aud.join(' ') : aud;
     const expiresAt = Math.min(Math.floor(Date.now() / 1000) + this.backend.sessionLifetime, endsBy ?? Infinity);
     const token = this.tokens.sign({ sub, aud, sid, expiresBy: expiresAt });
@@ -112,9 +113,31 @@ export class Sessions {
     for (const { sid } of surplus) await this.end(sid, 'too_many');
   }
 
-  /** A new pair for a refresh token, which is used up; 401 when it is unknown, used up for good, or its session over. */
-  async refresh(presented: string): Promise<Pair> {
-    if (!/^xrr_[0-9A-Za-z]{43}$/.test(presented)) throw invalid('malformed_refresh');
+  /**
+   * A new pair for a refresh token, which is used up; 401 when it is unknown, used up for good, or its session over.
+   * A token this deployment did not make is refused before any query; one of the form made before tags is looked up
+   * within the failed-login limits of the client's `address`, and counts as a failure when it opens no session.
+   */
+  async refresh(presented: string, address: string): Promise<Pair> {
+    const form = this.refreshTokens.formOf(presented);
+    if (form === 'malformed') throw invalid('malformed_refresh');
+    if (form === 'current' || this.limiter === undefined) return this.rotate(presented);
+    const attempt: LoginAttempt = { directory: UNTAGGED_REFRESH, user: undefined, address };
+    await this.limiter.begin(attempt);
+    let outcome: 'succeeded' | 'failed' | 'cancelled' = 'cancelled';
+    try {
+      const pair = await this.rotate(presented);
+      outcome = 'succeeded';
+      return pair;
+    } catch (error) {
+      if (error instanceof HttpError && error.status === 401) outcome = 'failed';
+      throw error;
+    } finally {
+      await this.limiter[outcome](attempt);
+    }
+  }
+
+  private async rotate(presented: string): Promise<Pair> {
     const presentedHash = digest(presented);
     for (let attempt = 0; attempt < 3; attempt++) {
       const lifetime = this.backend.refreshLifetime;
@@ -141,7 +164,7 @@ export class Sessions {
       // The token given up is listed as used before the session moves on, so that whichever way two requests with it
       // interleave, the second finds it used; and of two rotations of one pair, the same compare-and-swap lets one win.
       const from = current ? presentedHash : row.current_hash;
-      const next = refreshToken();
+      const next = this.refreshTokens.make();
       const aud = roles.includes(' ') ? roles.split(' ') : roles;
       const token = this.tokens.sign({ sub: String(row.user_id), aud, sid: row.sid, expiresBy: Number(row.expires_at) });
       await this.db.write('insert ignore into xmlrest_refresh_used (token_hash, sid) values (?, ?)', [from, row.sid]);

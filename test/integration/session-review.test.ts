@@ -259,6 +259,36 @@ describe('hole 7: the refresh grace', () => {
   }, 30_000);
 });
 
+describe('hole 6: a made-up refresh token', () => {
+  const base62 = (length: number) =>
+    Array.from({ length }, () => '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'[Math.floor(Math.random() * 62)]).join('');
+
+  it('of the current form is refused without a query: the deployment alone makes its tag', async () => {
+    const pair = await signIn('rev-ann');
+    expect(pair.refresh_token).toMatch(/^xrr_[0-9A-Za-z]{54}$/);
+    // With the sessions' table out of reach, a refresh that reached the database would fail (500: a table missing).
+    await connection.query('rename table xmlrest_session to xmlrest_session_hidden');
+    try {
+      const statuses = await Promise.all(Array.from({ length: 40 }, async () => (await refresh(`xrr_${base62(54)}`, servers[0]!)).status));
+      expect(statuses.every((status) => status === 401)).toBe(true);
+      // Its own token, tag and all, does reach it.
+      expect((await refresh(pair.refresh_token, servers[0]!)).status).toBe(500);
+    } finally {
+      await connection.query('rename table xmlrest_session_hidden to xmlrest_session');
+    }
+    expect((await refresh(pair.refresh_token, servers[0]!)).status).toBe(201);
+  }, 60_000);
+
+  it('of the form made before tags is looked up only within the failed-login limits of its address', async () => {
+    // LOGIN_MAX_FAILURES_PER_ADDRESS is 50: each one not found counts, then the address gets 429 without a query.
+    // On servers[1], whose counts are its own (memory), and which the last test stops.
+    const statuses: number[] = [];
+    for (let i = 0; i < 60; i++) statuses.push((await refresh(`xrr_${base62(43)}`, servers[1]!)).status);
+    expect(statuses.filter((status) => status === 401).length).toBeLessThanOrEqual(50);
+    expect(statuses.slice(-5)).toEqual([429, 429, 429, 429, 429]);
+  }, 60_000);
+});
+
 describe('hole 8: logout', () => {
   it('the server that ends a session refuses its tokens from that moment, even while its revocation read is under way', async () => {
     // Every ended session the poll reads makes its read long: 100,000 of them (their tokens may come for an hour).

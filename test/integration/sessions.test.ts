@@ -98,7 +98,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 describe('a session', () => {
   it('begins at either token request: a refresh token beside the token, and sid in the token', async () => {
     const a = await signIn('ses-ann');
-    expect(a.refresh_token).toMatch(/^xrr_[0-9A-Za-z]{43}$/);
+    expect(a.refresh_token).toMatch(/^xrr_[0-9A-Za-z]{54}$/);
     expect(decodeJwt(a.token).payload.sid).toMatch(/^[A-Za-z0-9_-]{22}$/);
     const b = await send(`${servers[1]!.url}/ses/v1.0/token`, { method: 'POST', ...formBody({ user: 'ses-ann', pass: 'ses-ann-pass' }) });
     expect(b.status).toBe(201);
