@@ -45,7 +45,7 @@ export interface Explanation {
   needs: 'public' | '*' | string[];
   /** The roles the user holds; null when they cannot be known (a backend with its own user tables, or no such user). */
   holds: string[] | null;
-  /** The roles whose grant ends, each with its end (ISO), when the user tables say so (runtime/auth/grants.ts). */
+  /** The roles whose grant ends, each with its end (ISO), when the user tables say so (runtime/auth/users/grants.ts). */
   ends?: Record<string, string>;
   method: HttpMethod;
   path: string;
@@ -144,7 +144,7 @@ export function cannotTell(route: RouteAccess, user: string, backend: string): E
   };
 }
 
-/** What a credential check answered (runtime/auth/credentials.ts `CredentialCheck`): the query's rows, or why none. */
+/** What a credential check answered (runtime/auth/passwords/credentials.ts `CredentialCheck`): the query's rows, or why none. */
 export interface CheckedCredentials {
   rows: Record<string, unknown>[];
   reason?: string;

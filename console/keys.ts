@@ -1,5 +1,5 @@
-import { storedForm } from '../runtime/auth/api-key.js';
-import { KeySecret } from '../runtime/auth/key-checksum.js';
+import { storedForm } from '../runtime/auth/keys/api-key.js';
+import { KeySecret } from '../runtime/auth/keys/key-checksum.js';
 import { parseRateLimit, ROLE_NAME } from '../runtime/contract.js';
 import type { Queryable } from '../runtime/index.js';
 

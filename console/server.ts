@@ -1,8 +1,8 @@
 import Router from '@koa/router';
 import type Koa from 'koa';
 import { principalName } from '../runtime/auth/scheme.js';
-import { tokenShapeA } from '../runtime/auth/token-a.js';
-import { credentialsOf } from '../runtime/auth/transport.js';
+import { tokenShapeA } from '../runtime/auth/tokens/token-a.js';
+import { credentialsOf } from '../runtime/auth/transport/transport.js';
 import { fieldReader } from '../runtime/body.js';
 import { HttpError } from '../runtime/errors.js';
 import { Console, type ConsoleOptions, manageable, type State } from './context.js';

@@ -1,4 +1,4 @@
-import { hashPassword, LOCKED } from '../runtime/auth/passwords.js';
+import { hashPassword, LOCKED } from '../runtime/auth/passwords/passwords.js';
 import { errnoOf, NO_COLUMN } from '../runtime/db/index.js';
 import { HttpError } from '../runtime/errors.js';
 import type { Access, Queryable } from '../runtime/index.js';
@@ -43,7 +43,7 @@ type StoreDatabase = Queryable & { transaction?<T>(work: (db: Queryable) => Prom
 
 /**
  * The console's reads and writes of the default user tables (docs/seed.md
- * §2.2, named in runtime/auth/user-tables.ts), and of xmlrest_role, the
+ * §2.2, named in runtime/auth/users/user-tables.ts), and of xmlrest_role, the
  * roles created on each backend's console (console/scope.ts): a role there
  * belongs to the backend whose console created it. Rows come back under the
  * default column names, which the console's API uses whatever the tables

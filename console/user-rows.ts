@@ -8,7 +8,7 @@ export interface UserRow {
   /** Disabled on the console: its password checks fail until enabled again. */
   disabled: boolean;
   roles: string[];
-  /** The roles whose grant ends, each with its end (ISO, UTC): runtime/auth/grants.ts. */
+  /** The roles whose grant ends, each with its end (ISO, UTC): runtime/auth/users/grants.ts. */
   ends: Record<string, string>;
 }
 

@@ -1,5 +1,5 @@
 import { credentialProblem, MAX_PASSWORD_BYTES } from '../runtime/auth/bounds.js';
-import { revokeUserTokens } from '../runtime/auth/revocations.js';
+import { revokeUserTokens } from '../runtime/auth/tokens/revocations.js';
 import { HttpError } from '../runtime/errors.js';
 import { admits, routesOf } from './access.js';
 import {
@@ -146,7 +146,7 @@ export function usersApi(router: ConsoleRouter, console: Console): void {
     ctx.body = await store.user(user.id);
   });
 
-  /** Grants a role, for good, or until a time (`{"until": ISO}`) or for a while (`{"for": "8h"}`): runtime/auth/grants.ts. */
+  /** Grants a role, for good, or until a time (`{"until": ISO}`) or for a while (`{"for": "8h"}`): runtime/auth/users/grants.ts. */
   router.put('/b/:backend/users/:id/roles/:role', console.json, async (ctx) => {
     const user = await target(ctx);
     const checked = checkRoleName(ctx.params.role ?? '');

@@ -10,7 +10,7 @@ export const BUILTIN_PLUGINS: ReadonlyMap<string, PluginRef> = new Map([
     'xmlrest.auth.TokenGenerator',
     {
       classname: 'xmlrest.auth.TokenGenerator',
-      module: 'auth/token-b.ts',
+      module: 'auth/tokens/token-b.ts',
       exportName: 'tokenGenerator',
       builtin: true,
       // Credentials: a request parameter that reaches these arguments is bounded before any step runs.

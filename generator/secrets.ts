@@ -1,4 +1,4 @@
-import { DEFAULT_USER_TABLES } from '../runtime/auth/user-tables.js';
+import { DEFAULT_USER_TABLES } from '../runtime/auth/users/user-tables.js';
 import type { Diagnostics } from './diagnostics.js';
 import type { Backend, Operation, Project, SqlStep } from './ir.js';
 import { type ColumnMet, columnsMet, namedTokens } from './sql/meets.js';

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { JwtKey } from './auth/jwt.js';
+import { JwtKey } from './auth/tokens/jwt.js';
 import { DatabaseUrlError, parseDatabaseUrl } from './db/index.js';
 import { DEFAULT_DELIVERY, DEFAULT_EVENT_BYTES, type DeliverySettings, MAKE_A_WEBHOOK_SECRET, parseWebhookSecrets } from './events/index.js';
 import { type LogLevel, parseLogLevel } from './log.js';

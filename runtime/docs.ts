@@ -4,7 +4,7 @@ import path from 'node:path';
 import type Router from '@koa/router';
 import type { Guard } from './auth/guard.js';
 import { callerReach } from './auth/reach.js';
-import { credentialsOf } from './auth/transport.js';
+import { credentialsOf } from './auth/transport/transport.js';
 import type { Access, BackendModule } from './contract.js';
 import { HttpError } from './errors.js';
 import { pageHeaders } from './security-headers.js';

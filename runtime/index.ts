@@ -2,8 +2,8 @@
 
 export { createApp, createReloadableApp, type ReloadableApp, type ServerOptions } from './app.js';
 export type { Guard } from './auth/guard.js';
-export { Revocations, revokeToken, revokeUserTokens } from './auth/revocations.js';
-export { type TokenGeneratorArgs, tokenGenerator } from './auth/token-b.js';
+export { Revocations, revokeToken, revokeUserTokens } from './auth/tokens/revocations.js';
+export { type TokenGeneratorArgs, tokenGenerator } from './auth/tokens/token-b.js';
 export type {
   Access,
   AuditRule,

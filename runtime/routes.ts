@@ -1,11 +1,11 @@
 import Router from '@koa/router';
 import type Koa from 'koa';
 import type { AuditTrail } from './audit/index.js';
-import { addressGroup } from './auth/address.js';
+import { addressGroup } from './auth/limits/address.js';
 import type { Guard } from './auth/guard.js';
-import { logoutDoor, refreshDoor } from './auth/session-doors.js';
-import { tokenShapeA } from './auth/token-a.js';
-import type { CredentialRules } from './auth/transport.js';
+import { logoutDoor, refreshDoor } from './auth/sessions/session-doors.js';
+import { tokenShapeA } from './auth/tokens/token-a.js';
+import type { CredentialRules } from './auth/transport/transport.js';
 import type { FieldReader } from './body.js';
 import type { BackendModule, HttpMethod, Operation, ResourceModule } from './contract.js';
 import type { Database } from './db/index.js';

@@ -1,9 +1,9 @@
 import type Koa from 'koa';
 import { type AuditEntry, type AuditTrail, recordedAddress, recordedParams } from './audit/index.js';
-import { presentedKey } from './auth/api-key.js';
+import { presentedKey } from './auth/keys/api-key.js';
 import type { Guard } from './auth/guard.js';
 import { type Principal, principalName } from './auth/scheme.js';
-import { type CredentialRules, credentialsOf, screenLogin } from './auth/transport.js';
+import { type CredentialRules, credentialsOf, screenLogin } from './auth/transport/transport.js';
 import type { FieldReader } from './body.js';
 import type { EventPayload, ListQuery, ListSpec, ParamSpecs, PluginContext, Queryable, RateLimit, RequestScope, Roles, SqlValue } from './contract.js';
 import type { Database } from './db/index.js';

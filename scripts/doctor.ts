@@ -212,7 +212,7 @@ const ACCESS_DENIED = 1142;
 
 /**
  * Whether the server's database user may delete from usr_role: each server ends a grant whose time has come by
- * deleting it (runtime/auth/grants.ts), and that deletion is what revokes its holder's tokens and what a query of
+ * deleting it (runtime/auth/users/grants.ts), and that deletion is what revokes its holder's tokens and what a query of
  * the project's own that reads usr_role sees. Asked with a delete that matches no row: the privilege is checked
  * all the same, and nothing is deleted (no trigger fires).
  */

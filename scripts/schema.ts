@@ -4,15 +4,15 @@ import type { Connection } from 'mysql2/promise';
 import { AUDIT_TABLE, AuditLog } from '../console/audit.js';
 import { type GrantOutcome, ROLE_CATALOG, ROLE_CATALOG_BACKEND, UserStore } from '../console/store.js';
 import { API_AUDIT_REPEATS, API_AUDIT_TABLE } from '../runtime/audit/index.js';
-import { API_KEY_TABLE } from '../runtime/auth/api-key.js';
-import { REHASH_VARIABLE } from '../runtime/auth/credentials.js';
-import { LOGIN_FAILURE_TABLE } from '../runtime/auth/failure-store.js';
-import { GRANT_ENDS_COLUMN } from '../runtime/auth/grants.js';
-import { SECRET_TABLE } from '../runtime/auth/key-checksum.js';
-import { hashPassword } from '../runtime/auth/passwords.js';
-import { REVOCATION_TABLES } from '../runtime/auth/revocations.js';
-import { SESSION_ROTATION_COLUMNS, SESSION_TABLES, SESSION_TOKENS_UNTIL } from '../runtime/auth/session-tables.js';
-import { DEFAULT_USER_TABLES } from '../runtime/auth/user-tables.js';
+import { API_KEY_TABLE } from '../runtime/auth/keys/api-key.js';
+import { REHASH_VARIABLE } from '../runtime/auth/passwords/credentials.js';
+import { LOGIN_FAILURE_TABLE } from '../runtime/auth/limits/failure-store.js';
+import { GRANT_ENDS_COLUMN } from '../runtime/auth/users/grants.js';
+import { SECRET_TABLE } from '../runtime/auth/keys/key-checksum.js';
+import { hashPassword } from '../runtime/auth/passwords/passwords.js';
+import { REVOCATION_TABLES } from '../runtime/auth/tokens/revocations.js';
+import { SESSION_ROTATION_COLUMNS, SESSION_TABLES, SESSION_TOKENS_UNTIL } from '../runtime/auth/sessions/session-tables.js';
+import { DEFAULT_USER_TABLES } from '../runtime/auth/users/user-tables.js';
 import { errnoOf, NO_TABLE } from '../runtime/db/index.js';
 import { OUTBOX_ROUTINES, OUTBOX_TABLES } from '../runtime/events/index.js';
 import type { Queryable } from '../runtime/index.js';
@@ -24,7 +24,7 @@ const { users: USERS, roles: ROLES, userId: ID, userName: NAME, password: PASSWO
 
 /**
  * The default user and role tables (docs/seed.md §2.2, named in
- * runtime/auth/user-tables.ts). Names and passwords compare byte for byte
+ * runtime/auth/users/user-tables.ts). Names and passwords compare byte for byte
  * (utf8mb4_nopad_bin): a case-insensitive or PAD SPACE collation would let
  * `Secret` or `secret ` match the password `secret`.
  */
@@ -57,12 +57,12 @@ export const DEFAULT_TABLES = [
  * prefixing the stored value, console/store.ts) revoke every token that user
  * holds on every backend (`*`); a deleted user's API keys are revoked. What a login reads needs nothing of the
  * kind: every login runs the auth query, and a remembered password is
- * remembered for its stored value only (runtime/auth/credential-cache.ts).
+ * remembered for its stored value only (runtime/auth/passwords/credential-cache.ts).
  * Foreign-key cascades fire no triggers, so deleting a user has a trigger of
  * its own. The server replacing a plain-text password with its hash
  * (rehash_plaintext) changes no password: it says so in a session variable
- * naming the plain value it replaces (runtime/auth/credentials.ts), which the
- * trigger takes. A grant that ends (`expires_on`, runtime/auth/grants.ts) is
+ * naming the plain value it replaces (runtime/auth/passwords/credentials.ts), which the
+ * trigger takes. A grant that ends (`expires_on`, runtime/auth/users/grants.ts) is
  * deleted when it ends, so its end is a revoke too, recorded in the console's
  * history (`*`: every console of the default tables shows it); a change of a
  * grant that only keeps or extends its end revokes nothing, one that brings
@@ -174,10 +174,10 @@ export async function createDefaultTables(connection: Connection): Promise<void>
   await connection.query(LOGIN_FAILURE_TABLE);
   // Calls of rate-limited routes, leased by every server (runtime/limits/store.ts).
   await connection.query(RATE_LIMIT_TABLE);
-  // API keys, stored as their SHA-256 (runtime/auth/api-key.ts), and the secret their tags are made with.
+  // API keys, stored as their SHA-256 (runtime/auth/keys/api-key.ts), and the secret their tags are made with.
   await connection.query(API_KEY_TABLE);
   await connection.query(SECRET_TABLE);
-  // Sessions and the refresh tokens they used up (runtime/auth/sessions.ts).
+  // Sessions and the refresh tokens they used up (runtime/auth/sessions/sessions.ts).
   for (const statement of SESSION_TABLES) await connection.query(statement);
   const [sessionColumns] = await connection.query(
     "select column_name as name from information_schema.columns where table_schema = database() and table_name = 'xmlrest_session' and column_name = 'tokens_until'",
@@ -187,7 +187,7 @@ export async function createDefaultTables(connection: Connection): Promise<void>
     "select column_name as name from information_schema.columns where table_schema = database() and table_name = 'xmlrest_session' and column_name = 'previous_hash'",
   );
   if ((rotationColumns as unknown[]).length === 0) await connection.query(SESSION_ROTATION_COLUMNS);
-  // Grants that end (runtime/auth/grants.ts): a role table made before them gets the column.
+  // Grants that end (runtime/auth/users/grants.ts): a role table made before them gets the column.
   const [roleColumns] = await connection.query(
     `select column_name as name from information_schema.columns where table_schema = database() and table_name = '${ROLES}' and column_name = 'expires_on'`,
   );
@@ -227,7 +227,7 @@ export async function addUser(connection: Connection, name: string, password: st
   await connection.beginTransaction();
   try {
     const store = storeOn(connection);
-    // Never plain text: an argon2id hash, which the server verifies (runtime/auth/passwords.ts).
+    // Never plain text: an argon2id hash, which the server verifies (runtime/auth/passwords/passwords.ts).
     const userId = await store.addUser(name, password);
     for (const role of roles) await store.grant(userId, role);
     await connection.commit();
@@ -251,7 +251,7 @@ export async function addPlainTextUser(connection: Connection, name: string, pas
 }
 
 /**
- * Grants a role, for good or until `until` (Unix seconds: runtime/auth/grants.ts). Granting a role the user holds
+ * Grants a role, for good or until `until` (Unix seconds: runtime/auth/users/grants.ts). Granting a role the user holds
  * sets its end to the one given; granting it as it is changes nothing (the unique key keeps one row).
  */
 export function grantRole(connection: Connection, userId: number, role: string, until: number | null = null): Promise<GrantOutcome> {

@@ -8,10 +8,10 @@ import { checkRoleName, checkUserName } from '../console/names.js';
 // The generator (ts-morph among it) is loaded by the commands that generate, never by those that do not.
 import { databaseUrlFromEnvironment } from '../generator/environment.js';
 import { credentialProblem, MAX_PASSWORD_BYTES } from '../runtime/auth/bounds.js';
-import { CredentialCache } from '../runtime/auth/credential-cache.js';
-import { CredentialChecker } from '../runtime/auth/credentials.js';
-import { Hashing } from '../runtime/auth/hashing.js';
-import { LoginLimiter } from '../runtime/auth/limiter.js';
+import { CredentialCache } from '../runtime/auth/passwords/credential-cache.js';
+import { CredentialChecker } from '../runtime/auth/passwords/credentials.js';
+import { Hashing } from '../runtime/auth/passwords/hashing.js';
+import { LoginLimiter } from '../runtime/auth/limits/limiter.js';
 import { HTTP_METHODS, type HttpMethod, parseAuth } from '../runtime/contract.js';
 import type { BackendModule } from '../runtime/index.js';
 import { connectTo } from './connection.js';
@@ -459,7 +459,7 @@ async function explainCommand(user: string, method: string, served: string, json
     answer = await withConnection(async (connection) => {
       const checked = await checkCredentials(connection, backend, user, password);
       if (checked.rows.length === 0 || !backend.defaultTables) return explainChecked(route, user, backend.authScheme, checked);
-      // A grant past its end is deleted within moments (runtime/auth/grants.ts): it admits no more.
+      // A grant past its end is deleted within moments (runtime/auth/users/grants.ts): it admits no more.
       const id = await userIdOf(connection, user);
       const grants = id === undefined ? undefined : await grantsOf(connection, id);
       const held = explainChecked(route, user, backend.authScheme, checked);
@@ -510,7 +510,7 @@ async function readPassword(): Promise<string> {
 }
 
 /**
- * The backend's AuthQuery run with these credentials exactly as the server runs it (runtime/auth/credentials.ts):
+ * The backend's AuthQuery run with these credentials exactly as the server runs it (runtime/auth/passwords/credentials.ts):
  * the stored password verified when the query returns it, plain text in constant time; nothing written (no rehash).
  */
 async function checkCredentials(connection: mysql.Connection, backend: BackendModule, user: string, password: string) {

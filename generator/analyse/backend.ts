@@ -1,4 +1,4 @@
-import { defaultAuthQuery } from '../../runtime/auth/user-tables.js';
+import { defaultAuthQuery } from '../../runtime/auth/users/user-tables.js';
 import { AUTH_SCHEMES, type AuthSchemeName, DEFAULT_CONSOLE_ROLE } from '../../runtime/contract.js';
 import type { Diagnostics, SourceLocation } from '../diagnostics.js';
 import type { AuthQuery, Backend, PluginRef } from '../ir.js';

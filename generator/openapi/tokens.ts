@@ -47,7 +47,7 @@ export function shapeA(backend: Backend): Schema {
 
 export const REFRESH_TOKEN = {
   type: 'string',
-  // Either form the server takes (runtime/auth/refresh-tokens.ts REFRESH_TOKEN_PATTERN; a unit test keeps them equal).
+  // Either form the server takes (runtime/auth/sessions/refresh-tokens.ts REFRESH_TOKEN_PATTERN; a unit test keeps them equal).
   pattern: '^xrr_[0-9A-Za-z]{43}([0-9A-Za-z]{11})?$',
   description: 'Buys one new pair at {backend}/v1.0/token/refresh, then is used up.',
 };

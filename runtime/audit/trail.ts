@@ -1,7 +1,7 @@
 // The trail: a write's row in its transaction, every other row queued and written in batches, repeated refusals
 // counted, old rows pruned; apart from the table and the list, so that the queue reads in one sitting.
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { addressGroup } from '../auth/address.js';
+import { addressGroup } from '../auth/limits/address.js';
 import { type Database, faultOf, type Queryable } from '../db/index.js';
 import { httpErrorFromDatabase } from '../errors.js';
 import type { Chore } from '../housekeeping.js';

@@ -1,19 +1,19 @@
 import type { BackendModule, RateLimit, Roles } from '../contract.js';
 import { forbidden, HttpError } from '../errors.js';
-import { type ApiKeys, presentedKey } from './api-key.js';
-import type { CredentialCache } from './credential-cache.js';
-import { CredentialChecker, type UserDatabase } from './credentials.js';
-import { grantLimits } from './grants.js';
-import type { Hashing } from './hashing.js';
+import { type ApiKeys, presentedKey } from './keys/api-key.js';
+import type { CredentialCache } from './passwords/credential-cache.js';
+import { CredentialChecker, type UserDatabase } from './passwords/credentials.js';
+import { grantLimits } from './users/grants.js';
+import type { Hashing } from './passwords/hashing.js';
 import type { IssuerKeyRing } from './issuer/ring.js';
-import type { JwtKey } from './jwt.js';
-import type { LoginLimiter } from './limiter.js';
-import { RefreshTokens } from './refresh-tokens.js';
-import type { Revocations } from './revocations.js';
+import type { JwtKey } from './tokens/jwt.js';
+import type { LoginLimiter } from './limits/limiter.js';
+import { RefreshTokens } from './sessions/refresh-tokens.js';
+import type { Revocations } from './tokens/revocations.js';
 import { type AuthScheme, type Principal, principalName } from './scheme.js';
 import { SCHEMES } from './schemes.js';
-import { Sessions } from './sessions.js';
-import { TokenIssuer } from './tokens.js';
+import { Sessions } from './sessions/sessions.js';
+import { TokenIssuer } from './tokens/tokens.js';
 
 /** What every backend of one server shares: the token key, revocations, the login limits, the credential cache, the hashing, outside issuers' keys. */
 export interface SecurityServices {
@@ -71,7 +71,7 @@ export class Guard {
    * A token for a user who just proved a password (token shape A, or a token request's plug-in): a session's first
    * pair on a backend with sessions. On the default user tables, roles whose grant has ended are left out (none
    * left: 401, as for a user who holds no role), and the token, and its session, end no later than the first
-   * temporary grant it carries (runtime/auth/grants.ts).
+   * temporary grant it carries (runtime/auth/users/grants.ts).
    */
   async issue(sub: string, aud: string | string[], ends?: ReadonlyMap<string, number | null>): Promise<{ token: string; refreshToken?: string }> {
     if (this.tokens === null) throw new Error(`backend "${this.backend.name}" has no JWT key: set JWT_SECRET`);

@@ -1,6 +1,6 @@
 import type { BackendModule } from '../contract.js';
 import { HttpError } from '../errors.js';
-import { presentedKey } from './api-key.js';
+import { presentedKey } from './keys/api-key.js';
 import type { Guard } from './guard.js';
 import type { Principal } from './scheme.js';
 

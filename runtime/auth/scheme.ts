@@ -1,9 +1,9 @@
 import type { BackendModule } from '../contract.js';
 import type { Queryable } from '../db/index.js';
-import type { CredentialChecker } from './credentials.js';
+import type { CredentialChecker } from './passwords/credentials.js';
 import type { IssuerKeyRing } from './issuer/ring.js';
-import type { JwtKey } from './jwt.js';
-import type { Revocations } from './revocations.js';
+import type { JwtKey } from './tokens/jwt.js';
+import type { Revocations } from './tokens/revocations.js';
 
 /**
  * The seam every authentication scheme sits behind. A scheme reads an

@@ -1,4 +1,4 @@
-import { digestKey } from '../auth/keys.js';
+import { digestKey } from '../auth/digest.js';
 import type { RateLimit } from '../contract.js';
 import { HttpError } from '../errors.js';
 import { type LeaseStore, MAX_LEASE } from './store.js';

@@ -3,7 +3,7 @@
 import type mysql from 'mysql2/promise';
 import { RESERVED_USER_PREFIX } from '../../console/names.js';
 import { isoSeconds } from '../../console/store.js';
-import { DEFAULT_USER_TABLES } from '../../runtime/auth/user-tables.js';
+import { DEFAULT_USER_TABLES } from '../../runtime/auth/users/user-tables.js';
 import { errnoOf, NO_COLUMN, NO_TABLE } from '../../runtime/db/index.js';
 import { recordFromCli } from '../schema.js';
 import { messageOfError, VerifyUsage } from './errors.js';

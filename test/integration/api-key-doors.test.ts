@@ -5,7 +5,7 @@ import { crc32 } from 'node:zlib';
 import type mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyStore } from '../../console/keys.js';
-import { base62, randomBase62, storedForm } from '../../runtime/auth/api-key.js';
+import { base62, randomBase62, storedForm } from '../../runtime/auth/keys/api-key.js';
 import { connectTo } from '../../scripts/connection.js';
 import { addUser, queryableOf } from '../../scripts/schema.js';
 import { type BuiltServer, startBuiltServer } from '../support/built-server.js';

@@ -7,7 +7,7 @@ import { crc32 } from 'node:zlib';
 import type mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 
-import { base62 } from '../../runtime/auth/api-key.js';
+import { base62 } from '../../runtime/auth/keys/api-key.js';
 import { connectTo } from '../../scripts/connection.js';
 import { addUser, grantRole, revokeRole } from '../../scripts/schema.js';
 import { type BuiltServer, startBuiltServer } from '../support/built-server.js';

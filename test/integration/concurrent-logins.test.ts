@@ -3,7 +3,7 @@ import { Agent } from 'node:http';
 import path from 'node:path';
 import type mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { digestKey } from '../../runtime/auth/keys.js';
+import { digestKey } from '../../runtime/auth/digest.js';
 import { connectTo } from '../../scripts/connection.js';
 import { addPlainTextUser } from '../../scripts/schema.js';
 import { type BuiltServer, startBuiltServer } from '../support/built-server.js';

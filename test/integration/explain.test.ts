@@ -3,7 +3,7 @@ import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { generateProject } from '../../generator/index.js';
-import { hashPassword } from '../../runtime/auth/passwords.js';
+import { hashPassword } from '../../runtime/auth/passwords/passwords.js';
 import { connectTo } from '../../scripts/connection.js';
 import { addUser, grantRole } from '../../scripts/schema.js';
 import { copyProject } from '../support/project-copy.js';

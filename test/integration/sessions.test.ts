@@ -45,7 +45,7 @@ let servers: BuiltServer[] = [];
 beforeAll(async () => {
   connection = await connectTo(inject('databaseUrl'));
   for (const user of ['ses-ann', 'ses-ben', 'ses-cat', 'ses-dan']) await addUser(connection, user, `${user}-pass`, ['member']);
-  // A member for 6 s only: a grant that ends (runtime/auth/grants.ts), granted once the servers are up.
+  // A member for 6 s only: a grant that ends (runtime/auth/users/grants.ts), granted once the servers are up.
   await addUser(connection, 'ses-eve', 'ses-eve-pass', []);
   await buildScratchProject(ROOT, {
     databaseUrl: inject('databaseUrl'),

@@ -3,7 +3,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { revokeToken } from '../../runtime/auth/revocations.js';
+import { revokeToken } from '../../runtime/auth/tokens/revocations.js';
 import { connectTo } from '../../scripts/connection.js';
 import { addUser } from '../../scripts/schema.js';
 import { type BuiltServer, startBuiltServer } from '../support/built-server.js';

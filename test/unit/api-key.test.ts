@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { checkNewKey, parseExpiry } from '../../console/keys.js';
-import { base62, presentedKey, storedForm } from '../../runtime/auth/api-key.js';
-import { isLegacyApiKey, KeyChecksum } from '../../runtime/auth/key-checksum.js';
+import { base62, presentedKey, storedForm } from '../../runtime/auth/keys/api-key.js';
+import { isLegacyApiKey, KeyChecksum } from '../../runtime/auth/keys/key-checksum.js';
 
 /** The API key format (docs/contract.md §10): xr_, 43 base62 characters of 32 random bytes, an 11-character keyed tag. */
 describe('API keys', () => {

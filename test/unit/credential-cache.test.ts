@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CredentialCache } from '../../runtime/auth/credential-cache.js';
+import { CredentialCache } from '../../runtime/auth/passwords/credential-cache.js';
 
 describe('CredentialCache.once', () => {
   it('runs one check for the same client, stored value and password at a time, and shares its answer', async () => {

@@ -1,6 +1,6 @@
 import jwt from 'jsonwebtoken';
 import { describe, expect, it } from 'vitest';
-import { JwtKey, signToken, TokenRejected, verifyToken } from '../../runtime/auth/jwt.js';
+import { JwtKey, signToken, TokenRejected, verifyToken } from '../../runtime/auth/tokens/jwt.js';
 
 const SECRET = 'unit-secret-0123456789-0123456789-abcdef';
 

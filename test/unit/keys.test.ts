@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { digestKey, SecretDigest } from '../../runtime/auth/keys.js';
+import { digestKey, SecretDigest } from '../../runtime/auth/digest.js';
 
 /** The keys of caches and counters: no two part lists may share one, whatever the parts hold. */
 describe('framed digests', () => {

@@ -1,7 +1,7 @@
 import { createSecretKey } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { REFRESH_TOKEN } from '../../generator/openapi/tokens.js';
-import { REFRESH_TOKEN_PATTERN, RefreshTokens } from '../../runtime/auth/refresh-tokens.js';
+import { REFRESH_TOKEN_PATTERN, RefreshTokens } from '../../runtime/auth/sessions/refresh-tokens.js';
 
 const key = (text: string) => createSecretKey(Buffer.from(text.padEnd(32, '.')));
 

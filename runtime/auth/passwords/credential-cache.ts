@@ -1,4 +1,4 @@
-import { SecretDigest } from './keys.js';
+import { SecretDigest } from '../digest.js';
 
 /**
  * Verdicts of password checks, remembered for a short time so that HTTP

@@ -1,6 +1,6 @@
-import { errnoOf, NO_COLUMN, NO_TABLE, type Queryable } from '../db/index.js';
-import type { Logger } from '../log.js';
-import { endDueGrants } from './grants.js';
+import { errnoOf, NO_COLUMN, NO_TABLE, type Queryable } from '../../db/index.js';
+import type { Logger } from '../../log.js';
+import { endDueGrants } from '../users/grants.js';
 import type { VerifiedToken } from './jwt.js';
 
 /**

@@ -1,13 +1,13 @@
 import { hash } from 'node:crypto';
-import type { BackendModule, RateLimit } from '../contract.js';
-import { parseRateLimit } from '../contract.js';
-import { errnoOf, NO_COLUMN, type Queryable } from '../db/index.js';
-import { HttpError } from '../errors.js';
-import type { Logger } from '../log.js';
+import type { BackendModule, RateLimit } from '../../contract.js';
+import { parseRateLimit } from '../../contract.js';
+import { errnoOf, NO_COLUMN, type Queryable } from '../../db/index.js';
+import { HttpError } from '../../errors.js';
+import type { Logger } from '../../log.js';
 import { hasApiKeyShape, isLegacyApiKey, KeySecret } from './key-checksum.js';
-import type { LoginAttempt, LoginLimiter } from './limiter.js';
-import { LOCKED } from './passwords.js';
-import type { Principal } from './scheme.js';
+import type { LoginAttempt, LoginLimiter } from '../limits/limiter.js';
+import { LOCKED } from '../passwords/passwords.js';
+import type { Principal } from '../scheme.js';
 
 export { API_KEY_PREFIX, base62, randomBase62 } from './key-checksum.js';
 
@@ -78,7 +78,7 @@ const REFRESH_MS = 2500;
 const REMEMBERED = 10_000;
 
 /**
- * A key with what its user holds now: a grant past its end is not held (runtime/auth/grants.ts), whether or not a
+ * A key with what its user holds now: a grant past its end is not held (runtime/auth/users/grants.ts), whether or not a
  * server has deleted it yet, and the first end to come is read with it so that the key is read again at that moment.
  */
 const LOOKUP_SQL = `select k.key_id, k.user_id, k.roles, k.rate_limit,
@@ -174,7 +174,7 @@ export class ApiKeys {
         await this.limiter.cancelled(attempt);
         throw error;
       }
-      // Not found: a failed login, as a wrong password is (the limiter counts failures only, runtime/auth/limiter.ts).
+      // Not found: a failed login, as a wrong password is (the limiter counts failures only, runtime/auth/limits/limiter.ts).
       if (!this.known.has(id)) await this.limiter.failed(attempt);
       else await this.limiter.succeeded(attempt);
       return known;

@@ -1,5 +1,5 @@
-import type { Plugin } from '../contract.js';
-import { HttpError } from '../errors.js';
+import type { Plugin } from '../../contract.js';
+import { HttpError } from '../../errors.js';
 
 export interface TokenGeneratorArgs {
   /** The role name, from the auth query's `aud` column. */

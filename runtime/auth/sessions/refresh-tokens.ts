@@ -1,5 +1,5 @@
 import { createHmac, hkdfSync, type KeyObject, timingSafeEqual } from 'node:crypto';
-import { base62, randomBase62 } from './key-checksum.js';
+import { base62, randomBase62 } from '../keys/key-checksum.js';
 
 /**
  * What a refresh token's text is (docs/contract.md §10): `xrr_` + 32 random bytes in base62 (43 characters) + an

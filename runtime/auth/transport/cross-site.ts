@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../../errors.js';
 
 /**
  * Whether a request comes from a page of another site, which the browser

@@ -1,4 +1,4 @@
-import { errnoOf, NO_COLUMN, NO_TABLE, type Queryable } from '../db/index.js';
+import { errnoOf, NO_COLUMN, NO_TABLE, type Queryable } from '../../db/index.js';
 import { DEFAULT_USER_TABLES } from './user-tables.js';
 
 /**

@@ -1,6 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { crc32 } from 'node:zlib';
-import { errnoOf, NO_TABLE, type Queryable } from '../db/index.js';
+import { errnoOf, NO_TABLE, type Queryable } from '../../db/index.js';
 
 /**
  * What an API key's text is (docs/contract.md §10): `xr_` + 32 random bytes in base62 (43 characters) + an
@@ -12,7 +12,7 @@ import { errnoOf, NO_TABLE, type Queryable } from '../db/index.js';
  *
  * Keys made before this form (`xr_` + 43 + a 6-character CRC32) are told apart by their length: they are still
  * taken, through a path that counts each one not found against its client's address as a failed login
- * (runtime/auth/api-key.ts), so that forging them is as limited as guessing passwords.
+ * (runtime/auth/keys/api-key.ts), so that forging them is as limited as guessing passwords.
  */
 export const API_KEY_PREFIX = 'xr_';
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';

@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../../errors.js';
 import { refuseCrossSite } from './cross-site.js';
 
 const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/;

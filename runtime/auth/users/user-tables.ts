@@ -1,4 +1,4 @@
-import type { AuthSchemeName } from '../contract.js';
+import type { AuthSchemeName } from '../../contract.js';
 
 /**
  * The default user tables (docs/seed.md §2.2), named in this one place: the
@@ -41,7 +41,7 @@ export function defaultAuthQuery(scheme: AuthSchemeName, tables: UserTables = DE
 export const GRANT_ENDS_COLUMN_NAME = 'grant_ends';
 
 /**
- * The default auth query as the server runs it where grants may end (runtime/auth/grants.ts): the same rows, but
+ * The default auth query as the server runs it where grants may end (runtime/auth/users/grants.ts): the same rows, but
  * none for a grant past its end (the moment it ends, before any server deletes it), and each with its grant's end,
  * so that a token issued from them expires by then with no query more. `?` for the user name.
  */

@@ -1,12 +1,12 @@
 import type Koa from 'koa';
-import type { FieldReader } from '../body.js';
-import type { ParamSpecs } from '../contract.js';
-import { badRequest, HttpError } from '../errors.js';
-import { readParams } from '../params.js';
-import { MAX_PASSWORD_BYTES, MAX_USER_BYTES } from './bounds.js';
-import type { Guard } from './guard.js';
-import { type CredentialRules, screenLogin } from './transport.js';
-import { GRANT_ENDS_COLUMN_NAME } from './user-tables.js';
+import type { FieldReader } from '../../body.js';
+import type { ParamSpecs } from '../../contract.js';
+import { badRequest, HttpError } from '../../errors.js';
+import { readParams } from '../../params.js';
+import { MAX_PASSWORD_BYTES, MAX_USER_BYTES } from '../bounds.js';
+import type { Guard } from '../guard.js';
+import { type CredentialRules, screenLogin } from '../transport/transport.js';
+import { GRANT_ENDS_COLUMN_NAME } from '../users/user-tables.js';
 
 const FIELDS = {
   auth: { kind: 'string', nullable: false, maxBytes: 16 },

@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../../errors.js';
 
 /**
  * The server's password hashing, bounded: argon2id takes 19 MiB and tens of

@@ -1,12 +1,12 @@
 import { hash, randomBytes } from 'node:crypto';
-import { type BackendModule, DEFAULT_MAX_SESSIONS } from '../contract.js';
-import type { Queryable } from '../db/index.js';
-import { HttpError } from '../errors.js';
-import type { LoginAttempt, LoginLimiter } from './limiter.js';
+import { type BackendModule, DEFAULT_MAX_SESSIONS } from '../../contract.js';
+import type { Queryable } from '../../db/index.js';
+import { HttpError } from '../../errors.js';
+import type { LoginAttempt, LoginLimiter } from '../limits/limiter.js';
 import type { RefreshTokens } from './refresh-tokens.js';
-import { type Revocations, revokeToken } from './revocations.js';
+import { type Revocations, revokeToken } from '../tokens/revocations.js';
 import { ENDED, endUserSessions } from './session-tables.js';
-import type { TokenIssuer } from './tokens.js';
+import type { TokenIssuer } from '../tokens/tokens.js';
 
 /**
  * Sessions (docs/contract.md §10): on a Bearer backend with
@@ -83,7 +83,7 @@ export class Sessions {
 
   /**
    * A new session for a user who just proved a password: its first pair. `endsBy` (Unix seconds): the session
-   * ends then at the latest, when it carries a grant that ends (runtime/auth/grants.ts). Token requests that begin
+   * ends then at the latest, when it carries a grant that ends (runtime/auth/users/grants.ts). Token requests that begin
    * sessions are counted per user (limiter.ts), and a user holds at most `max_sessions` live ones: the oldest end.
    */
   async begin(sub: string, aud: string | string[], endsBy?: number): Promise<Pair> {

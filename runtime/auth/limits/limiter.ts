@@ -1,7 +1,7 @@
-import { HttpError } from '../errors.js';
+import { HttpError } from '../../errors.js';
 import { addressGroup } from './address.js';
 import { type FailureStore, type Held, MemoryFailureStore } from './failure-store.js';
-import { digestKey } from './keys.js';
+import { digestKey } from '../digest.js';
 
 /**
  * Failed-login limits (OWASP API2): after `perUser` failed password checks

@@ -1,4 +1,4 @@
-import type { Queryable } from '../db/index.js';
+import type { Queryable } from '../../db/index.js';
 
 /** The tables of sessions (sessions.ts), made by `xmlrest db init`, and the statements that end them. */
 export const SESSION_TABLES = [
