@@ -1,20 +1,14 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { JwtKey } from './auth/tokens/jwt.js';
-import { DatabaseUrlError, parseDatabaseUrl } from './db/index.js';
-import { DEFAULT_DELIVERY, DEFAULT_EVENT_BYTES, type DeliverySettings, MAKE_A_WEBHOOK_SECRET, parseWebhookSecrets } from './events/index.js';
+import { existsSync } from 'node:fs';
+import { ConfigError } from './config/error.js';
+import { databaseUrlOf, secretOf, webhookSecretsOf } from './config/secrets.js';
+import { bounded, type ConsoleMode, consoleModeOf, flag, loginCounters, portOf, proxyHops, tlsFiles, whole } from './config/values.js';
+import { DEFAULT_DELIVERY, DEFAULT_EVENT_BYTES, type DeliverySettings } from './events/index.js';
 import { type LogLevel, parseLogLevel } from './log.js';
 import { tracingEndpoint } from './tracing/index.js';
 
-/** How to make a JWT_SECRET, said wherever one is missing or too short. */
-export const MAKE_A_SECRET = `node -e "console.log(require('node:crypto').randomBytes(32).toString('base64url'))"`;
-
-/** Every problem of a configuration, each naming its variable and what to do; thrown before any connection is tried. */
-export class ConfigError extends Error {
-  constructor(readonly problems: readonly string[]) {
-    super(problems.join('\n'));
-    this.name = 'ConfigError';
-  }
-}
+export { ConfigError } from './config/error.js';
+export { MAKE_A_SECRET } from './config/secrets.js';
+export { type ConsoleMode, consoleModeOf } from './config/values.js';
 
 export interface ConfigNeeds {
   /** The backends that sign and check Bearer tokens: they need JWT_SECRET. */
@@ -76,8 +70,6 @@ export interface ServerConfig {
   otlpEndpoint: string | undefined;
 }
 
-export type ConsoleMode = 'on' | 'off' | 'admin';
-
 /**
  * The server's settings from the environment (or `.env`), every one checked
  * before anything connects: all problems are reported together, each with
@@ -114,65 +106,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, envFile = '.env
 }
 
 type Checked = <T>(read: () => T, fallback: T) => T;
-
-function databaseUrlOf(url: string | undefined): string {
-  const shape = 'mysql://user:password@host:3306/database';
-  if (!url) {
-    throw new Error(
-      `DATABASE_URL is not set: set it to your MySQL or MariaDB database, ${shape}, in the environment or in .env beside package.json (npm run demo starts a private MariaDB and prints its URL)`,
-    );
-  }
-  try {
-    // Its TLS files are read and checked too: a missing ssl-ca stops the start, not the first request.
-    parseDatabaseUrl(url);
-  } catch (error) {
-    // The parser's messages never hold the URL, whose password they would print.
-    if (!(error instanceof DatabaseUrlError)) throw error;
-    throw new ConfigError(
-      error.shape ? error.problems.map((problem) => `${problem} (the form is ${shape}, or host1:3306,host2:3306 for a cluster)`) : error.problems,
-    );
-  }
-  return url;
-}
-
-function secretOf(secret: string | undefined, bearerBackends: readonly string[], pagedBackends: readonly string[]): string | undefined {
-  if (!secret) {
-    // A Bearer backend with pages needs it once, for its tokens: said once.
-    const paged = pagedBackends.filter((backend) => !bearerBackends.includes(backend));
-    const uses = [
-      ...(bearerBackends.length > 0 ? [`backend ${bearerBackends.join(', ')} signs and checks Bearer tokens with it`] : []),
-      ...(paged.length > 0 ? [`backend ${paged.join(', ')} signs the cursors of its pages with it`] : []),
-    ];
-    if (uses.length === 0) return undefined;
-    throw new Error(`JWT_SECRET is not set: ${uses.join(', and ')}. Make one with ${MAKE_A_SECRET} and set JWT_SECRET to it in the environment or in .env`);
-  }
-  try {
-    new JwtKey(secret);
-  } catch (error) {
-    throw new Error(`${(error as Error).message} (make one with ${MAKE_A_SECRET})`);
-  }
-  return secret;
-}
-
-/**
- * The secret of every webhook, from the variable its `secret` names: missing or malformed refuses the start,
- * naming the variable and the webhook, never the value.
- */
-function webhookSecretsOf(env: NodeJS.ProcessEnv, needs: readonly { variable: string; backend: string; url: string }[]): Record<string, string> {
-  const secrets: Record<string, string> = {};
-  const problems: string[] = [];
-  for (const need of needs) {
-    if (need.variable in secrets || problems.some((problem) => problem.startsWith(`${need.variable} `))) continue;
-    const parsed = parseWebhookSecrets(env[need.variable]);
-    if ('problem' in parsed)
-      problems.push(
-        `${need.variable} ${parsed.problem}: backend ${need.backend} signs its webhook ${need.url} with it. Make one with ${MAKE_A_WEBHOOK_SECRET}, set ${need.variable} to it in the environment or in .env, and give it to the receiver`,
-      );
-    else secrets[need.variable] = env[need.variable]!;
-  }
-  if (problems.length > 0) throw new ConfigError(problems);
-  return secrets;
-}
 
 /** EVENTS_*: how this server delivers events; every value bounded, and the lease longer than three attempts. */
 function eventsOf(env: NodeJS.ProcessEnv, checked: Checked): ServerConfig['events'] {
@@ -245,65 +178,4 @@ function settingsFrom(env: NodeJS.ProcessEnv, checked: Checked): Omit<ServerConf
     audit: { retentionDays: checked(() => bounded(env.AUDIT_RETENTION_DAYS, 90, 1, 36_500, 'AUDIT_RETENTION_DAYS'), 90) },
     otlpEndpoint: checked(() => tracingEndpoint(env), undefined),
   };
-}
-
-function bounded(value: string | undefined, fallback: number, min: number, max: number, name: string): number {
-  const number = whole(value, fallback, name);
-  if (number < min || number > max) throw new Error(`${name} is ${min} to ${max}, not ${value}`);
-  return number;
-}
-
-function portOf<T extends number | undefined>(value: string | undefined, fallback: T, name: string): number | T {
-  if (value === undefined || value === '') return fallback;
-  const port = Number(value);
-  if (!/^[0-9]{1,5}$/.test(value) || port > 65535) throw new Error(`${name} is not a port number: ${value}`);
-  return port;
-}
-
-function whole(value: string | undefined, fallback: number, name: string): number {
-  if (value === undefined || value === '') return fallback;
-  if (!/^[0-9]+$/.test(value)) throw new Error(`${name} is a whole number, not ${value}`);
-  return Number(value);
-}
-
-function flag(value: string | undefined, name: string): boolean {
-  if (value === undefined || value === '' || value === 'false' || value === '0') return false;
-  if (value === 'true' || value === '1') return true;
-  throw new Error(`${name} is true or false, not ${value}`);
-}
-
-/**
- * PROXY_HOPS says how many proxies stand in front; TRUST_PROXY=true, the older setting, says one does. Either
- * alone is enough; both must agree.
- */
-function proxyHops(trust: string | undefined, hops: string | undefined): number {
-  const trusted = flag(trust, 'TRUST_PROXY');
-  if (hops === undefined || hops === '') return trusted ? 1 : 0;
-  const count = whole(hops, 0, 'PROXY_HOPS');
-  const said = trust !== undefined && trust !== '';
-  if (said && trusted !== count > 0) {
-    throw new Error(
-      `TRUST_PROXY=${trust} and PROXY_HOPS=${hops} disagree: PROXY_HOPS alone says how many proxies stand in front of the server (0 for none), so remove TRUST_PROXY`,
-    );
-  }
-  return count;
-}
-
-function tlsFiles(cert: string | undefined, key: string | undefined): { cert: Buffer; key: Buffer } | undefined {
-  if (!cert && !key) return undefined;
-  if (!cert || !key) throw new Error('HTTPS needs both TLS_CERT_FILE and TLS_KEY_FILE');
-  return { cert: readFileSync(cert), key: readFileSync(key) };
-}
-
-function loginCounters(value: string | undefined): 'memory' | 'database' {
-  if (value === undefined || value === '' || value === 'memory') return 'memory';
-  if (value === 'database') return 'database';
-  throw new Error(`LOGIN_COUNTERS is memory or database, not ${value}`);
-}
-
-/** `CONSOLE`: on (the default, for the demo), off, or admin (the ADMIN_PORT listener only). */
-export function consoleModeOf(value: string | undefined): ConsoleMode {
-  if (value === undefined || value === '' || value === 'on') return 'on';
-  if (value === 'off' || value === 'admin') return value;
-  throw new Error(`CONSOLE is on, off or admin (the ADMIN_PORT listener only), not ${value}`);
 }

@@ -1,9 +1,10 @@
 import { defaultAuthQuery } from '../../runtime/auth/users/user-tables.js';
 import { AUTH_SCHEMES, type AuthSchemeName, DEFAULT_CONSOLE_ROLE } from '../../runtime/contract.js';
 import type { Diagnostics, SourceLocation } from '../diagnostics.js';
-import type { AuthQuery, Backend, PluginRef } from '../ir.js';
+import type { AuthQuery, Backend } from '../ir.js';
 import { BUILTIN_PLUGINS } from '../plugins.js';
 import { scanSql } from '../sql/index.js';
+import { ARG_NAME, type BackendWithPlugins } from './backend-plugins.js';
 import {
   type AnalyseOptions,
   AttributeReader,
@@ -17,14 +18,8 @@ import {
   type SourceFile,
 } from './elements.js';
 import { analyseIssuer } from './issuer.js';
-import { ARG_NAME } from './request.js';
 import { analyseRolesQuery, checkSessionQueries } from './roles-query.js';
 import { analyseWebhook } from './webhook.js';
-
-/** backend.xml: the backend's settings, its AuthQuery and its plug-ins. */
-export interface BackendWithPlugins extends Backend {
-  plugins: Map<string, PluginRef>;
-}
 
 const AUTH_QUERY_COLUMNS = { Basic: ['user_id', 'role_name'], Bearer: ['sub', 'aud'] } as const;
 

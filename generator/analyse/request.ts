@@ -7,7 +7,7 @@ import { BUILTIN_PLUGINS } from '../plugins.js';
 import { type Placeholder, scanSql } from '../sql/index.js';
 import { readAccess, readRateLimit } from './access.js';
 import { type AuditParams, readAuditParams, requestAuditParams } from './audit.js';
-import type { BackendWithPlugins } from './backend.js';
+import { ARG_NAME, type BackendWithPlugins } from './backend-plugins.js';
 import { type AnalyseOptions, AttributeReader, type RawAttribute, type RawElement, readBool, readDesc, type SourceFile, scanCached } from './elements.js';
 import { analyseEmit, checkEmitsWrite } from './emit.js';
 import { analyseList, LIST_ELEMENTS } from './list.js';
@@ -15,7 +15,6 @@ import { readOwner } from './ownership.js';
 
 /** A request of a resource file: its method, status and steps, each bind checked against the steps before it. */
 const STEP_ID = /^[A-Za-z_][A-Za-z0-9_]*$/;
-export const ARG_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Names the generated handler uses itself, or imports; a step may not shadow them. */
 const RESERVED_STEP_IDS = new Set(['scope', 'params', 'uid', 'db', 'resource', 'cell', ...RESERVED_WORDS]);
 

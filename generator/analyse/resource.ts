@@ -4,7 +4,7 @@ import type { Operation, Resource } from '../ir.js';
 import { constant } from '../names.js';
 import { readAccess, readRateLimit } from './access.js';
 import { checkResourceAuditParams, readAuditParams } from './audit.js';
-import type { BackendWithPlugins } from './backend.js';
+import type { BackendWithPlugins } from './backend-plugins.js';
 import { type AnalyseOptions, AttributeReader, checkNamespace, parseCached, readBool, readDesc, type SourceFile, top } from './elements.js';
 import { checkEventNames } from './emit.js';
 import { analyseRequest } from './request.js';

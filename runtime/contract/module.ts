@@ -1,0 +1,114 @@
+import type { Queryable, SqlValue } from '../db/index.js';
+import type { Access, Roles } from './access.js';
+import type { BackendSettings } from './backend.js';
+import type { EventPayload } from './events.js';
+import type { ListQuery, ListSpec } from './list.js';
+import type { ParamSpecs } from './params.js';
+import type { RateLimit } from './rate-limit.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+export const HTTP_METHODS: readonly HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
+/** What a generated handler is handed for one request. */
+export interface RequestScope {
+  /**
+   * The role guard: authenticates the Authorization header against the
+   * backend and checks that the user holds one of `roles` (any role at all
+   * for `'*'`). Returns `$uid`. Throws 403 or 401 per docs/contract.md §4, §8.
+   */
+  authenticate(roles: Roles): Promise<string>;
+  /**
+   * Reads, checks and converts the parameters `specs` names; a missing one or a value of the
+   * wrong type is a 400 naming it. The body wins over the query string.
+   */
+  params<Params>(specs: ParamSpecs): Promise<Params>;
+  /** Autocommit statements, for a request with one read step. */
+  readonly db: Queryable;
+  /** One connection, one transaction: for a request that writes or has several steps. */
+  transaction<T>(work: (db: Queryable) => Promise<T>): Promise<T>;
+  readonly plugin: PluginContext;
+  /**
+   * Records an event in the outbox for `db`, the request's own transaction (docs/contract.md §12): its row is
+   * written as that transaction commits, with the COMMIT, and delivered to the backend's webhooks only if it
+   * did. `key` says which row the event is about (the payload's `key`) and orders the deliveries of events
+   * about one row (events whose type starts with the same word and whose key is equal).
+   */
+  emit<Event extends EventPayload>(db: Queryable, type: Event['type'], data: Event['data'], key?: SqlValue): Promise<void>;
+  /**
+   * A list step's statement for this request (docs/contract.md §11): the filters it sent, the sort, and for a
+   * paged list the cursor `after` (checked: a forged, foreign or stale one is a 400) and `limit`.
+   */
+  list(spec: ListSpec, params: object): ListQuery;
+}
+
+export type Handler = (scope: RequestScope) => Promise<object>;
+
+export interface Operation {
+  /** Status of a successful response. */
+  status: number;
+  /** Who may call it; the handler's own guard checks the same set, hard-wired. */
+  access: Access;
+  /** At most this many calls per caller in each window (docs/contract.md §10), when the file sets `rate_limit`. */
+  rateLimit?: RateLimit;
+  /** Every call is written to xmlrest_api_audit (`audit="true"`, docs/contract.md §12), keeping what its rule says. */
+  audit?: AuditRule;
+  /** It answers pages whose cursors the server signs (docs/contract.md §11): the server needs its key (JWT_SECRET). */
+  pages?: true;
+  handler: Handler;
+}
+
+/**
+ * What an audited operation's rows keep of its parameters, decided when generating (docs/contract.md §12): the
+ * values of `keeps`, every other parameter's written as `[FILTERED]`. The generator never lists a secret.
+ */
+export interface AuditRule {
+  keeps: readonly string[];
+}
+
+export interface ResourceModule {
+  name: string;
+  version: string;
+  /** The resource's `auth` attribute as written (`customer admin`, `*`), or null; a Request's own `auth` may replace it. */
+  auth: string | null;
+  /** Relative POSIX path of the XML file it was generated from. */
+  source: string;
+  operations: Partial<Record<HttpMethod, Operation>>;
+}
+
+export interface BackendModule extends BackendSettings {
+  resources: readonly ResourceModule[];
+}
+
+/** What a plug-in (an `Execute` step) may use. */
+export interface PluginContext {
+  readonly backend: BackendModule;
+  readonly requestId: string;
+  /** Signs a token with the server's key and this backend's settings. */
+  signToken(claims: { sub: string; aud: string | string[] }): string;
+  /**
+   * Issues a token as a token request does: on a backend with sessions (`refresh_lifetime`), a session begins,
+   * its access token carries `sid`, and the answer gains `refresh_token` beside the step's output.
+   */
+  issueToken(claims: { sub: string; aud: string | string[] }): Promise<string>;
+  /**
+   * For a plug-in that checks credentials. `verify(user, password, stored)` is a whole login against the
+   * stored value the plug-in's query read, as HTTP Basic does one: a verdict remembered for that value
+   * answers at once; otherwise the attempt is counted (by the user name when given, and the client address),
+   * 429 past the limits, delayed after repeated failures of the name, and the hash checked when a core is
+   * free (503 with Retry-After when too many wait). When the query compared the password itself,
+   * `begin(user)` holds the attempt's place (429 past the limits; a wait while other checks of the name
+   * fill them, 503 when they do not end in time) and `succeeded(user)` says it was right; an attempt begun
+   * and not succeeded counts as failed when the request ends. Await them all: with the counters in memory
+   * `begin` and `succeeded` mostly answer at once, without a promise; shared in the database, with one.
+   */
+  readonly login: {
+    begin(user?: string): void | Promise<void>;
+    succeeded(user?: string): void | Promise<void>;
+    verify(user: string | undefined, supplied: string, stored: unknown): Promise<boolean>;
+  };
+  /**
+   * Verifies a password against a stored value (argon2id hash, or plain text from before), remembering a
+   * success for the backend's credential_cache seconds like HTTP Basic does; counts nothing (`login.verify` does).
+   */
+  verifyPassword(user: string, supplied: string, stored: unknown): Promise<boolean>;
+}
