@@ -1,8 +1,8 @@
 import Router from '@koa/router';
 import type Koa from 'koa';
 import type { AuditTrail } from './audit/index.js';
-import { addressGroup } from './auth/limits/address.js';
 import type { Guard } from './auth/guard.js';
+import { addressGroup } from './auth/limits/address.js';
 import { logoutDoor, refreshDoor } from './auth/sessions/session-doors.js';
 import { tokenShapeA } from './auth/tokens/token-a.js';
 import type { CredentialRules } from './auth/transport/transport.js';

@@ -1,7 +1,7 @@
 import type Koa from 'koa';
 import { type AuditEntry, type AuditTrail, recordedAddress, recordedParams } from './audit/index.js';
-import { presentedKey } from './auth/keys/api-key.js';
 import type { Guard } from './auth/guard.js';
+import { presentedKey } from './auth/keys/api-key.js';
 import { type Principal, principalName } from './auth/scheme.js';
 import { type CredentialRules, credentialsOf, screenLogin } from './auth/transport/transport.js';
 import type { FieldReader } from './body.js';

@@ -1,8 +1,8 @@
 import type mysql from 'mysql2/promise';
 import { KeyStore } from '../console/keys.js';
-import { revokeToken, revokeUserTokens } from '../runtime/auth/tokens/revocations.js';
 import { isCanonicalUid } from '../runtime/auth/scheme.js';
 import { endUserSessions } from '../runtime/auth/sessions/session-tables.js';
+import { revokeToken, revokeUserTokens } from '../runtime/auth/tokens/revocations.js';
 import type { BackendModule } from '../runtime/index.js';
 import { queryableOf, userIdOf } from './schema.js';
 

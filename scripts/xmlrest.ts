@@ -8,10 +8,10 @@ import { checkRoleName, checkUserName } from '../console/names.js';
 // The generator (ts-morph among it) is loaded by the commands that generate, never by those that do not.
 import { databaseUrlFromEnvironment } from '../generator/environment.js';
 import { credentialProblem, MAX_PASSWORD_BYTES } from '../runtime/auth/bounds.js';
+import { LoginLimiter } from '../runtime/auth/limits/limiter.js';
 import { CredentialCache } from '../runtime/auth/passwords/credential-cache.js';
 import { CredentialChecker } from '../runtime/auth/passwords/credentials.js';
 import { Hashing } from '../runtime/auth/passwords/hashing.js';
-import { LoginLimiter } from '../runtime/auth/limits/limiter.js';
 import { HTTP_METHODS, type HttpMethod, parseAuth } from '../runtime/contract.js';
 import type { BackendModule } from '../runtime/index.js';
 import { connectTo } from './connection.js';

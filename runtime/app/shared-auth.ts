@@ -1,10 +1,10 @@
-import { ApiKeys } from '../auth/keys/api-key.js';
-import { CredentialCache } from '../auth/passwords/credential-cache.js';
-import { DatabaseFailureStore } from '../auth/limits/failure-store.js';
-import { Hashing } from '../auth/passwords/hashing.js';
 import { IssuerKeyRing } from '../auth/issuer/index.js';
-import { JwtKey } from '../auth/tokens/jwt.js';
+import { ApiKeys } from '../auth/keys/api-key.js';
+import { DatabaseFailureStore } from '../auth/limits/failure-store.js';
 import { LoginLimiter } from '../auth/limits/limiter.js';
+import { CredentialCache } from '../auth/passwords/credential-cache.js';
+import { Hashing } from '../auth/passwords/hashing.js';
+import { JwtKey } from '../auth/tokens/jwt.js';
 import { Revocations } from '../auth/tokens/revocations.js';
 import type { BackendModule } from '../contract.js';
 import type { Logger } from '../log.js';

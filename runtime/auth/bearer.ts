@@ -2,8 +2,8 @@ import { hash } from 'node:crypto';
 import { HttpError } from '../errors.js';
 import { parseAuthorization } from './header.js';
 import { OutsideIssuers } from './issuer/index.js';
-import { type TokenFailure, TokenRejected, type VerifiedToken, verifyToken } from './tokens/jwt.js';
 import { type AuthScheme, isCanonicalUid, type Principal, type SchemeFactory } from './scheme.js';
+import { type TokenFailure, TokenRejected, type VerifiedToken, verifyToken } from './tokens/jwt.js';
 
 /** The log's reason code for each way a token fails (docs/contract.md §7). */
 const REASONS: Record<TokenFailure, string> = {

@@ -1,19 +1,19 @@
 import type { BackendModule, RateLimit, Roles } from '../contract.js';
 import { forbidden, HttpError } from '../errors.js';
+import type { IssuerKeyRing } from './issuer/ring.js';
 import { type ApiKeys, presentedKey } from './keys/api-key.js';
+import type { LoginLimiter } from './limits/limiter.js';
 import type { CredentialCache } from './passwords/credential-cache.js';
 import { CredentialChecker, type UserDatabase } from './passwords/credentials.js';
-import { grantLimits } from './users/grants.js';
 import type { Hashing } from './passwords/hashing.js';
-import type { IssuerKeyRing } from './issuer/ring.js';
-import type { JwtKey } from './tokens/jwt.js';
-import type { LoginLimiter } from './limits/limiter.js';
-import { RefreshTokens } from './sessions/refresh-tokens.js';
-import type { Revocations } from './tokens/revocations.js';
 import { type AuthScheme, type Principal, principalName } from './scheme.js';
 import { SCHEMES } from './schemes.js';
+import { RefreshTokens } from './sessions/refresh-tokens.js';
 import { Sessions } from './sessions/sessions.js';
+import type { JwtKey } from './tokens/jwt.js';
+import type { Revocations } from './tokens/revocations.js';
 import { TokenIssuer } from './tokens/tokens.js';
+import { grantLimits } from './users/grants.js';
 
 /** What every backend of one server shares: the token key, revocations, the login limits, the credential cache, the hashing, outside issuers' keys. */
 export interface SecurityServices {

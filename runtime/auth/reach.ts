@@ -1,7 +1,7 @@
 import type { BackendModule } from '../contract.js';
 import { HttpError } from '../errors.js';
-import { presentedKey } from './keys/api-key.js';
 import type { Guard } from './guard.js';
+import { presentedKey } from './keys/api-key.js';
 import type { Principal } from './scheme.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { BackendModule } from '../contract.js';
 import type { Queryable } from '../db/index.js';
-import type { CredentialChecker } from './passwords/credentials.js';
 import type { IssuerKeyRing } from './issuer/ring.js';
+import type { CredentialChecker } from './passwords/credentials.js';
 import type { JwtKey } from './tokens/jwt.js';
 import type { Revocations } from './tokens/revocations.js';
 

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { addressGroup } from '../../runtime/auth/limits/address.js';
-import { Hashing } from '../../runtime/auth/passwords/hashing.js';
 import { BACKOFF_BASE_MS, type LoginAttempt, LoginLimiter, OUTCOME_WAIT_MS } from '../../runtime/auth/limits/limiter.js';
+import { Hashing } from '../../runtime/auth/passwords/hashing.js';
 
 /**
  * The limiter's in-memory path, which answers without a promise: what the HTTP

@@ -4,10 +4,10 @@ import { parseRateLimit } from '../../contract.js';
 import { errnoOf, NO_COLUMN, type Queryable } from '../../db/index.js';
 import { HttpError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import { hasApiKeyShape, isLegacyApiKey, KeySecret } from './key-checksum.js';
 import type { LoginAttempt, LoginLimiter } from '../limits/limiter.js';
 import { LOCKED } from '../passwords/passwords.js';
 import type { Principal } from '../scheme.js';
+import { hasApiKeyShape, isLegacyApiKey, KeySecret } from './key-checksum.js';
 
 export { API_KEY_PREFIX, base62, randomBase62 } from './key-checksum.js';
 

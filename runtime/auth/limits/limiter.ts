@@ -1,7 +1,8 @@
-import { HttpError } from '../../errors.js';
+import { digestKey } from '../digest.js';
 import { addressGroup } from './address.js';
 import { type FailureStore, type Held, MemoryFailureStore } from './failure-store.js';
-import { digestKey } from '../digest.js';
+import { all, type Maybe, pause, then } from './maybe.js';
+import { busy, refuse, refuseSessions, tooMany } from './refusals.js';
 
 /**
  * Failed-login limits (OWASP API2): after `perUser` failed password checks
@@ -279,49 +280,5 @@ const ADDRESS_KEYS = 10_000;
 /** An IPv6 address with an IPv4 tail and a zone is at most about 60 characters. */
 const LONGEST_ADDRESS = 64;
 
-type Maybe<T> = T | Promise<T>;
-
 /** What a pass over an attempt's keys leaves to do: its backoff (ms), or the key whose running checks it waits for. */
 type Step = number | { wait: string };
-
-/** `next(value)` at once when the store answered at once, else when its promise does: no promise where none is needed. */
-function then<T, U>(value: Maybe<T>, next: (value: T) => Maybe<U>): Maybe<U> {
-  return value instanceof Promise ? value.then(next) : next(value);
-}
-
-/** Every write done; no promise to wait on when the store answered at once (the memory store always does). */
-function all(writes: (void | Promise<void>)[]): void | Promise<void> {
-  if (writes.some((write) => write instanceof Promise)) return Promise.all(writes).then(() => undefined);
-}
-
-/** Waits `ms`; no promise at all for no wait. */
-function pause(ms: number): void | Promise<void> {
-  if (ms > 0) return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-function refuse(counted: Held): never {
-  throw tooMany(counted.resetAt);
-}
-
-function refuseSessions(counted: Held): never {
-  throw new HttpError(
-    429,
-    'Too many sign-ins for this user: try again later',
-    { 'Retry-After': String(Math.max(1, Math.ceil((counted.resetAt - Date.now()) / 1000))) },
-    'too_many_sessions',
-  );
-}
-
-function tooMany(resetAt: number): HttpError {
-  return new HttpError(
-    429,
-    'Too many failed logins: try again later',
-    { 'Retry-After': String(Math.max(1, Math.ceil((resetAt - Date.now()) / 1000))) },
-    'rate_limited',
-  );
-}
-
-/** Out of time waiting for the checks that fill a limit: no attempt, as when the hashing is too busy (hashing.ts). */
-function busy(): HttpError {
-  return new HttpError(503, 'Too many password checks at once: try again shortly', { 'Retry-After': '1' }, 'login_busy');
-}

@@ -1,12 +1,12 @@
 import type { AuthQuery, BackendModule } from '../../contract.js';
 import { errnoOf, NO_COLUMN, type Queryable, type SqlValue } from '../../db/index.js';
-import { addressGroup } from '../limits/address.js';
 import { credentialProblem } from '../bounds.js';
+import { addressGroup } from '../limits/address.js';
+import type { LoginAttempt, LoginLimiter } from '../limits/limiter.js';
+import { DEFAULT_USER_TABLES, withGrantEnds } from '../users/user-tables.js';
 import type { CredentialCache } from './credential-cache.js';
 import type { Hashing } from './hashing.js';
-import type { LoginAttempt, LoginLimiter } from '../limits/limiter.js';
 import { checkPassword, hashPassword, type PasswordCheck } from './passwords.js';
-import { DEFAULT_USER_TABLES, withGrantEnds } from '../users/user-tables.js';
 
 /** The database a credential check needs: statements, and one transaction to upgrade a plain-text password. */
 export type UserDatabase = Queryable & { transaction<T>(work: (db: Queryable) => Promise<T>): Promise<T> };

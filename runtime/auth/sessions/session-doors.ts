@@ -5,8 +5,8 @@ import { badRequest, HttpError } from '../../errors.js';
 import { readParams } from '../../params.js';
 import type { Guard } from '../guard.js';
 import { principalName } from '../scheme.js';
-import type { Sessions } from './sessions.js';
 import { type CredentialRules, credentialsOf, screenLogin } from '../transport/transport.js';
+import type { Sessions } from './sessions.js';
 
 const REFRESH_FIELDS = { refresh_token: { kind: 'string', nullable: false, maxBytes: 64, from: 'body' } } as const satisfies ParamSpecs;
 const LOGOUT_FIELDS = { scope: { kind: 'string', nullable: true, maxBytes: 8 } } as const satisfies ParamSpecs;

@@ -3,10 +3,10 @@ import { type BackendModule, DEFAULT_MAX_SESSIONS } from '../../contract.js';
 import type { Queryable } from '../../db/index.js';
 import { HttpError } from '../../errors.js';
 import type { LoginAttempt, LoginLimiter } from '../limits/limiter.js';
-import type { RefreshTokens } from './refresh-tokens.js';
 import { type Revocations, revokeToken } from '../tokens/revocations.js';
-import { ENDED, endUserSessions } from './session-tables.js';
 import type { TokenIssuer } from '../tokens/tokens.js';
+import type { RefreshTokens } from './refresh-tokens.js';
+import { ENDED, endUserSessions } from './session-tables.js';
 
 /**
  * Sessions (docs/contract.md §10): on a Bearer backend with

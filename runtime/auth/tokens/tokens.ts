@@ -1,6 +1,6 @@
 import type { BackendModule } from '../../contract.js';
-import { type IssuedClaims, type JwtKey, signToken, type TokenSettings } from './jwt.js';
 import { isCanonicalUid } from '../scheme.js';
+import { type IssuedClaims, type JwtKey, signToken, type TokenSettings } from './jwt.js';
 
 /** Issues a backend's tokens (both token shapes): its issuer, its name, lifetime and `iat` unit, the server's key. */
 export class TokenIssuer {
