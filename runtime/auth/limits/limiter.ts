@@ -1,7 +1,7 @@
 import { digestKey } from '../digest.js';
 import { addressGroup } from './address.js';
 import { type FailureStore, type Held, MemoryFailureStore } from './failure-store.js';
-import { all, type Maybe, pause, then } from './maybe.js';
+import { all, andThen, type Maybe, pause } from './maybe.js';
 import { busy, refuse, refuseSessions, tooMany } from './refusals.js';
 
 /**
@@ -126,16 +126,16 @@ export class LoginLimiter {
    */
   private admit(keys: AttemptKeys): Maybe<Step | undefined> {
     const { perAddress, perUser, windowSeconds } = this.limits;
-    return then(this.gate(keys.address, perAddress, []), (byAddress) => {
+    return andThen(this.gate(keys.address, perAddress, []), (byAddress) => {
       if (byAddress !== undefined) return byAddress;
-      return then(this.gate(keys.account, perUser, [keys.address]), (byAccount) => {
+      return andThen(this.gate(keys.account, perUser, [keys.address]), (byAccount) => {
         const name = keys.name;
         if (byAccount !== undefined || name === undefined) return byAccount;
-        return then(this.store.hold(name, windowSeconds), (byName) => {
+        return andThen(this.store.hold(name, windowSeconds), (byName) => {
           // Failed often: slowed, never refused, whatever else is running.
           if (byName.failures >= perUser) return this.backoffMs(byName.failures) || undefined;
           if (byName.failures + byName.held <= perUser) return undefined;
-          return then(this.giveBack([name, keys.account, keys.address], name), () => ({ wait: name }));
+          return andThen(this.giveBack([name, keys.account, keys.address], name), () => ({ wait: name }));
         });
       });
     });
@@ -144,10 +144,10 @@ export class LoginLimiter {
   /** Takes a place at `key`: nothing more to do (`undefined`), or the key to wait for; 429 when it failed `limit` times. */
   private gate(key: string | undefined, limit: number, taken: (string | undefined)[]): Maybe<Step | undefined> {
     if (key === undefined) return undefined;
-    return then(this.store.hold(key, this.limits.windowSeconds), (count) => {
-      if (count.failures >= limit) return then(this.giveBack([key, ...taken]), () => refuse(count));
+    return andThen(this.store.hold(key, this.limits.windowSeconds), (count) => {
+      if (count.failures >= limit) return andThen(this.giveBack([key, ...taken]), () => refuse(count));
       if (count.failures + count.held <= limit) return undefined;
-      return then(this.giveBack([key, ...taken], key), () => ({ wait: key }));
+      return andThen(this.giveBack([key, ...taken], key), () => ({ wait: key }));
     });
   }
 
@@ -195,7 +195,7 @@ export class LoginLimiter {
    */
   private end(key: string | undefined, failed: boolean, everyone = failed): void | Promise<void> {
     if (key === undefined) return;
-    return then(this.store.release(key, this.limits.windowSeconds, failed), () => this.wake(key, everyone));
+    return andThen(this.store.release(key, this.limits.windowSeconds, failed), () => this.wake(key, everyone));
   }
 
   private wake(key: string, everyone: boolean): void {
@@ -216,7 +216,7 @@ export class LoginLimiter {
       keys.map((key) =>
         key === undefined
           ? undefined
-          : then(this.store.release(key, this.limits.windowSeconds, false), () => (key === waitsFor ? undefined : this.wake(key, false))),
+          : andThen(this.store.release(key, this.limits.windowSeconds, false), () => (key === waitsFor ? undefined : this.wake(key, false))),
       ),
     );
   }
@@ -232,8 +232,8 @@ export class LoginLimiter {
     const key = digestKey('sessions', backend, userId);
     // A sign-in is counted as the store counts a failure: a place taken, then given back counted. Those begun in
     // the window and those being begun now (the places) together stay within the limit.
-    return then(this.store.hold(key, windowSeconds), (held) => {
-      if (held.failures + held.held > sessionsPerUser) return then(this.store.release(key, windowSeconds, false), () => refuseSessions(held));
+    return andThen(this.store.hold(key, windowSeconds), (held) => {
+      if (held.failures + held.held > sessionsPerUser) return andThen(this.store.release(key, windowSeconds, false), () => refuseSessions(held));
       return this.store.release(key, windowSeconds, true);
     });
   }

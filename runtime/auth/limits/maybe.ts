@@ -4,8 +4,9 @@
  */
 export type Maybe<T> = T | Promise<T>;
 
-/** `next(value)` at once when the store answered at once, else when its promise does: no promise where none is needed. */
-export function then<T, U>(value: Maybe<T>, next: (value: T) => Maybe<U>): Maybe<U> {
+/** `next(value)` at once when the store answered at once, else when its promise does: no promise where none is needed.
+ * Not named `then`: a module that exports `then` is a thenable to `await import()`, and never loads. */
+export function andThen<T, U>(value: Maybe<T>, next: (value: T) => Maybe<U>): Maybe<U> {
   return value instanceof Promise ? value.then(next) : next(value);
 }
 
