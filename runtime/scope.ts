@@ -242,7 +242,12 @@ export class Scope implements RequestScope {
           screenLogin(ctx, credentials);
           // An attempt the plug-in began and never said succeeded failed: counted when the request ends. A
           // database that cannot count it then is the request's fault no more (the answer is gone): let it be.
-          if (!settledAtEnd) ctx.res.once('close', () => void Promise.resolve(limits.end()).catch(() => undefined));
+          if (!settledAtEnd) {
+            const end = () => void Promise.resolve(limits.end()).catch(() => undefined);
+            // A client gone before the first begin: its attempt is ended as soon as it is admitted (credentials.ts).
+            if (ctx.res.closed) end();
+            else ctx.res.once('close', end);
+          }
           settledAtEnd = true;
           return limits.begin(user);
         },

@@ -1,5 +1,5 @@
 import { rmSync } from 'node:fs';
-import { Agent } from 'node:http';
+import { Agent, request } from 'node:http';
 import path from 'node:path';
 import type mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -66,7 +66,19 @@ const RESOURCES = {
 </Resource>
 `,
 };
-const USERS = ['cl-tokens', 'cl-tokens-db', 'cl-shape-b', 'cl-shape-b-guess', 'cl-basic', 'cl-basic-db', 'cl-guess', 'cl-guess-db', 'cl-burst', 'cl-burst-db'];
+const USERS = [
+  'cl-tokens',
+  'cl-tokens-db',
+  'cl-shape-b',
+  'cl-shape-b-guess',
+  'cl-basic',
+  'cl-basic-db',
+  'cl-guess',
+  'cl-guess-db',
+  'cl-burst',
+  'cl-burst-db',
+  'cl-hangup-db',
+];
 const password = (user: string) => `${user}-pass`;
 
 let connection: mysql.Connection;
@@ -265,4 +277,52 @@ describe('wrong passwords fired together', () => {
     expect((counted[401] ?? 0) + (counted[429] ?? 0)).toBe(20);
     expect(await storedFailures('cl-guess-db', [])).toEqual([counted[401]]);
   });
+});
+
+/** Sends a request from `from` and hangs up `afterMs` later, unless answered first. */
+function hangUp(url: string, form: { body: string; headers: Record<string, string> }, from: string, afterMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const req = request(url, {
+      method: 'POST',
+      headers: { ...form.headers, 'content-length': String(Buffer.byteLength(form.body)) },
+      localAddress: from,
+      agent: false,
+    });
+    req.on('error', () => resolve());
+    req.on('response', (res) => {
+      res.resume();
+      resolve();
+    });
+    req.end(form.body);
+    setTimeout(() => {
+      req.destroy();
+      resolve();
+    }, afterMs);
+  });
+}
+
+describe('a client that hangs up while its login waits (the review of issue 39)', () => {
+  it('leaves no place held for the name: its attempt ends as failed once admitted, so the name is never locked', async () => {
+    const user = 'cl-hangup-db';
+    const at = shared[0]!;
+    // The name fails perUser times, each from a client of its own, so that every further check of it first waits the
+    // backoff (250 ms, doubling): from any client, the real user's included.
+    for (let i = 0; i < PER_USER; i++) {
+      const answer = await send(`${at.url}/seeda/v1.0/token`, { method: 'POST', ...formBody({ user, pass: `wrong-${i}` }), from: `127.0.1.${i + 1}` });
+      expect(answer.status).toBe(401);
+    }
+    // Five more, each hanging up during that wait. A place each left held for good would, once the failures' window
+    // ends, make every login of the name wait 5 s and answer 503, from any address.
+    for (let i = 0; i < 5; i++) {
+      await hangUp(`${at.url}/seeda/v1.0/token`, formBody({ user, pass: `wrong-h${i}` }), `127.0.2.${i + 1}`, 100);
+    }
+    const places = digestKey('name', 'backend:seeda', user);
+    let held = -1;
+    for (let waited = 0; waited < 45_000 && held !== 0; waited += 500) {
+      const [rows] = await connection.query('select failures from xmlrest_login_failure where counter = ? and reset_at > now(3)', [`h:${places}`]);
+      held = Number((rows as { failures: number }[])[0]?.failures ?? 0);
+      if (held !== 0) await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    expect(held).toBe(0);
+  }, 90_000);
 });

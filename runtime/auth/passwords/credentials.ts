@@ -118,10 +118,18 @@ export class CredentialChecker {
       last !== undefined && last.user === user ? last : (last = { directory: this.directory, user, address });
     /** The attempt begun and not yet ended. */
     let open: LoginAttempt | undefined;
+    /** The request ended: an attempt admitted after it (its client hung up during the wait) is ended at once. */
+    let closed = false;
     const fail = (): void | Promise<void> => {
       const begun = open;
       open = undefined;
       return begun === undefined ? undefined : this.limiter.failed(begun);
+    };
+    // An admitted attempt is open until it ends; admitted after the request's end, nothing would ever end it, and
+    // its place would be held for good (a client hanging up in the backoff, again and again, locked a name out).
+    const admitted = (begun: LoginAttempt): void | Promise<void> => {
+      if (closed) return this.limiter.failed(begun);
+      open = begun;
     };
     return {
       begin: (user) => {
@@ -129,11 +137,8 @@ export class CredentialChecker {
         const failing = fail();
         const begun = attempt(user);
         const held = failing instanceof Promise ? failing.then(() => this.limiter.begin(begun)) : this.limiter.begin(begun);
-        if (held instanceof Promise)
-          return held.then(() => {
-            open = begun;
-          });
-        open = begun;
+        if (held instanceof Promise) return held.then(() => admitted(begun));
+        return admitted(begun);
       },
       succeeded: (user) => {
         const begun = open;
@@ -141,7 +146,10 @@ export class CredentialChecker {
         open = undefined;
         return this.limiter.succeeded(begun);
       },
-      end: fail,
+      end: () => {
+        closed = true;
+        return fail();
+      },
       verify: async (user, supplied, stored) => {
         if ((user !== undefined && credentialProblem('user', user)) || credentialProblem('password', supplied)) return false;
         return (await this.verify(attempt(user), stored, supplied)).ok;
