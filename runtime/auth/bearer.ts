@@ -70,7 +70,7 @@ export const bearerScheme: SchemeFactory = ({ backend, db, key, revocations, iss
   const verified = new Map<string, VerifiedToken>();
   const refused = new Map<string, TokenRejected>();
   const unlessRevoked = (token: VerifiedToken) => {
-    if (revocations?.isRevoked(backend.name, token)) throw invalid('token revoked', 'revoked');
+    if (revocations?.isRevoked(backend.name, token, backend.defaultTables)) throw invalid('token revoked', 'revoked');
     return token;
   };
   /** One of the backend's own tokens verified before, still unexpired; revocations are checked on every use. */

@@ -157,6 +157,21 @@ describe('hole 1: a session on a backend with its own AuthQuery', () => {
   }, 60_000);
 });
 
+describe('a revocation on every backend of the default user tables (the review of issue 40)', () => {
+  it('leaves the same id of a backend with its own AuthQuery alone: its user is another person', async () => {
+    // Past the second of the earlier revocation of crew-twin by id, which refuses tokens issued up to it.
+    await sleep(1100);
+    const crew = await signIn('crew-twin', 'crew');
+    const usr = await signIn('rev-twin');
+    // usr's rev-twin changes password: the default tables' trigger revokes that id on `*`, every such backend.
+    await connection.query("update usr set pass_word = 'rev-twin-changed' where user_name = 'rev-twin'");
+    expect(await everywhere(usr.token, 401)).toEqual([401, 401]);
+    // Both servers have read that revocation by now; crew's user of the same id is not usr's.
+    for (const server of servers) expect((await me(crew.token, server, 'crew')).status).toBe(200);
+    expect((await refresh(crew.refresh_token, servers[1]!, 'crew')).status).toBe(201);
+  }, 60_000);
+});
+
 describe('hole 3: sessions with a bound', () => {
   it('a user holds at most max_sessions live sessions: a new one ends the oldest, refused at once here and everywhere within 5 s', async () => {
     const oldest = await signIn('rev-ann');

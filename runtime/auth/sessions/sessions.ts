@@ -53,10 +53,14 @@ interface SessionRow {
   expires_at: number | string;
 }
 
-/** What a session is, as a refresh looks it up, from its current token or one it used up. */
-const SESSION_COLUMNS = `s.sid, s.user_id, s.roles, s.current_hash, s.current_jti,
+/**
+ * What a session is, as a refresh looks it up, from its current token or one it used up; a user revoked on `*`
+ * (every backend of the default user tables) counts only where the backend reads them: a backend with its own
+ * AuthQuery has users of its own.
+ */
+const sessionColumns = (defaultTables: boolean) => `s.sid, s.user_id, s.roles, s.current_hash, s.current_jti,
   s.last_used_on < now() - interval ? second as idle, s.expires_on <= now() as expired, s.ended_on is not null as ended,
-  coalesce((select max(r.revoked_before) from xmlrest_revoked_user r where r.sub = s.user_id and r.backend in (s.backend, '*')) >= s.created_on, 0) as revoked,
+  coalesce((select max(r.revoked_before) from xmlrest_revoked_user r where r.sub = s.user_id and r.backend in (s.backend${defaultTables ? ", '*'" : ''})) >= s.created_on, 0) as revoked,
   unix_timestamp(s.expires_on) as expires_at`;
 
 const invalid = (reason: string) => new HttpError(401, 'Invalid refresh token', {}, reason);
@@ -142,10 +146,10 @@ export class Sessions {
     for (let attempt = 0; attempt < 3; attempt++) {
       const lifetime = this.backend.refreshLifetime;
       const [row] = await this.db.select<SessionRow>(
-        `select 1 as is_current, 0 as reused_within_grace, 0 as is_previous, ${SESSION_COLUMNS}
+        `select 1 as is_current, 0 as reused_within_grace, 0 as is_previous, ${sessionColumns(this.backend.defaultTables)}
          from xmlrest_session s where s.current_hash = ? and s.backend = ?
          union all
-         select 0, u.used_on > now(3) - interval ${REUSE_GRACE_SECONDS} second, s.previous_hash <=> u.token_hash, ${SESSION_COLUMNS}
+         select 0, u.used_on > now(3) - interval ${REUSE_GRACE_SECONDS} second, s.previous_hash <=> u.token_hash, ${sessionColumns(this.backend.defaultTables)}
          from xmlrest_refresh_used u join xmlrest_session s on s.sid = u.sid where u.token_hash = ? and s.backend = ?`,
         [lifetime, presentedHash, this.backend.name, lifetime, presentedHash, this.backend.name],
       );

@@ -253,11 +253,13 @@ export class Revocations {
     return this.grantsEnd;
   }
 
-  isRevoked(backend: string, token: VerifiedToken): boolean {
+  isRevoked(backend: string, token: VerifiedToken, defaultTables: boolean): boolean {
     if (token.jti !== undefined && this.tokens.get(backend)?.has(token.jti)) return true;
     if (token.sid !== undefined && this.sessions.get(backend)?.has(token.sid)) return true;
-    // `*`: every backend (a role revoked in the default user tables, which every backend may read).
-    const before = Math.max(this.users.get(backend)?.get(token.sub) ?? -Infinity, this.users.get('*')?.get(token.sub) ?? -Infinity);
+    // `*`: every backend of the default user tables (a role revoked there, which each of them reads). A backend with
+    // its own AuthQuery has users of its own: its user 5 is not usr's, whose revocation must not end theirs.
+    const everyBackend = defaultTables ? (this.users.get('*')?.get(token.sub) ?? -Infinity) : -Infinity;
+    const before = Math.max(this.users.get(backend)?.get(token.sub) ?? -Infinity, everyBackend);
     return before !== -Infinity && (token.iat === undefined || token.iat <= before);
   }
 }
