@@ -42,8 +42,14 @@ export const BACKOFF_BASE_MS = 250;
  */
 export const OUTCOME_WAIT_MS = 5000;
 
-/** How often a wait looks again when the counts are shared by other servers, whose checks' ends wake no one here. */
+/**
+ * How soon a wait looks again when the counts are shared by other servers, whose checks' ends wake no one here: at
+ * first, then twice as long each time up to POLL_MAX_MS, so that a crowd of waiters is not a flood of statements.
+ */
 const POLL_MS = 25;
+const POLL_MAX_MS = 400;
+/** Most attempts one server keeps waiting for one key's outcomes; more answer 503 at once, as an over-long wait does. */
+const MOST_WAITING = 64;
 
 /** One password check: against which user tables, for which user name (when the request named one), from where. */
 export interface LoginAttempt {
@@ -154,17 +160,17 @@ export class LoginLimiter {
   /** After the first pass: its backoff, or waits for outcomes and passes again until admitted, refused, or out of time (503). */
   private async proceed(keys: AttemptKeys, first: Maybe<Step | undefined>, deadline: number): Promise<void> {
     let pass = first;
-    for (;;) {
+    for (let polls = 0; ; polls++) {
       // A pass that answered at once is not awaited: its waiter is then registered in the same turn as the pass
       // that found the key full, so that no check ending in between goes unheard.
       const step = pass instanceof Promise ? await pass : pass;
       if (step === undefined) return;
       if (typeof step === 'number') return pause(step);
       const left = deadline - Date.now();
-      if (left <= 0) throw busy();
+      if (left <= 0 || (this.waiting.get(step.wait)?.length ?? 0) >= MOST_WAITING) throw busy();
       // Other servers' checks wake no one here (and may end between a pass and its wait): with shared counters,
       // look again now and then.
-      await this.wait(step.wait, this.store.shared ? Math.min(left, POLL_MS) : left);
+      await this.wait(step.wait, this.store.shared ? Math.min(left, POLL_MS * 2 ** Math.min(polls, 4), POLL_MAX_MS) : left);
       pass = this.admit(keys);
     }
   }
