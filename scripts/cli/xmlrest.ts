@@ -1,25 +1,25 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import type mysql from 'mysql2/promise';
-import { cannotTell, type Explanation, explain, explainChecked, explainClaims, findRoute, type RouteAccess, routesOf } from '../console/access.js';
-import { grantDetail, grantEnd } from '../console/grants.js';
-import { checkNewKey, KeyStore, parseExpiry } from '../console/keys.js';
-import { checkRoleName, checkUserName } from '../console/names.js';
+import { cannotTell, type Explanation, explain, explainChecked, explainClaims, findRoute, type RouteAccess, routesOf } from '../../console/access.js';
+import { grantDetail, grantEnd } from '../../console/grants.js';
+import { checkNewKey, KeyStore, parseExpiry } from '../../console/keys.js';
+import { checkRoleName, checkUserName } from '../../console/names.js';
 // The generator (ts-morph among it) is loaded by the commands that generate, never by those that do not.
-import { databaseUrlFromEnvironment } from '../generator/environment.js';
-import { credentialProblem, MAX_PASSWORD_BYTES } from '../runtime/auth/bounds.js';
-import { CredentialCache } from '../runtime/auth/credential-cache.js';
-import { CredentialChecker } from '../runtime/auth/credentials.js';
-import { Hashing } from '../runtime/auth/hashing.js';
-import { LoginLimiter } from '../runtime/auth/limiter.js';
-import { revokeToken, revokeUserTokens } from '../runtime/auth/revocations.js';
-import { HTTP_METHODS, type HttpMethod, parseAuth } from '../runtime/contract.js';
-import type { BackendModule } from '../runtime/index.js';
-import { connectTo } from './connection.js';
+import { databaseUrlFromEnvironment } from '../../generator/environment.js';
+import { credentialProblem, MAX_PASSWORD_BYTES } from '../../runtime/auth/bounds.js';
+import { CredentialCache } from '../../runtime/auth/credential-cache.js';
+import { CredentialChecker } from '../../runtime/auth/credentials.js';
+import { Hashing } from '../../runtime/auth/hashing.js';
+import { LoginLimiter } from '../../runtime/auth/limiter.js';
+import { revokeToken, revokeUserTokens } from '../../runtime/auth/revocations.js';
+import { HTTP_METHODS, type HttpMethod, parseAuth } from '../../runtime/contract.js';
+import type { BackendModule } from '../../runtime/index.js';
+import { connectTo } from '../connection.js';
+import { buildToolsInstalled, FROM_BUILD, knowStaleSources, packageVersion } from '../install.js';
+import { addUser, createDefaultTables, createDemoDatabase, grantRole, grantsOf, queryableOf, recordFromCli, revokeRole, rolesOf, userIdOf } from '../schema.js';
 import { registerEventCommands } from './events.js';
 import { generatedBackends as backendsOf } from './generated-backends.js';
-import { buildToolsInstalled, FROM_BUILD, knowStaleSources, packageVersion } from './install.js';
-import { addUser, createDefaultTables, createDemoDatabase, grantRole, grantsOf, queryableOf, recordFromCli, revokeRole, rolesOf, userIdOf } from './schema.js';
 
 /**
  * The `xmlrest` command (commander): `--help` and `<command> --help` print
@@ -95,7 +95,7 @@ function program(done: (code: number) => void): Command {
     .action(async (options: { check?: boolean; refreshTypes?: boolean; strict?: boolean }) => {
       const root = process.cwd();
       if (!options.check) requireBuildTools('xmlrest generate');
-      const { generateProject: generate } = await import('../generator/index.js');
+      const { generateProject: generate } = await import('../../generator/index.js');
       done(
         await generate({
           root,
@@ -350,7 +350,7 @@ function program(done: (code: number) => void): Command {
       ),
     );
 
-  // events list|retry, audit list (docs/contract.md §12): scripts/events.ts.
+  // events list|retry, audit list (docs/contract.md §12): scripts/cli/events.ts.
   registerEventCommands(xmlrest, { command, withConnection, usage: (message) => new UsageError(message), done });
 
   command(
@@ -425,7 +425,7 @@ async function resourceAuthCommand(target: string, options: ResourceAuthOptions)
   else auth = null;
 
   const root = process.cwd();
-  const { changeAuth, findResourceFile, regenerateProject } = await import('../generator/index.js');
+  const { changeAuth, findResourceFile, regenerateProject } = await import('../../generator/index.js');
   const source = findResourceFile(root, 'resources', backend, name, version);
   if (!source) throw new UsageError(`no resource ${name} v${version} in resources/${backend}/`);
   const result = await changeAuth({

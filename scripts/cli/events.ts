@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import type mysql from 'mysql2/promise';
-import { type AuditRow, listAudit, statusFilter, timeFilter } from '../runtime/audit/index.js';
-import { listOutbox, type OutboxRow, retryFailed, stoppedWebhooks } from '../runtime/events/index.js';
-import type { Queryable } from '../runtime/index.js';
-import { queryableOf, userIdOf } from './schema.js';
+import { type AuditRow, listAudit, statusFilter, timeFilter } from '../../runtime/audit/index.js';
+import { listOutbox, type OutboxRow, retryFailed, stoppedWebhooks } from '../../runtime/events/index.js';
+import type { Queryable } from '../../runtime/index.js';
+import { queryableOf, userIdOf } from '../schema.js';
 
 /**
  * `xmlrest events list|retry` and `xmlrest audit list` (docs/contract.md §12): what the outbox holds, failed
