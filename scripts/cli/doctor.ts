@@ -9,7 +9,7 @@ import { OUTBOX_COMMIT_PROCEDURE, webhookSecretsNeeded } from '../../runtime/eve
 import { type BackendModule, type IssuerAlgorithm, pagedBackends } from '../../runtime/index.js';
 import { connectTo } from '../connection.js';
 import { staleSourcesOf } from '../install.js';
-import { DEFAULT_TABLE_TRIGGERS } from '../schema.js';
+import { DEFAULT_TABLE_TRIGGERS } from '../default-tables.js';
 import { generatedBackends } from './generated-backends.js';
 import { listIndexFindings } from './list-indexes.js';
 
