@@ -14,7 +14,7 @@ const INVISIBLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\u115F\u1160\u3164\uFFA0]|\u03
 export type NameCheck = { ok: true; name: string } | { ok: false; message: string };
 
 /**
- * User names beginning so are `xmlrest verify-access`'s temporary users (scripts/verify-access.ts), which it removes
+ * User names beginning so are `xmlrest verify-access`'s temporary users (scripts/cli/verify-access.ts), which it removes
  * after a run and, left by a run that was killed, an hour later: no account of anyone else's may be given one.
  */
 export const RESERVED_USER_PREFIX = 'xmlrest-verify-';

@@ -30,7 +30,7 @@ export type { GrantOutcome } from './user-sql.js';
  * answers it as a 503; the command line says it as a usage error.
  */
 export class GrantEndsMissing extends HttpError {
-  /** On the command line: what to do, as a usage error is said (scripts/xmlrest.ts `run`). */
+  /** On the command line: what to do, as a usage error is said (scripts/cli/xmlrest.ts `run`). */
   readonly exitCode = 2;
 
   constructor() {

@@ -17,7 +17,7 @@ export const COPIED_FILES = [
 ];
 
 /** What tsconfig.build.json compiles when it cannot be read (a deployment holding dist/ alone). */
-const DEFAULT_ENTRIES = ['runtime', 'generated', 'plugins', 'scripts/serve.ts', 'scripts/project-host.ts', 'scripts/xmlrest.ts', 'console/server.ts'];
+const DEFAULT_ENTRIES = ['runtime', 'generated', 'plugins', 'scripts/serve.ts', 'scripts/project-host.ts', 'scripts/cli/xmlrest.ts', 'console/server.ts'];
 
 /**
  * Sources changed since they were built: a module that tsconfig.build.json names (its folders, each file of

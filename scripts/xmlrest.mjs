@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// The `xmlrest` command (the package's bin). It runs the build, dist/scripts/xmlrest.js, whenever that is
+// The `xmlrest` command (the package's bin). It runs the build, dist/scripts/cli/xmlrest.js, whenever that is
 // current: a production install (`npm ci --omit=dev` after `npm run build`) has no tsx and needs none. In a
-// checkout whose build is missing or older than its sources, it runs scripts/xmlrest.ts through tsx (a dev
+// checkout whose build is missing or older than its sources, it runs scripts/cli/xmlrest.ts through tsx (a dev
 // dependency), so that no command waits for a build. Plain JavaScript, so that it runs with no build at all.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -9,7 +9,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { staleSources } from './build-state.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const compiled = path.join(root, 'dist/scripts/xmlrest.js');
+const compiled = path.join(root, 'dist/scripts/cli/xmlrest.js');
 const argv = process.argv.slice(2);
 
 const built = existsSync(compiled);
@@ -31,5 +31,5 @@ if (stale.length === 0) {
     );
     process.exit(1);
   }
-  (await tsx.tsImport('./xmlrest.ts', import.meta.url)).run(argv, build);
+  (await tsx.tsImport('./cli/xmlrest.ts', import.meta.url)).run(argv, build);
 }

@@ -5,7 +5,7 @@ import type { SnapshotEntry } from './snapshot.js';
 
 /**
  * One difference between what the snapshot holds for a step and what the database describes now: what
- * `generate --refresh-types` names and `xmlrest check` (scripts/check.ts) reports.
+ * `generate --refresh-types` names and `xmlrest check` (scripts/cli/check.ts) reports.
  */
 export type TypeDrift =
   | { kind: 'column-added'; column: string; now: string }

@@ -182,7 +182,7 @@ describe('xmlrest explain', () => {
   const run = promisify(execFile);
   const explain = async (...args: string[]) => {
     try {
-      const { stdout } = await run(process.execPath, ['--import', 'tsx', 'scripts/xmlrest.ts', 'explain', ...args], {
+      const { stdout } = await run(process.execPath, ['--import', 'tsx', 'scripts/cli/xmlrest.ts', 'explain', ...args], {
         env: { ...process.env, DATABASE_URL: inject('databaseUrl') },
       });
       return { code: 0, stdout };

@@ -38,7 +38,9 @@ afterAll(async () => {
 
 async function xmlrest(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'scripts/xmlrest.ts', ...args], { env: { ...process.env, DATABASE_URL: url } });
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'scripts/cli/xmlrest.ts', ...args], {
+      env: { ...process.env, DATABASE_URL: url },
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };

@@ -71,7 +71,7 @@ afterAll(async () => {
 
 async function xmlrest(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'scripts/xmlrest.ts', ...args], {
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'scripts/cli/xmlrest.ts', ...args], {
       cwd: ROOT,
       env: { ...process.env, DATABASE_URL: inject('databaseUrl') },
     });

@@ -234,7 +234,7 @@ describe('a discovery document cannot steer the key fetch (hole 9)', () => {
     // The operator's log says what was refused, and so does xmlrest doctor.
     expect(server.logs.some((line) => String(line.problem ?? '').includes(`is http, which only a discovery document read over http`))).toBe(true);
     // Asynchronously: the providers answer from this process.
-    const doctor = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/xmlrest.ts', 'doctor'], {
+    const doctor = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/cli/xmlrest.ts', 'doctor'], {
       cwd: ROOT,
       env: { ...process.env, DATABASE_URL: inject('databaseUrl'), NODE_EXTRA_CA_CERTS: `${TLS}/cert.pem` },
     }).then(

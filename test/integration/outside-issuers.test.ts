@@ -440,7 +440,7 @@ describe('explaining access for an outside user', () => {
   const run = promisify(execFile);
   const xmlrest = async (...args: string[]) => {
     try {
-      const { stdout } = await run(process.execPath, ['--import', 'tsx', 'scripts/xmlrest.ts', ...args], {
+      const { stdout } = await run(process.execPath, ['--import', 'tsx', 'scripts/cli/xmlrest.ts', ...args], {
         cwd: ROOT,
         env: { ...process.env, DATABASE_URL: inject('databaseUrl') },
       });

@@ -14,7 +14,7 @@ import { TEST_SECRET } from '../support/server.js';
  * The whole `xmlrest` command in a production install (docs/contract.md §13): the project's files in a folder
  * outside this checkout, `npm ci --omit=dev` (no tsx, no TypeScript compiler), the build made beforehand. Every command its --help lists,
  * and every subcommand, prints its usage; every command makes one real call against a real MariaDB. The list
- * of commands is read from the command's own help, so that a command added to scripts/xmlrest.ts is held to
+ * of commands is read from the command's own help, so that a command added to scripts/cli/ is held to
  * both: one with no real call below fails here, by name.
  */
 let ROOT = '';
@@ -183,7 +183,7 @@ describe('the xmlrest command in a production install', { timeout: 120_000 }, ()
     // Outside this checkout, Node finds no tsx for the install's modules (here, a folder above would lend it one).
     expect(path.relative(process.cwd(), ROOT).startsWith('..')).toBe(true);
     expect(() => createRequire(path.join(ROOT, 'scripts/xmlrest.mjs')).resolve('tsx')).toThrow(/Cannot find module 'tsx'/);
-    expect(existsSync(path.join(ROOT, 'dist/scripts/xmlrest.js'))).toBe(true);
+    expect(existsSync(path.join(ROOT, 'dist/scripts/cli/xmlrest.js'))).toBe(true);
     const version = await xmlrest('--version');
     expect(version).toEqual({ code: 0, stdout: `${JSON.parse(readFileSync('package.json', 'utf8')).version}\n`, stderr: '' });
     // A compiled module's source, and a file the build copies (db init --demo reads dist/'s copy), each made newer

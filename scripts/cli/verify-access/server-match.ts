@@ -1,7 +1,7 @@
 // The server's own OpenAPI document against the one these resources make: apart, since it runs before any user is
 // made and anything else is sent.
-import type { Project } from '../../generator/ir.js';
-import { openApiDocument } from '../../generator/openapi.js';
+import type { Project } from '../../../generator/ir.js';
+import { openApiDocument } from '../../../generator/openapi.js';
 import type { Send } from './call.js';
 import { VerifyUsage } from './errors.js';
 

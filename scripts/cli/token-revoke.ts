@@ -1,10 +1,10 @@
 import type mysql from 'mysql2/promise';
-import { KeyStore } from '../console/keys.js';
-import { isCanonicalUid } from '../runtime/auth/scheme.js';
-import { endUserSessions } from '../runtime/auth/sessions/session-tables.js';
-import { revokeToken, revokeUserTokens } from '../runtime/auth/tokens/revocations.js';
-import type { BackendModule } from '../runtime/index.js';
-import { queryableOf, userIdOf } from './schema.js';
+import { KeyStore } from '../../console/keys.js';
+import { isCanonicalUid } from '../../runtime/auth/scheme.js';
+import { endUserSessions } from '../../runtime/auth/sessions/session-tables.js';
+import { revokeToken, revokeUserTokens } from '../../runtime/auth/tokens/revocations.js';
+import type { BackendModule } from '../../runtime/index.js';
+import { queryableOf, userIdOf } from '../schema.js';
 
 /** What `xmlrest token revoke` was told: one token, or one user by a name of usr or by the backend's own id. */
 export interface RevokeOptions {

@@ -1,9 +1,9 @@
 import type mysql from 'mysql2/promise';
-import { listSpec } from '../generator/analyse/list-spec.js';
-import { analyseSources, readSources } from '../generator/index.js';
-import type { List, ListTerm, Project, SqlStep } from '../generator/ir.js';
-import type { ListOrderTerm } from '../runtime/contract.js';
-import { listStatement, orderOf } from '../runtime/lists/statement.js';
+import { listSpec } from '../../generator/analyse/list-spec.js';
+import { analyseSources, readSources } from '../../generator/index.js';
+import type { List, ListTerm, Project, SqlStep } from '../../generator/ir.js';
+import type { ListOrderTerm } from '../../runtime/contract.js';
+import { listStatement, orderOf } from '../../runtime/lists/statement.js';
 
 /**
  * Whether an index serves each order of each list (docs/contract.md §11): a page deep in a table sorted without

@@ -15,8 +15,8 @@ import {
   type TypeSnapshot,
   tableColumns,
   typeDrift,
-} from '../generator/index.js';
-import { NO_COLUMN, NO_TABLE } from '../runtime/db/index.js';
+} from '../../generator/index.js';
+import { NO_COLUMN, NO_TABLE } from '../../runtime/db/index.js';
 
 /**
  * `xmlrest check` (docs/contract.md §13): has the database drifted from what generated/ was made for? Every

@@ -1,9 +1,9 @@
 // The temporary users signed in every way a backend takes (Basic, Bearer tokens of both shapes, API keys): apart
 // from the calls they then make.
 import type mysql from 'mysql2/promise';
-import { KeyStore } from '../../console/keys.js';
-import type { Backend, ExecuteStep } from '../../generator/ir.js';
-import { queryableOf } from '../schema.js';
+import { KeyStore } from '../../../console/keys.js';
+import type { Backend, ExecuteStep } from '../../../generator/ir.js';
+import { queryableOf } from '../../schema.js';
 import { type Answer, type Caller, type Check, loginLimited, messageOf, type Send, writingSteps } from './call.js';
 import type { TemporaryUser } from './users.js';
 

@@ -1,24 +1,17 @@
 import type { Command } from 'commander';
 import type mysql from 'mysql2/promise';
-import { type AuditRow, listAudit, statusFilter, timeFilter } from '../runtime/audit/index.js';
-import { listOutbox, type OutboxRow, retryFailed, stoppedWebhooks } from '../runtime/events/index.js';
-import type { Queryable } from '../runtime/index.js';
-import { queryableOf, userIdOf } from './schema.js';
+import { type AuditRow, listAudit, statusFilter, timeFilter } from '../../../runtime/audit/index.js';
+import { listOutbox, type OutboxRow, retryFailed, stoppedWebhooks } from '../../../runtime/events/index.js';
+import type { Queryable } from '../../../runtime/index.js';
+import { queryableOf, userIdOf } from '../../schema.js';
+import type { CommandKit } from '../command.js';
+
+const STATES = ['pending', 'delivered', 'failed'] as const;
 
 /**
  * `xmlrest events list|retry` and `xmlrest audit list` (docs/contract.md §12): what the outbox holds, failed
  * events sent again (a retry also resumes a webhook a 410 stopped), and who called audited routes.
  */
-export interface CommandKit {
-  command(parent: Command, name: string, description: string): Command;
-  withConnection<T>(work: (connection: mysql.Connection) => Promise<T>): Promise<T>;
-  /** A wrong command line (exit 2). */
-  usage(message: string): Error;
-  done(code: number): void;
-}
-
-const STATES = ['pending', 'delivered', 'failed'] as const;
-
 export function registerEventCommands(xmlrest: Command, kit: CommandKit): void {
   const events = kit.command(xmlrest, 'events', 'the outbox of events and their deliveries to webhooks');
   kit

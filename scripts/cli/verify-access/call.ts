@@ -1,7 +1,7 @@
 // One call of a route as one caller, and what its answer proves: apart from the run, which decides who calls what.
-import { PAGE_PARAMS } from '../../generator/analyse/list.js';
-import type { Backend, Operation } from '../../generator/ir.js';
-import { FORBIDDEN_MESSAGE } from '../../runtime/errors.js';
+import { PAGE_PARAMS } from '../../../generator/analyse/list.js';
+import type { Backend, Operation } from '../../../generator/ir.js';
+import { FORBIDDEN_MESSAGE } from '../../../runtime/errors.js';
 import { CouldNotFinish } from './errors.js';
 import type { LockLine } from './lock.js';
 

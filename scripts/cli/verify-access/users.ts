@@ -1,11 +1,11 @@
 // The temporary users' lifetime in the database: their grants that end, their removal, earlier runs' leftovers and
 // the history line of each run; apart from the calls, which never touch the database.
 import type mysql from 'mysql2/promise';
-import { RESERVED_USER_PREFIX } from '../../console/names.js';
-import { isoSeconds } from '../../console/store.js';
-import { DEFAULT_USER_TABLES } from '../../runtime/auth/users/user-tables.js';
-import { errnoOf, NO_COLUMN, NO_TABLE } from '../../runtime/db/index.js';
-import { recordFromCli } from '../schema.js';
+import { RESERVED_USER_PREFIX } from '../../../console/names.js';
+import { isoSeconds } from '../../../console/store.js';
+import { DEFAULT_USER_TABLES } from '../../../runtime/auth/users/user-tables.js';
+import { errnoOf, NO_COLUMN, NO_TABLE } from '../../../runtime/db/index.js';
+import { recordFromCli } from '../../schema.js';
 import { messageOfError, VerifyUsage } from './errors.js';
 
 /** Every name a temporary user is given starts so (a reserved prefix: console/names.ts): a run's leftovers are found by it. */

@@ -37,7 +37,7 @@
  * Its parts, in verify-access/: the run (run.ts), access.lock (lock.ts), the server's document against the
  * resources' (server-match.ts), the temporary users in the database (users.ts), their sign-ins (sign-in.ts), one
  * call and what it proves (call.ts), how a run fails (errors.ts), and the command around it (command.ts). This
- * file is the path the CLI (xmlrest.ts) imports the command from.
+ * file is the path the command's line (commands/verify-access.ts) loads it from.
  */
 export type { Check } from './verify-access/call.js';
 export { verifyAccessCommand } from './verify-access/command.js';

@@ -1,17 +1,17 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Connection } from 'mysql2/promise';
-import { databaseUrlFromEnvironment, generateProject } from '../generator/index.js';
-import { IssuerKeys } from '../runtime/auth/issuer/keys.js';
-import { ConfigError, loadConfig } from '../runtime/config.js';
-import { errnoOf, parseDatabaseUrl } from '../runtime/db/index.js';
-import { OUTBOX_COMMIT_PROCEDURE, webhookSecretsNeeded } from '../runtime/events/index.js';
-import { type BackendModule, type IssuerAlgorithm, pagedBackends } from '../runtime/index.js';
-import { connectTo } from './connection.js';
+import { databaseUrlFromEnvironment, generateProject } from '../../generator/index.js';
+import { IssuerKeys } from '../../runtime/auth/issuer/keys.js';
+import { ConfigError, loadConfig } from '../../runtime/config.js';
+import { errnoOf, parseDatabaseUrl } from '../../runtime/db/index.js';
+import { OUTBOX_COMMIT_PROCEDURE, webhookSecretsNeeded } from '../../runtime/events/index.js';
+import { type BackendModule, type IssuerAlgorithm, pagedBackends } from '../../runtime/index.js';
+import { connectTo } from '../connection.js';
+import { DEFAULT_TABLE_TRIGGERS } from '../default-tables.js';
+import { staleSourcesOf } from '../install.js';
 import { generatedBackends } from './generated-backends.js';
-import { staleSourcesOf } from './install.js';
 import { listIndexFindings } from './list-indexes.js';
-import { DEFAULT_TABLE_TRIGGERS } from './schema.js';
 
 /** The tables `xmlrest db init` makes, besides the default user tables: revocations, roles, audit, login counters, servers, rate limits, API keys and their secret, sessions. */
 const OWN_TABLES = [
@@ -45,7 +45,7 @@ export interface Finding {
  * `xmlrest doctor`: checks what a server needs, in the order it needs it,
  * and says what to fix: Node, the configuration (as `npm start` reads it),
  * the database (reachable, its version), the default tables and triggers,
- * the outbox's procedure (runtime/events/outbox.ts), whether an index serves each order of each list (scripts/list-indexes.ts), whether generated/ matches
+ * the outbox's procedure (runtime/events/outbox.ts), whether an index serves each order of each list (scripts/cli/list-indexes.ts), whether generated/ matches
  * resources/, and whether the build is current.
  * Warns of a production setup serving the console on its public port.
  * Exit 0 when everything is fine (warnings or not), 1 otherwise.

@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { BackendModule } from '../runtime/index.js';
-import { FROM_BUILD, staleSourcesOf } from './install.js';
+import type { BackendModule } from '../../runtime/index.js';
+import { FROM_BUILD, staleSourcesOf } from '../install.js';
 
 /**
  * What a command knows of the project it runs in: the backends generated/ serves (explain, key create,
