@@ -23,7 +23,11 @@ const SECRET_PARTS = new Set([
   ...['cardnumber', 'cardno', 'ccnumber', 'ccnum', 'creditcard', 'sessionid'],
 ]);
 /** Parts that are secrets' when run together with other words (`newpassword`, `accesstoken`, `clientsecret`, `xapikey`). */
-const SECRET_ENDINGS = ['password', 'passwd', 'passphrase', 'passcode', 'secret', 'token', 'apikey', 'credential', 'credentials'];
+const SECRET_ENDINGS = [
+  ...['password', 'passwd', 'passphrase', 'passcode', 'secret', 'token', 'apikey', 'credential', 'credentials'],
+  // Two words run together in one part, as `private_key` or `pin_code` are two: `privatekey`, `pincode`.
+  ...['privatekey', 'accesskey', 'secretkey', 'signingkey', 'masterkey', 'sessionkey', 'pincode', 'authcode', 'otpcode'],
+];
 const SECRET_BEGINNINGS = ['password', 'passwd', 'passphrase', 'passcode', 'secret'];
 /** Beginnings that are no secret's: a `secretary` is a person. */
 const NOT_SECRET_BEGINNINGS = ['secretar'];

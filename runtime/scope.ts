@@ -235,7 +235,11 @@ export class Scope implements RequestScope {
         if (refreshToken !== undefined) ctx.state.refreshToken = refreshToken;
         return token;
       },
-      verifyPassword: (user, supplied, stored) => guard.credentials.verifyPassword(user, supplied, stored, ctx.ip),
+      verifyPassword: (user, supplied, stored) => {
+        // A password a plug-in checks is a login too: HTTPS when required, no other site's page (the review of issue 40).
+        screenLogin(ctx, credentials);
+        return guard.credentials.verifyPassword(user, supplied, stored, ctx.ip);
+      },
       // A plug-in that checks credentials (the token generator) is a login: the same rules as token shape A.
       login: {
         begin: (user) => {

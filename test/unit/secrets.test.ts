@@ -21,6 +21,8 @@ describe('a secret by its name', () => {
       ...['api_key', 'apiKey', 'apikey', 'X-API-KEY', 'key', 'private_key', 'secretKey', 'session_id', 'sessionId'],
       ...['card_number', 'cardNumber', 'cardnumber', 'cc_num', 'credit_card', 'security_code', 'verification_code'],
       ...['auth', 'authorization', 'credentials', 'signature', 'cookie', 'jwt'],
+      // Two words run together (the review of issue 40).
+      ...['privatekey', 'accesskey', 'awsSecretAccesskey', 'pincode', 'authcode', 'otpcode'],
     ]) {
       expect(secretWord(name), name).toBeDefined();
     }
