@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { newGeneratorCache, type Regeneration, regenerateProject } from '../generator/index.js';
+import { resolveEnvironment } from '../runtime/config.js';
 import type { BackendModule, ReloadableApp } from '../runtime/index.js';
 
 /**
@@ -92,7 +93,8 @@ export class ProjectHost {
     const openapiFile = path.join(generated, 'openapi.json');
     const openapi = existsSync(openapiFile) ? readFileSync(openapiFile, 'utf8') : undefined;
     if (openapi !== undefined && this.options.buildDir) writeIfChanged(path.join(this.options.buildDir, 'generated/openapi.json'), openapi);
-    return { backends: loaded, openapi: openapi === undefined ? undefined : (JSON.parse(openapi) as object) };
+    // `${NAME}` settings read from the environment, as at start (docs/contract.md §7): one unset refuses the reload.
+    return { backends: resolveEnvironment(loaded, process.env), openapi: openapi === undefined ? undefined : (JSON.parse(openapi) as object) };
   }
 
   /** A module by its current text: imported once per version of that text. */

@@ -4,6 +4,7 @@ import type { Connection } from 'mysql2/promise';
 import { databaseUrlFromEnvironment, generateProject } from '../../generator/index.js';
 import { IssuerKeys } from '../../runtime/auth/issuer/keys.js';
 import { ConfigError, loadConfig } from '../../runtime/config.js';
+import { environmentReference } from '../../runtime/contract.js';
 import { errnoOf, parseDatabaseUrl } from '../../runtime/db/index.js';
 import { OUTBOX_COMMIT_PROCEDURE, webhookSecretsNeeded } from '../../runtime/events/index.js';
 import { type BackendModule, type IssuerAlgorithm, pagedBackends } from '../../runtime/index.js';
@@ -62,6 +63,8 @@ export async function doctor(root: string): Promise<number> {
   say({ ok: nodeOk, what: `Node.js ${process.versions.node}${nodeOk ? '' : `: xmlrest needs ${NODE_NEEDED.join('.')} or newer (https://nodejs.org)`}` });
 
   let backends: readonly BackendModule[] = [];
+  const issuerUsesReferences = (issuer: BackendModule['issuers'][number]) =>
+    environmentReference(issuer.iss) !== undefined || Object.values(issuer.keys).some((url: string) => environmentReference(url) !== undefined);
   try {
     backends = await generatedBackends(root);
   } catch (error) {
@@ -77,7 +80,10 @@ export async function doctor(root: string): Promise<number> {
       bearerBackends,
       webhookSecrets: webhookSecretsNeeded(backends),
       pagedBackends: pagedBackends(backends),
+      backends,
     });
+    // Checked with their `${NAME}` settings' values (docs/contract.md §7); an unset one is a problem said above.
+    backends = config.backends;
     databaseUrl = config.databaseUrl;
     const { sslMode } = parseDatabaseUrl(databaseUrl);
     say({
@@ -176,7 +182,8 @@ export async function doctor(root: string): Promise<number> {
   }
 
   for (const backend of backends) {
-    for (const issuer of backend.issuers)
+    // An Issuer whose settings name a variable the configuration lacks is not fetched: the problem is said already.
+    for (const issuer of backend.issuers.filter((issuer) => !issuerUsesReferences(issuer)))
       say(await issuerFinding(backend.name, new IssuerKeys(issuer, { staleSeconds: 0, refetchSeconds: 0 }, { fetched() {}, failed() {} })));
   }
 
