@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { newGeneratorCache, type Regeneration, regenerateProject } from '../generator/index.js';
-import { resolveEnvironment } from '../runtime/config.js';
+import { ConfigError, resolveEnvironment } from '../runtime/config.js';
 import type { BackendModule, ReloadableApp } from '../runtime/index.js';
 
 /**
@@ -68,7 +68,15 @@ export class ProjectHost {
       this.options.log,
     );
     if (!result.ok) return result;
-    const { backends, openapi } = await this.load();
+    let loaded: Awaited<ReturnType<ProjectHost['load']>>;
+    try {
+      loaded = await this.load();
+    } catch (error) {
+      // A `${NAME}` whose variable is unset or wrong (docs/contract.md §7): said as generate's errors are, the running routes kept.
+      if (error instanceof ConfigError) return { ok: false, ms: performance.now() - started, errors: [...error.problems] };
+      throw error;
+    }
+    const { backends, openapi } = loaded;
     this.options.server.reload(backends, openapi);
     this.current = backends;
     return { ok: true, ms: performance.now() - started, errors: [] };

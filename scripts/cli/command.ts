@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import type mysql from 'mysql2/promise';
 import { databaseUrlFromEnvironment } from '../../generator/environment.js';
@@ -67,6 +68,8 @@ export function requireBuildTools(command: string): void {
  */
 export async function generatedBackends(): Promise<BackendModule[]> {
   const backends = await backendsOf(process.cwd());
+  // The values as npm start would find them: the environment first, then the project's .env (never overwriting).
+  if (existsSync('.env')) process.loadEnvFile('.env');
   try {
     return resolveEnvironment(backends, process.env);
   } catch (error) {
