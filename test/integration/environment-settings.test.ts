@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -95,6 +95,26 @@ describe('references resolved at start', () => {
     expect(receiver.deliveries.map((delivery) => [delivery.payload?.type, delivery.payload?.data])).toEqual([
       ['order.placed', { order: [{ placed_by: 'env-alice' }] }],
     ]);
+  });
+});
+
+describe('the commands beside the server', () => {
+  const explain = async (env: Record<string, string>) => {
+    writeFileSync(path.join(ROOT, 'claims.json'), JSON.stringify({ iss: ISSUER, aud: 'shop-api', sub: 'env-alice' }));
+    const { PATH, HOME } = process.env;
+    const { stdout } = await promisify(execFile)(process.execPath, ['scripts/xmlrest.mjs', 'explain', '--claims', 'claims.json', 'POST', '/env/v1.0/orders'], {
+      cwd: ROOT,
+      env: { PATH, HOME, DATABASE_URL: inject('databaseUrl'), ...env },
+    }).catch((error: { stdout: string }) => error);
+    return stdout;
+  };
+
+  it('explain judges a token by the issuer the environment names', async () => {
+    expect(await explain(values())).toMatch(/^allowed: /);
+    // Unset, the reference is what is accepted, and the answer shows it (no value to show).
+    const unset = await explain({});
+    expect(unset).toMatch(/^denied: /);
+    expect(unset).toContain('${OIDC_ISSUER}');
   });
 });
 
