@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Connection } from 'mysql2/promise';
 import { databaseUrlFromEnvironment, generateProject } from '../../generator/index.js';
 import { IssuerKeys } from '../../runtime/auth/issuer/keys.js';
-import { ConfigError, loadConfig } from '../../runtime/config.js';
+import { ConfigError, loadConfig, resolveEnvironment } from '../../runtime/config.js';
 import { environmentReference } from '../../runtime/contract.js';
 import { errnoOf, parseDatabaseUrl } from '../../runtime/db/index.js';
 import { OUTBOX_COMMIT_PROCEDURE, webhookSecretsNeeded } from '../../runtime/events/index.js';
@@ -112,6 +112,14 @@ export async function doctor(root: string): Promise<number> {
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     for (const problem of error.problems) say({ ok: false, what: problem });
+    // The issuers whose variables are set are still fetched below, whatever else is wrong.
+    backends = backends.map((backend) => {
+      try {
+        return resolveEnvironment([backend], process.env)[0]!;
+      } catch {
+        return backend;
+      }
+    });
     // A well-formed URL among other problems can still be tried.
     if (!error.problems.some((problem) => problem.startsWith('DATABASE_URL'))) databaseUrl = process.env.DATABASE_URL;
   }

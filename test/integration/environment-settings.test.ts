@@ -109,6 +109,23 @@ describe('the commands beside the server', () => {
     return stdout;
   };
 
+  it('doctor fetches the keys of the issuer the environment names, and names a variable that is unset', async () => {
+    const doctor = async (env: Record<string, string>) => {
+      const { PATH, HOME } = process.env;
+      const run = promisify(execFile)(process.execPath, ['scripts/xmlrest.mjs', 'doctor'], {
+        cwd: ROOT,
+        env: { PATH, HOME, DATABASE_URL: inject('databaseUrl'), JWT_SECRET: TEST_SECRET, ...env },
+      });
+      return run.then(({ stdout }) => ({ code: 0, stdout })).catch((error: { code: number; stdout: string }) => error);
+    };
+    const set = await doctor(values());
+    expect(set.stdout).toContain(`ok   identity provider ${ISSUER} (backend env): 1 keys`);
+    const unset = await doctor({ ...values(), OIDC_JWKS_URI: '' });
+    expect(unset.code).not.toBe(0);
+    expect(unset.stdout).toContain("OIDC_JWKS_URI is not set: backend env's Issuer ${OIDC_ISSUER} jwks_uri is ${OIDC_JWKS_URI}");
+    expect(unset.stdout).not.toContain('identity provider');
+  });
+
   it('explain judges a token by the issuer the environment names', async () => {
     expect(await explain(values())).toMatch(/^allowed: /);
     // Unset, the reference is what is accepted, and the answer shows it (no value to show).
