@@ -1,10 +1,13 @@
 /** The generated server, as `npm start` runs it, over the benchmark's resources (bench/generated). */
+import { resolveEnvironment } from '../runtime/config.js';
 import { type BackendModule, createApp, createLogger, listen, openDatabase, startTracing } from '../runtime/index.js';
 
 // Generated at benchmark time into bench/generated (git-ignored); a computed specifier keeps the
 // repository's type-check independent of whether a benchmark has run.
 const modulePath = './generated/index.js';
-const { backends } = (await import(modulePath)) as { backends: BackendModule[] };
+const generated = (await import(modulePath)) as { backends: BackendModule[] };
+// Their `${NAME}` settings read from the environment, as npm start reads them (docs/contract.md §7).
+const backends = resolveEnvironment(generated.backends, process.env);
 
 const app = createApp({
   backends,

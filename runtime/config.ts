@@ -1,11 +1,14 @@
 import { existsSync } from 'node:fs';
+import { resolveEnvironment } from './config/environment.js';
 import { ConfigError } from './config/error.js';
 import { databaseUrlOf, secretOf, webhookSecretsOf } from './config/secrets.js';
 import { bounded, type ConsoleMode, consoleModeOf, flag, loginCounters, portOf, proxyHops, tlsFiles, whole } from './config/values.js';
+import type { BackendModule } from './contract.js';
 import { DEFAULT_DELIVERY, DEFAULT_EVENT_BYTES, type DeliverySettings } from './events/index.js';
 import { type LogLevel, parseLogLevel } from './log.js';
 import { tracingEndpoint } from './tracing/index.js';
 
+export { resolveEnvironment } from './config/environment.js';
 export { ConfigError } from './config/error.js';
 export { MAKE_A_SECRET } from './config/secrets.js';
 export { type ConsoleMode, consoleModeOf } from './config/values.js';
@@ -17,6 +20,8 @@ export interface ConfigNeeds {
   webhookSecrets?: readonly { variable: string; backend: string; url: string }[];
   /** The backends with paged routes, whose cursors are signed with a key derived from JWT_SECRET (docs/contract.md §11). */
   pagedBackends?: readonly string[];
+  /** The backends served, whose `${NAME}` settings are read from the environment (docs/contract.md §7). */
+  backends?: readonly BackendModule[];
 }
 
 /** Server settings from the environment (docs/contract.md §1); a `.env` file may supply them. */
@@ -64,6 +69,8 @@ export interface ServerConfig {
   events: { deliver: boolean; delivery: DeliverySettings; maxBytes: number };
   /** Each webhook's secret, by the variable its `secret` names; checked, never printed. */
   webhookSecrets: Record<string, string>;
+  /** The backends of `needs`, each `${NAME}` replaced by its variable's value, checked (runtime/config/environment.ts). */
+  backends: readonly BackendModule[];
   /** The API audit (docs/contract.md §12): rows older than this many days are pruned (AUDIT_RETENTION_DAYS). */
   audit: { retentionDays: number };
   /** Where traces go (OTEL_EXPORTER_OTLP_ENDPOINT, or its _TRACES_ form); unset, tracing is off (runtime/tracing/). */
@@ -94,6 +101,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, envFile = '.env
     port: checked(() => portOf(env.PORT, 3000, 'PORT'), 3000),
     adminPort: checked(() => portOf(env.ADMIN_PORT, undefined, 'ADMIN_PORT'), undefined),
     webhookSecrets: checked(() => webhookSecretsOf(env, needs.webhookSecrets ?? []), {}),
+    backends: checked(() => resolveEnvironment(needs.backends ?? [], env), needs.backends ?? []),
     ...settingsFrom(env, checked),
   };
   if (config.console === 'admin' && config.adminPort === undefined && !problems.some((problem) => problem.startsWith('ADMIN_PORT'))) {
@@ -138,7 +146,10 @@ function eventsOf(env: NodeJS.ProcessEnv, checked: Checked): ServerConfig['event
   return { deliver, delivery, maxBytes: within('EVENTS_MAX_BYTES', DEFAULT_EVENT_BYTES, 1024, 1024 * 1024) };
 }
 
-function settingsFrom(env: NodeJS.ProcessEnv, checked: Checked): Omit<ServerConfig, 'databaseUrl' | 'jwtSecret' | 'port' | 'adminPort' | 'webhookSecrets'> {
+function settingsFrom(
+  env: NodeJS.ProcessEnv,
+  checked: Checked,
+): Omit<ServerConfig, 'databaseUrl' | 'jwtSecret' | 'port' | 'adminPort' | 'webhookSecrets' | 'backends'> {
   const number = (value: string | undefined, fallback: number, name: string) => checked(() => whole(value, fallback, name), fallback);
   const yes = (value: string | undefined, name: string) => checked(() => flag(value, name), false);
   return {

@@ -13,6 +13,7 @@ import type { Queryable, SqlValue } from './db/index.js';
 
 export * from './contract/access.js';
 export * from './contract/backend.js';
+export * from './contract/environment.js';
 export * from './contract/error-body.js';
 export * from './contract/events.js';
 export * from './contract/issuer.js';

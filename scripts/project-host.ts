@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { newGeneratorCache, type Regeneration, regenerateProject } from '../generator/index.js';
+import { ConfigError, resolveEnvironment } from '../runtime/config.js';
 import type { BackendModule, ReloadableApp } from '../runtime/index.js';
 
 /**
@@ -67,7 +68,15 @@ export class ProjectHost {
       this.options.log,
     );
     if (!result.ok) return result;
-    const { backends, openapi } = await this.load();
+    let loaded: Awaited<ReturnType<ProjectHost['load']>>;
+    try {
+      loaded = await this.load();
+    } catch (error) {
+      // A `${NAME}` whose variable is unset or wrong (docs/contract.md §7): said as generate's errors are, the running routes kept.
+      if (error instanceof ConfigError) return { ok: false, ms: performance.now() - started, errors: [...error.problems] };
+      throw error;
+    }
+    const { backends, openapi } = loaded;
     this.options.server.reload(backends, openapi);
     this.current = backends;
     return { ok: true, ms: performance.now() - started, errors: [] };
@@ -92,7 +101,8 @@ export class ProjectHost {
     const openapiFile = path.join(generated, 'openapi.json');
     const openapi = existsSync(openapiFile) ? readFileSync(openapiFile, 'utf8') : undefined;
     if (openapi !== undefined && this.options.buildDir) writeIfChanged(path.join(this.options.buildDir, 'generated/openapi.json'), openapi);
-    return { backends: loaded, openapi: openapi === undefined ? undefined : (JSON.parse(openapi) as object) };
+    // `${NAME}` settings read from the environment, as at start (docs/contract.md §7): one unset refuses the reload.
+    return { backends: resolveEnvironment(loaded, process.env), openapi: openapi === undefined ? undefined : (JSON.parse(openapi) as object) };
   }
 
   /** A module by its current text: imported once per version of that text. */

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { backends } from '../generated/index.js';
+import { backends as generated } from '../generated/index.js';
 import { ConfigError, loadConfig } from '../runtime/config.js';
 import { webhookSecretsNeeded } from '../runtime/events/index.js';
 import {
@@ -29,10 +29,13 @@ import { FROM_BUILD, PACKAGE_ROOT, packageVersion } from './install.js';
 /** Configuration, pool, logger, console and app; throws when the configuration is wrong. */
 async function prepare() {
   const config = loadConfig(process.env, '.env', {
-    bearerBackends: backends.filter((backend) => backend.authScheme === 'Bearer').map((backend) => backend.name),
-    webhookSecrets: webhookSecretsNeeded(backends),
-    pagedBackends: pagedBackends(backends),
+    bearerBackends: generated.filter((backend) => backend.authScheme === 'Bearer').map((backend) => backend.name),
+    webhookSecrets: webhookSecretsNeeded(generated),
+    pagedBackends: pagedBackends(generated),
+    backends: generated,
   });
+  // Served with their `${NAME}` settings read from the environment (docs/contract.md §7).
+  const backends = config.backends;
   const database = openDatabase(config.databaseUrl, {
     statementTimeoutMs: config.statementTimeoutMs,
     acquireTimeoutMs: config.acquireTimeoutMs,
@@ -45,7 +48,7 @@ async function prepare() {
     const tracing = await startTracing(process.env, packageVersion());
     const openapi = JSON.parse(readFileSync(new URL('../generated/openapi.json', import.meta.url), 'utf8')) as object;
     const middleware = [];
-    const adminConsole = config.console === 'off' ? undefined : await loadConsole(config, database, logger);
+    const adminConsole = config.console === 'off' ? undefined : await loadConsole(config, database, logger, backends);
     if (adminConsole && config.console === 'on') middleware.push(adminConsole.middleware);
     const server = createReloadableApp({
       backends,
@@ -75,12 +78,14 @@ async function prepare() {
     for (const keys of loaded) {
       if (keys.misconfigured !== undefined) throw new Error(`identity provider ${keys.settings.iss}: ${keys.misconfigured}`);
     }
-    return { config, database, server, logger, adminConsole, tracing };
+    return { config, database, server, logger, adminConsole, tracing, backends };
   } catch (error) {
     await database.end();
     throw error;
   }
 }
+
+type ServedBackends = ReturnType<typeof loadConfig>['backends'];
 
 let started: Awaited<ReturnType<typeof prepare>>;
 try {
@@ -97,7 +102,7 @@ try {
   }
   process.exit(1);
 }
-const { config, database, server, logger, adminConsole, tracing } = started;
+const { config, database, server, logger, adminConsole, tracing, backends } = started;
 const listenOptions = {
   maxHeaderBytes: config.maxHeaderBytes,
   requestTimeoutMs: config.requestTimeoutMs,
@@ -149,7 +154,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
  * (dist/), regenerated modules are compiled into the build and loaded from
  * there; from source (tsx), through tsx.
  */
-async function loadConsole(config: ReturnType<typeof loadConfig>, database: ReturnType<typeof openDatabase>, log: Logger) {
+async function loadConsole(config: ReturnType<typeof loadConfig>, database: ReturnType<typeof openDatabase>, log: Logger, backends: ServedBackends) {
   try {
     const [{ consoleMiddleware }, { ProjectHost }] = await Promise.all([import('../console/server.js'), import('./project-host.js')]);
     // scripts/serve.ts runs from the project, dist/scripts/serve.js from its build.

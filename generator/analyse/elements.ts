@@ -1,4 +1,4 @@
-import { ROLE_NAME } from '../../runtime/contract.js';
+import { environmentReference, ROLE_NAME, referenceProblem } from '../../runtime/contract.js';
 import type { Diagnostics, SourceLocation } from '../diagnostics.js';
 import { parseXml, type RawAttribute, type RawElement } from '../parse.js';
 import type { RunCache } from '../run-cache.js';
@@ -57,6 +57,23 @@ export interface AttributeRule<T> {
   name: string;
   apply(value: string, target: T): boolean;
   error(value: string): string;
+}
+
+/**
+ * A parse that also takes `${NAME}`, a reference to an environment variable read at start (docs/contract.md §7),
+ * kept as written: the server checks the value it names as this parse checks one written out. Any other text
+ * holding `${` is refused (orReferenceError says why), never taken for a value.
+ */
+export function orReference(parse: (value: string) => string | undefined): (value: string) => string | undefined {
+  return (value) => (environmentReference(value) !== undefined ? value : value.includes('${') ? undefined : parse(value));
+}
+
+/** The error of an attribute that takes a reference: a bad reference said as one, any other value as before. */
+export function orReferenceError(attribute: string, error: (value: string) => string): (value: string) => string {
+  return (value) => {
+    const problem = referenceProblem(value);
+    return problem === undefined ? error(value) : `${attribute}: ${problem}`;
+  };
 }
 
 /** The rule of an attribute that sets one field of `T` from its parsed text. */

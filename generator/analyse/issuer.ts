@@ -9,7 +9,16 @@ import {
 } from '../../runtime/contract.js';
 import type { Diagnostics, SourceLocation } from '../diagnostics.js';
 import { scanSql } from '../sql/index.js';
-import { AttributeReader, type AttributeRule, rule as attributeRule, describePlaceholder, type RawElement, readAttributes } from './elements.js';
+import {
+  AttributeReader,
+  type AttributeRule,
+  rule as attributeRule,
+  describePlaceholder,
+  orReference,
+  orReferenceError,
+  type RawElement,
+  readAttributes,
+} from './elements.js';
 
 /**
  * `Issuer` in backend.xml (docs/contract.md §9): an identity provider whose
@@ -54,8 +63,8 @@ const ISSUER_ATTRIBUTES: readonly AttributeRule<Draft>[] = [
   rule(
     'iss',
     'iss',
-    (value) => (value.trim() === value && value !== '' ? value : undefined),
-    (value) => `iss is the issuer's identifier exactly as its tokens carry it, without spaces at either end: "${value}"`,
+    orReference((value) => (value.trim() === value && value !== '' ? value : undefined)),
+    orReferenceError('iss', (value) => `iss is the issuer's identifier exactly as its tokens carry it, without spaces at either end: "${value}"`),
   ),
   rule(
     'audience',
@@ -66,14 +75,14 @@ const ISSUER_ATTRIBUTES: readonly AttributeRule<Draft>[] = [
   rule(
     'jwks_uri',
     'jwksUri',
-    (value) => (keyUrlProblem(value) === undefined ? value : undefined),
-    (value) => `jwks_uri ${keyUrlProblem(value)}: "${value}"`,
+    orReference((value) => (keyUrlProblem(value) === undefined ? value : undefined)),
+    orReferenceError('jwks_uri', (value) => `jwks_uri ${keyUrlProblem(value)}: "${value}"`),
   ),
   rule(
     'discovery',
     'discovery',
-    (value) => (keyUrlProblem(value) === undefined ? value : undefined),
-    (value) => `discovery ${keyUrlProblem(value)}: "${value}"`,
+    orReference((value) => (keyUrlProblem(value) === undefined ? value : undefined)),
+    orReferenceError('discovery', (value) => `discovery ${keyUrlProblem(value)}: "${value}"`),
   ),
   rule(
     'algorithms',

@@ -1,6 +1,6 @@
-import { EVENT_TYPE, type WebhookSettings } from '../../runtime/contract.js';
+import { EVENT_TYPE, type WebhookSettings, webhookUrlProblem } from '../../runtime/contract.js';
 import type { Diagnostics, SourceLocation } from '../diagnostics.js';
-import { AttributeReader, type AttributeRule, type RawElement, rule } from './elements.js';
+import { AttributeReader, type AttributeRule, orReference, orReferenceError, type RawElement, rule } from './elements.js';
 
 /**
  * `<Webhook event url secret>` in backend.xml (docs/contract.md §12): where a
@@ -10,8 +10,6 @@ type Draft = { -readonly [K in keyof WebhookSettings]: WebhookSettings[K] };
 
 /** An environment variable's name, as shells write one. */
 const VARIABLE = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
-/** The outbox's column holds a URL of at most this many characters (runtime/events/outbox-schema.ts). */
-const URL_CHARS = 500;
 
 const WEBHOOK_ATTRIBUTES: readonly AttributeRule<Draft>[] = [
   rule<Draft, 'events'>(
@@ -23,8 +21,8 @@ const WEBHOOK_ATTRIBUTES: readonly AttributeRule<Draft>[] = [
   rule<Draft, 'url'>(
     'url',
     'url',
-    (value) => (urlProblem(value) === undefined ? value : undefined),
-    (value) => `url ${urlProblem(value)}: "${value}"`,
+    orReference((value) => (webhookUrlProblem(value) === undefined ? value : undefined)),
+    orReferenceError('url', (value) => `url ${webhookUrlProblem(value)}: "${value}"`),
   ),
   rule<Draft, 'secret'>(
     'secret',
@@ -43,26 +41,6 @@ function eventPatterns(value: string): string[] | undefined {
   if (patterns.length === 0) return undefined;
   const valid = patterns.every((pattern) => pattern === '*' || EVENT_TYPE.test(pattern.endsWith('.*') ? pattern.slice(0, -2) : pattern));
   return valid ? [...new Set(patterns)] : undefined;
-}
-
-/**
- * Why a URL is not one the server may deliver to, or undefined. http or https (an http receiver on a private
- * network is the operator's choice: signatures still hold, the body travels in the clear); no user name or
- * password (they would end up in logs and lists); no fragment; ASCII (percent-encoded), as the outbox holds it.
- */
-function urlProblem(value: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return 'is not an absolute URL';
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return `is https or http, not ${url.protocol.slice(0, -1)}`;
-  if (url.username !== '' || url.password !== '') return 'holds credentials: a webhook authenticates the sender by its signature, not by a password in its URL';
-  if (url.hash !== '' || value.includes('#')) return 'holds a fragment, which is never sent';
-  if (!/^[\x21-\x7e]+$/.test(value)) return 'holds characters that are not printable ASCII: percent-encode them';
-  if (value.length > URL_CHARS) return `is longer than ${URL_CHARS} characters`;
-  return undefined;
 }
 
 export function analyseWebhook(element: RawElement, diagnostics: Diagnostics): { webhook: WebhookSettings; urlAt: SourceLocation } | undefined {

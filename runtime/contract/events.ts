@@ -20,6 +20,31 @@ export interface WebhookSettings {
   secret: string;
 }
 
+/** The outbox's column holds a URL of at most this many characters (runtime/events/outbox-schema.ts). */
+const URL_CHARS = 500;
+
+/**
+ * Why a URL is not one the server may deliver to, or undefined. http or https (an http receiver on a private
+ * network is the operator's choice: signatures still hold, the body travels in the clear); no user name or
+ * password (they would end up in logs and lists); no fragment; ASCII (percent-encoded), as the outbox holds it.
+ * The generator checks a `url` written out with it; the server, one read from the environment. No message holds
+ * the URL.
+ */
+export function webhookUrlProblem(value: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'is not an absolute URL';
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return `is https or http, not ${url.protocol.slice(0, -1)}`;
+  if (url.username !== '' || url.password !== '') return 'holds credentials: a webhook authenticates the sender by its signature, not by a password in its URL';
+  if (url.hash !== '' || value.includes('#')) return 'holds a fragment, which is never sent';
+  if (!/^[\x21-\x7e]+$/.test(value)) return 'holds characters that are not printable ASCII: percent-encode them';
+  if (value.length > URL_CHARS) return `is longer than ${URL_CHARS} characters`;
+  return undefined;
+}
+
 /** An event type (docs/contract.md §12): identifiers of letters, digits and _, separated by full stops, as Standard Webhooks recommends. */
 export const EVENT_TYPE = /^[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*$/;
 

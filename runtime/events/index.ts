@@ -115,7 +115,11 @@ export class Events {
     for (const backend of backends) {
       for (const webhook of backend.webhooks ?? []) {
         const parsed = parseWebhookSecrets(this.options.secrets[webhook.secret]);
-        if ('problem' in parsed) problems.push(`${webhook.secret} ${parsed.problem} (backend ${backend.name}'s webhook ${webhook.url})`);
+        // The URL's origin only: its path or query may hold a token, and it may come from the environment (docs/contract.md §7).
+        if ('problem' in parsed)
+          problems.push(
+            `${webhook.secret} ${parsed.problem} (backend ${backend.name}'s webhook to ${URL.canParse(webhook.url) ? new URL(webhook.url).origin : webhook.url})`,
+          );
         else targets.push({ backend: backend.name, url: webhook.url, keys: parsed.keys });
       }
     }

@@ -1,6 +1,8 @@
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import type mysql from 'mysql2/promise';
 import { databaseUrlFromEnvironment } from '../../generator/environment.js';
+import { ConfigError, resolveEnvironment } from '../../runtime/config.js';
 import type { BackendModule } from '../../runtime/index.js';
 import { connectTo } from '../connection.js';
 import { buildToolsInstalled, FROM_BUILD } from '../install.js';
@@ -59,7 +61,19 @@ export function requireBuildTools(command: string): void {
   );
 }
 
-/** The project's backends, as generated/ serves them. */
-export function generatedBackends(): Promise<BackendModule[]> {
-  return backendsOf(process.cwd());
+/**
+ * The project's backends, as generated/ serves them: their `${NAME}` settings read from the environment as the
+ * server reads them (docs/contract.md §7). With one unset, as written: a command that needs none of them still
+ * runs, and explain shows the reference where the value is missing.
+ */
+export async function generatedBackends(): Promise<BackendModule[]> {
+  const backends = await backendsOf(process.cwd());
+  // The values as npm start would find them: the environment first, then the project's .env (never overwriting).
+  if (existsSync('.env')) process.loadEnvFile('.env');
+  try {
+    return resolveEnvironment(backends, process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) return backends;
+    throw error;
+  }
 }

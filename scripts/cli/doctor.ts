@@ -3,7 +3,8 @@ import path from 'node:path';
 import type { Connection } from 'mysql2/promise';
 import { databaseUrlFromEnvironment, generateProject } from '../../generator/index.js';
 import { IssuerKeys } from '../../runtime/auth/issuer/keys.js';
-import { ConfigError, loadConfig } from '../../runtime/config.js';
+import { ConfigError, loadConfig, resolveEnvironment } from '../../runtime/config.js';
+import { environmentReference } from '../../runtime/contract.js';
 import { errnoOf, parseDatabaseUrl } from '../../runtime/db/index.js';
 import { OUTBOX_COMMIT_PROCEDURE, webhookSecretsNeeded } from '../../runtime/events/index.js';
 import { type BackendModule, type IssuerAlgorithm, pagedBackends } from '../../runtime/index.js';
@@ -62,6 +63,8 @@ export async function doctor(root: string): Promise<number> {
   say({ ok: nodeOk, what: `Node.js ${process.versions.node}${nodeOk ? '' : `: xmlrest needs ${NODE_NEEDED.join('.')} or newer (https://nodejs.org)`}` });
 
   let backends: readonly BackendModule[] = [];
+  const issuerUsesReferences = (issuer: BackendModule['issuers'][number]) =>
+    environmentReference(issuer.iss) !== undefined || Object.values(issuer.keys).some((url: string) => environmentReference(url) !== undefined);
   try {
     backends = await generatedBackends(root);
   } catch (error) {
@@ -77,7 +80,10 @@ export async function doctor(root: string): Promise<number> {
       bearerBackends,
       webhookSecrets: webhookSecretsNeeded(backends),
       pagedBackends: pagedBackends(backends),
+      backends,
     });
+    // Checked with their `${NAME}` settings' values (docs/contract.md §7); an unset one is a problem said above.
+    backends = config.backends;
     databaseUrl = config.databaseUrl;
     const { sslMode } = parseDatabaseUrl(databaseUrl);
     say({
@@ -106,6 +112,14 @@ export async function doctor(root: string): Promise<number> {
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     for (const problem of error.problems) say({ ok: false, what: problem });
+    // The issuers whose variables are set are still fetched below, whatever else is wrong.
+    backends = backends.map((backend) => {
+      try {
+        return resolveEnvironment([backend], process.env)[0]!;
+      } catch {
+        return backend;
+      }
+    });
     // A well-formed URL among other problems can still be tried.
     if (!error.problems.some((problem) => problem.startsWith('DATABASE_URL'))) databaseUrl = process.env.DATABASE_URL;
   }
@@ -176,7 +190,8 @@ export async function doctor(root: string): Promise<number> {
   }
 
   for (const backend of backends) {
-    for (const issuer of backend.issuers)
+    // An Issuer whose settings name a variable the configuration lacks is not fetched: the problem is said already.
+    for (const issuer of backend.issuers.filter((issuer) => !issuerUsesReferences(issuer)))
       say(await issuerFinding(backend.name, new IssuerKeys(issuer, { staleSeconds: 0, refetchSeconds: 0 }, { fetched() {}, failed() {} })));
   }
 
