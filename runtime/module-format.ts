@@ -13,8 +13,8 @@ export const REGENERATE = 'npx xmlrest generate';
  * shape of format 1. Runs at start (scripts/serve.ts) and on each reload of generated/ (scripts/project-host.ts).
  */
 export function checkModuleFormat(index: Pick<GeneratedIndex, 'generator'>, runtimeVersion: string = XMLREST_VERSION): void {
-  const stamp = index.generator as { version?: unknown; format?: unknown } | undefined;
-  const format = stamp === undefined ? 1 : stamp.format;
+  const stamp = index.generator as { version?: unknown; format?: unknown } | null | undefined;
+  const format = stamp === undefined ? 1 : stamp?.format;
   if (typeof format === 'number' && Number.isInteger(format) && format >= OLDEST_MODULE_FORMAT && format <= MODULE_FORMAT) return;
   const version = typeof stamp?.version === 'string' ? stamp.version : 'an unknown version';
   const served = OLDEST_MODULE_FORMAT === MODULE_FORMAT ? `format ${MODULE_FORMAT}` : `formats ${OLDEST_MODULE_FORMAT} to ${MODULE_FORMAT}`;
