@@ -50,9 +50,9 @@ function stamp(version: string, format: number, change: (text: string) => string
   writeFileSync(INDEX, change(built.replace(current, stamped).replace(`xmlrest ${VERSION} from`, `xmlrest ${version} from`)));
 }
 
-/** `npm start` run to its end: its exit code and what it wrote to stderr. */
-function startToEnd(): Promise<{ code: number | null; stderr: string }> {
-  const child: ChildProcess = spawn(process.execPath, ['scripts/start.mjs'], {
+/** `npm start` (or another script of the project) run to its end: its exit code and what it wrote to stderr. */
+function startToEnd(args: string[] = ['scripts/start.mjs']): Promise<{ code: number | null; stderr: string }> {
+  const child: ChildProcess = spawn(process.execPath, args, {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',
@@ -110,6 +110,15 @@ describe('npm start and the version of the modules it serves', () => {
     // Said in words, once: no stack.
     expect(stderr).not.toMatch(/^\s+at /m);
     expect(stderr.trim().split('\n')).toHaveLength(1);
+  }, 60_000);
+
+  it('refuses them in the commands that read the modules as the server does (explain)', async () => {
+    stamp('9.0.0', MODULE_FORMAT + 1);
+    const { code, stderr } = await startToEnd(['scripts/xmlrest.mjs', 'explain', 'nobody', 'GET', '/ping/v1.0/pong']);
+    expect(code).toBe(1);
+    expect(stderr).toContain(`xmlrest: the modules in generated/ were made by xmlrest 9.0.0 (module format ${MODULE_FORMAT + 1})`);
+    expect(stderr).toContain('`npx xmlrest generate`');
+    expect(stderr).not.toMatch(/^\s+at /m);
   }, 60_000);
 
   it('refuses modules it cannot even load, naming the version in their header', async () => {
