@@ -10,7 +10,8 @@ export const REGENERATE = 'npx xmlrest generate';
 /**
  * Refuses modules of a format this runtime does not serve, before anything reads them: a future format may mean
  * fields it would misread, an older one fields it no longer reads. Modules made before the stamp existed have the
- * shape of format 1. Runs at start (scripts/serve.ts) and on each reload of generated/ (scripts/project-host.ts).
+ * shape of format 1. Runs at start (scripts/serve.ts), on each reload of generated/ (scripts/project-host.ts: dev and
+ * the console), and in the commands that read the modules (scripts/cli/generated-backends.ts).
  */
 export function checkModuleFormat(index: Pick<GeneratedIndex, 'generator'>, runtimeVersion: string = XMLREST_VERSION): void {
   const stamp = index.generator as { version?: unknown; format?: unknown } | null | undefined;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 
 /**
- * The installed xmlrest's version, from its package.json (as scripts/install.ts `packageVersion` reads it): one
+ * The installed xmlrest's version, from its package.json (scripts/install.ts `packageVersion` answers with it): one
  * folder up from runtime/, two from dist/runtime/. What the generator stamps on its modules and what the
  * runtime names when it refuses modules it cannot serve (module-format.ts).
  */

@@ -116,8 +116,8 @@ export interface PluginContext {
 /**
  * The shape of generated modules this runtime serves, a small integer raised when a change of the generator's
  * output needs a runtime that knows it (a field the runtime must read, an export the modules import), and the
- * oldest shape it still serves. A release that changes neither leaves both as they are: its modules differ from
- * the last release's only in their stamp, and either runtime serves them.
+ * oldest shape it still serves. A release whose modules keep the last one's shape leaves both as they are: its
+ * modules differ from the last release's only in their stamp, and either runtime serves them.
  */
 export const MODULE_FORMAT = 1;
 export const OLDEST_MODULE_FORMAT = 1;
