@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { XMLREST_VERSION } from '../runtime/version.js';
 import { accessText } from './analyse/access.js';
 import { analyse, type SourceFile } from './analyse/index.js';
 import { lintUnownedReads } from './analyse/ownership.js';
@@ -39,6 +40,8 @@ export interface GenerateOptions {
   cache?: GeneratorCache;
   /** Warnings (the lint for unowned reads, analyse/ownership.ts) are errors: `generate --strict`. */
   strict?: boolean;
+  /** The version named in the modules' headers and stamped on the project index; default the installed package's. */
+  generatorVersion?: string;
 }
 
 /** What `npm run dev` keeps between runs, so that a one-file change among 1,000 resources redoes one file's work. */
@@ -127,6 +130,7 @@ export function emitProject(project: Project, diagnostics: Diagnostics, options:
     runtimeDir: options.runtimeDir ?? 'runtime',
     resourcesDir: options.resourcesDir ?? 'resources',
     projectRoot: toPosix(path.resolve(options.projectRoot ?? '.')),
+    generatorVersion: options.generatorVersion ?? XMLREST_VERSION,
   };
   // With a cache, each resource's IR (typed, bounded) as text, once: what its module and its paths are made from.
   const cache = options.cache && { modules: options.cache.modules, pathItems: options.cache.pathItems, keys: resourceKeys(project, emitOptions) };

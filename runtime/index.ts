@@ -10,6 +10,8 @@ export type {
   BackendModule,
   ErrorBody,
   EventPayload,
+  GeneratedIndex,
+  GeneratorStamp,
   Handler,
   HttpMethod,
   IssuerAlgorithm,
@@ -30,7 +32,7 @@ export type {
   SqlValue,
   WebhookSettings,
 } from './contract.js';
-export { cell } from './contract.js';
+export { cell, MODULE_FORMAT, OLDEST_MODULE_FORMAT } from './contract.js';
 export { Database, DatabaseFault, openDatabase, parseDatabaseUrl, type WriteResult } from './db/index.js';
 export { HttpError } from './errors.js';
 export { adminApp, Readiness } from './health.js';
@@ -38,7 +40,9 @@ export { type ListenOptions, listen, type RunningServer } from './listen.js';
 export { pagedBackends } from './lists/index.js';
 export { createLogger, type Logger, parseLogLevel } from './log.js';
 export { Metrics } from './metrics.js';
+export { checkModuleFormat, ModuleFormatError, REGENERATE } from './module-format.js';
 export type { Peer, Peers } from './peers.js';
 export { resourcePath } from './routes.js';
 export { shutDown } from './shutdown.js';
 export { type RequestTrace, startTracing, type Tracing } from './tracing/index.js';
+export { XMLREST_VERSION } from './version.js';

@@ -75,7 +75,13 @@ const first = await host.regenerate();
 if (!first.ok) {
   say('fix the errors above; serving what generated/ holds');
   if (existsSync(path.join(root, 'generated/index.ts'))) {
-    const loaded = await host.load();
+    // Modules of a format this runtime does not serve (runtime/module-format.ts) stop it, as they stop npm start.
+    const loaded = await host.load().catch(async (error: unknown) => {
+      complain(`dev: cannot start: ${(error as Error).message}`);
+      await database.end();
+      await privateDb?.stop();
+      return process.exit(1);
+    });
     server.reload(loaded.backends, loaded.openapi);
     host.adopt(loaded.backends);
   }

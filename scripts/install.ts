@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { XMLREST_VERSION } from '../runtime/version.js';
 import { staleSources } from './build-state.mjs';
 
 /**
@@ -16,9 +17,9 @@ export const FROM_BUILD = import.meta.url.endsWith('.js');
 /** The folder of package.json: one level up from scripts/, two from dist/scripts/. */
 export const PACKAGE_ROOT = path.resolve(fileURLToPath(new URL('.', import.meta.url)), FROM_BUILD ? '../..' : '..');
 
-/** The package's version (`xmlrest --version`, the name spans give their instrumentation). */
+/** The package's version (`xmlrest --version`, the name spans give their instrumentation), as the runtime reads it. */
 export function packageVersion(): string {
-  return (JSON.parse(readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+  return XMLREST_VERSION;
 }
 
 /**

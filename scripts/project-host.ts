@@ -4,7 +4,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { newGeneratorCache, type Regeneration, regenerateProject } from '../generator/index.js';
 import { ConfigError, resolveEnvironment } from '../runtime/config.js';
-import type { BackendModule, ReloadableApp } from '../runtime/index.js';
+import { type BackendModule, checkModuleFormat, type GeneratedIndex, type ReloadableApp } from '../runtime/index.js';
 
 /**
  * A project served by a running server that can regenerate itself: `npm run
@@ -85,7 +85,10 @@ export class ProjectHost {
   /** Imports generated/: a module whose text changed afresh, the others from the module cache. */
   async load(): Promise<{ backends: BackendModule[]; openapi: object | undefined }> {
     const generated = path.join(this.options.root, 'generated');
-    const { backends } = await this.fresh<{ backends: BackendModule[] }>(path.join(generated, 'index.ts'));
+    const index = await this.fresh<GeneratedIndex>(path.join(generated, 'index.ts'));
+    // Modules of a format this runtime does not serve are refused as npm start refuses them (runtime/module-format.ts).
+    checkModuleFormat(index);
+    const { backends } = index;
     const loaded: BackendModule[] = [];
     for (const backend of backends) {
       // The index's own imports are cached by specifier: each resource module is taken by its content instead.

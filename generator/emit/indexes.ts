@@ -1,6 +1,6 @@
 import path from 'node:path/posix';
 import { type StatementStructures, StructureKind, VariableDeclarationKind } from 'ts-morph';
-import type { BackendSettings } from '../../runtime/contract.js';
+import { type BackendSettings, MODULE_FORMAT } from '../../runtime/contract.js';
 import type { Backend, Project, Resource } from '../ir.js';
 import { binding } from '../names.js';
 import { type EmitOptions, moduleName } from './layout.js';
@@ -138,7 +138,7 @@ export function emitBackendIndex(backend: Backend, file: string, options: EmitOp
       `resources: [${backend.resources.map(resourceIdentifier).join(', ')}],`,
     ]),
   );
-  return finish(file, statements, backend.source ?? `${options.resourcesDir}/${backend.name}/`);
+  return finish(file, statements, backend.source ?? `${options.resourcesDir}/${backend.name}/`, options.generatorVersion);
 }
 
 export function emitProjectIndex(project: Project, file: string, options: EmitOptions): string {
@@ -146,7 +146,16 @@ export function emitProjectIndex(project: Project, file: string, options: EmitOp
     options,
     file,
     project.backends.map((backend) => ({ module: `./${backend.name}/index.js`, name: 'backend', alias: binding(backend.name, 'Backend') })),
+    ['BackendModule', 'GeneratorStamp'],
   );
+  // Read by the server before it serves them (runtime/module-format.ts): modules of a format it cannot serve stop it.
+  statements.push({
+    kind: StructureKind.VariableStatement,
+    docs: ['Which xmlrest made these modules, and the format they have: a runtime that cannot serve it refuses to start.'],
+    isExported: true,
+    declarationKind: VariableDeclarationKind.Const,
+    declarations: [{ name: 'generator', type: 'GeneratorStamp', initializer: `{ version: ${quote(options.generatorVersion)}, format: ${MODULE_FORMAT} }` }],
+  });
   statements.push({
     kind: StructureKind.VariableStatement,
     docs: ['Every backend found under resources/, in name order.'],
@@ -160,21 +169,26 @@ export function emitProjectIndex(project: Project, file: string, options: EmitOp
       },
     ],
   });
-  return finish(file, statements, `${options.resourcesDir}/`);
+  return finish(file, statements, `${options.resourcesDir}/`, options.generatorVersion);
 }
 
 function resourceIdentifier(resource: Resource): string {
   return binding(resource.name, 'Resource') + (resource.version === '1.0' ? '' : `V${resource.version.replaceAll('.', '_')}`);
 }
 
-/** An index module's imports: the runtime's `BackendModule` type, then one binding from each module it lists. */
-function indexImports(options: EmitOptions, file: string, modules: { module: string; name: string; alias: string }[]): (StatementStructures | string)[] {
+/** An index module's imports: the runtime's types (`BackendModule`), then one binding from each module it lists. */
+function indexImports(
+  options: EmitOptions,
+  file: string,
+  modules: { module: string; name: string; alias: string }[],
+  types: string[] = ['BackendModule'],
+): (StatementStructures | string)[] {
   return [
     {
       kind: StructureKind.ImportDeclaration,
       moduleSpecifier: importPath(options, file, path.join(options.runtimeDir, 'index.ts')),
       isTypeOnly: true,
-      namedImports: ['BackendModule'],
+      namedImports: types,
     },
     ...modules.map(({ module, name, alias }) => ({ kind: StructureKind.ImportDeclaration as const, moduleSpecifier: module, namedImports: [{ name, alias }] })),
   ];

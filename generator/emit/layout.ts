@@ -12,6 +12,8 @@ export interface EmitOptions {
   resourcesDir: string;
   /** Absolute folder the other paths are relative to; relative imports are computed between real places. */
   projectRoot: string;
+  /** The generator's package version, named in every module's header and stamped on the project index. */
+  generatorVersion: string;
 }
 
 /** A resource's module's name in its backend's folder: the resource's, with its version unless 1.0. */

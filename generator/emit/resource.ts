@@ -192,7 +192,7 @@ export function emitResource(resource: Resource, file: string, options: EmitOpti
       '},',
     ]),
   );
-  return finish(file, statements, resource.source);
+  return finish(file, statements, resource.source, options.generatorVersion);
 }
 
 function rowDoc(step: SqlStep): string {

@@ -112,3 +112,26 @@ export interface PluginContext {
    */
   verifyPassword(user: string, supplied: string, stored: unknown): Promise<boolean>;
 }
+
+/**
+ * The shape of generated modules this runtime serves, a small integer raised when a change of the generator's
+ * output needs a runtime that knows it (a field the runtime must read, an export the modules import), and the
+ * oldest shape it still serves. A release whose modules keep the last one's shape leaves both as they are: its
+ * modules differ from the last release's only in their stamp, and either runtime serves them.
+ */
+export const MODULE_FORMAT = 1;
+export const OLDEST_MODULE_FORMAT = 1;
+
+/** Which xmlrest made a project's modules, and their shape: the project index's `generator` export. */
+export interface GeneratorStamp {
+  /** The generator's package version (package.json), as its modules' headers name it. */
+  version: string;
+  /** `MODULE_FORMAT` of the generator that made them. */
+  format: number;
+}
+
+/** What the project index (`generated/index.ts`) exports. Modules made before the stamp export no `generator`. */
+export interface GeneratedIndex {
+  backends: readonly BackendModule[];
+  generator?: GeneratorStamp;
+}

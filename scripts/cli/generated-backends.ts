@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { BackendModule } from '../../runtime/index.js';
+import { type BackendModule, checkModuleFormat, type GeneratedIndex } from '../../runtime/index.js';
 import { FROM_BUILD, staleSourcesOf } from '../install.js';
 
 /**
@@ -12,20 +12,27 @@ import { FROM_BUILD, staleSourcesOf } from '../install.js';
  * else from its TypeScript sources, which only tsx can load. The project is the folder the command runs in.
  */
 export async function generatedBackends(root: string): Promise<BackendModule[]> {
+  // Modules of a format this runtime does not serve are refused as npm start refuses them (runtime/module-format.ts).
+  const index = await generatedIndex(root);
+  checkModuleFormat(index);
+  return [...index.backends];
+}
+
+async function generatedIndex(root: string): Promise<GeneratedIndex> {
   const compiled = path.join(root, 'dist/generated/index.js');
   const source = path.join(root, 'generated/index.ts');
   if (!existsSync(compiled) && !existsSync(source)) {
     throw new Error(`${path.resolve(root)} holds no generated/: run xmlrest in the project's folder (where resources/ and generated/ are)`);
   }
   const built = existsSync(compiled) && !staleSourcesOf(root).some((file) => file.startsWith('generated/'));
-  if (built) return ((await import(pathToFileURL(compiled).href)) as { backends: BackendModule[] }).backends;
+  if (built) return (await import(pathToFileURL(compiled).href)) as GeneratedIndex;
   // From source, tsx's loader is there already; compiled, it is asked for, where the dev dependencies are.
-  if (!FROM_BUILD) return ((await import(pathToFileURL(source).href)) as { backends: BackendModule[] }).backends;
+  if (!FROM_BUILD) return (await import(pathToFileURL(source).href)) as GeneratedIndex;
   let tsx: typeof import('tsx/esm/api');
   try {
     tsx = await import('tsx/esm/api');
   } catch {
     throw new Error(`generated/ has no current build (dist/generated/): run npm run build`);
   }
-  return ((await tsx.tsImport(pathToFileURL(source).href, import.meta.url)) as { backends: BackendModule[] }).backends;
+  return (await tsx.tsImport(pathToFileURL(source).href, import.meta.url)) as GeneratedIndex;
 }

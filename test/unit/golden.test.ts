@@ -16,6 +16,8 @@ import { generate, readSources, type TypeSnapshot } from '../../generator/index.
  */
 const GOLDEN = 'test/golden';
 const update = process.env.UPDATE_GOLDEN === '1';
+/** The version the expected modules name: fixed, so that a release does not rewrite every case's modules. */
+const GOLDEN_VERSION = '0.1.0';
 
 /** A case's own options to the generator (`options.json`, optional): `{"strict": true}` runs it as `generate --strict`. */
 function optionsOf(caseDir: string): { strict?: boolean } {
@@ -41,6 +43,7 @@ describe.each(cases)('golden case %s', (name) => {
       lockFile: `${GOLDEN}/${name}/expected/access.lock`,
       exists: () => false,
       types,
+      generatorVersion: GOLDEN_VERSION,
       ...optionsOf(caseDir),
     });
     // A case's name says which it is: one that should fail and generates, or the reverse, is a regression.
