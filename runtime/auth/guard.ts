@@ -97,14 +97,6 @@ export class Guard {
   }
 
   /**
-   * Who the caller is to xmlrest's records (the console's operator: `principalName`, an outside issuer's user
-   * named with its issuer), or the 401/403 the contract asks for (429 after too many failed passwords).
-   */
-  async authenticate(header: string | undefined, roles: Roles, address: string): Promise<string> {
-    return principalName(await this.identify(header, roles, address));
-  }
-
-  /**
    * Who the caller is (having checked the role), or the 401/403 the contract asks for. `apiKey` is the
    * request's X-API-Key: on a backend with `api_keys="on"`, a key there or as a Bearer credential is the
    * caller's, checked by api-key.ts; a key's principal carries its id and its own rate limit.

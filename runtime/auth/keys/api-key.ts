@@ -5,6 +5,7 @@ import { errnoOf, NO_COLUMN, type Queryable } from '../../db/index.js';
 import { HttpError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { LoginAttempt, LoginLimiter } from '../limits/limiter.js';
+import { withinLimits } from '../limits/within.js';
 import { LOCKED } from '../passwords/passwords.js';
 import type { Principal } from '../scheme.js';
 import { hasApiKeyShape, isLegacyApiKey, KeySecret } from './key-checksum.js';
@@ -166,18 +167,13 @@ export class ApiKeys {
   private async first(id: string, backend: BackendModule, digest: Buffer, key: string, address: string): Promise<Known> {
     if (isLegacyApiKey(key)) {
       const attempt: LoginAttempt = { directory: LEGACY_KEYS, user: undefined, address };
-      await this.limiter.begin(attempt);
-      let known: Known;
-      try {
-        known = await this.read(id, backend, digest);
-      } catch (error) {
-        await this.limiter.cancelled(attempt);
-        throw error;
-      }
-      // Not found: a failed login, as a wrong password is (the limiter counts failures only, runtime/auth/limits/limiter.ts).
-      if (!this.known.has(id)) await this.limiter.failed(attempt);
-      else await this.limiter.succeeded(attempt);
-      return known;
+      // Not found: a failed login, as a wrong password is.
+      return withinLimits(
+        this.limiter,
+        attempt,
+        () => this.read(id, backend, digest),
+        () => this.known.has(id),
+      );
     }
     const checksum = await this.secret.checksum();
     if (checksum?.formOf(key) !== 'current') throw refusal('malformed_key');

@@ -3,6 +3,7 @@ import { errnoOf, NO_COLUMN, type Queryable, type SqlValue } from '../../db/inde
 import { credentialProblem } from '../bounds.js';
 import { addressGroup } from '../limits/address.js';
 import type { LoginAttempt, LoginLimiter } from '../limits/limiter.js';
+import { withinLimits } from '../limits/within.js';
 import { DEFAULT_USER_TABLES, withGrantEnds } from '../users/user-tables.js';
 import type { CredentialCache } from './credential-cache.js';
 import type { Hashing } from './hashing.js';
@@ -177,16 +178,12 @@ export class CredentialChecker {
 
   /** The limits (429) and the backoff, then the hash; a check the server could not run (503) counts as no attempt. */
   private async limitedHash(attempt: LoginAttempt, client: string, stored: unknown, supplied: string): Promise<PasswordCheck> {
-    await this.limiter.begin(attempt);
-    let check: PasswordCheck;
-    try {
-      check = await this.hash(client, stored, supplied);
-    } catch (error) {
-      await this.limiter.cancelled(attempt);
-      throw error;
-    }
-    await (check.ok ? this.limiter.succeeded(attempt) : this.limiter.failed(attempt));
-    return check;
+    return withinLimits(
+      this.limiter,
+      attempt,
+      () => this.hash(client, stored, supplied),
+      (check) => check.ok,
+    );
   }
 
   /** argon2id (or a plain-text row's check, which spends as long) on the bounded hashing; a success is remembered for `client`. */

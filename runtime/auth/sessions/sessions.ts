@@ -3,6 +3,7 @@ import { type BackendModule, DEFAULT_MAX_SESSIONS } from '../../contract.js';
 import type { Queryable } from '../../db/index.js';
 import { HttpError } from '../../errors.js';
 import type { LoginAttempt, LoginLimiter } from '../limits/limiter.js';
+import { withinLimits } from '../limits/within.js';
 import { type Revocations, revokeToken } from '../tokens/revocations.js';
 import type { TokenIssuer } from '../tokens/tokens.js';
 import type { RefreshTokens } from './refresh-tokens.js';
@@ -127,18 +128,14 @@ export class Sessions {
     if (form === 'malformed') throw invalid('malformed_refresh');
     if (form === 'current' || this.limiter === undefined) return this.rotate(presented);
     const attempt: LoginAttempt = { directory: UNTAGGED_REFRESH, user: undefined, address };
-    await this.limiter.begin(attempt);
-    let outcome: 'succeeded' | 'failed' | 'cancelled' = 'cancelled';
-    try {
-      const pair = await this.rotate(presented);
-      outcome = 'succeeded';
-      return pair;
-    } catch (error) {
-      if (error instanceof HttpError && error.status === 401) outcome = 'failed';
-      throw error;
-    } finally {
-      await this.limiter[outcome](attempt);
-    }
+    // A 401 (unknown, used up, ended) is the check's "no"; a fault is no attempt.
+    return withinLimits(
+      this.limiter,
+      attempt,
+      () => this.rotate(presented),
+      () => true,
+      (error) => error instanceof HttpError && error.status === 401,
+    );
   }
 
   private async rotate(presented: string): Promise<Pair> {
