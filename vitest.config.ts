@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -8,6 +9,9 @@ import { defineConfig } from 'vitest/config';
  * (test/support/build-setup.ts).
  */
 export default defineConfig({
+  // Generated modules import the package by its name; in this repository that is the runtime's source, as
+  // tsconfig.json's `paths` has it for tsc and tsx.
+  resolve: { alias: { 'xmlrest/runtime': fileURLToPath(new URL('./runtime/index.ts', import.meta.url)) } },
   test: {
     exclude: ['test/.tmp/**', 'node_modules/**'],
     // Errors outside any test (a failed hook, an unhandled rejection) named just before the summary.

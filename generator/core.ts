@@ -26,7 +26,7 @@ export interface GenerateOptions {
   outDir?: string;
   /** Project-relative path of the access lock; default `access.lock` (docs/contract.md §8). */
   lockFile?: string;
-  /** Project-relative runtime folder; default `runtime`. */
+  /** A project-relative runtime folder the modules import by path; default none: they import `xmlrest/runtime`. */
   runtimeDir?: string;
   /** Whether a project-relative file exists (user plug-in modules). */
   exists?: (path: string) => boolean;
@@ -127,7 +127,7 @@ export function emitProject(project: Project, diagnostics: Diagnostics, options:
   const outDir = options.outDir ?? 'generated';
   const emitOptions = {
     outDir,
-    runtimeDir: options.runtimeDir ?? 'runtime',
+    runtimeDir: options.runtimeDir,
     resourcesDir: options.resourcesDir ?? 'resources',
     projectRoot: toPosix(path.resolve(options.projectRoot ?? '.')),
     generatorVersion: options.generatorVersion ?? XMLREST_VERSION,

@@ -26,7 +26,7 @@ export interface RunOptions {
   databaseUrl?: string | undefined;
   resourcesDir?: string;
   outDir?: string;
-  /** Project-relative folder of the runtime; default `runtime`. */
+  /** A project-relative runtime folder the modules import by path; default none: they import `xmlrest/runtime`. */
   runtimeDir?: string;
   /** Project-relative path of access.lock; default beside the resources folder (the project root for `resources`). */
   lockFile?: string;
@@ -53,7 +53,7 @@ async function run(options: RunOptions): Promise<number> {
   const generateOptions = {
     resourcesDir,
     outDir,
-    runtimeDir: options.runtimeDir ?? 'runtime',
+    runtimeDir: options.runtimeDir,
     lockFile: options.lockFile ?? path.posix.join(path.posix.dirname(resourcesDir), 'access.lock'),
     projectRoot: path.resolve(options.root),
     ...(options.cache ? { cache: options.cache } : {}),
@@ -169,12 +169,16 @@ const NO_TOOL = 'openapi-typescript, which writes it, is a build-time tool (a de
 
 /** Types the document after the run, one document at a time, only the latest: an earlier one is skipped. */
 function typeLater(cache: GeneratorCache, openapi: string, outDir: string, absolute: string, log: (line: string) => void): void {
+  // A team's project, whose xmlrest brings no openapi-typescript, has no such file: nothing kept, nothing to say.
+  const had = cache.files.read(absolute) !== undefined;
   cache.clientTypes.latest = openapi;
   cache.clientTypes.pending = cache.clientTypes.pending.then(async () => {
     if (cache.clientTypes.latest !== openapi) return;
     try {
       const types = await makeClientTypes(openapi, outDir);
-      if (types === undefined) log(`xmlrest: ${outDir}/openapi.d.ts kept as it was: ${NO_TOOL}`);
+      if (types === undefined) {
+        if (had) log(`xmlrest: ${outDir}/openapi.d.ts kept as it was: ${NO_TOOL}`);
+      }
       else if (cache.clientTypes.latest === openapi && existsSync(path.dirname(absolute)) && cache.files.read(absolute) !== types) {
         cache.files.write(absolute, types);
         log(`update ${outDir}/openapi.d.ts`);

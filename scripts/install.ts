@@ -23,14 +23,14 @@ export function packageVersion(): string {
 }
 
 /**
- * Whether the build tools (TypeScript, tsx: dev dependencies) can be loaded from here, as Node finds a package:
- * in the package's node_modules or any folder above it. Not in a production install.
+ * Whether the build tools (TypeScript: a dev dependency, of this repository and of a team's project `xmlrest init`
+ * wrote) can be loaded from the project the command runs in, as Node finds a package: in its node_modules or any
+ * folder above it. Not in a production install (`npm ci --omit=dev`).
  */
-export function buildToolsInstalled(): boolean {
-  const require = createRequire(path.join(PACKAGE_ROOT, 'package.json'));
+export function buildToolsInstalled(project: string = process.cwd()): boolean {
+  const require = createRequire(path.join(path.resolve(project), 'package.json'));
   try {
     require.resolve('typescript/package.json');
-    require.resolve('tsx/package.json');
     return true;
   } catch {
     return false;

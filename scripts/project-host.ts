@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { newGeneratorCache, type Regeneration, regenerateProject } from '../generator/index.js';
@@ -23,7 +23,7 @@ import { type BackendModule, checkModuleFormat, type GeneratedIndex, type Reload
 export interface ProjectHostOptions {
   /** The project folder holding resources/ and generated/. */
   root: string;
-  /** The runtime folder, relative to root; default `runtime`. */
+  /** A runtime folder, relative to root, the modules import by path (test fixtures); default none: `xmlrest/runtime`. */
   runtimeDir?: string;
   databaseUrl: string | undefined;
   server: ReloadableApp;
@@ -38,11 +38,7 @@ export class ProjectHost {
   private readonly imported = new Map<string, unknown>();
   private queue: Promise<unknown> = Promise.resolve();
   private current: readonly BackendModule[] = [];
-  private readonly runtimeDir: string;
-
-  constructor(private readonly options: ProjectHostOptions) {
-    this.runtimeDir = options.runtimeDir ?? 'runtime';
-  }
+  constructor(private readonly options: ProjectHostOptions) {}
 
   /** The backends the server serves now. */
   get backends(): readonly BackendModule[] {
@@ -64,7 +60,7 @@ export class ProjectHost {
   private async regenerateNow(): Promise<Regeneration> {
     const started = performance.now();
     const result = await regenerateProject(
-      { root: this.options.root, check: false, databaseUrl: this.options.databaseUrl, runtimeDir: this.runtimeDir, cache: this.cache },
+      { root: this.options.root, check: false, databaseUrl: this.options.databaseUrl, runtimeDir: this.options.runtimeDir, cache: this.cache },
       this.options.log,
     );
     if (!result.ok) return result;
@@ -127,21 +123,52 @@ export class ProjectHost {
     if (this.options.buildDir) {
       const target = path.join(this.options.buildDir, relative.replace(/\.ts$/, '.js'));
       writeIfChanged(target, outputText);
+      // `xmlrest/runtime` resolves from the build as from the project: to the installed package the server runs.
+      this.compileImportedSources(file, outputText, ts);
       return import(`${pathToFileURL(target).href}?v=${version}`);
     }
     // From memory: a data: URL resolves no relative import, so each becomes the absolute URL it names; tsx
-    // (a dev dependency, as running from source is) resolves those to the TypeScript sources.
-    const absolute = outputText.replace(
-      RELATIVE_IMPORT,
-      (_match, head: string, quote: string, specifier: string) => `${head}${quote}${pathToFileURL(path.resolve(path.dirname(file), specifier)).href}${quote}`,
-    );
+    // (a dev dependency, as running from source is) resolves those to the TypeScript sources. The package's
+    // name resolves from no data: URL either: it is the runtime this very server runs.
+    const absolute = outputText
+      .replace(
+        RELATIVE_IMPORT,
+        (_match, head: string, quote: string, specifier: string) => `${head}${quote}${pathToFileURL(path.resolve(path.dirname(file), specifier)).href}${quote}`,
+      )
+      .replace(RUNTIME_IMPORT, (_match, head: string, quote: string) => `${head}${quote}${RUNTIME_URL}${quote}`);
     const { tsImport } = await import('tsx/esm/api');
     return tsImport(`data:text/javascript;base64,${Buffer.from(absolute).toString('base64')}`, import.meta.url);
+  }
+
+  /**
+   * The project's own TypeScript a compiled module imports (the modules an index names, a plug-in and what it
+   * imports), compiled beside it in the build folder when the build has no current copy: a team's dev server (no
+   * tsx) starts with an empty one. The build of `npm start` has them already.
+   */
+  private compileImportedSources(file: string, compiled: string, ts: typeof import('ts-morph').ts): void {
+    for (const [, , , specifier] of compiled.matchAll(RELATIVE_IMPORT)) {
+      const source = path.resolve(path.dirname(file), specifier!).replace(/\.js$/, '.ts');
+      if (!source.startsWith(this.options.root + path.sep) || !existsSync(source)) continue;
+      const target = path.join(this.options.buildDir!, path.relative(this.options.root, source).replace(/\.ts$/, '.js'));
+      if (existsSync(target) && statSync(target).mtimeMs >= statSync(source).mtimeMs) continue;
+      const { outputText } = ts.transpileModule(readFileSync(source, 'utf8'), {
+        fileName: path.relative(this.options.root, source),
+        compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true },
+      });
+      writeIfChanged(target, outputText);
+      this.compileImportedSources(source, outputText, ts);
+    }
   }
 }
 
 /** `from './x.js'` and `import('./x.js')`: the relative specifiers of compiled JavaScript. */
 const RELATIVE_IMPORT = /(from\s+|import\s*\(\s*)(['"])(\.{1,2}\/[^'"]+)\2/g;
+
+/** `from 'xmlrest/runtime'`: the package's public entry, as generated modules import it. */
+const RUNTIME_IMPORT = /(from\s+|import\s*\(\s*)(['"])xmlrest\/runtime\2/g;
+
+/** The runtime this server runs (from source: tsx resolves the .js to its .ts). */
+const RUNTIME_URL = new URL('../runtime/index.js', import.meta.url).href;
 
 function writeIfChanged(file: string, text: string): void {
   if (existsSync(file) && readFileSync(file, 'utf8') === text) return;

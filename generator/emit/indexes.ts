@@ -1,10 +1,9 @@
-import path from 'node:path/posix';
 import { type StatementStructures, StructureKind, VariableDeclarationKind } from 'ts-morph';
 import { type BackendSettings, MODULE_FORMAT } from '../../runtime/contract.js';
 import type { Backend, Project, Resource } from '../ir.js';
 import { binding } from '../names.js';
 import { type EmitOptions, moduleName } from './layout.js';
-import { doc, finish, importPath, objectConstant, quote, templateLiteral } from './print.js';
+import { doc, finish, objectConstant, quote, runtimeImport, templateLiteral } from './print.js';
 
 /** The index modules: one per backend (its settings and resources), one listing every backend. */
 
@@ -186,7 +185,7 @@ function indexImports(
   return [
     {
       kind: StructureKind.ImportDeclaration,
-      moduleSpecifier: importPath(options, file, path.join(options.runtimeDir, 'index.ts')),
+      moduleSpecifier: runtimeImport(options, file),
       isTypeOnly: true,
       namedImports: types,
     },

@@ -6,8 +6,11 @@ import type { Resource } from '../ir.js';
 export interface EmitOptions {
   /** Project-relative folder the modules go to, such as `generated`. */
   outDir: string;
-  /** Project-relative folder of the runtime, such as `runtime`. */
-  runtimeDir: string;
+  /**
+   * Project-relative folder of a runtime the modules import by path (the bench's copies of an older build); absent,
+   * they import the installed package by its name, `xmlrest/runtime`, as a team's project and this repository do.
+   */
+  runtimeDir?: string | undefined;
   /** Project-relative folder of the resource files, named in the index modules' headers. */
   resourcesDir: string;
   /** Absolute folder the other paths are relative to; relative imports are computed between real places. */

@@ -39,6 +39,14 @@ export function finish(file: string, statements: (StatementStructures | string)[
   return text;
 }
 
+/** The package's public entry for generated modules and plug-ins (package.json `exports`). */
+export const RUNTIME_ENTRY = 'xmlrest/runtime';
+
+/** What a module imports the runtime as: the package by its name, or a runtime at a folder the options name. */
+export function runtimeImport(options: EmitOptions, fromFile: string): string {
+  return options.runtimeDir === undefined ? RUNTIME_ENTRY : importPath(options, fromFile, path.join(options.runtimeDir, 'index.ts'));
+}
+
 /** A relative ESM specifier from one project file to another `.ts` file. */
 export function importPath(options: EmitOptions, fromFile: string, toFile: string): string {
   const from = path.resolve(options.projectRoot, path.dirname(fromFile));

@@ -8,7 +8,7 @@ import type { EmitOptions } from './layout.js';
 import { listConstant } from './list-constant.js';
 import { accessExpression, eventType, handlerName, paramsConstant, rolesConstant, rowType, sqlConstant, stepResultType } from './module-names.js';
 import { paramDoc, paramSpecLiteral, paramTsType } from './params.js';
-import { doc, finish, importPath, objectConstant, propertyName, quote, templateLiteral } from './print.js';
+import { doc, finish, importPath, objectConstant, propertyName, quote, runtimeImport, templateLiteral } from './print.js';
 
 /**
  * One resource's module: a named SQL constant per step, the row, parameter
@@ -18,7 +18,7 @@ import { doc, finish, importPath, objectConstant, propertyName, quote, templateL
 
 export function emitResource(resource: Resource, file: string, options: EmitOptions): string {
   const statements: (StatementStructures | string)[] = [];
-  const runtime = importPath(options, file, path.join(options.runtimeDir, 'index.ts'));
+  const runtime = runtimeImport(options, file);
   const typeName = pascal(resource.name) + (resource.version === '1.0' ? '' : `V${resource.version.replaceAll('.', '_')}`);
 
   const runtimeTypes = new Set(['RequestScope', 'ResourceModule']);

@@ -1,8 +1,10 @@
 import { Command, CommanderError } from 'commander';
 import { knowStaleSources, packageVersion } from '../install.js';
 import { type CommandKit, HINT, UsageError, withConnection } from './command.js';
+import { registerBuildCommand } from './commands/build.js';
 import { registerCheckCommand } from './commands/check.js';
 import { registerDbCommands } from './commands/db.js';
+import { registerDevCommand } from './commands/dev.js';
 import { registerDoctorCommand } from './commands/doctor.js';
 import { registerEventCommands } from './commands/events.js';
 import { registerExplainCommand } from './commands/explain.js';
@@ -10,6 +12,7 @@ import { registerGenerateCommand } from './commands/generate.js';
 import { registerKeyCommands } from './commands/key.js';
 import { registerResourceCommands } from './commands/resource.js';
 import { registerRoleCommands } from './commands/role.js';
+import { registerStartCommand } from './commands/start.js';
 import { registerTokenCommands } from './commands/token.js';
 import { registerUserCommands } from './commands/user.js';
 import { registerVerifyAccessCommand } from './commands/verify-access.js';
@@ -46,6 +49,10 @@ function program(done: (code: number) => void): Command {
 
   // One file per command, or per family of subcommands, in commands/; registered in the order --help lists them.
   registerGenerateCommand(xmlrest, kit);
+  // A team's project's life: npm run dev, npm run build, npm start.
+  registerDevCommand(xmlrest, kit);
+  registerBuildCommand(xmlrest, kit);
+  registerStartCommand(xmlrest, kit);
   registerDbCommands(xmlrest, kit);
   registerUserCommands(xmlrest, kit);
   registerRoleCommands(xmlrest, kit);
