@@ -7,6 +7,7 @@ import { registerDoctorCommand } from './commands/doctor.js';
 import { registerEventCommands } from './commands/events.js';
 import { registerExplainCommand } from './commands/explain.js';
 import { registerGenerateCommand } from './commands/generate.js';
+import { registerInitCommand } from './commands/init.js';
 import { registerKeyCommands } from './commands/key.js';
 import { registerResourceCommands } from './commands/resource.js';
 import { registerRoleCommands } from './commands/role.js';
@@ -45,6 +46,7 @@ function program(done: (code: number) => void): Command {
   const kit: CommandKit = { command, withConnection, usage: (message) => new UsageError(message), done };
 
   // One file per command, or per family of subcommands, in commands/; registered in the order --help lists them.
+  registerInitCommand(xmlrest, kit);
   registerGenerateCommand(xmlrest, kit);
   registerDbCommands(xmlrest, kit);
   registerUserCommands(xmlrest, kit);
