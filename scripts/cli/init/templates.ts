@@ -37,16 +37,19 @@ export function gitignore(): string {
   return ['node_modules/', '.xmlrest/', 'dist/', '.env', ''].join('\n');
 }
 
-/** Every setting npm start reads (runtime/config/settings.ts), each commented, DATABASE_URL first and set. */
+/** Every setting npm start reads (runtime/config/settings.ts), each with a comment, DATABASE_URL first. */
 export function envExample(): string {
   const lines = [
-    '# The settings npm start reads, from the environment or from .env (copy this file to .env; values already in',
-    '# the environment win). Each is shown with its default, or with an example when it has none.',
+    '# The settings npm start reads, from the environment or from .env (copy this file to .env and uncomment what you',
+    '# set; values already in the environment win). Each is shown with its default, or an example when it has none.',
+    '# npm start needs DATABASE_URL; npm run dev without it starts a private MariaDB under .xmlrest/.',
     '',
   ];
   for (const setting of SETTINGS) {
     lines.push(`# ${setting.name}: ${setting.about}${setting.example ? ' (example)' : ''}`);
-    lines.push(`${setting.name === 'DATABASE_URL' ? '' : '# '}${setting.name}=${setting.value}`);
+    // Every line commented, DATABASE_URL too: copied to .env as it is, it changes nothing (an example URL set
+    // would send npm run dev to a database that is not there instead of its private one).
+    lines.push(`# ${setting.name}=${setting.value}`);
   }
   lines.push(
     '',
