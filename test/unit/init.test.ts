@@ -194,6 +194,14 @@ describe('xmlrest init', () => {
     expect(read(root, 'README.md')).toContain('# An xmlrest project');
     // Run again as it was: nothing differs, nothing is refused.
     expect(init({ dir: root })).toMatchObject({ code: 0, err: [] });
+    // A folder where a file goes is refused even with --force: its rename would fail halfway through the writing.
+    rmSync(path.join(root, '.gitignore'));
+    mkdirSync(path.join(root, '.gitignore'));
+    writeFileSync(path.join(root, 'tsconfig.json'), '{}\n');
+    const blocked = init({ dir: root, force: true });
+    expect(blocked).toMatchObject({ code: 2, out: [] });
+    expect(blocked.err.slice(1)).toEqual(['  .gitignore (not a file)']);
+    expect(read(root, 'tsconfig.json')).toBe('{}\n');
   });
 
   it('refuses an unknown --scheme and a --backend the generator would refuse (exit 2), creating nothing', async () => {

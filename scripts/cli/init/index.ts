@@ -2,7 +2,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { installedXmlrest, packageJson } from './package-json.js';
 import { ADD_USER, backendXml, envExample, exampleCalls, gitignore, meXml, type Project, readme, type Scheme, tokenXml, tsconfigJson } from './templates.js';
-import { conflictsOf, type PlannedFile, writeFiles } from './writer.js';
+import { blockedOf, conflictsOf, type PlannedFile, writeFiles } from './writer.js';
 
 /**
  * `xmlrest init [DIR]`: a new project's files (templates.ts, package-json.ts), checked all before any is written
@@ -63,6 +63,9 @@ export function init(options: InitOptions): InitOutcome {
   } catch (error) {
     return refuse(`xmlrest init: ${(error as Error).message}; nothing written`);
   }
+  // A folder where a file goes would fail its rename halfway through the writing: refused before, --force or not.
+  const blocked = blockedOf(folder, files);
+  if (blocked.length > 0) return refuse('xmlrest init: these stand where files go; nothing written:', ...blocked.map((file) => `  ${file}`));
   if (!force) {
     const conflicts = conflictsOf(folder, files);
     if (conflicts.length > 0)

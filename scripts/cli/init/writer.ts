@@ -25,6 +25,13 @@ export function conflictsOf(folder: string, files: readonly PlannedFile[]): stri
   return found;
 }
 
+/** What no --force may replace: a folder, or anything else not a file, where a file is to be written. */
+export function blockedOf(folder: string, files: readonly PlannedFile[]): string[] {
+  return files
+    .filter((file) => existsSync(path.join(folder, file.path)) && !statSync(path.join(folder, file.path)).isFile())
+    .map((file) => `${file.path} (not a file)`);
+}
+
 /** Writes every file whose text differs from what is there; answers the paths written. */
 export function writeFiles(folder: string, files: readonly PlannedFile[]): string[] {
   const written: string[] = [];
