@@ -232,17 +232,18 @@ describe('xmlrest init', () => {
 });
 
 describe('the settings npm start reads (runtime/config/settings.ts)', () => {
-  /** The sources npm start runs that read the environment: the server's entry, the configuration, tracing. */
-  const SOURCES = ['scripts/serve.ts', 'scripts/start.mjs', 'runtime/config.ts', 'runtime/config', 'runtime/tracing'];
+  /**
+   * The sources npm start runs: its entry, the whole runtime and the console's server, each scanned for env.NAME;
+   * where settings are read by a name given as text (the configuration, tracing), for that text too.
+   */
+  const SOURCES = ['scripts/serve.ts', 'scripts/start.mjs', 'scripts/build-state.mjs', 'runtime', 'console'];
+  const READERS_BY_NAME = /^runtime\/(config|tracing)[/.]/;
 
-  function sourceFiles(): string[] {
-    return SOURCES.flatMap((source) =>
-      statSync(source).isDirectory()
-        ? readdirSync(source)
-            .filter((name) => /\.(ts|mjs)$/.test(name))
-            .map((name) => path.join(source, name))
-        : [source],
-    );
+  function sourceFiles(at: string): string[] {
+    if (!statSync(at).isDirectory()) return /\.(ts|mjs)$/.test(at) ? [at] : [];
+    // The console's page runs in a browser, not in npm start.
+    if (at === 'console/ui') return [];
+    return readdirSync(at).flatMap((name) => sourceFiles(path.posix.join(at, name)));
   }
 
   /**
@@ -256,6 +257,7 @@ describe('the settings npm start reads (runtime/config/settings.ts)', () => {
     const text = readFileSync(file, 'utf8');
     const names = new Set<string>();
     for (const match of text.matchAll(/\benv(?:\.([A-Z][A-Z0-9_]*)\b|\[\s*['"`]([A-Z][A-Z0-9_]*)['"`]\s*\])/g)) names.add((match[1] ?? match[2])!);
+    if (!READERS_BY_NAME.test(file)) return names;
     for (const match of text.matchAll(/['"`]([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)['"`]/g)) if (!NOT_SETTINGS.has(match[1]!)) names.add(match[1]!);
     return names;
   }
@@ -265,7 +267,7 @@ describe('the settings npm start reads (runtime/config/settings.ts)', () => {
     expect(listed.size).toBe(SETTINGS.length);
     const read = new Map<string, string>();
     // settings.ts itself holds every name as text: it is the list, not a reader.
-    for (const file of sourceFiles().filter((file) => !file.endsWith('settings.ts'))) for (const name of namesRead(file)) read.set(name, file);
+    for (const file of SOURCES.flatMap(sourceFiles).filter((file) => !file.endsWith('settings.ts'))) for (const name of namesRead(file)) read.set(name, file);
     const missing = [...read].filter(([name]) => !listed.has(name)).map(([name, file]) => `${name} (${file})`);
     expect(missing, 'settings read but missing from runtime/config/settings.ts').toEqual([]);
     const unread = SETTINGS.filter((setting) => setting.readBy === undefined && !read.has(setting.name)).map((setting) => setting.name);
