@@ -142,6 +142,7 @@ Resource files in, a REST API on MariaDB or MySQL out ([xmlrest](https://www.npm
 - \`resources/${backend}/me.xml\`: an example resource, the caller's own row of the user table.${
     scheme === 'Bearer' ? `\n- \`resources/${backend}/token.xml\`: the token request (POST a user name and password, get a token).` : ''
   }
+- \`plugins/\` (when you write one): TypeScript functions a resource's \`Execute\` calls, type-checked with the rest.
 - \`generated/\`: TypeScript modules made from the resources by \`npm run generate\`; commit them, never edit them.
 - \`.env.example\`: every setting \`npm start\` reads; copy it to \`.env\` (not committed).
 - \`.xmlrest/\`: the private database and build state of \`npm run dev\` (not committed).
@@ -154,6 +155,12 @@ Resource files in, a REST API on MariaDB or MySQL out ([xmlrest](https://www.npm
 - \`npm run build\` then \`npm start\`: the production server (settings from the environment or \`.env\`).
 - \`npm test\`: \`generated/\` is current, and it type-checks.
 - \`npx xmlrest db init\`: creates the user tables (\`usr\`, \`usr_role\`) and xmlrest's own in \`DATABASE_URL\`'s database.
+
+## A resource of your own
+
+Write \`resources/${backend}/<name>.xml\` (see \`me.xml\`): \`npm run dev\` serves it at \`/${backend}/v1.0/<name>\` as
+soon as it is saved, and prints any error with its file and line. Commit \`resources/\`, \`generated/\` and
+\`access.lock\` together.
 
 ## A first call
 
