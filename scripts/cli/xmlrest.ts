@@ -9,6 +9,7 @@ import { registerDoctorCommand } from './commands/doctor.js';
 import { registerEventCommands } from './commands/events.js';
 import { registerExplainCommand } from './commands/explain.js';
 import { registerGenerateCommand } from './commands/generate.js';
+import { registerInitCommand } from './commands/init.js';
 import { registerKeyCommands } from './commands/key.js';
 import { registerResourceCommands } from './commands/resource.js';
 import { registerRoleCommands } from './commands/role.js';
@@ -48,6 +49,7 @@ function program(done: (code: number) => void): Command {
   const kit: CommandKit = { command, withConnection, usage: (message) => new UsageError(message), done };
 
   // One file per command, or per family of subcommands, in commands/; registered in the order --help lists them.
+  registerInitCommand(xmlrest, kit);
   registerGenerateCommand(xmlrest, kit);
   // A team's project's life: npm run dev, npm run build, npm start.
   registerDevCommand(xmlrest, kit);

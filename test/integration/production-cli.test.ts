@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync, statSync, utimesSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -61,6 +61,21 @@ function commandsOf(help: string): string[] {
  * through them. Add a command's call here when you add the command.
  */
 const REAL_CALLS: Record<string, (() => Promise<void>)[]> = {
+  init: [
+    async () => {
+      // A new project beside the install, from the compiled command: its files, xmlrest at the install's version.
+      const folder = mkdtempSync(path.join(tmpdir(), 'xmlrest-init-'));
+      try {
+        const made = await xmlrestIn(folder, 'init', '--scheme', 'Bearer');
+        expect(made).toMatchObject({ code: 0, stderr: '' });
+        expect(existsSync(path.join(folder, 'resources/api/token.xml'))).toBe(true);
+        const version = JSON.parse(readFileSync('package.json', 'utf8')).version as string;
+        expect(JSON.parse(readFileSync(path.join(folder, 'package.json'), 'utf8')).dependencies).toEqual({ xmlrest: `^${version}` });
+      } finally {
+        rmSync(folder, { recursive: true, force: true });
+      }
+    },
+  ],
   db: [
     async () => {
       // The demo's tables: demo.sql, read beside the compiled command.

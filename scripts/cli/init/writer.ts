@@ -1,0 +1,53 @@
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+/**
+ * Files written all or none: every file is checked before any is written, and each is written to a temporary
+ * file beside it and renamed over its place, so that a file is never seen half-written.
+ */
+
+/** A file to write: its path relative to the project's folder, its text, and the conflicts found in it already. */
+export interface PlannedFile {
+  path: string;
+  text: string;
+  /** Set for a file merged into (package.json): what it says that this would change. Else: existing is a conflict. */
+  conflicts?: readonly string[];
+}
+
+/** What stands in the way, one line each: a file that exists with other text, or what a merged file says otherwise. */
+export function conflictsOf(folder: string, files: readonly PlannedFile[]): string[] {
+  const found: string[] = [];
+  for (const file of files) {
+    const at = path.join(folder, file.path);
+    if (file.conflicts !== undefined) found.push(...file.conflicts);
+    else if (existsSync(at) && (!statSync(at).isFile() || readFileSync(at, 'utf8') !== file.text)) found.push(file.path);
+  }
+  return found;
+}
+
+/** What no --force may replace: a folder, or anything else not a file, where a file is to be written. */
+export function blockedOf(folder: string, files: readonly PlannedFile[]): string[] {
+  return files
+    .filter((file) => existsSync(path.join(folder, file.path)) && !statSync(path.join(folder, file.path)).isFile())
+    .map((file) => `${file.path} (not a file)`);
+}
+
+/** Writes every file whose text differs from what is there; answers the paths written. */
+export function writeFiles(folder: string, files: readonly PlannedFile[]): string[] {
+  const written: string[] = [];
+  for (const file of files) {
+    const at = path.join(folder, file.path);
+    if (existsSync(at) && statSync(at).isFile() && readFileSync(at, 'utf8') === file.text) continue;
+    mkdirSync(path.dirname(at), { recursive: true });
+    const temporary = path.join(path.dirname(at), `.${path.basename(at)}.${process.pid}.xmlrest-init`);
+    try {
+      writeFileSync(temporary, file.text, { flag: 'wx' });
+      renameSync(temporary, at);
+    } catch (error) {
+      rmSync(temporary, { force: true });
+      throw error;
+    }
+    written.push(file.path);
+  }
+  return written;
+}
