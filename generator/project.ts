@@ -178,8 +178,7 @@ function typeLater(cache: GeneratorCache, openapi: string, outDir: string, absol
       const types = await makeClientTypes(openapi, outDir);
       if (types === undefined) {
         if (had) log(`xmlrest: ${outDir}/openapi.d.ts kept as it was: ${NO_TOOL}`);
-      }
-      else if (cache.clientTypes.latest === openapi && existsSync(path.dirname(absolute)) && cache.files.read(absolute) !== types) {
+      } else if (cache.clientTypes.latest === openapi && existsSync(path.dirname(absolute)) && cache.files.read(absolute) !== types) {
         cache.files.write(absolute, types);
         log(`update ${outDir}/openapi.d.ts`);
       }

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, type FSWatcher, readdirSync, watch } from 'node:fs';
+import { existsSync, type FSWatcher, readdirSync, watch, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { consoleMiddleware } from '../console/server.js';
-import { databaseUrlFromEnvironment } from '../generator/index.js';
+import { DEV_DATABASE_URL_FILE, databaseUrlFromEnvironment } from '../generator/environment.js';
 import { consoleModeOf } from '../runtime/config.js';
 import { createLogger, createReloadableApp, listen, openDatabase, parseLogLevel, startTracing } from '../runtime/index.js';
 import { connectTo } from './connection.js';
@@ -33,7 +33,8 @@ export async function serveDev(root: string): Promise<void> {
   }
 
   let privateDb: PrivateMariadb | undefined;
-  let databaseUrl = databaseUrlFromEnvironment(root);
+  // Its own private database is started afresh, never taken from where an earlier run saved its URL (the demo's is).
+  let databaseUrl = databaseUrlFromEnvironment(root, undefined, { skip: DEV_DATABASE_URL_FILE });
   if (!databaseUrl) {
     say('starting a private MariaDB under .xmlrest/dev-db ...');
     privateDb = await startPrivateMariadb({ dir: path.join(root, '.xmlrest/dev-db'), log: say });
@@ -41,6 +42,8 @@ export async function serveDev(root: string): Promise<void> {
     // This repository's own project is the demo, with its tables and users; a team's gets what `xmlrest db init` makes.
     if (root === PACKAGE_ROOT) await createDemoDatabase(databaseUrl);
     else await createDefaultTablesAt(databaseUrl);
+    // For `npx xmlrest` in another terminal of the project, which takes it when DATABASE_URL is unset (generator/environment.ts).
+    writeFileSync(path.join(root, DEV_DATABASE_URL_FILE), `${databaseUrl}\n`, { mode: 0o600 });
     say(`DATABASE_URL=${databaseUrl}`);
     say(`mariadb --socket=${privateDb.socket} --user=${socketUser()} ${new URL(databaseUrl).pathname.slice(1)}`);
   }

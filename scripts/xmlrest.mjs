@@ -13,7 +13,9 @@ const compiled = path.join(root, 'dist/scripts/cli/xmlrest.js');
 const argv = process.argv.slice(2);
 
 const built = existsSync(compiled);
-const stale = built ? staleSources(root) : ['dist/'];
+// An installed package (node_modules/xmlrest) ships its build and no TypeScript sources: nothing to be older than.
+const installed = !existsSync(path.join(root, 'scripts/cli/xmlrest.ts'));
+const stale = !built ? ['dist/'] : installed ? [] : staleSources(root);
 // What was found is handed on: the commands that read the build (explain, key create, doctor) walk dist/ no more.
 const build = built ? { root, stale } : undefined;
 if (stale.length === 0) {

@@ -23,7 +23,12 @@ let databaseUrl: string;
 
 const exec = promisify(execFile);
 /** A command in the project, as a person types it: npm and npx from PATH, the environment given, nothing from here. */
-async function run(command: string, args: string[], env: Record<string, string> = {}, input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+async function run(
+  command: string,
+  args: string[],
+  env: Record<string, string> = {},
+  input?: string,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const environment = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', npm_config_cache: process.env.npm_config_cache ?? '', ...env };
   if (environment.npm_config_cache === '') delete (environment as Record<string, string | undefined>).npm_config_cache;
   const child = exec(command, args, { cwd: project, env: environment, timeout: 300_000, maxBuffer: 1 << 24 });
@@ -110,13 +115,16 @@ describe('the xmlrest package', () => {
     expect(manifest.type).toBe('module');
     expect(Object.keys(manifest.scripts)).toEqual(expect.arrayContaining(['generate', 'dev', 'build', 'start', 'test']));
     expect(manifest.dependencies.xmlrest).toMatch(/xmlrest-.*\.tgz$/);
-    for (const file of ['tsconfig.json', '.gitignore', '.env.example', 'README.md', 'resources/api/backend.xml']) expect(existsSync(path.join(project, file)), file).toBe(true);
+    for (const file of ['tsconfig.json', '.gitignore', '.env.example', 'README.md', 'resources/api/backend.xml'])
+      expect(existsSync(path.join(project, file)), file).toBe(true);
     // Its devDependencies (TypeScript, for npm test), as the printed next command has it.
     expect((await run('npm', ['install', ...npmQuiet])).code).toBe(0);
-    // A second init refuses to overwrite what the first wrote, naming the files, and writes nothing.
+    // The team makes the README its own; init again refuses to overwrite it, naming it, and writes nothing.
+    writeFileSync(path.join(project, 'README.md'), '# The shop API\n');
     const again = await run('npx', ['xmlrest', 'init']);
     expect(again.code).toBe(2);
-    expect(again.stderr).toContain('tsconfig.json');
+    expect(again.stderr).toContain('README.md');
+    expect(readFileSync(path.join(project, 'README.md'), 'utf8')).toBe('# The shop API\n');
   }, 300_000);
 
   it('serves a Basic and a Bearer resource of the team’s own from the built project: npm start, the console, /openapi.json', async () => {
@@ -190,7 +198,7 @@ describe('the xmlrest package', () => {
       const token = await fetch(`${url}/app/v1.0/token`, { method: 'POST', body: new URLSearchParams({ user: 'pkg-mia', pass: 'pkg-pass-1' }) });
       expect(token.status).toBe(201);
       const { token: jwt } = (await token.json()) as { token: string };
-      expect((await fetch(`${url}/app/v1.0/account`)).status).toBe(401);
+      expect((await fetch(`${url}/app/v1.0/account`)).status).toBe(403);
       const account = await fetch(`${url}/app/v1.0/account`, { headers: { authorization: `Bearer ${jwt}` } });
       expect(account.status).toBe(200);
       expect((await fetch(`${url}/_console/`)).status).toBe(200);
@@ -217,12 +225,43 @@ describe('the xmlrest package', () => {
       expect(printed).toMatch(/mariadb --socket=\S+\.xmlrest\/dev-db\//);
       const route = `${url}/api/v1.0/${example.replace(/\.xml$/, '')}`;
       expect((await fetch(route)).status).toBe(403);
-      expect((await run('npx', ['xmlrest', 'user', 'add', 'dev-ada', '--password', 'dev-pass-1', '--role', 'user', '--role', 'member'], { DATABASE_URL: privateUrl! })).code).toBe(0);
+      expect(
+        (
+          await run('npx', ['xmlrest', 'user', 'add', 'dev-ada', '--password', 'dev-pass-1', '--role', 'user', '--role', 'member'], {
+            DATABASE_URL: privateUrl!,
+          })
+        ).code,
+      ).toBe(0);
       expect((await fetch(route, { headers: basic('dev-ada', 'dev-pass-1') })).status).toBe(200);
     } finally {
       await server.stop();
     }
     expect(existsSync(path.join(project, '.xmlrest/dev-db'))).toBe(true);
+  }, 300_000);
+
+  it('refuses to start, naming each, when a ${NAME} setting of an XML file is unset in this environment; writes nothing', async () => {
+    mkdirSync(path.join(project, 'resources/partner'));
+    writeFileSync(
+      path.join(project, 'resources/partner/backend.xml'),
+      '<?xml version="1.0" encoding="UTF-8"?>\n<Backend xmlns="urn:xmlrest:resource:1.0" auth_scheme="Bearer">\n  <Issuer iss="${PARTNER_ISS}" audience="partner-api" jwks_uri="${PARTNER_JWKS_URI}"/>\n</Backend>\n',
+    );
+    writeFileSync(
+      path.join(project, 'resources/partner/ping.xml'),
+      '<?xml version="1.0" encoding="UTF-8"?>\n<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0" auth="member">\n  <Request method="GET">\n    <Sql id="ping" output="true">select 1 as one</Sql>\n  </Request>\n</Resource>\n',
+    );
+    const env = { DATABASE_URL: databaseUrl };
+    try {
+      expect((await run('npx', ['xmlrest', 'generate'], env)).code).toBe(0);
+      expect((await run('npm', ['run', 'build'], env)).code).toBe(0);
+      const refused = await run('npm', ['start'], { ...env, PORT: '0', JWT_SECRET: 'a-package-test-secret-of-32-bytes-at-least', PARTNER_ISS: '' });
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain('PARTNER_ISS');
+      expect(refused.stderr).toContain('PARTNER_JWKS_URI');
+    } finally {
+      rmSync(path.join(project, 'resources/partner'), { recursive: true, force: true });
+      expect((await run('npx', ['xmlrest', 'generate'], env)).code).toBe(0);
+      expect((await run('npm', ['run', 'build'], env)).code).toBe(0);
+    }
   }, 300_000);
 
   it('upgrades: a newer xmlrest lists what regenerating changes, and refuses to start modules of a format it no longer serves', async () => {
@@ -237,7 +276,9 @@ describe('the xmlrest package', () => {
     writeFileSync(manifestFile, JSON.stringify(manifest, null, 2));
     const formatFile = path.join(unpacked, 'package/dist/runtime/contract/module.js');
     const format = readFileSync(formatFile, 'utf8');
-    const bumped = format.replace(/(MODULE_FORMAT = )(\d+)/, (_m, head: string, n: string) => `${head}${Number(n) + 1}`).replace(/(OLDEST_MODULE_FORMAT = )(\d+)/, (_m, head: string, n: string) => `${head}${Number(n) + 1}`);
+    const bumped = format
+      .replace(/(MODULE_FORMAT = )(\d+)/, (_m, head: string, n: string) => `${head}${Number(n) + 1}`)
+      .replace(/(OLDEST_MODULE_FORMAT = )(\d+)/, (_m, head: string, n: string) => `${head}${Number(n) + 1}`);
     expect(bumped).not.toBe(format);
     writeFileSync(formatFile, bumped);
     const next = path.join(work, 'xmlrest-99.0.0.tgz');

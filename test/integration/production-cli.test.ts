@@ -76,6 +76,33 @@ const REAL_CALLS: Record<string, (() => Promise<void>)[]> = {
       }
     },
   ],
+  dev: [
+    async () => {
+      // A build-time command, as generate is: it regenerates, which a production install's build would never serve.
+      const refused = await xmlrest('dev');
+      expect(refused).toMatchObject({ code: 2 });
+      expect(refused.stderr).toContain('xmlrest dev is a build-time command, and this is a production install');
+    },
+  ],
+  build: [
+    async () => {
+      // A team's build, with the TypeScript the generator brings (a dependency): it needs no build tools.
+      const built = await xmlrest('build');
+      expect(built).toMatchObject({ code: 0 });
+      expect(built.stderr).toMatch(/^xmlrest build: \d+ modules compiled into dist\/\n$/);
+    },
+  ],
+  start: [
+    async () => {
+      // What a team's npm start runs: the project in the current folder, served from its build.
+      const server = await startBuiltServer({ root: ROOT, entry: 'scripts/xmlrest.mjs', args: ['start'], env: { DATABASE_URL: databaseUrl, CONSOLE: 'off' } });
+      try {
+        expect((await fetch(`${server.url}/shop/v1.0/products`)).status).toBe(200);
+      } finally {
+        await server.stop();
+      }
+    },
+  ],
   db: [
     async () => {
       // The demo's tables: demo.sql, read beside the compiled command.
@@ -246,5 +273,6 @@ describe('the xmlrest command in a production install', { timeout: 120_000 }, ()
     const uncalled = commands.filter((command) => !(command in REAL_CALLS));
     expect(uncalled, 'commands with no real call in REAL_CALLS').toEqual([]);
     for (const command of commands) for (const call of REAL_CALLS[command]!) await call();
-  });
+    // Some twenty commands, each a Node process of its own, a build and a server among them: minutes on a busy machine.
+  }, 300_000);
 });

@@ -31,23 +31,29 @@ export interface BuiltServerOptions {
   nodeArgs?: string[];
   /** The script to run, relative to root: dist/scripts/serve.js, or scripts/start.mjs (exactly `npm start`). */
   entry?: string;
+  /** Its arguments (`start`, for scripts/xmlrest.mjs). */
+  args?: string[];
 }
 
 export async function startBuiltServer(options: BuiltServerOptions = {}): Promise<BuiltServer> {
   const root = options.root ?? process.cwd();
-  const child: ChildProcess = spawn(process.execPath, [...(options.nodeArgs ?? []), path.join(root, options.entry ?? 'dist/scripts/serve.js')], {
-    cwd: root,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      DATABASE_URL: inject('databaseUrl'),
-      JWT_SECRET: TEST_SECRET,
-      PORT: '0',
-      LOG_LEVEL: 'info',
-      ...options.env,
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...(options.nodeArgs ?? []), path.join(root, options.entry ?? 'dist/scripts/serve.js'), ...(options.args ?? [])],
+    {
+      cwd: root,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        DATABASE_URL: inject('databaseUrl'),
+        JWT_SECRET: TEST_SECRET,
+        PORT: '0',
+        LOG_LEVEL: 'info',
+        ...options.env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  );
   const logs: Record<string, unknown>[] = [];
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let adminUrl: string | undefined;

@@ -119,7 +119,7 @@ describe('xmlrest init', () => {
       `cd ${path.join(parent, 'shop')}`,
       'npm install',
       'npm run dev',
-      'Then, in another terminal of this folder, with DATABASE_URL set to the one npm run dev printed:',
+      'Then, in another terminal of this folder (npx xmlrest takes npm run dev’s database when DATABASE_URL is unset):',
       'npx xmlrest user add alice --password changeme --role user',
       'curl -u alice:changeme http://127.0.0.1:3000/api/v1.0/me',
     ]);

@@ -99,7 +99,7 @@ function nextSteps(dir: string, project: Project): string[] {
     ...(path.resolve(dir) === process.cwd() ? [] : [`  cd ${quoted}`]),
     '  npm install',
     '  npm run dev        # without DATABASE_URL: a private MariaDB under .xmlrest/, its DATABASE_URL printed',
-    'Then, in another terminal of this folder, with DATABASE_URL set to the one npm run dev printed:',
+    'Then, in another terminal of this folder (npx xmlrest takes npm run dev’s database when DATABASE_URL is unset):',
     `  ${ADD_USER}`,
     ...exampleCalls(project).map((call) => `  ${call}`),
   ];
