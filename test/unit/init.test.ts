@@ -204,6 +204,30 @@ describe('xmlrest init', () => {
     expect(read(root, 'tsconfig.json')).toBe('{}\n');
   });
 
+  it('refuses (exit 2) a folder holding a project already, naming what it holds, and writes nothing; --force writes beside it', async () => {
+    const root = folder();
+    writeFileSync(path.join(root, 'package.json'), JSON.stringify({ name: 'web' }));
+    mkdirSync(path.join(root, 'node_modules/xmlrest'), { recursive: true });
+    mkdirSync(path.join(root, 'src'));
+    writeFileSync(path.join(root, 'src/index.ts'), 'export {};\n');
+    writeFileSync(path.join(root, 'notes.txt'), 'ours\n');
+    const before = snapshot(root);
+    const refused = await cli(root, 'init');
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('is not empty');
+    expect(refused.stderr.split('\n').slice(1, -1)).toEqual(['  notes.txt', '  src/index.ts']);
+    expect(snapshot(root)).toEqual(before);
+    // What npm install xmlrest leaves (package.json, package-lock.json, node_modules/) is no project yet.
+    rmSync(path.join(root, 'src'), { recursive: true });
+    rmSync(path.join(root, 'notes.txt'));
+    writeFileSync(path.join(root, 'package-lock.json'), '{}\n');
+    expect(init({ dir: root }).code).toBe(0);
+    const beside = folder();
+    writeFileSync(path.join(beside, 'notes.txt'), 'ours\n');
+    expect(init({ dir: beside, force: true }).code).toBe(0);
+    expect(read(beside, 'notes.txt')).toBe('ours\n');
+  });
+
   it('refuses an unknown --scheme and a --backend the generator would refuse (exit 2), creating nothing', async () => {
     const parent = folder();
     const scheme = await cli(parent, 'init', 'new', '--scheme', 'Digest');

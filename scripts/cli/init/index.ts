@@ -2,12 +2,13 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { installedXmlrest, packageJson } from './package-json.js';
 import { ADD_USER, backendXml, envExample, exampleCalls, gitignore, meXml, type Project, readme, type Scheme, tokenXml, tsconfigJson } from './templates.js';
-import { blockedOf, conflictsOf, type PlannedFile, writeFiles } from './writer.js';
+import { blockedOf, conflictsOf, type PlannedFile, strangersIn, writeFiles } from './writer.js';
 
 /**
  * `xmlrest init [DIR]`: a new project's files (templates.ts, package-json.ts), checked all before any is written
- * (writer.ts), then the commands to run next. Refuses (exit 2) a wrong option, and any file it would overwrite
- * unless `force`, naming each, having written nothing.
+ * (writer.ts), then the commands to run next. Refuses (exit 2) a wrong option, a folder that holds more than a
+ * new project may (a package.json, what npm made beside it), and any file it would overwrite, unless `force`,
+ * naming each, having written nothing.
  */
 
 export interface InitOptions {
@@ -67,6 +68,14 @@ export function init(options: InitOptions): InitOutcome {
   const blocked = blockedOf(folder, files);
   if (blocked.length > 0) return refuse('xmlrest init: these stand where files go; nothing written:', ...blocked.map((file) => `  ${file}`));
   if (!force) {
+    // A folder with a project in it already (sources, resources of its own): init writes new projects only.
+    const strangers = strangersIn(folder, files);
+    if (strangers.length > 0)
+      return refuse(
+        `xmlrest init: ${options.dir} is not empty: init writes a new project into an empty folder, or one holding only a package.json; nothing written (--force writes beside these):`,
+        ...strangers.slice(0, 20).map((file) => `  ${file}`),
+        ...(strangers.length > 20 ? [`  ... and ${strangers.length - 20} more`] : []),
+      );
     const conflicts = conflictsOf(folder, files);
     if (conflicts.length > 0)
       return refuse(

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 /**
@@ -23,6 +23,22 @@ export function conflictsOf(folder: string, files: readonly PlannedFile[]): stri
     else if (existsSync(at) && (!statSync(at).isFile() || readFileSync(at, 'utf8') !== file.text)) found.push(file.path);
   }
   return found;
+}
+
+/**
+ * What the folder holds besides what a new project may start with (a package.json and what `npm install xmlrest`
+ * made beside it) and the files init writes: a folder holding a project already is not init's to write into.
+ */
+const MAY_HOLD = new Set(['package.json', 'package-lock.json', 'npm-shrinkwrap.json', '.npmrc', 'node_modules', '.git']);
+
+export function strangersIn(folder: string, files: readonly PlannedFile[]): string[] {
+  if (!existsSync(folder)) return [];
+  const planned = new Set(files.map((file) => file.path));
+  return readdirSync(folder, { recursive: true, withFileTypes: true })
+    .filter((entry) => !entry.isDirectory())
+    .map((entry) => path.relative(folder, path.join(entry.parentPath, entry.name)).split(path.sep).join('/'))
+    .filter((file) => !MAY_HOLD.has(file.split('/')[0]!) && !planned.has(file))
+    .sort();
 }
 
 /** What no --force may replace: a folder, or anything else not a file, where a file is to be written. */
