@@ -9,7 +9,7 @@ import { DEMO_USERS } from './schema.js';
 /**
  * A test OpenID Provider (oidc-provider, certified) on loopback, issuing JWT
  * access tokens by the client credentials grant: what the tests of outside
- * issuers (docs/contract.md §9) sign in with, and, run as a command, what the
+ * issuers (docs/internals/contract.md §9) sign in with, and, run as a command, what the
  * README's "Sign in with your identity provider" tries against the demo:
  *
  *   npx tsx scripts/identity-provider.ts      (Ctrl-C stops it)

@@ -10,7 +10,7 @@ import { formBody, send } from '../support/http.js';
 import { ownDatabase } from '../support/own-database.js';
 
 /**
- * Lists that scale (docs/contract.md §11, issue 31) over HTTP, against the built server and a database of this
+ * Lists that scale (docs/internals/contract.md §11, issue 31) over HTTP, against the built server and a database of this
  * file's own: the demo's catalog (shop products v3.0: filters, sorts, pages keyed by product_id) and a
  * customer's orders newest first (shop orders v2.0: a two-column descending key), walked page after page by
  * `next` and by the Link header, while rows come and go; forged, foreign and stale cursors; the limits of limit;

@@ -12,7 +12,7 @@ import { decodeJwt, startServer, type TestServer } from '../support/server.js';
 
 /**
  * What README.md tells a new user to write: a backend folder with its
- * backend.xml, a token.xml per docs/seed.md §4.2 and a protected resource using $uid.
+ * backend.xml, a token.xml per docs/internals/seed.md §4.2 and a protected resource using $uid.
  * It must generate, type-check and serve without touching any other file.
  */
 const DIR = 'test/.tmp/readme';

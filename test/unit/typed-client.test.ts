@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 
 /**
- * generated/openapi.d.ts types a client (docs/contract.md §13): the README's openapi-fetch call of the demo,
+ * generated/openapi.d.ts types a client (docs/internals/contract.md §13): the README's openapi-fetch call of the demo,
  * as written there, compiles with the project's own compiler; the same call with a wrong body, or a GET
  * without its required parameter, does not, and the compiler says where.
  */
