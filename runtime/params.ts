@@ -50,7 +50,7 @@ function convert(name: string, value: ParamValue, spec: ParamSpec): unknown {
   const text = typeof value === 'string' ? value : typeof value === 'number' ? String(value) : undefined;
   switch (spec.kind) {
     case 'any':
-      // Untyped: text, as a form would send it (docs: README, Parameters). Bound as a number, a JSON 0 would meet a
+      // Untyped: text, as a form would send it (docs/concepts.md, Typed parameters). Bound as a number, a JSON 0 would meet a
       // text column as a number, and MariaDB compares 'alice' = 0 as true: a password check passed without one.
       return typeof value === 'string' ? value : String(value);
     case 'integer':
