@@ -37,7 +37,11 @@ for (let round = 0; round < rounds; round++) {
   const b = round % 2 === 0 ? await timeJose() : timeJsonwebtoken();
   const [jsonwebtokenMs, joseMs] = round % 2 === 0 ? [a, b] : [b, a];
   ratios.push(joseMs / jsonwebtokenMs);
-  console.log(`round ${round + 1}: jsonwebtoken ${jsonwebtokenMs.toFixed(0)} ms, jose ${joseMs.toFixed(0)} ms, jose / jsonwebtoken ${(joseMs / jsonwebtokenMs).toFixed(2)}`);
+  console.log(
+    `round ${round + 1}: jsonwebtoken ${jsonwebtokenMs.toFixed(0)} ms, jose ${joseMs.toFixed(0)} ms, jose / jsonwebtoken ${(joseMs / jsonwebtokenMs).toFixed(2)}`,
+  );
 }
 ratios.sort((x, y) => x - y);
-console.log(`median jose / jsonwebtoken: ${ratios[Math.floor(ratios.length / 2)]!.toFixed(2)}x the time (min ${ratios[0]!.toFixed(2)}, max ${ratios[ratios.length - 1]!.toFixed(2)}), ${perRound} verifications a round, Node ${process.version}`);
+console.log(
+  `median jose / jsonwebtoken: ${ratios[Math.floor(ratios.length / 2)]!.toFixed(2)}x the time (min ${ratios[0]!.toFixed(2)}, max ${ratios[ratios.length - 1]!.toFixed(2)}), ${perRound} verifications a round, Node ${process.version}`,
+);

@@ -77,8 +77,8 @@ async function rows<Row>(sql: string, values: unknown[] = []): Promise<Row[]> {
   return found as Row[];
 }
 
-describe("README's calls, on the demo's rows", () => {
-  it('answers them as README.md says: the catalog two at a time, the next page, a filter with a sort, a sort it does not take', async () => {
+describe("docs/guides/lists.md's calls, on the demo's rows", () => {
+  it('answers them as docs/guides/lists.md says: the catalog two at a time, the next page, a filter with a sort, a sort it does not take', async () => {
     const first = await get('/shop/v3.0/products?limit=2');
     expect(first.body.products).toEqual([
       { product_id: 2, name: 'Cup', price: '6.00', stock: 100 },
