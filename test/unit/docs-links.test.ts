@@ -88,7 +88,8 @@ function links(page: string): Link[] {
 }
 
 const all = pages.flatMap(links);
-const afterMerge = (link: Link) => EXPECTED_AFTER_MERGE.some((expected) => link.target === expected || (expected.endsWith('/') && link.target.startsWith(expected)));
+const afterMerge = (link: Link) =>
+  EXPECTED_AFTER_MERGE.some((expected) => link.target === expected || (expected.endsWith('/') && link.target.startsWith(expected)));
 
 describe('the links of README.md and docs/', () => {
   it('finds pages and links to check', () => {
@@ -110,7 +111,9 @@ describe('the links of README.md and docs/', () => {
   });
 
   it('lead back to the table of contents from every page of docs/', () => {
-    const held = pages.filter((page) => page.startsWith('docs/') && !NOT_HELD_TO_LINK_BACK.some((other) => page === other || (other.endsWith('/') && page.startsWith(other))));
+    const held = pages.filter(
+      (page) => page.startsWith('docs/') && !NOT_HELD_TO_LINK_BACK.some((other) => page === other || (other.endsWith('/') && page.startsWith(other))),
+    );
     const lost = held.filter((page) => !links(page).some((link) => link.target === 'docs/index.md'));
     expect(lost).toEqual([]);
   });
