@@ -3,7 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 
 /**
- * The benchmark's identity provider (docs/contract.md §9): a loopback key
+ * The benchmark's identity provider (docs/internals/contract.md §9): a loopback key
  * set (RS256 and ES256 keys) at a fixed port, which bench/resources/api/backend.xml
  * names in its Issuer, and tokens signed with its keys. It counts the
  * requests for its keys: under a flood of unknown kids the server may ask at

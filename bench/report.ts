@@ -47,7 +47,7 @@ export interface Measurement {
   cpuSeconds?: number;
 }
 
-/** Valid callers with outside issuers' tokens, alone and under floods (docs/contract.md §9). */
+/** Valid callers with outside issuers' tokens, alone and under floods (docs/internals/contract.md §9). */
 export interface FloodFigures {
   alone: Measurement[];
   /** Under a flood of distinct forged provider tokens. */

@@ -558,7 +558,7 @@ async function settle(connection: mysql.Connection): Promise<void> {
   }
 }
 
-/** An API key of the bench user's, listing `member` (docs/contract.md §10). */
+/** An API key of the bench user's, listing `member` (docs/internals/contract.md §10). */
 async function benchKey(databaseUrl: string, userId: string): Promise<string> {
   const connection = await mysql.createConnection({ uri: databaseUrl });
   try {

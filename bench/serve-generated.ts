@@ -6,7 +6,7 @@ import { type BackendModule, createApp, createLogger, listen, openDatabase, star
 // repository's type-check independent of whether a benchmark has run.
 const modulePath = './generated/index.js';
 const generated = (await import(modulePath)) as { backends: BackendModule[] };
-// Their `${NAME}` settings read from the environment, as npm start reads them (docs/contract.md §7).
+// Their `${NAME}` settings read from the environment, as npm start reads them (docs/internals/contract.md §7).
 const backends = resolveEnvironment(generated.backends, process.env);
 
 const app = createApp({

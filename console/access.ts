@@ -2,7 +2,7 @@ import { claimText, rolesOf, type SelectUsers, userIdOf } from '../runtime/auth/
 import type { Access, BackendModule, HttpMethod } from '../runtime/index.js';
 
 /**
- * Who may call what, and why (docs/contract.md §8): the routes of the
+ * Who may call what, and why (docs/internals/contract.md §8): the routes of the
  * backends served, each with the access its module hard-wires, and the
  * answer to "may this user call this route?". The console and
  * `xmlrest explain` give the same answers from here.
@@ -73,7 +73,7 @@ export function explain(route: RouteAccess, user: string, holds: string[] | null
 }
 
 /**
- * The same answer for a user of an outside issuer (docs/contract.md §9), from a token's claims: which of the
+ * The same answer for a user of an outside issuer (docs/internals/contract.md §9), from a token's claims: which of the
  * backend's issuers it is, whether its audience is accepted, the roles its claims give after mapping, and
  * the user id the server would bind to `$uid` (through the issuer's UserQuery when it has one, when `select`
  * is given). The token's signature and times are not the question here: only what its claims would admit.
@@ -132,7 +132,7 @@ export async function explainClaims(
 
 /**
  * On a backend with its own AuthQuery the user's roles come from that query, which needs the password
- * (docs/contract.md §8): without it, a protected route's answer is "cannot tell", never a guess.
+ * (docs/internals/contract.md §8): without it, a protected route's answer is "cannot tell", never a guess.
  */
 export function cannotTell(route: RouteAccess, user: string, backend: string): Explanation {
   const answer = explain(route, user, null);

@@ -95,7 +95,7 @@ export function requireManageable(backend: BackendModule): void {
 /**
  * An `auth` as the console's JSON carries it: a string is the attribute's
  * value as the file would hold it, checked by the rule every door shares
- * (`parseAuth`, docs/contract.md §8), for the resource or for one method
+ * (`parseAuth`, docs/internals/contract.md §8), for the resource or for one method
  * (where exactly `""` is a public method); null is no attribute at all (a
  * public resource; a method that inherits the resource's). A missing `auth`
  * is a mistake: public is said explicitly.

@@ -4,7 +4,7 @@ import { listOutbox, type OutboxRow, retryFailed, stoppedWebhooks } from '../run
 import { type Console, type ConsoleContext, type ConsoleRouter, cursor, manageable, PAGE_SIZE } from './context.js';
 
 /**
- * The console's Events and Audit pages (docs/contract.md §12): the backend's
+ * The console's Events and Audit pages (docs/internals/contract.md §12): the backend's
  * outbox (pending, held by a stopped webhook, delivered, failed) with its
  * stopped webhooks, failed events sent again (one, or every one: a retry also
  * resumes a webhook a 410 stopped), each retry in the history; and the calls

@@ -1,5 +1,5 @@
 /**
- * When a grant ends (docs/contract.md §8, runtime/auth/users/grants.ts), as an
+ * When a grant ends (docs/internals/contract.md §8, runtime/auth/users/grants.ts), as an
  * operator writes it on either door: `xmlrest role grant USER ROLE --until
  * 2026-12-01T18:00Z | --for 8h`, and the console's grant with `{"until"}` or
  * `{"for"}`. One reading for both, so that the two doors take the same words.

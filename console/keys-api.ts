@@ -4,7 +4,7 @@ import { checkNewKey, KeyStore, parseExpiry } from './keys.js';
 import { RoleScope } from './scope.js';
 
 /**
- * The console's Keys page (docs/contract.md §10): a backend's API keys, per
+ * The console's Keys page (docs/internals/contract.md §10): a backend's API keys, per
  * user; a new key, shown once in the answer that made it; revoking one. Only
  * on a backend with `api_keys="on"` and the default user tables, for the
  * users its console may change (console/scope.ts), each change in the history.

@@ -4,7 +4,7 @@ import { parseRateLimit, ROLE_NAME } from '../runtime/contract.js';
 import type { Queryable } from '../runtime/index.js';
 
 /**
- * API keys as their owners and operators manage them (docs/contract.md §10):
+ * API keys as their owners and operators manage them (docs/internals/contract.md §10):
  * made, listed and revoked by `xmlrest key` and by the console's Keys page,
  * the same way. A key is shown once, when it is made; only its SHA-256 and
  * its first 8 characters are stored.

@@ -4,7 +4,7 @@ import type { UserRow, UserStore } from './store.js';
 
 /**
  * What a backend's console may change in the user tables that every backend
- * shares (docs/contract.md §6). Roles there are plain names, so without a
+ * shares (docs/internals/contract.md §6). Roles there are plain names, so without a
  * rule the operator of one backend could grant themselves another backend's
  * console role, or any role another backend checks, and reach everything.
  *

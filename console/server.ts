@@ -15,7 +15,7 @@ import { usersApi } from './users-api.js';
 export type { ConsoleOptions } from './context.js';
 
 /**
- * The admin console (docs/contract.md §6, §8) at `{base}/_console/`: the
+ * The admin console (docs/internals/contract.md §6, §8) at `{base}/_console/`: the
  * page, and its JSON API under `{base}/_console/api/`. Every API call but the
  * list of backends authenticates with the backend's own scheme, through the
  * server's own guard, and needs the backend's console role, checked here on

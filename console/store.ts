@@ -42,7 +42,7 @@ export class GrantEndsMissing extends HttpError {
 type StoreDatabase = Queryable & { transaction?<T>(work: (db: Queryable) => Promise<T>): Promise<T> };
 
 /**
- * The console's reads and writes of the default user tables (docs/seed.md
+ * The console's reads and writes of the default user tables (docs/internals/seed.md
  * §2.2, named in runtime/auth/users/user-tables.ts), and of xmlrest_role, the
  * roles created on each backend's console (console/scope.ts): a role there
  * belongs to the backend whose console created it. Rows come back under the

@@ -4,7 +4,7 @@ import { LOCKED } from '../runtime/auth/passwords/passwords.js';
 import { DEFAULT_USER_TABLES } from '../runtime/auth/users/user-tables.js';
 import type { Access } from '../runtime/index.js';
 
-/** The default tables' names (docs/seed.md §2.2, runtime/auth/users/user-tables.ts); rows are read under the default column names. */
+/** The default tables' names (docs/internals/seed.md §2.2, runtime/auth/users/user-tables.ts); rows are read under the default column names. */
 export const { users: USERS, roles: ROLES, userId: ID, userName: NAME, password: PASSWORD, roleName: ROLE } = DEFAULT_USER_TABLES;
 export const USER_COLUMNS = `${ID} as user_id, ${NAME} as user_name, created_on, left(${PASSWORD}, 1) = '${LOCKED}' as disabled`;
 

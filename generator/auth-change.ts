@@ -10,7 +10,7 @@ import { authAttributes, setAuthAttribute } from './xml-edit.js';
 /**
  * A change of who may call a resource, made by rewriting its file: what the
  * console's set-auth and `xmlrest resource auth` both do, the one way. The
- * value is checked (`parseAuth`, docs/contract.md §8), the attribute set or
+ * value is checked (`parseAuth`, docs/internals/contract.md §8), the attribute set or
  * removed in the file's text (xml-edit.ts), the project regenerated; when the
  * project does not generate with the change, the file is put back as it was
  * and the generator's reasons returned.

@@ -5,7 +5,7 @@ import path from 'node:path';
 
 /**
  * generated/openapi.d.ts: the types of the OpenAPI document (generated/openapi.json) for typed clients such
- * as openapi-fetch, so that a client is typed by the same document the server answers to (docs/contract.md
+ * as openapi-fetch, so that a client is typed by the same document the server answers to (docs/internals/contract.md
  * §13). openapi-typescript writes them (generator/typed-client/, a build-time tool, a dev dependency). Outside
  * the pure core (core.ts): openapi-typescript is asynchronous, slow to load (a second and more), and absent
  * from a production install.

@@ -24,7 +24,7 @@ export interface GenerateOptions {
   resourcesDir?: string;
   /** Project-relative output folder; default `generated`. */
   outDir?: string;
-  /** Project-relative path of the access lock; default `access.lock` (docs/contract.md §8). */
+  /** Project-relative path of the access lock; default `access.lock` (docs/internals/contract.md §8). */
   lockFile?: string;
   /** A project-relative runtime folder the modules import by path; default none: they import `xmlrest/runtime`. */
   runtimeDir?: string;

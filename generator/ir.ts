@@ -53,12 +53,12 @@ export interface SqlStep {
   paramTargets: Record<string, ParamTarget>;
   /** Where the Sql element is. */
   at: SourceLocation;
-  /** Its filters, sort and page, when the step is a list (docs/contract.md §11). */
+  /** Its filters, sort and page, when the step is a list (docs/internals/contract.md §11). */
   list?: List;
 }
 
 /**
- * A read step that is a list (docs/contract.md §11): the pieces the runtime puts together per request
+ * A read step that is a list (docs/internals/contract.md §11): the pieces the runtime puts together per request
  * (runtime/lists/), each checked here and against the database.
  */
 export interface List {
@@ -143,7 +143,7 @@ export interface ExecuteStep {
 export type Step = SqlStep | ExecuteStep;
 
 /**
- * `<Emit event step key>` (docs/contract.md §12): the step's result becomes an event in the outbox, in the
+ * `<Emit event step key>` (docs/internals/contract.md §12): the step's result becomes an event in the outbox, in the
  * request's transaction, right after the steps before it.
  */
 export interface Emit {
@@ -171,19 +171,19 @@ export interface Operation {
   params: string[];
   /** Their types, from the columns they meet (filled with the row types); `any` when not known. */
   paramTypes: Record<string, ParamType>;
-  /** Who may call it: the Request's own `auth`, else the resource's (docs/contract.md §8). */
+  /** Who may call it: the Request's own `auth`, else the resource's (docs/internals/contract.md §8). */
   access: Access;
-  /** The Request's own `rate_limit`, else the resource's, else none (docs/contract.md §10). */
+  /** The Request's own `rate_limit`, else the resource's, else none (docs/internals/contract.md §10). */
   rateLimit: RateLimit | null;
   /** `owner="shared"`: a protected read of rows that belong to users, meant for every caller it admits (analyse/ownership.ts). */
   owner?: 'shared';
   usesUid: boolean;
-  /** A write or more than one Sql step: one connection, one transaction (docs/contract.md §3). */
+  /** A write or more than one Sql step: one connection, one transaction (docs/internals/contract.md §3). */
   transaction: boolean;
   /** It calls a plug-in that checks credentials (a token request): every parameter comes from the body only. */
   paramsFromBody?: true;
   steps: Step[];
-  /** Events it emits (docs/contract.md §12); absent when none. */
+  /** Events it emits (docs/internals/contract.md §12); absent when none. */
   emits?: Emit[];
   /** Every call is written to xmlrest_api_audit (`audit="true"` on it or its resource); absent when not. */
   audit?: true;

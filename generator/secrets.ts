@@ -5,7 +5,7 @@ import { type ColumnMet, columnsMet, namedTokens } from './sql/meets.js';
 import { sourceColumn } from './sql/tables.js';
 
 /**
- * Which request parameters are secrets (docs/contract.md §12), decided here, when generating, never per call:
+ * Which request parameters are secrets (docs/internals/contract.md §12), decided here, when generating, never per call:
  * the audit keeps no secret's value, and the module says which values it keeps (`AuditRule`). A parameter is
  * a secret when its name is a secret's (`pw`, `pin`, `otp`, `cvv`, `apiKey`, `cardNumber`: matched on the
  * parts of its snake, kebab or camel case, whole, so that `spin`, `pinned`, `opinion` and `keyword` are not),

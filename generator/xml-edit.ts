@@ -3,7 +3,7 @@ import { Diagnostics } from './diagnostics.js';
 import { endOfStartTag, parseXml } from './parse.js';
 
 /**
- * Edits of a resource file's `auth` attributes (docs/contract.md §8): the
+ * Edits of a resource file's `auth` attributes (docs/internals/contract.md §8): the
  * resource's own, on the root element, and a Request's own, which replaces
  * it for that method. Only the text of the one start tag changes: comments,
  * order, quoting and formatting of everything else stay byte for byte as

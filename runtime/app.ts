@@ -33,7 +33,7 @@ export interface ReloadableApp {
   guardFor(backend: string): Guard | undefined;
   /** The other servers on this database; `leave()` when a graceful stop begins. */
   peers: Peers;
-  /** Outside issuers' keys (docs/contract.md §9): start-up waits for their first fetch. */
+  /** Outside issuers' keys (docs/internals/contract.md §9): start-up waits for their first fetch. */
   issuerKeys: IssuerKeyRing;
   /**
    * The admin listener's app (ADMIN_PORT): health, readiness and metrics, and the middleware given (the

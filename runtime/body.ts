@@ -10,7 +10,7 @@ export interface RequestFields {
 
 /**
  * A request's fields, read only when a handler reads parameters, so that
- * routing and authentication answer first (docs/contract.md §3): the query
+ * routing and authentication answer first (docs/internals/contract.md §3): the query
  * string, and a JSON or form body of at most 1 MB; at most `maxParams`
  * fields in the body and in the query string each.
  */

@@ -16,15 +16,15 @@ export { type ConsoleMode, consoleModeOf } from './config/values.js';
 export interface ConfigNeeds {
   /** The backends that sign and check Bearer tokens: they need JWT_SECRET. */
   bearerBackends?: readonly string[];
-  /** The webhooks' secrets (docs/contract.md §12): each names the variable that must hold one. */
+  /** The webhooks' secrets (docs/internals/contract.md §12): each names the variable that must hold one. */
   webhookSecrets?: readonly { variable: string; backend: string; url: string }[];
-  /** The backends with paged routes, whose cursors are signed with a key derived from JWT_SECRET (docs/contract.md §11). */
+  /** The backends with paged routes, whose cursors are signed with a key derived from JWT_SECRET (docs/internals/contract.md §11). */
   pagedBackends?: readonly string[];
-  /** The backends served, whose `${NAME}` settings are read from the environment (docs/contract.md §7). */
+  /** The backends served, whose `${NAME}` settings are read from the environment (docs/internals/contract.md §7). */
   backends?: readonly BackendModule[];
 }
 
-/** Server settings from the environment (docs/contract.md §1); a `.env` file may supply them. */
+/** Server settings from the environment (docs/internals/contract.md §1); a `.env` file may supply them. */
 export interface ServerConfig {
   databaseUrl: string;
   jwtSecret: string | undefined;
@@ -63,15 +63,15 @@ export interface ServerConfig {
   loginCounters: 'memory' | 'database';
   /** Where the admin console is served: the main port (`on`), the admin port only (`admin`), or nowhere (`off`). */
   console: ConsoleMode;
-  /** Outside issuers' keys (docs/contract.md §9): the stale window through an outage, and the least time between two fetches. */
+  /** Outside issuers' keys (docs/internals/contract.md §9): the stale window through an outage, and the least time between two fetches. */
   issuerKeys: { staleSeconds: number; refetchSeconds: number };
-  /** Events (docs/contract.md §12): whether this server delivers, how, and the largest event. */
+  /** Events (docs/internals/contract.md §12): whether this server delivers, how, and the largest event. */
   events: { deliver: boolean; delivery: DeliverySettings; maxBytes: number };
   /** Each webhook's secret, by the variable its `secret` names; checked, never printed. */
   webhookSecrets: Record<string, string>;
   /** The backends of `needs`, each `${NAME}` replaced by its variable's value, checked (runtime/config/environment.ts). */
   backends: readonly BackendModule[];
-  /** The API audit (docs/contract.md §12): rows older than this many days are pruned (AUDIT_RETENTION_DAYS). */
+  /** The API audit (docs/internals/contract.md §12): rows older than this many days are pruned (AUDIT_RETENTION_DAYS). */
   audit: { retentionDays: number };
   /** Where traces go (OTEL_EXPORTER_OTLP_ENDPOINT, or its _TRACES_ form); unset, tracing is off (runtime/tracing/). */
   otlpEndpoint: string | undefined;

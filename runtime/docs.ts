@@ -102,7 +102,7 @@ const KEPT_BYTES = 16 * 1024 * 1024;
 
 /**
  * `GET {base}/openapi.json?for=me`: the document with only the operations the caller's credentials may call
- * (docs/contract.md §8), told by each backend's own guard (auth/reach.ts): every public operation, and on each
+ * (docs/internals/contract.md §8), told by each backend's own guard (auth/reach.ts): every public operation, and on each
  * backend that accepts the credentials the operations its roles admit (`*` any). Without credentials, the public
  * operations alone. Each operation is serialised once, when mounted, and a caller's document is put together from
  * those texts; documents are kept by the operations they hold (callers of many role sets share a few), the least

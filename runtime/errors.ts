@@ -109,7 +109,7 @@ function clientErrorFromKoa(error: unknown): HttpError | undefined {
 const RETRY_AFTER = '1';
 
 /**
- * The one place where failures become JSON bodies (docs/contract.md §3, §7):
+ * The one place where failures become JSON bodies (docs/internals/contract.md §3, §7):
  * the front door (front-door.ts) hands it whatever a request threw. A
  * database fault is 503 with Retry-After, never 500; the SQL and the
  * driver's text go to the log only, never to the client. The reason of a

@@ -7,7 +7,7 @@ export interface ReadinessProbe {
   check(): Promise<void>;
 }
 
-/** How long a readiness check may take before the answer is "not ready" (docs/contract.md §7). */
+/** How long a readiness check may take before the answer is "not ready" (docs/internals/contract.md §7). */
 const READY_WITHIN_MS = 1000;
 
 /**
@@ -56,7 +56,7 @@ export class Readiness {
 
 /**
  * `GET /healthz` (the process serves; never touches the database) and
- * `GET /readyz` (docs/contract.md §7), outside BASE_PATH, on the main port
+ * `GET /readyz` (docs/internals/contract.md §7), outside BASE_PATH, on the main port
  * and on ADMIN_PORT; `/metrics` too when `metrics` is given (ADMIN_PORT only).
  */
 export function healthRoutes(readiness: Readiness, metrics?: Metrics): Koa.Middleware {

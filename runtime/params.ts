@@ -3,7 +3,7 @@ import { badRequest } from './errors.js';
 
 /**
  * Request parameters come from the query string and the body (form-encoded or
- * JSON); the body wins (docs/contract.md §2), and a parameter whose spec says
+ * JSON); the body wins (docs/internals/contract.md §2), and a parameter whose spec says
  * `from: 'body'` (a token request's) is read from the body only: a password in
  * a URL ends up in access logs, proxies and browser history. Only scalars are parameters: an object,
  * an array or a repeated query key is a 400, never silently flattened. Each is
@@ -18,7 +18,7 @@ export function readParams<Params>(query: Record<string, string | string[] | und
     const spec = specs[name] as ParamSpec;
     const value = Object.hasOwn(fromBody, name) ? fromBody[name] : spec.from === 'body' ? undefined : query[name];
     if (value === undefined) {
-      // A list's filter, sort, limit or cursor: left out is not sent, never a 400 (docs/contract.md §11).
+      // A list's filter, sort, limit or cursor: left out is not sent, never a 400 (docs/internals/contract.md §11).
       if (spec.optional) continue;
       throw badRequest(`Missing parameter '${name}'`);
     }
@@ -50,7 +50,7 @@ function convert(name: string, value: ParamValue, spec: ParamSpec): unknown {
   const text = typeof value === 'string' ? value : typeof value === 'number' ? String(value) : undefined;
   switch (spec.kind) {
     case 'any':
-      // Untyped: text, as a form would send it (docs: README, Parameters). Bound as a number, a JSON 0 would meet a
+      // Untyped: text, as a form would send it (docs/concepts.md, Typed parameters). Bound as a number, a JSON 0 would meet a
       // text column as a number, and MariaDB compares 'alice' = 0 as true: a password check passed without one.
       return typeof value === 'string' ? value : String(value);
     case 'integer':

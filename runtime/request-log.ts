@@ -30,7 +30,7 @@ export interface RequestState {
 /**
  * Each request's id (`ctx.state.requestId`, sent back as X-Request-Id), its
  * count and time in the metrics, and one access log line when it ends
- * (docs/contract.md §7), whatever the answer. The line never holds a header,
+ * (docs/internals/contract.md §7), whatever the answer. The line never holds a header,
  * a body or a query string, where credentials travel. `begin` and `end` run
  * in the front door (front-door.ts), around everything else.
  */

@@ -19,7 +19,7 @@ import { type AuditRoute, auditEntry, Scope, type ScopeOptions } from './scope.j
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-/** The path a resource is served at (docs/seed.md §4): `{base}/<backend>/v<version>/<name>`. */
+/** The path a resource is served at (docs/internals/seed.md §4): `{base}/<backend>/v<version>/<name>`. */
 export function resourcePath(basePath: string, backend: string, resource: ResourceModule): string {
   return `${basePath}/${backend}/v${resource.version}/${resource.name}`;
 }
@@ -38,12 +38,12 @@ export interface RoutesOptions {
   openapi?: object | undefined;
   /** Where each route's requests are counted (its series is made here, once). */
   metrics: Metrics;
-  /** Counts the calls of limited routes (docs/contract.md §10). */
+  /** Counts the calls of limited routes (docs/internals/contract.md §10). */
   limiter: RateLimiter;
-  /** Where handlers emit events, and audited routes write their rows (docs/contract.md §12). */
+  /** Where handlers emit events, and audited routes write their rows (docs/internals/contract.md §12). */
   events: Events;
   audit: AuditTrail;
-  /** Filters, sorts and pages (docs/contract.md §11). */
+  /** Filters, sorts and pages (docs/internals/contract.md §11). */
   lists: Lists;
 }
 
@@ -140,7 +140,7 @@ export function buildRoutes(options: RoutesOptions): Routes {
     }
     const sessions = guard.sessions;
     if (sessions !== null) {
-      // Sessions (docs/contract.md §10): refresh and logout, beside the backend's resources.
+      // Sessions (docs/internals/contract.md §10): refresh and logout, beside the backend's resources.
       const doors: [string, string, Koa.Middleware][] = [
         ['token/refresh', 'token-refresh', refreshDoor(sessions, options.readFields, options.credentials)],
         ['logout', 'logout', logoutDoor(guard, sessions, options.readFields)],

@@ -23,13 +23,13 @@ export interface ScopeOptions {
   /** What a login checks before the password: the transport rule, no other site's page. */
   credentials: CredentialRules;
   limiter: RateLimiter;
-  /** The route's rate limit (docs/contract.md §10), and its name in the callers' keys; none for most routes. */
+  /** The route's rate limit (docs/internals/contract.md §10), and its name in the callers' keys; none for most routes. */
   limit?: { rule: RateLimit; route: string } | undefined;
-  /** Where `emit` writes (docs/contract.md §12). */
+  /** Where `emit` writes (docs/internals/contract.md §12). */
   events: Events;
-  /** The route's audit (`audit="true"`, docs/contract.md §12); none for most routes. */
+  /** The route's audit (`audit="true"`, docs/internals/contract.md §12); none for most routes. */
   audit?: AuditRoute | undefined;
-  /** Filters, sorts and pages (docs/contract.md §11), with the server's cursor key. */
+  /** Filters, sorts and pages (docs/internals/contract.md §11), with the server's cursor key. */
   lists: Lists;
 }
 
@@ -110,7 +110,7 @@ export class Scope implements RequestScope {
       this.ctx.state.issuer = principal.issuer;
     }
     // Counted once the caller is known (a refused caller costs the limit nothing): per user, or per API key, a
-    // key with a rate of its own against that on every route it calls (docs/contract.md §10).
+    // key with a rate of its own against that on every route it calls (docs/internals/contract.md §10).
     const limit = this.options.limit;
     if (principal.keyId !== undefined) {
       this.ctx.state.keyId = principal.keyId;

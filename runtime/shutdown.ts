@@ -19,7 +19,7 @@ export interface ShutdownOptions {
 }
 
 /**
- * A graceful stop (docs/contract.md §7): readiness turns 503 (a load balancer
+ * A graceful stop (docs/internals/contract.md §7): readiness turns 503 (a load balancer
  * stops sending), the server leaves the list of those on its database
  * (runtime/peers.ts), the listeners stop accepting, idle keep-alive
  * connections close, every request in flight finishes (its connection closes

@@ -4,7 +4,7 @@ import { DEFAULT_USER_TABLES } from '../runtime/auth/users/user-tables.js';
 const { users: USERS, roles: ROLES, userId: ID, userName: NAME, password: PASSWORD, roleName: ROLE } = DEFAULT_USER_TABLES;
 
 /**
- * The default user and role tables (docs/seed.md §2.2, named in
+ * The default user and role tables (docs/internals/seed.md §2.2, named in
  * runtime/auth/users/user-tables.ts). Names and passwords compare byte for byte
  * (utf8mb4_nopad_bin): a case-insensitive or PAD SPACE collation would let
  * `Secret` or `secret ` match the password `secret`.

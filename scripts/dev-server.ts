@@ -69,7 +69,7 @@ export async function serveDev(root: string): Promise<void> {
     database,
     jwtSecret,
     basePath: process.env.BASE_PATH,
-    // Webhooks sign with the secrets their `secret` names (docs/contract.md §12); a missing one refuses the reload.
+    // Webhooks sign with the secrets their `secret` names (docs/internals/contract.md §12); a missing one refuses the reload.
     webhookSecrets: process.env,
     // Pretty lines for a person at a terminal (pino-pretty); npm start writes JSON.
     logger: createLogger(process.env.LOG_LEVEL === undefined ? 'warn' : parseLogLevel(process.env.LOG_LEVEL), { pretty: prettyLogsInstalled() }),

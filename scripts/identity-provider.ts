@@ -9,8 +9,8 @@ import { DEMO_USERS } from './schema.js';
 /**
  * A test OpenID Provider (oidc-provider, certified) on loopback, issuing JWT
  * access tokens by the client credentials grant: what the tests of outside
- * issuers (docs/contract.md §9) sign in with, and, run as a command, what the
- * README's "Sign in with your identity provider" tries against the demo:
+ * issuers (docs/internals/contract.md §9) sign in with, and, run as a command, what the
+ * docs/guides/identity-providers.md tries against the demo:
  *
  *   npx tsx scripts/identity-provider.ts      (Ctrl-C stops it)
  *
@@ -154,7 +154,7 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** The port the command listens on: the README's commands name it. */
+/** The port the command listens on: docs/guides/identity-providers.md's commands name it. */
 export const DEMO_PROVIDER_PORT = 4455;
 
 /** The Issuer element for the demo's shop backend, and the commands that try it, as the command prints them. */

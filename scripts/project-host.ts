@@ -68,7 +68,7 @@ export class ProjectHost {
     try {
       loaded = await this.load();
     } catch (error) {
-      // A `${NAME}` whose variable is unset or wrong (docs/contract.md §7): said as generate's errors are, the running routes kept.
+      // A `${NAME}` whose variable is unset or wrong (docs/internals/contract.md §7): said as generate's errors are, the running routes kept.
       if (error instanceof ConfigError) return { ok: false, ms: performance.now() - started, errors: [...error.problems] };
       throw error;
     }
@@ -100,7 +100,7 @@ export class ProjectHost {
     const openapiFile = path.join(generated, 'openapi.json');
     const openapi = existsSync(openapiFile) ? readFileSync(openapiFile, 'utf8') : undefined;
     if (openapi !== undefined && this.options.buildDir) writeIfChanged(path.join(this.options.buildDir, 'generated/openapi.json'), openapi);
-    // `${NAME}` settings read from the environment, as at start (docs/contract.md §7): one unset refuses the reload.
+    // `${NAME}` settings read from the environment, as at start (docs/internals/contract.md §7): one unset refuses the reload.
     return { backends: resolveEnvironment(loaded, process.env), openapi: openapi === undefined ? undefined : (JSON.parse(openapi) as object) };
   }
 

@@ -51,7 +51,7 @@ async function prepare() {
     pagedBackends: pagedBackends(generated),
     backends: generated,
   });
-  // Served with their `${NAME}` settings read from the environment (docs/contract.md §7).
+  // Served with their `${NAME}` settings read from the environment (docs/internals/contract.md §7).
   const backends = config.backends;
   const database = openDatabase(config.databaseUrl, {
     statementTimeoutMs: config.statementTimeoutMs,
@@ -89,7 +89,7 @@ async function prepare() {
     });
     adminConsole?.attach(server);
     // An outside issuer whose discovery document names another issuer is a wrong configuration: refused at start,
-    // as docs/contract.md §9 has it. A provider that does not answer is not: the server starts, and /readyz says so.
+    // as docs/internals/contract.md §9 has it. A provider that does not answer is not: the server starts, and /readyz says so.
     // A provider that does not answer delays the start by 6 s at most (its fetch's own bound is 5 s).
     const loaded = await Promise.race([server.issuerKeys.loaded(), new Promise<[]>((resolve) => setTimeout(() => resolve([]), 6000).unref())]);
     for (const keys of loaded) {

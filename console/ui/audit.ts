@@ -22,7 +22,7 @@ interface Entry {
 const FILTERS = ['user', 'resource', 'from', 'to', 'status'] as const;
 type Filters = Record<(typeof FILTERS)[number], string>;
 
-/** The calls of the backend's audited routes (`audit="true"`, docs/contract.md §12), filtered by user, resource, time and status. */
+/** The calls of the backend's audited routes (`audit="true"`, docs/internals/contract.md §12), filtered by user, resource, time and status. */
 export function Audit() {
   const [filters, setFilters] = useState<Filters>({ user: '', resource: '', from: '', to: '', status: '' });
   const [page, setPage] = useState<{ entries: Entry[]; next: number | null }>({ entries: [], next: null });

@@ -31,7 +31,7 @@ interface Page {
 const when = (value: string) => new Date(value).toISOString().replace('T', ' ').slice(0, 19);
 
 /**
- * The backend's events and their deliveries (docs/contract.md §12): pending (in flight, waiting for a retry,
+ * The backend's events and their deliveries (docs/internals/contract.md §12): pending (in flight, waiting for a retry,
  * or held by a webhook a 410 stopped), delivered, failed; a failed event sent again, or every failed one.
  */
 export function Events() {

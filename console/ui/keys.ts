@@ -20,7 +20,7 @@ interface Key {
 const when = (value: string | null) => (value === null ? '-' : value.slice(0, 16).replace('T', ' '));
 
 /**
- * API keys (docs/contract.md §10), per user: the user's keys, a new one (shown
+ * API keys (docs/internals/contract.md §10), per user: the user's keys, a new one (shown
  * once, here, and never again), and revoking one, which every server refuses
  * within 5 s.
  */

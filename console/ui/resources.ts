@@ -12,7 +12,7 @@ interface ImpactSide {
 const describeAccess = (access: 'public' | '*' | string[]) => (access === 'public' ? 'public' : access === '*' ? 'any signed-in user' : access.join(' or '));
 
 /**
- * A rule being edited (docs/contract.md §8): the resource's own `auth`, or one method's, which replaces the
+ * A rule being edited (docs/internals/contract.md §8): the resource's own `auth`, or one method's, which replaces the
  * resource's for that method. `auth` as the file holds it: role names separated by spaces, `*`, `""` (a public
  * method); null for none (a public resource; a method that inherits the resource's).
  */

@@ -5,7 +5,7 @@ import type { RawAttribute } from './elements.js';
 
 /**
  * An `auth` attribute, by the one rule every door uses (`parseAuth`,
- * docs/contract.md §8). Undefined when the attribute is wrong (the
+ * docs/internals/contract.md §8). Undefined when the attribute is wrong (the
  * diagnostic says why, and how to write what was likely meant).
  */
 export function readAccess(attribute: RawAttribute, on: 'Resource' | 'Request', backend: Backend, diagnostics: Diagnostics): Access | undefined {
@@ -33,7 +33,7 @@ export function accessText(access: Access): string {
   return [...access].sort().join(' ');
 }
 
-/** A `rate_limit` attribute (docs/contract.md §10): `<n>/<s|m|h>`; null when it is wrong (the diagnostic says why). */
+/** A `rate_limit` attribute (docs/internals/contract.md §10): `<n>/<s|m|h>`; null when it is wrong (the diagnostic says why). */
 export function readRateLimit(attribute: RawAttribute, diagnostics: Diagnostics): RateLimit | null {
   const rate = parseRateLimit(attribute.value);
   if (rate === undefined) diagnostics.error(attribute.at, `rate_limit is <calls>/<s|m|h>, such as 100/m, not "${attribute.value}"`);

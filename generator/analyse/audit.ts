@@ -3,7 +3,7 @@ import type { Operation } from '../ir.js';
 import { type AttributeRule, type RawAttribute, rule } from './elements.js';
 
 /**
- * `audit_params="id,qty"` on a Resource or a Request (docs/contract.md §12): the parameters whose values its
+ * `audit_params="id,qty"` on a Resource or a Request (docs/internals/contract.md §12): the parameters whose values its
  * audit rows keep, and no others (an allow-list; a Request's own replaces its resource's). Without it a row
  * keeps every parameter that is no secret (generator/secrets.ts); with it, only those it names, and never a
  * secret (an error once the secrets are known). Each name must be a parameter of the audited Request, or of

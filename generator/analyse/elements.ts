@@ -60,7 +60,7 @@ export interface AttributeRule<T> {
 }
 
 /**
- * A parse that also takes `${NAME}`, a reference to an environment variable read at start (docs/contract.md §7),
+ * A parse that also takes `${NAME}`, a reference to an environment variable read at start (docs/internals/contract.md §7),
  * kept as written: the server checks the value it names as this parse checks one written out. Any other text
  * holding `${` is refused (orReferenceError says why), never taken for a value.
  */

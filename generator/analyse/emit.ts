@@ -5,7 +5,7 @@ import { pascal } from '../names.js';
 import { AttributeReader, type RawAttribute, type RawElement } from './elements.js';
 
 /**
- * `<Emit event step key>` in a Request (docs/contract.md §12): the result of
+ * `<Emit event step key>` in a Request (docs/internals/contract.md §12): the result of
  * an earlier Sql step of the request becomes an event, in its transaction.
  * Checked here: the event type's form; a step that exists, comes before the
  * Emit and is a Sql step (a read's rows or a write's result; a plug-in's

@@ -14,7 +14,7 @@ import { analyseResource } from './resource.js';
 export { type AnalyseOptions, RESOURCE_NAMESPACE, type SourceFile } from './elements.js';
 
 const BACKEND_NAME = /^[a-z][a-z0-9_-]*$/;
-/** Paths the server answers outside BASE_PATH (docs/contract.md §7): no backend may take them. */
+/** Paths the server answers outside BASE_PATH (docs/internals/contract.md §7): no backend may take them. */
 const RESERVED_BACKENDS = new Set(['healthz', 'readyz', 'metrics']);
 
 export function analyse(files: readonly SourceFile[], diagnostics: Diagnostics, options: AnalyseOptions): Project {
@@ -80,7 +80,7 @@ export function analyse(files: readonly SourceFile[], diagnostics: Diagnostics, 
     }
     backend.resources.sort((a, b) => compare(a.name, b.name) || compareVersions(a.version, b.version));
     checkEventShapes(backend, diagnostics);
-    // Sessions answer at {base}/<backend>/v1.0/logout (docs/contract.md §10): no resource may take the path.
+    // Sessions answer at {base}/<backend>/v1.0/logout (docs/internals/contract.md §10): no resource may take the path.
     const logout =
       backend.refreshLifetime === null ? undefined : backend.resources.find((resource) => resource.name === 'logout' && resource.version === '1.0');
     if (logout)

@@ -21,7 +21,7 @@ import {
 } from './elements.js';
 
 /**
- * `Issuer` in backend.xml (docs/contract.md §9): an identity provider whose
+ * `Issuer` in backend.xml (docs/internals/contract.md §9): an identity provider whose
  * access tokens a Bearer backend accepts beside its own. Every attribute is a
  * row of ISSUER_ATTRIBUTES, as Backend's are; `Role` and `UserQuery` are its
  * children.

@@ -5,7 +5,7 @@ import type { RawElement } from './elements.js';
 import { type ListRequest, readFilter, readPage, readSort } from './list-elements.js';
 
 /**
- * Lists that scale (docs/contract.md §11): `Page`, `Filter` and `Sort` in a GET Request make its one read step a
+ * Lists that scale (docs/internals/contract.md §11): `Page`, `Filter` and `Sort` in a GET Request make its one read step a
  * list, whose conditions, order and limit the runtime adds per request (runtime/lists/). Each element's
  * attributes are a table, as Backend's are; what needs the database (the key's last column unique, no column
  * that may be NULL, the types of the cursor's values) is checked once the step is typed (`checkListFacts`, list-facts.ts). The elements are read one by one in

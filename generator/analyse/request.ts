@@ -24,7 +24,7 @@ export interface RequestContext {
   access: Access;
   /** The resource's rate limit, which a Request's own `rate_limit` replaces. */
   rateLimit: RateLimit | null;
-  /** The resource's `audit`, which a Request's own replaces (docs/contract.md §12). */
+  /** The resource's `audit`, which a Request's own replaces (docs/internals/contract.md §12). */
   audit: boolean;
   /** The resource's `audit_params`, which a Request's own replaces. */
   auditParams: AuditParams | undefined;
@@ -47,7 +47,7 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
   attrs.rejectOthers();
   const audit = ownAudit ? (readBool(ownAudit, diagnostics) ?? context.audit) : context.audit;
   const rateLimit = ownRate ? readRateLimit(ownRate, diagnostics) : context.rateLimit;
-  // A Request's own auth replaces the resource's; auth="" makes the method public (docs/contract.md §8).
+  // A Request's own auth replaces the resource's; auth="" makes the method public (docs/internals/contract.md §8).
   const ownAccess = own ? readAccess(own, 'Request', context.backend, diagnostics) : undefined;
   const access = own ? (ownAccess === undefined ? '*' : ownAccess) : context.access;
   if (element.hasMixedText) diagnostics.error(element.at, 'Request holds only Desc, Sql, Execute, Emit, Page, Filter and Sort elements, not text');
@@ -67,7 +67,7 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
   const steps: Step[] = [];
   const emits: Emit[] = [];
   const params: string[] = [];
-  /** Page, Filter and Sort (docs/contract.md §11), read once the steps are known; and each Sql step's text as written. */
+  /** Page, Filter and Sort (docs/internals/contract.md §11), read once the steps are known; and each Sql step's text as written. */
   const listElements: RawElement[] = [];
   const texts = new Map<SqlStep, string>();
   let usesUid = false;

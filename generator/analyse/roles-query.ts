@@ -4,7 +4,7 @@ import { scanSql } from '../sql/index.js';
 import { AttributeReader, describePlaceholder, type RawElement } from './elements.js';
 
 /**
- * `RolesQuery` in backend.xml (docs/contract.md §10): on a backend with
+ * `RolesQuery` in backend.xml (docs/internals/contract.md §10): on a backend with
  * sessions and its own AuthQuery, the roles its user holds now, asked at
  * every refresh. The default user tables need none: their triggers end the
  * sessions of a user deleted, disabled or stripped of a role. Tables of a

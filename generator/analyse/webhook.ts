@@ -3,7 +3,7 @@ import type { Diagnostics, SourceLocation } from '../diagnostics.js';
 import { AttributeReader, type AttributeRule, orReference, orReferenceError, type RawElement, rule } from './elements.js';
 
 /**
- * `<Webhook event url secret>` in backend.xml (docs/contract.md §12): where a
+ * `<Webhook event url secret>` in backend.xml (docs/internals/contract.md §12): where a
  * backend's events go. Each attribute is a row of the table below.
  */
 type Draft = { -readonly [K in keyof WebhookSettings]: WebhookSettings[K] };

@@ -5,7 +5,7 @@ import { auditKeeps } from '../secrets.js';
 import { quote } from './print.js';
 
 /**
- * An audited operation's `AuditRule` (docs/contract.md §12), a constant of its module: the parameters whose
+ * An audited operation's `AuditRule` (docs/internals/contract.md §12), a constant of its module: the parameters whose
  * values its rows keep, decided here (generator/secrets.ts), and, in its comment, why each other one is left out.
  */
 export function auditRuleConstant(resource: Resource, operation: Operation): StatementStructures {

@@ -6,7 +6,7 @@ import { accessExpression, eventType, listConstantName, paramsConstant, rowType,
 import { propertyAccess, propertyName, quote } from './print.js';
 
 export function writeHandlerBody(writer: CodeBlockWriter, resource: Resource, operation: Operation, prefix: string): void {
-  // Order is the contract's: authentication and role first, then parameters (docs/contract.md §3).
+  // Order is the contract's: authentication and role first, then parameters (docs/internals/contract.md §3).
   if (operation.access !== null) {
     writer.writeLine(`${operation.usesUid ? 'const uid = ' : ''}await scope.authenticate(${accessExpression(resource, operation)});`);
   }
@@ -36,7 +36,7 @@ export function writeHandlerBody(writer: CodeBlockWriter, resource: Resource, op
   }
 }
 
-/** An event into the outbox, on the request's transaction, when its writes found a row (docs/contract.md §12). */
+/** An event into the outbox, on the request's transaction, when its writes found a row (docs/internals/contract.md §12). */
 function writeEmit(writer: CodeBlockWriter, emit: Emit, db: string): void {
   const key = emit.key === null ? '' : `, ${bindExpression(emit.key)}`;
   const changed = (emit.changes ?? []).map((step) => `${step}.affectedRows > 0`).join(' && ');
@@ -78,7 +78,7 @@ function bindExpression(bind: Bind): string {
     case 'literal':
       return quote(bind.value);
     case 'ref':
-      // A row that does not exist reads as null (docs/contract.md §2).
+      // A row that does not exist reads as null (docs/internals/contract.md §2).
       if (bind.target === 'write') return `${bind.step}.${bind.column}`;
       if (bind.target === 'plugin') return `cell(${bind.step}, ${bind.row}, ${quote(bind.column)})`;
       return `${bind.step}[${bind.row}]?.${propertyAccess(bind.column).replace(/^\./, '')} ?? null`;

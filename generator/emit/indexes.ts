@@ -44,7 +44,7 @@ function authQueryLiteral(backend: Backend): string {
   return `{ sql: AUTH_QUERY_SQL, binds: [${query.binds.map(quote).join(', ')}], passwordColumn: ${query.passwordColumn === null ? 'null' : quote(query.passwordColumn)} }`;
 }
 
-/** The outside issuers (docs/contract.md §9), one object each, a field a line, as a person would write them. */
+/** The outside issuers (docs/internals/contract.md §9), one object each, a field a line, as a person would write them. */
 function issuersLines(backend: Backend): string[] {
   if (backend.issuers.length === 0) return ['issuers: [],'];
   const list = (values: readonly string[]) => `[${values.map(quote).join(', ')}]`;
@@ -72,7 +72,7 @@ function issuersLines(backend: Backend): string[] {
   return lines;
 }
 
-/** The webhooks (docs/contract.md §12), one a line; none written when the backend has none. */
+/** The webhooks (docs/internals/contract.md §12), one a line; none written when the backend has none. */
 function webhooksLines(backend: Backend): string[] {
   if (backend.webhooks === undefined || backend.webhooks.length === 0) return [];
   return [

@@ -88,7 +88,7 @@ export function emitResource(resource: Resource, file: string, options: EmitOpti
     }
   }
 
-  // Each event type the module emits, typed once: what its webhooks receive (docs/contract.md §12).
+  // Each event type the module emits, typed once: what its webhooks receive (docs/internals/contract.md §12).
   const declared = new Set<string>();
   for (const operation of resource.operations) {
     for (const emit of operation.emits ?? []) {
@@ -117,7 +117,7 @@ export function emitResource(resource: Resource, file: string, options: EmitOpti
   for (const operation of resource.operations) {
     const prefix = typeName + pascal(operation.method.toLowerCase());
     if (Array.isArray(operation.access)) {
-      // Hard-wired: the guard checks this constant, never a lookup (docs/contract.md §8).
+      // Hard-wired: the guard checks this constant, never a lookup (docs/internals/contract.md §8).
       statements.push({
         kind: StructureKind.VariableStatement,
         docs: [`Who may call ${operation.method}: a holder of ${operation.access.join(' or ')}.`],
@@ -210,7 +210,7 @@ function unique(names: string[]): string[] {
   return [...new Set(names)];
 }
 
-/** The operation's rate limit as the runtime reads it (docs/contract.md §10), or nothing when it has none. */
+/** The operation's rate limit as the runtime reads it (docs/internals/contract.md §10), or nothing when it has none. */
 function rateLimitText(operation: Operation): string {
   return operation.rateLimit === null ? '' : `rateLimit: { limit: ${operation.rateLimit.limit}, seconds: ${operation.rateLimit.seconds} }, `;
 }

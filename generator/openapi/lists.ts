@@ -1,4 +1,4 @@
-// What the document says of a list (docs/contract.md §11): its filters, sort and page, its cursor and its Link
+// What the document says of a list (docs/internals/contract.md §11): its filters, sort and page, its cursor and its Link
 // header; apart from the operation, which only asks for them.
 import type { List, Operation, SqlStep } from '../ir.js';
 import type { Schema } from './responses.js';
@@ -13,7 +13,7 @@ export const LINK_HEADER = {
   schema: { type: 'string' },
 };
 
-/** The operation's list (docs/contract.md §11), if a step is one. */
+/** The operation's list (docs/internals/contract.md §11), if a step is one. */
 export function listOf(operation: Operation): List | undefined {
   return operation.steps.find((step): step is SqlStep => step.kind === 'sql' && step.list !== undefined)?.list;
 }

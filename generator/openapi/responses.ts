@@ -6,7 +6,7 @@ export type Schema = Record<string, unknown>;
 
 const ERROR_REF = { $ref: '#/components/schemas/Error' };
 
-/** The fields every answer of a rate-limited operation carries (docs/contract.md §10). */
+/** The fields every answer of a rate-limited operation carries (docs/internals/contract.md §10). */
 export const RATE_LIMIT_FIELDS = {
   'RateLimit-Limit': { description: 'Calls allowed in the window.', schema: { type: 'string', pattern: '^[0-9]+$' } },
   'RateLimit-Remaining': { description: 'Calls left in the window.', schema: { type: 'string', pattern: '^[0-9]+$' } },

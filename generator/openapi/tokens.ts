@@ -52,7 +52,7 @@ export const REFRESH_TOKEN = {
   description: 'Buys one new pair at {backend}/v1.0/token/refresh, then is used up.',
 };
 
-/** `POST /<backend>/v1.0/token/refresh` (docs/contract.md §10). */
+/** `POST /<backend>/v1.0/token/refresh` (docs/internals/contract.md §10). */
 export function refreshOperation(backend: Backend): Schema {
   return {
     operationId: `${camel(backend.name)}_token_refresh`,
@@ -83,7 +83,7 @@ export function refreshOperation(backend: Backend): Schema {
   };
 }
 
-/** `POST /<backend>/v1.0/logout` (docs/contract.md §10). */
+/** `POST /<backend>/v1.0/logout` (docs/internals/contract.md §10). */
 export function logoutOperation(backend: Backend): Schema {
   return {
     operationId: `${camel(backend.name)}_logout`,
@@ -113,7 +113,7 @@ export function logoutOperation(backend: Backend): Schema {
   };
 }
 
-/** What a Bearer token may be: the backend's own, or an access token of an identity provider it accepts (docs/contract.md §9). */
+/** What a Bearer token may be: the backend's own, or an access token of an identity provider it accepts (docs/internals/contract.md §9). */
 export function bearerDescription(project: Project): string {
   const own = 'A token from the backend\'s token endpoint; the "Bearer " prefix is optional.';
   const issuers = project.backends.flatMap((backend) =>

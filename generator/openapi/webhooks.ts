@@ -1,11 +1,11 @@
-// OpenAPI's `webhooks`: what each emitted event's receivers get (docs/contract.md §12), apart from the paths
+// OpenAPI's `webhooks`: what each emitted event's receivers get (docs/internals/contract.md §12), apart from the paths
 // the server answers.
 import type { Project } from '../ir.js';
 import { camel } from '../names.js';
 import type { Schema } from './responses.js';
 import { stepSchema } from './schemas.js';
 
-/** The Standard Webhooks headers every delivery carries (docs/contract.md §12). */
+/** The Standard Webhooks headers every delivery carries (docs/internals/contract.md §12). */
 const WEBHOOK_HEADERS = [
   { name: 'webhook-id', description: "The event's id (msg_...): the same on every attempt and for every webhook; an idempotency key." },
   { name: 'webhook-timestamp', description: 'When this attempt was made, in seconds since the epoch: refuse one too far from your clock.' },

@@ -3,7 +3,7 @@ import { tablesOf } from './targets.js';
 import { isColumnReference, isName, type Token, tokenize, unquote } from './tokens.js';
 
 /**
- * What a list (docs/contract.md §11) needs to know of its step's statement, read from its text with `?`
+ * What a list (docs/internals/contract.md §11) needs to know of its step's statement, read from its text with `?`
  * placeholders: where its own WHERE condition is, where what follows the conditions begins (GROUP BY, ORDER BY,
  * LIMIT, ...), the columns it returns and the tables they come from. Not a SQL parser: the database checks the
  * statements a list makes, at generation.

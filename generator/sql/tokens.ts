@@ -11,7 +11,7 @@ export type Placeholder =
   | { kind: 'param'; name: string }
   | { kind: 'uid' }
   | { kind: 'ref'; step: string; row: number; column: string }
-  /** `$claim.<name>`: a claim of an outside issuer's token, in that issuer's UserQuery (docs/contract.md §9). */
+  /** `$claim.<name>`: a claim of an outside issuer's token, in that issuer's UserQuery (docs/internals/contract.md §9). */
   | { kind: 'claim'; name: string };
 
 export interface Token {
@@ -45,7 +45,7 @@ export interface ScannedSql {
 const IDENT = /[A-Za-z0-9_$\u0080-\uffff]/;
 const IDENT_START = /[A-Za-z_\u0080-\uffff]/;
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*/;
-/** `$[step][row].column`: an earlier step's result (docs/seed.md §2.1 rule 2). */
+/** `$[step][row].column`: an earlier step's result (docs/internals/seed.md §2.1 rule 2). */
 const REFERENCE = /^\$\[([A-Za-z_][A-Za-z0-9_]*)\]\[(\d+)\]\.([A-Za-z_][A-Za-z0-9_]*)/;
 /** `$claim.<name>`: a top-level claim of a token (an Issuer's UserQuery). */
 const CLAIM = /^\$claim\.([A-Za-z_][A-Za-z0-9_]*)/;

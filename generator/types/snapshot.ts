@@ -18,7 +18,7 @@ export interface SnapshotEntry {
   params?: Record<string, ParamType>;
   /** A read's tables whose rows belong to users, as the database describes them (analyse/ownership.ts). */
   owners?: Owners;
-  /** A list's order columns (docs/contract.md §11), by `table.column`: what its checks need of the database. */
+  /** A list's order columns (docs/internals/contract.md §11), by `table.column`: what its checks need of the database. */
   keys?: Record<string, KeyFacts>;
   /** The exact types under the coarse ones above, which `xmlrest check` compares (absent in a snapshot made before them). */
   exact?: ExactTypes;

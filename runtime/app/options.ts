@@ -42,7 +42,7 @@ export interface ServerOptions {
   requireTlsForCredentials?: boolean;
   /** Outside issuers' keys: how long the last good ones serve through an outage, and how often they may be fetched. */
   issuerKeyTimings?: KeyTimings;
-  /** Environment values by name: each webhook's `secret` names one (docs/contract.md §12). Default none. */
+  /** Environment values by name: each webhook's `secret` names one (docs/internals/contract.md §12). Default none. */
   webhookSecrets?: Readonly<Record<string, string | undefined>>;
   /** Events: whether this server delivers (default yes), the delivery timings and bounds, the largest event. */
   events?: { deliver?: boolean; delivery?: Partial<DeliverySettings>; maxBytes?: number };

@@ -8,7 +8,7 @@ import type { ServerOptions } from './options.js';
 
 /** The server's events and API audit, and the housekeeping that prunes their old rows. */
 export function eventsAndAudit(options: ServerOptions, logger: Logger, metrics: Metrics, peers: Peers) {
-  // Events and the audit (docs/contract.md §12): one of each for the server's life; a reload reconfigures the webhooks.
+  // Events and the audit (docs/internals/contract.md §12): one of each for the server's life; a reload reconfigures the webhooks.
   const events = new Events({
     database: options.database,
     logger,

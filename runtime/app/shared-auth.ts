@@ -35,7 +35,7 @@ export function sharedAuth(options: ServerOptions, logger: Logger) {
 
 export type SharedAuth = ReturnType<typeof sharedAuth>;
 
-/** Outside issuers' keys (docs/contract.md §9): each fetch counted, each failure logged. */
+/** Outside issuers' keys (docs/internals/contract.md §9): each fetch counted, each failure logged. */
 export function issuerKeyRing(options: ServerOptions, logger: Logger, metrics: Metrics): IssuerKeyRing {
   const issuerKeys = new IssuerKeyRing(
     {

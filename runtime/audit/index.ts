@@ -1,5 +1,5 @@
 /**
- * Who called what (docs/contract.md §12): a row in xmlrest_api_audit per
+ * Who called what (docs/internals/contract.md §12): a row in xmlrest_api_audit per
  * call of an operation with `audit="true"`. A write that succeeds writes its
  * row in its own transaction (`writeIn`): the change and its record commit or
  * roll back together. Every other call (a read, a refused or failed call)

@@ -1,8 +1,8 @@
-// What a call's row keeps of it (docs/contract.md §12): the values its module's rule lists, cut short, and an
+// What a call's row keeps of it (docs/internals/contract.md §12): the values its module's rule lists, cut short, and an
 // address the column takes; apart from the trail, since the request's scope makes its entries with these.
 
 /**
- * What a row holds for a parameter the generator did not list as kept (docs/contract.md §12): a secret (named
+ * What a row holds for a parameter the generator did not list as kept (docs/internals/contract.md §12): a secret (named
  * like one, meeting a password column, reaching a password argument) or one `audit_params` leaves out. The rule
  * is the module's (`AuditRule`, made when generating), never decided per call.
  */

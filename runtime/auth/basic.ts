@@ -4,7 +4,7 @@ import { parseAuthorization } from './header.js';
 import type { AuthScheme, Principal, SchemeFactory } from './scheme.js';
 
 /**
- * HTTP Basic (RFC 7617, docs/contract.md §4): the user name and password on
+ * HTTP Basic (RFC 7617, docs/internals/contract.md §4): the user name and password on
  * every request, checked with the backend's auth query, which returns a row
  * per role the user holds (`user_id`, `role_name`) and none for wrong
  * credentials.

@@ -5,7 +5,7 @@ import { OutsideIssuers } from './issuer/index.js';
 import { type AuthScheme, isCanonicalUid, type Principal, type SchemeFactory } from './scheme.js';
 import { type TokenFailure, TokenRejected, type VerifiedToken, verifyToken } from './tokens/jwt.js';
 
-/** The log's reason code for each way a token fails (docs/contract.md §7). */
+/** The log's reason code for each way a token fails (docs/internals/contract.md §7). */
 const REASONS: Record<TokenFailure, string> = {
   expired: 'expired',
   signature: 'bad_signature',
@@ -23,7 +23,7 @@ const VERIFIED_TOKENS = 10_000;
 const REFUSED_TOKENS = 10_000;
 
 /**
- * Bearer tokens (RFC 6750; HS256 JWTs, docs/contract.md §4, §5): `Bearer
+ * Bearer tokens (RFC 6750; HS256 JWTs, docs/internals/contract.md §4, §5): `Bearer
  * <jwt>`, or the bare token the seed's examples send. The principal is the
  * token's `sub` and every role in its `aud`. A token whose `iss` is one of
  * the backend's outside issuers (§9) is theirs to verify (issuer/).

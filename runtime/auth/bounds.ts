@@ -1,5 +1,5 @@
 /**
- * The longest credentials xmlrest reads (README "Limits"). Longer ones are
+ * The longest credentials xmlrest reads (docs/guides/passwords-and-limits.md, "Limits on credentials"). Longer ones are
  * refused before any database query or password hash: an argon2id check or a
  * lookup of a 100 KB name costs the server, never the attacker.
  */

@@ -23,12 +23,12 @@ export interface SecurityServices {
   cache: CredentialCache;
   hashing: Hashing;
   issuerKeys: IssuerKeyRing;
-  /** API keys of every backend with `api_keys="on"` (docs/contract.md §10). */
+  /** API keys of every backend with `api_keys="on"` (docs/internals/contract.md §10). */
   apiKeys: ApiKeys;
 }
 
 /**
- * Authentication and the role check for one backend (docs/contract.md §4):
+ * Authentication and the role check for one backend (docs/internals/contract.md §4):
  * generated handlers call `authenticate(header, role)` with their role
  * hard-wired. The scheme (schemes.ts) says who the caller is; the guard
  * applies the rules every scheme shares: no header is 403 (or 401 with a
@@ -43,7 +43,7 @@ export class Guard {
   private readonly apiKeys: ApiKeys | undefined;
   /** Whether a grant of the default tables may end now (revocations.ts), asked before a shape-B token reads the grants. */
   private readonly revocations: Revocations | undefined;
-  /** Sessions and refresh tokens, on a Bearer backend with `refresh_lifetime` (docs/contract.md §10). */
+  /** Sessions and refresh tokens, on a Bearer backend with `refresh_lifetime` (docs/internals/contract.md §10). */
   readonly sessions: Sessions | null;
 
   constructor(
@@ -107,7 +107,7 @@ export class Guard {
   }
 
   /**
-   * Who the person calling is, for the doors that take a person's credentials only (docs/contract.md §10): the
+   * Who the person calling is, for the doors that take a person's credentials only (docs/internals/contract.md §10): the
    * console and the session doors. A machine key stands in for its user on the routes its roles admit, never
    * for the user at these doors (it could create users, grant roles and make keys that never expire there), so
    * any key, wherever it travels and whether or not this backend takes keys, is refused before it is read.
@@ -141,7 +141,7 @@ export class Guard {
       throw forbidden('no_credentials');
     }
     const principal = key !== undefined ? await this.apiKeys!.authenticate(this.backend, key, address) : await this.scheme.authenticate(header!, address);
-    // Any one of the roles admits (docs/contract.md §8); '*' admits whoever authenticated.
+    // Any one of the roles admits (docs/internals/contract.md §8); '*' admits whoever authenticated.
     if (roles !== '*' && !roles.some((role) => principal.roles.includes(role))) throw forbidden('role_not_held');
     return principal;
   }

@@ -1,13 +1,13 @@
 import { MAX_AUTHORIZATION_BYTES } from './bounds.js';
 
 /**
- * Parses an Authorization header value (docs/contract.md §4). Pure: no I/O, no
+ * Parses an Authorization header value (docs/internals/contract.md §4). Pure: no I/O, no
  * knowledge of backends. Returns undefined for anything malformed, so that the
  * caller answers 401 without saying more than "malformed".
  */
 export type Credentials = { scheme: 'basic'; user: string; pass: string } | { scheme: 'bearer'; token: string };
 
-/** base64 (standard alphabet), with or without `=` padding (docs/seed.md §5.2 rule 4). */
+/** base64 (standard alphabet), with or without `=` padding (docs/internals/seed.md §5.2 rule 4). */
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 /** Three base64url segments: what a JWS compact serialisation looks like. */
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;

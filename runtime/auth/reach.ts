@@ -30,7 +30,7 @@ export async function callerReach(
   if (key !== undefined) candidates = guarded.filter((backend) => backend.apiKeys);
   else if (authorization === undefined) return reach;
   else {
-    // Anything but Basic is a Bearer credential: a bare token is one too (docs/contract.md §4).
+    // Anything but Basic is a Bearer credential: a bare token is one too (docs/internals/contract.md §4).
     const basic = /^\s*basic(?:\s|$)/i.test(authorization);
     candidates = guarded.filter((backend) => backend.authScheme === (basic ? 'Basic' : 'Bearer'));
     // The backend a token names is asked first: its refusal (expired, revoked) is the one to hear.

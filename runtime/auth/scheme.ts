@@ -18,10 +18,10 @@ export interface Principal {
   userId: string;
   /** Every role the user holds. */
   roles: readonly string[];
-  /** The session of the token presented (docs/contract.md §10), when it belongs to one. */
+  /** The session of the token presented (docs/internals/contract.md §10), when it belongs to one. */
   sessionId?: string;
   /**
-   * The outside issuer whose token it is (docs/contract.md §9), absent for the backend's own users: `userId` is
+   * The outside issuer whose token it is (docs/internals/contract.md §9), absent for the backend's own users: `userId` is
    * only a claim's value there, which another issuer, or a local user, may hold too.
    */
   issuer?: string;
@@ -52,7 +52,7 @@ export interface SchemeServices {
   /** The token key, when the server has one (JWT_SECRET). */
   key: JwtKey | null;
   revocations: Revocations | undefined;
-  /** The keys of outside issuers (docs/contract.md §9), shared by every backend of the server. */
+  /** The keys of outside issuers (docs/internals/contract.md §9), shared by every backend of the server. */
   issuerKeys: IssuerKeyRing;
 }
 

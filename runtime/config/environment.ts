@@ -1,7 +1,7 @@
 import { type BackendModule, environmentReference, type IssuerSettings, keyUrlProblem, type WebhookSettings, webhookUrlProblem } from '../contract.js';
 import { ConfigError } from './error.js';
 
-// Settings per environment (docs/contract.md §7): the `${NAME}` a generated module keeps for an Issuer's iss,
+// Settings per environment (docs/internals/contract.md §7): the `${NAME}` a generated module keeps for an Issuer's iss,
 // jwks_uri or discovery and a Webhook's url, resolved once at start, so that everything after (the guard, the key
 // ring, the outbox, the console) sees values only. Each value is checked as the generator checks one written out;
 // no message holds a value (a URL may carry a token in its query).

@@ -5,7 +5,7 @@
  * that the list cannot fall behind them. It describes the settings; config.ts reads and checks them.
  *
  * Not listed, as their names are the project's own: the variable each Webhook's `secret` names, and each
- * `${NAME}` a backend.xml attribute names (docs/contract.md §7).
+ * `${NAME}` a backend.xml attribute names (docs/internals/contract.md §7).
  */
 export interface Setting {
   name: string;

@@ -1,7 +1,7 @@
 /** Who may call a protected operation: a holder of any of these roles, or (`'*'`) any authenticated caller. */
 export type Roles = '*' | readonly string[];
 
-/** Who may call an operation (docs/contract.md §8): anyone (`null`, a public method), or `Roles`. */
+/** Who may call an operation (docs/internals/contract.md §8): anyone (`null`, a public method), or `Roles`. */
 export type Access = Roles | null;
 
 /** A role name: the generator's identifiers (letters, digits and _ . : -), at most 64 like the role column. */
@@ -10,7 +10,7 @@ export const ROLE_NAME = /^[A-Za-z0-9_.:-]{1,64}$/;
 export type AuthCheck = { ok: true; access: Access } | { ok: false; message: string };
 
 /**
- * An `auth` value (docs/contract.md §8), checked the same way at every door
+ * An `auth` value (docs/internals/contract.md §8), checked the same way at every door
  * that reads or writes one: the generator reading a resource file, the
  * console, `xmlrest resource auth`. Role names separated by white space
  * (any one of them admits; a name given twice counts once), or `*` alone

@@ -10,7 +10,7 @@ export interface AuthQuery {
   passwordColumn: string | null;
 }
 
-/** Live sessions per user and backend when backend.xml sets no `max_sessions` (docs/contract.md §10). */
+/** Live sessions per user and backend when backend.xml sets no `max_sessions` (docs/internals/contract.md §10). */
 export const DEFAULT_MAX_SESSIONS = 50;
 
 /** The authentication schemes a backend may name in `auth_scheme` (each one a module under runtime/auth/). */
@@ -18,7 +18,7 @@ export const AUTH_SCHEMES = ['Basic', 'Bearer'] as const;
 
 /**
  * The console role of a backend whose backend.xml names none: a role no application means anything by, so
- * that holding an application role (`admin`) never opens the console by accident (docs/contract.md §6).
+ * that holding an application role (`admin`) never opens the console by accident (docs/internals/contract.md §6).
  */
 export const DEFAULT_CONSOLE_ROLE = 'xmlrest-operator';
 export type AuthSchemeName = (typeof AUTH_SCHEMES)[number];
@@ -49,12 +49,12 @@ export interface BackendSettings {
   consoleRole: string;
   /** Status for a protected call with no Authorization header: the seed's 403, or 401 with a challenge. */
   absentCredentialsStatus: 403 | 401;
-  /** Identity providers whose tokens a Bearer backend accepts beside its own (docs/contract.md §9). */
+  /** Identity providers whose tokens a Bearer backend accepts beside its own (docs/internals/contract.md §9). */
   issuers: readonly IssuerSettings[];
-  /** Whether callers may present API keys (`api_keys="on"`, docs/contract.md §10). */
+  /** Whether callers may present API keys (`api_keys="on"`, docs/internals/contract.md §10). */
   apiKeys: boolean;
   /**
-   * Sessions (docs/contract.md §10): seconds a refresh token may go unused before its session ends
+   * Sessions (docs/internals/contract.md §10): seconds a refresh token may go unused before its session ends
    * (`refresh_lifetime`), or null when the backend issues no refresh tokens.
    */
   refreshLifetime: number | null;
@@ -71,6 +71,6 @@ export interface BackendSettings {
    * asks it, so that a session never outlives its user in tables no trigger of xmlrest watches.
    */
   rolesQuery?: { sql: string };
-  /** Where the backend's events go (docs/contract.md §12, `Webhook` in backend.xml); absent when none. */
+  /** Where the backend's events go (docs/internals/contract.md §12, `Webhook` in backend.xml); absent when none. */
   webhooks?: readonly WebhookSettings[];
 }

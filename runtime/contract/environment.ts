@@ -1,5 +1,5 @@
 /**
- * Settings per environment (docs/contract.md §7): an attribute whose value differs between staging and production
+ * Settings per environment (docs/internals/contract.md §7): an attribute whose value differs between staging and production
  * (an Issuer's `iss`, `jwks_uri`, `discovery`, a Webhook's `url`) may be `${NAME}`, the whole value, naming an
  * environment variable the server reads at start. The generated module and OpenAPI keep the reference as written;
  * the server resolves it (runtime/config/environment.ts).

@@ -1,5 +1,5 @@
 /**
- * Body of every error response (docs/contract.md §3, §4); `requestId` only
+ * Body of every error response (docs/internals/contract.md §3, §4); `requestId` only
  * on a 500, to quote when reporting it.
  */
 export interface ErrorBody {

@@ -1,4 +1,4 @@
-/** What a webhook receives as its body: the Standard Webhooks payload (docs/contract.md §12). */
+/** What a webhook receives as its body: the Standard Webhooks payload (docs/internals/contract.md §12). */
 export interface EventPayload {
   type: string;
   /** When the request emitted it, ISO 8601. */
@@ -45,7 +45,7 @@ export function webhookUrlProblem(value: string): string | undefined {
   return undefined;
 }
 
-/** An event type (docs/contract.md §12): identifiers of letters, digits and _, separated by full stops, as Standard Webhooks recommends. */
+/** An event type (docs/internals/contract.md §12): identifiers of letters, digits and _, separated by full stops, as Standard Webhooks recommends. */
 export const EVENT_TYPE = /^[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*$/;
 
 /** Whether a webhook receives events of `type`: one of its patterns names it, or is a prefix of it ending in `.*`, or is `*`. */

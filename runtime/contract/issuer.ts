@@ -1,4 +1,4 @@
-/** The algorithms an outside issuer's tokens may use (docs/contract.md §9): public keys only, never HS* or `none`. */
+/** The algorithms an outside issuer's tokens may use (docs/internals/contract.md §9): public keys only, never HS* or `none`. */
 export const ISSUER_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
 export type IssuerAlgorithm = (typeof ISSUER_ALGORITHMS)[number];
 
@@ -10,7 +10,7 @@ export type RoleFormat = 'array' | 'space' | 'comma' | 'json';
 
 /**
  * An identity provider whose access tokens a Bearer backend accepts beside
- * its own (docs/contract.md §9, an `Issuer` in backend.xml). Its tokens are
+ * its own (docs/internals/contract.md §9, an `Issuer` in backend.xml). Its tokens are
  * told apart by `iss`, verified with the provider's public keys (JWKS), and
  * their roles and user id read from the claims these settings name.
  */

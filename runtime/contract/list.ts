@@ -1,7 +1,7 @@
 import type { SqlValue } from '../db/index.js';
 
 /**
- * A read step that is a list (docs/contract.md §11), in fixed pieces the generator checked against the
+ * A read step that is a list (docs/internals/contract.md §11), in fixed pieces the generator checked against the
  * database; the runtime puts together the statement a request needs (runtime/lists/statement.ts), every
  * value a `?` parameter. The pieces are SQL from the resource file, never from a request.
  */

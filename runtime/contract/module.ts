@@ -14,7 +14,7 @@ export interface RequestScope {
   /**
    * The role guard: authenticates the Authorization header against the
    * backend and checks that the user holds one of `roles` (any role at all
-   * for `'*'`). Returns `$uid`. Throws 403 or 401 per docs/contract.md §4, §8.
+   * for `'*'`). Returns `$uid`. Throws 403 or 401 per docs/internals/contract.md §4, §8.
    */
   authenticate(roles: Roles): Promise<string>;
   /**
@@ -28,14 +28,14 @@ export interface RequestScope {
   transaction<T>(work: (db: Queryable) => Promise<T>): Promise<T>;
   readonly plugin: PluginContext;
   /**
-   * Records an event in the outbox for `db`, the request's own transaction (docs/contract.md §12): its row is
+   * Records an event in the outbox for `db`, the request's own transaction (docs/internals/contract.md §12): its row is
    * written as that transaction commits, with the COMMIT, and delivered to the backend's webhooks only if it
    * did. `key` says which row the event is about (the payload's `key`) and orders the deliveries of events
    * about one row (events whose type starts with the same word and whose key is equal).
    */
   emit<Event extends EventPayload>(db: Queryable, type: Event['type'], data: Event['data'], key?: SqlValue): Promise<void>;
   /**
-   * A list step's statement for this request (docs/contract.md §11): the filters it sent, the sort, and for a
+   * A list step's statement for this request (docs/internals/contract.md §11): the filters it sent, the sort, and for a
    * paged list the cursor `after` (checked: a forged, foreign or stale one is a 400) and `limit`.
    */
   list(spec: ListSpec, params: object): ListQuery;
@@ -48,17 +48,17 @@ export interface Operation {
   status: number;
   /** Who may call it; the handler's own guard checks the same set, hard-wired. */
   access: Access;
-  /** At most this many calls per caller in each window (docs/contract.md §10), when the file sets `rate_limit`. */
+  /** At most this many calls per caller in each window (docs/internals/contract.md §10), when the file sets `rate_limit`. */
   rateLimit?: RateLimit;
-  /** Every call is written to xmlrest_api_audit (`audit="true"`, docs/contract.md §12), keeping what its rule says. */
+  /** Every call is written to xmlrest_api_audit (`audit="true"`, docs/internals/contract.md §12), keeping what its rule says. */
   audit?: AuditRule;
-  /** It answers pages whose cursors the server signs (docs/contract.md §11): the server needs its key (JWT_SECRET). */
+  /** It answers pages whose cursors the server signs (docs/internals/contract.md §11): the server needs its key (JWT_SECRET). */
   pages?: true;
   handler: Handler;
 }
 
 /**
- * What an audited operation's rows keep of its parameters, decided when generating (docs/contract.md §12): the
+ * What an audited operation's rows keep of its parameters, decided when generating (docs/internals/contract.md §12): the
  * values of `keeps`, every other parameter's written as `[FILTERED]`. The generator never lists a secret.
  */
 export interface AuditRule {

@@ -19,11 +19,11 @@ export interface ParamSpec {
   /** Read from the body only, never the query string (a token request's fields, credentials among them). */
   from?: 'body';
   /**
-   * A secret (docs/contract.md §12): named like one (`pw`, `pin`, `otp`, `cvv`), meeting a password column, or
+   * A secret (docs/internals/contract.md §12): named like one (`pw`, `pin`, `otp`, `cvv`), meeting a password column, or
    * reaching a password argument. The generator decides it; the audit keeps only the values its `AuditRule` names.
    */
   secret?: true;
-  /** May be left out (a list's filters, sort, limit and cursor, docs/contract.md §11): then absent from the parameters, never a 400. */
+  /** May be left out (a list's filters, sort, limit and cursor, docs/internals/contract.md §11): then absent from the parameters, never a 400. */
   optional?: true;
   /** The least and most an `integer` may be (a list's `limit`). */
   min?: number;

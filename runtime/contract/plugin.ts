@@ -8,7 +8,7 @@ export type Plugin<Args extends object, Result> = (args: Args, context: PluginCo
 
 /**
  * `$[step][row].column` on a plug-in step's result: reads it as rows of
- * objects; anything else, or a missing row, reads as null (docs/contract.md §2).
+ * objects; anything else, or a missing row, reads as null (docs/internals/contract.md §2).
  */
 export function cell(result: unknown, row: number, column: string): unknown {
   if (!Array.isArray(result)) return null;

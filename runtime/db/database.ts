@@ -20,7 +20,7 @@ export interface DatabaseTimings {
   queryTimeoutMs: number;
   /** Longest to wait for a pooled connection (DB_ACQUIRE_TIMEOUT_MS). */
   acquireTimeoutMs: number;
-  /** How many times an operation runs in all: the first try and up to 3 more (docs/contract.md §7). */
+  /** How many times an operation runs in all: the first try and up to 3 more (docs/internals/contract.md §7). */
   attempts: number;
 }
 
@@ -87,7 +87,7 @@ export class Database extends EventEmitter<{ retry: [{ reason: string; attempt: 
 
   /**
    * One round trip within `withinMs`, and on a Galera node (`wsrep_on`) that
-   * node synced: what readiness asks (docs/contract.md §7). Throws why not.
+   * node synced: what readiness asks (docs/internals/contract.md §7). Throws why not.
    */
   async ping(withinMs: number): Promise<void> {
     const deadline = Date.now() + withinMs;

@@ -1,6 +1,6 @@
 /**
  * What went wrong with the database, sorted by what the server may do about
- * it (docs/contract.md §7). A fault is never the client's doing: it answers
+ * it (docs/internals/contract.md §7). A fault is never the client's doing: it answers
  * 503 with Retry-After, never 500. Errors that are the client's (a duplicate
  * key, a value a column refuses) are not faults; errors.ts maps those.
  */
@@ -122,7 +122,7 @@ export function bounded<T>(work: Promise<T>, ms: number, timeout: () => Database
 }
 
 /**
- * Whether an operation that failed with `fault` runs again (docs/contract.md §7): a transaction the database
+ * Whether an operation that failed with `fault` runs again (docs/internals/contract.md §7): a transaction the database
  * rolled back (deadlock, Galera conflict, lock wait) always may; a connection that failed before COMMIT was
  * sent committed nothing, so an operation that allows it (`retryConnectionFaults`: a read, a transaction) may;
  * a node that says it is not ready (1047) ran nothing; a failure during COMMIT (`db_commit_unknown`) never.

@@ -17,7 +17,7 @@ export interface DatabaseOptions {
 
 /**
  * `mysql://user:pass@host:port/db`, or several hosts for a cluster
- * (`mysql://user:pass@h1:3306,h2:3306,h3:3306/db`, docs/contract.md §7);
+ * (`mysql://user:pass@h1:3306,h2:3306,h3:3306/db`, docs/internals/contract.md §7);
  * its options (`?connectionLimit=20`, `ssl-mode` and friends, url.ts and
  * tls.ts) set the pool's size and every connection's TLS. Pools connect
  * lazily: a server starts while its database is down, and recovers by itself

@@ -14,7 +14,7 @@ import type { ExecuteValues, PoolConnection, QueryOptions, ResultSetHeader } fro
  */
 export type SqlValue = unknown;
 
-/** What a write statement reports (docs/contract.md §3). */
+/** What a write statement reports (docs/internals/contract.md §3). */
 export interface WriteResult {
   affectedRows: number;
   /** null when the statement generated no id. */

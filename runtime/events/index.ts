@@ -12,7 +12,7 @@ import { parseWebhookSecrets } from './signer.js';
 import { DEFAULT_DELIVERY, type DeliverySettings, type DeliveryTarget, DeliveryWorker } from './worker.js';
 
 /**
- * Events and webhooks (docs/contract.md §12), the runtime's room for them:
+ * Events and webhooks (docs/internals/contract.md §12), the runtime's room for them:
  * - outbox.ts: the statements of the request and the deliveries on the outbox (the insert, claims, outcomes); its tables
  *   in outbox-schema.ts, and the operators' and housekeeping's statements (lists, retries, pruning) in outbox-admin.ts;
  * - signer.ts: Standard Webhooks secrets and signatures;
@@ -115,7 +115,7 @@ export class Events {
     for (const backend of backends) {
       for (const webhook of backend.webhooks ?? []) {
         const parsed = parseWebhookSecrets(this.options.secrets[webhook.secret]);
-        // The URL's origin only: its path or query may hold a token, and it may come from the environment (docs/contract.md §7).
+        // The URL's origin only: its path or query may hold a token, and it may come from the environment (docs/internals/contract.md §7).
         if ('problem' in parsed)
           problems.push(
             `${webhook.secret} ${parsed.problem} (backend ${backend.name}'s webhook to ${URL.canParse(webhook.url) ? new URL(webhook.url).origin : webhook.url})`,
@@ -267,7 +267,7 @@ function keyValue(key: SqlValue): string | number | null {
 }
 
 /**
- * The order key of an event (docs/contract.md §12): the first word of its type and the key's value, so that
+ * The order key of an event (docs/internals/contract.md §12): the first word of its type and the key's value, so that
  * `order.placed` and `order.shipped` of order 7 are delivered in order, and `invoice.paid` of invoice 7 apart.
  */
 function orderKey(type: string, key: SqlValue): string | null {

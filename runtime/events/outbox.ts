@@ -2,7 +2,7 @@ import type { Queryable, SqlValue } from '../db/index.js';
 import { OUTBOX_COMMIT_PROCEDURE } from './outbox-schema.js';
 
 /**
- * The outbox (docs/contract.md §12): one row per event and webhook, written
+ * The outbox (docs/internals/contract.md §12): one row per event and webhook, written
  * by the request's own transaction (so a rolled-back request emits nothing),
  * delivered by whichever server claims it. A claim is a short transaction:
  * `SELECT ... FOR UPDATE SKIP LOCKED` (MariaDB 10.6+, MySQL 8), so that

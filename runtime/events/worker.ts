@@ -21,7 +21,7 @@ const NUDGE_MS = 20;
 type Leased = { row: Claimed; target: DeliveryTarget };
 
 /**
- * Every server runs one (docs/contract.md §12): it claims due events of the
+ * Every server runs one (docs/internals/contract.md §12): it claims due events of the
  * webhooks it knows, a batch at a time (outbox.ts), keeps at most
  * `concurrency` deliveries in flight and as many claimed ones ready to go
  * (so that a free slot never waits for a claim's round trip), and writes the

@@ -6,7 +6,7 @@ import { type LeaseStore, MAX_LEASE } from './store.js';
 export { DatabaseLeases, type LeaseStore, RATE_LIMIT_TABLE } from './store.js';
 
 /**
- * Rate limits (docs/contract.md §10): at most `limit` calls per caller in
+ * Rate limits (docs/internals/contract.md §10): at most `limit` calls per caller in
  * each window of `seconds`, the windows fixed (aligned to the epoch, as
  * GitHub's and the IETF RateLimit fields' reset), counted for the whole
  * deployment. Each server admits calls from a lease it took from the

@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/index.js';
 
 /**
- * Where the calls of every server are counted (docs/contract.md §10): one row
+ * Where the calls of every server are counted (docs/internals/contract.md §10): one row
  * per caller and window in `xmlrest_rate_limit`, made by `xmlrest db init`. A
  * server never counts a call in the database: it takes a lease, a number of
  * calls it may admit by itself, in one statement; the leases of every server

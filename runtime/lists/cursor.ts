@@ -1,7 +1,7 @@
 import { createHmac, hkdfSync, type KeyObject, timingSafeEqual } from 'node:crypto';
 
 /**
- * A page's cursor (docs/contract.md §11): where the next page starts, as `<payload>.<tag>`, both base64url. The
+ * A page's cursor (docs/internals/contract.md §11): where the next page starts, as `<payload>.<tag>`, both base64url. The
  * tag is an HMAC-SHA256 of the payload and of what the cursor is bound to (the route, the list's order and key
  * as the module was generated, the caller), under a key derived from the server's own (JWT_SECRET): a cursor
  * changed by one bit, made by anyone else, for another list, user or server, or for this list before its order

@@ -5,7 +5,7 @@ import type { CursorKey } from './cursor.js';
 import { defaultSort, keysetValues, type ListShape, listStatement, orderOf } from './statement.js';
 
 /**
- * Lists that scale (docs/contract.md §11): optional filters, a sort chosen by name, keyset pages. The runtime's
+ * Lists that scale (docs/internals/contract.md §11): optional filters, a sort chosen by name, keyset pages. The runtime's
  * whole part of it is `Lists.open`: a request's statement from the list's fixed pieces (statement.ts), its
  * values in that statement's order, and after the rows the next page's cursor (cursor.ts) and Link header.
  */
@@ -25,7 +25,7 @@ export interface ListRequest {
   route: string;
   /** The caller, on a protected route: another user's cursor does not open. */
   user: string | undefined;
-  /** The caller's outside issuer (docs/contract.md §9), when it has one: nor does a user's of another issuer. */
+  /** The caller's outside issuer (docs/internals/contract.md §9), when it has one: nor does a user's of another issuer. */
   issuer?: string | undefined;
   /** The path the request was sent to, for the Link header. */
   path: string;

@@ -1,7 +1,7 @@
 import type { ListOrderTerm, ListSpec } from '../contract.js';
 
 /**
- * A list's statement for one request, put together from its fixed pieces (docs/contract.md §11): the step's
+ * A list's statement for one request, put together from its fixed pieces (docs/internals/contract.md §11): the step's
  * own statement, each filter the request sent, the keyset condition after a cursor, the order, the limit. Every
  * value is a `?`; the text comes from the resource file only. A list of n filters has 2^n shapes, so the
  * statements are made here rather than one constant each in the module; the generator puts this builder's

@@ -1,7 +1,7 @@
 import type { Tracing } from './trace.js';
 
 /**
- * Traces (docs/contract.md §13): the one seam the request path calls. The front door begins a request's trace
+ * Traces (docs/internals/contract.md §13): the one seam the request path calls. The front door begins a request's trace
  * and ends it with its outcome; a generated handler's statements go through the trace's database, each a child
  * span holding its statement's text, never its values. With OTEL_EXPORTER_OTLP_ENDPOINT (or
  * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) set, `startTracing` loads OpenTelemetry's Node SDK (open-telemetry.ts),

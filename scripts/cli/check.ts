@@ -19,7 +19,7 @@ import {
 import { NO_COLUMN, NO_TABLE } from '../../runtime/db/index.js';
 
 /**
- * `xmlrest check` (docs/contract.md §13): has the database drifted from what generated/ was made for? Every
+ * `xmlrest check` (docs/internals/contract.md §13): has the database drifted from what generated/ was made for? Every
  * statement of every resource is prepared against DATABASE_URL, as the generator's types stage does, and what
  * the database describes is compared with generated/column-types.json: a table or column that is gone, a
  * column whose type changed, a parameter whose column's type changed, a statement the database refuses. Each

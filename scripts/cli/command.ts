@@ -63,7 +63,7 @@ export function requireBuildTools(command: string): void {
 
 /**
  * The project's backends, as generated/ serves them: their `${NAME}` settings read from the environment as the
- * server reads them (docs/contract.md §7). With one unset, as written: a command that needs none of them still
+ * server reads them (docs/internals/contract.md §7). With one unset, as written: a command that needs none of them still
  * runs, and explain shows the reference where the value is missing.
  */
 export async function generatedBackends(): Promise<BackendModule[]> {

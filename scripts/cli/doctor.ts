@@ -82,7 +82,7 @@ export async function doctor(root: string): Promise<number> {
       pagedBackends: pagedBackends(backends),
       backends,
     });
-    // Checked with their `${NAME}` settings' values (docs/contract.md §7); an unset one is a problem said above.
+    // Checked with their `${NAME}` settings' values (docs/internals/contract.md §7); an unset one is a problem said above.
     backends = config.backends;
     databaseUrl = config.databaseUrl;
     const { sslMode } = parseDatabaseUrl(databaseUrl);
@@ -172,7 +172,7 @@ export async function doctor(root: string): Promise<number> {
           if (present.has('usr_role')) say(await grantEndsFinding(connection));
           if (present.has('xmlrest_outbox')) say(await outboxProcedureFinding(connection));
         }
-        // Lists (docs/contract.md §11): an index for every order a page can be asked for.
+        // Lists (docs/internals/contract.md §11): an index for every order a page can be asked for.
         for (const finding of await listIndexFindings(root, connection)) say(finding);
       } finally {
         await connection.end();
@@ -277,7 +277,7 @@ const KEY_FOR: Record<IssuerAlgorithm, string> = {
 };
 
 /**
- * An outside issuer (docs/contract.md §9), fetched as the server fetches it: its discovery document and key
+ * An outside issuer (docs/internals/contract.md §9), fetched as the server fetches it: its discovery document and key
  * set answer, in time and within bounds, name the configured issuer, and hold a key for an algorithm it allows.
  */
 async function issuerFinding(backend: string, keys: IssuerKeys): Promise<Finding> {

@@ -6,7 +6,7 @@ import type { ListOrderTerm } from '../../runtime/contract.js';
 import { listStatement, orderOf } from '../../runtime/lists/statement.js';
 
 /**
- * Whether an index serves each order of each list (docs/contract.md §11): a page deep in a table sorted without
+ * Whether an index serves each order of each list (docs/internals/contract.md §11): a page deep in a table sorted without
  * one reads, and sorts, every row before it. For each order a list can be asked for (its key's, its default
  * sort's, each allowed sort's; a descending one is the same order read backwards), the database's EXPLAIN of the
  * first page's statement says whether it sorts (filesort) or scans the whole table; where it does, an index on

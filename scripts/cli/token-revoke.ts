@@ -19,7 +19,7 @@ export interface RevokeOptions {
 export class RevokeUsage extends Error {}
 
 /**
- * `xmlrest token revoke` (docs/contract.md §10). A user is the backend's own principal: `--user-id` is the id its
+ * `xmlrest token revoke` (docs/internals/contract.md §10). A user is the backend's own principal: `--user-id` is the id its
  * AuthQuery gives (`sub`), on any backend; `--user NAME` looks the name up in usr, so only on a backend that reads
  * the default user tables (on one with its own AuthQuery, usr's user of that name is another person, or nobody).
  * Every token the user was issued on that backend up to now is revoked, every session of theirs there ended, and

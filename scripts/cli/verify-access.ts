@@ -1,5 +1,5 @@
 /**
- * `xmlrest verify-access BASE_URL` (docs/contract.md §8): proves that a running
+ * `xmlrest verify-access BASE_URL` (docs/internals/contract.md §8): proves that a running
  * server admits and refuses as access.lock says, route by route, by calling it.
  *
  * First it compares the server's own OpenAPI document with the resources it
@@ -19,7 +19,7 @@
  *
  * It changes no application data: a route is called without its parameters,
  * so that one the guard admits answers 400 (routing, then the role, then the
- * parameters: docs/contract.md §3) and never runs; a read without parameters
+ * parameters: docs/internals/contract.md §3) and never runs; a read without parameters
  * is called as it is; a write without parameters, which would run, is never
  * sent and is reported unproven, as is a token request that writes besides
  * issuing its token.

@@ -63,7 +63,7 @@ function program(done: (code: number) => void): Command {
   registerResourceCommands(xmlrest, kit);
   registerExplainCommand(xmlrest, kit);
   registerVerifyAccessCommand(xmlrest, kit);
-  // events list|retry, audit list (docs/contract.md §12).
+  // events list|retry, audit list (docs/internals/contract.md §12).
   registerEventCommands(xmlrest, kit);
   registerCheckCommand(xmlrest, kit);
   registerDoctorCommand(xmlrest, kit);

@@ -14,7 +14,7 @@ import { TEST_SECRET } from '../support/server.js';
 import { newSecret, WebhookReceiver } from '../support/webhook-receiver.js';
 
 /**
- * Scale-out (docs/contract.md §7): two built servers on a private 3-node Galera cluster on loopback.
+ * Scale-out (docs/internals/contract.md §7): two built servers on a private 3-node Galera cluster on loopback.
  * Tokens and revocations cross servers, a write through one server is read through the other at once,
  * conflicting writes through two nodes are run again rather than failing, and the node everyone writes to
  * can die under load: no 500, a short stretch of 503 at most, no acknowledged write lost, and it rejoins.

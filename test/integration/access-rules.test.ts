@@ -8,7 +8,7 @@ import { type BuiltServer, startBuiltServer } from '../support/built-server.js';
 import { basic, form, startServer, type TestServer } from '../support/server.js';
 
 /**
- * Access rules (docs/contract.md §8) over real HTTP and MariaDB, on a Bearer
+ * Access rules (docs/internals/contract.md §8) over real HTTP and MariaDB, on a Bearer
  * backend (app) and a Basic one (desk) generated from the same resources
  * (test/golden/access-rules): several roles (any one admits), `*` (any
  * authenticated caller), a Request's own auth replacing the resource's, and

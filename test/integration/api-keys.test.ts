@@ -15,7 +15,7 @@ import { basicHeader, send } from '../support/http.js';
 import { buildScratchProject } from '../support/scratch-project.js';
 
 /**
- * API keys (docs/contract.md §10, issue 29) at the door of two built servers
+ * API keys (docs/internals/contract.md §10, issue 29) at the door of two built servers
  * on one database: made by `xmlrest key create` and shown once, stored as
  * their SHA-256 only, sent as X-API-Key or as a Bearer credential, on a
  * Bearer and a Basic backend; a key admits only the roles it lists that its

@@ -17,7 +17,7 @@ import { buildScratchProject } from '../support/scratch-project.js';
 import { newSecret, WebhookReceiver } from '../support/webhook-receiver.js';
 
 /**
- * The audit (docs/contract.md §12, issue 32) over HTTP against a built
+ * The audit (docs/internals/contract.md §12, issue 32) over HTTP against a built
  * server: a row per call of an audited route, a write's in its transaction
  * and a read's after its answer, with the user, the API key's first 8
  * characters, the status, the request id and the parameters, every one

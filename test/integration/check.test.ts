@@ -6,7 +6,7 @@ import { connectTo } from '../../scripts/connection.js';
 import { ownDatabase } from '../support/own-database.js';
 
 /**
- * `xmlrest check` (docs/contract.md §13): the project's statements against a database of the test's own, first
+ * `xmlrest check` (docs/internals/contract.md §13): the project's statements against a database of the test's own, first
  * as generated/column-types.json describes it (exit 0), then drifted by hand as a production schema drifts: a
  * column's type changed, a column renamed, a table renamed. Each difference is named at its step's
  * file:line:col with the column; --json says the same as data.

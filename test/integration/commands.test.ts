@@ -68,7 +68,7 @@ describe('xmlrest commands', () => {
   });
 });
 
-describe('xmlrest resource auth: who may call a resource or a method, written to its file as the console does (docs/contract.md §8)', () => {
+describe('xmlrest resource auth: who may call a resource or a method, written to its file as the console does (docs/internals/contract.md §8)', () => {
   const ROOT = 'test/.tmp/resource-auth';
   const file = (name: string) => readFileSync(path.join(ROOT, 'resources/shop', name), 'utf8');
   const lock = () => readFileSync(path.join(ROOT, 'access.lock'), 'utf8');

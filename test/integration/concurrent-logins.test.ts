@@ -23,7 +23,7 @@ const PER_USER = 10;
 /** The backoff's cap, long enough that a request that met it cannot pass for one that did not. */
 const BACKOFF_MAX_MS = 20_000;
 
-/** The seed's queries (docs/seed.md §5.3), exactly: the SQL compares the password, on plain-text rows. */
+/** The seed's queries (docs/internals/seed.md §5.3), exactly: the SQL compares the password, on plain-text rows. */
 const SEED_JOIN = `from usr_role r inner join usr u on r.user_id = u.user_id
     where u.user_name = $user and u.pass_word = $pass`;
 const RESOURCES = {

@@ -10,7 +10,7 @@ import { ownDatabase } from '../support/own-database.js';
 import { copyBuiltProject } from '../support/project-copy.js';
 
 /**
- * A console operator of one backend rules that backend only (docs/contract.md §6), at the door, over HTTP
+ * A console operator of one backend rules that backend only (docs/internals/contract.md §6), at the door, over HTTP
  * against the built server. The demo's two backends share the default user tables: shop's console role is
  * admin (its backend.xml), staff's the default, xmlrest-operator. Neither console may hand out the other's
  * console role or a role only the other checks, nor touch a user who operates the other.

@@ -195,7 +195,7 @@ describe('console API', () => {
     expect((await consoleCall('GET', 'b/lab/resources', operator)).status).toBe(200);
   });
 
-  it('cannot tell, on a backend with its own AuthQuery, whether a user may call a route without their password; with it, answers from the query (docs/contract.md §8)', async () => {
+  it('cannot tell, on a backend with its own AuthQuery, whether a user may call a route without their password; with it, answers from the query (docs/internals/contract.md §8)', async () => {
     const operator = await shapeA('lab', 'olga-operator', 'olga-pass-1');
     const whoami = encodeURIComponent('/lab/v1.0/whoami');
     const unknown = await consoleCall('GET', `b/lab/explain?user=olga-operator&method=GET&path=${whoami}`, operator);
@@ -237,7 +237,7 @@ async function signsIn(user: string, password: string): Promise<number> {
   return (await fetch(`${url}/shop/`, { method: 'POST', body: new URLSearchParams({ auth: 'bearer', userid: user, password }) })).status;
 }
 
-describe('console API: access rules, users and roles, history (docs/contract.md §8)', () => {
+describe('console API: access rules, users and roles, history (docs/internals/contract.md §8)', () => {
   let connection: mysql.Connection;
   beforeAll(async () => {
     connection = await connectTo(databaseUrl);
@@ -319,7 +319,7 @@ describe('console API: access rules, users and roles, history (docs/contract.md 
         'auth holds no role name',
       );
     }
-    // On a method, exactly "" is a public method (docs/contract.md §8); white space alone is no role name there either.
+    // On a method, exactly "" is a public method (docs/internals/contract.md §8); white space alone is no role name there either.
     const method = await consoleCall('PUT', 'b/shop/resources/reviews/1.0/auth', admin, { method: 'DELETE', auth: ' ', etag: await etagOf('reviews') });
     expect(method).toEqual({ status: 400, body: { message: 'auth holds no role name', status: 400 } });
     // Public is said explicitly (null), never by leaving auth out.
@@ -607,7 +607,7 @@ describe('console in headless Chromium', () => {
     await shot('role-set');
   });
 
-  it('edits a rule as a list and a method’s own rule, its action cells lined up with their rows (docs/contract.md §8)', async () => {
+  it('edits a rule as a list and a method’s own rule, its action cells lined up with their rows (docs/internals/contract.md §8)', async () => {
     await addUser(connection, 'ui-list-a-holder', 'ui-list-a-pass', ['ui-list-a']);
     await addUser(connection, 'ui-list-b-holder', 'ui-list-b-pass', ['ui-list-b']);
     const report = path.join(ROOT, 'resources/shop/report.xml');
@@ -698,7 +698,7 @@ describe('console in headless Chromium', () => {
     await shot('access');
   });
 
-  it('makes an API key for a user, shows it once, and revokes it (docs/contract.md §10)', async () => {
+  it('makes an API key for a user, shows it once, and revokes it (docs/internals/contract.md §10)', async () => {
     await signIn();
     await page.click('nav button:has-text("Keys")');
     await page.fill('[aria-label="Key user"]', 'alice');
@@ -779,7 +779,7 @@ describe('console in headless Chromium', () => {
     await expect.poll(() => page.textContent('[data-testid=explanation]')).toContain('Denied: DELETE /shop/v1.0/reviews on shop.');
     expect(await page.textContent('[data-testid=explanation]')).toContain('The route needs the role admin');
     await shot('explain');
-    // The user of an identity provider's token (docs/contract.md §9), from its claims: shop accepts no provider.
+    // The user of an identity provider's token (docs/internals/contract.md §9), from its claims: shop accepts no provider.
     await page.fill('[aria-label="Explain claims"]', JSON.stringify({ iss: 'https://sso.example.com', aud: 'shop-api', sub: 'x', roles: ['admin'] }));
     await page.fill('[aria-label="Explain claims path"]', '/shop/v1.0/report');
     await page.click('form:has([aria-label="Explain claims"]) button');

@@ -12,7 +12,7 @@ import { TEST_SECRET } from '../support/server.js';
 import { newSecret, WebhookReceiver } from '../support/webhook-receiver.js';
 
 /**
- * Settings per environment (docs/contract.md §7, issue 41 point 6): one backend.xml whose Issuer and Webhook
+ * Settings per environment (docs/internals/contract.md §7, issue 41 point 6): one backend.xml whose Issuer and Webhook
  * name environment variables, built once and started as a deployment would be, with its own values: the
  * issuer's tokens are taken and the events go to the URL the environment names; a variable unset, empty or
  * holding a wrong value stops `npm start` (its entry, dist/scripts/serve.js: the scratch build has no console page, which

@@ -13,7 +13,7 @@ import { buildScratchProject } from '../support/scratch-project.js';
 import { newSecret, WebhookReceiver } from '../support/webhook-receiver.js';
 
 /**
- * Events and webhooks (docs/contract.md §12, issue 32) over HTTP against
+ * Events and webhooks (docs/internals/contract.md §12, issue 32) over HTTP against
  * built servers: an event is delivered once its request's transaction
  * commits, signed as Standard Webhooks (verified by `standardwebhooks`, the
  * reference implementation); a rolled-back request, or the first run of a

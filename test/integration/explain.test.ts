@@ -9,7 +9,7 @@ import { addUser, grantRole } from '../../scripts/schema.js';
 import { copyProject } from '../support/project-copy.js';
 
 /**
- * `xmlrest explain` never guesses (issue 30, docs/contract.md §8 as amended): on a backend with its own AuthQuery
+ * `xmlrest explain` never guesses (issue 30, docs/internals/contract.md §8 as amended): on a backend with its own AuthQuery
  * the roles come from that query, which needs the password: without it explain cannot tell, says why, and exits 3;
  * `--password-stdin` runs the query as the server does and answers from its rows, a wrong password said as such.
  * On the default tables, a grant that ends is shown with its end.

@@ -7,7 +7,7 @@ import { type BuiltServer, startBuiltServer } from '../support/built-server.js';
 import { formBody, send } from '../support/http.js';
 
 /**
- * Database faults (docs/contract.md §7), for real: a MariaDB of this file's own that the tests stop, kill,
+ * Database faults (docs/internals/contract.md §7), for real: a MariaDB of this file's own that the tests stop, kill,
  * pause (SIGSTOP) and start again under the built server. Every fault answers 503 with Retry-After and a JSON
  * body, never 500 and never a hang; the server recovers by itself; deadlocks and lock waits run again.
  */

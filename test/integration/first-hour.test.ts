@@ -3,6 +3,7 @@ import { existsSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'no
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../scripts/mariadb.js';
+import { docsSection } from '../support/docs-section.js';
 import { copyProject } from '../support/project-copy.js';
 
 /**
@@ -120,7 +121,7 @@ describe('npm run demo, from a fresh copy', () => {
 
   it('runs "Your first resource" of the README as written, against its database, across a restart', async () => {
     const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('## Your first resource'), readme.indexOf('## Writing a resource'));
+    const section = docsSection('README.md', "## Your first resource, against the demo's database", ROOT);
     const blocks = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!);
     expect(blocks).toHaveLength(3);
     // Steps 2 and 3 in one new shell, with no DATABASE_URL: the commands find the demo's database themselves.

@@ -22,7 +22,7 @@ import { ownDatabase } from '../support/own-database.js';
 import { decodeJwt, TEST_SECRET } from '../support/server.js';
 
 /**
- * Grants that end (issue 30, docs/contract.md §8) on two built servers of the
+ * Grants that end (issue 30, docs/internals/contract.md §8) on two built servers of the
  * demo sharing one database of this file's own: `xmlrest role grant USER ROLE
  * --for | --until` and the console's grant; a token issued while a grant is
  * temporary expires no later than the grant, a key and Basic credentials stop

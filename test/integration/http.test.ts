@@ -60,7 +60,7 @@ function withAuth(authorization: string, request: { body: string; headers: Recor
 
 const FORBIDDEN = { message: 'Forbidden access to resource', status: 403 };
 
-describe('routing (docs/contract.md §3)', () => {
+describe('routing (docs/internals/contract.md §3)', () => {
   it('answers 404 JSON for an unknown path', async () => {
     const { status, body } = await call('/shop/v1.0/nothing');
     expect(status).toBe(404);
@@ -114,7 +114,7 @@ describe('routing (docs/contract.md §3)', () => {
   });
 });
 
-describe('authentication and roles (docs/contract.md §4), Basic backend', () => {
+describe('authentication and roles (docs/internals/contract.md §4), Basic backend', () => {
   it('lets a user with the role in, with $uid bound to their id', async () => {
     const { status, body } = await call('/staff/v1.0/me', { headers: { authorization: basic('carol', 'carol-pass') } });
     expect(status).toBe(200);
@@ -190,7 +190,7 @@ describe('authentication and roles (docs/contract.md §4), Basic backend', () =>
   });
 });
 
-describe('authentication and roles (docs/contract.md §4), Bearer backend', () => {
+describe('authentication and roles (docs/internals/contract.md §4), Bearer backend', () => {
   it('accepts the token with and without the Bearer prefix, in any case', async () => {
     const token = await shopToken('alice', 'alice-pass');
     for (const authorization of [`Bearer ${token}`, token, `bearer ${token}`, `BEARER  ${token}`]) {
@@ -338,7 +338,7 @@ describe('backend options (lab: absent_credentials=401, issuer, iat_unit=ms, lif
   });
 });
 
-describe('tokens (docs/contract.md §5)', () => {
+describe('tokens (docs/internals/contract.md §5)', () => {
   it('shape B answers 201 {token} with the seed claims', async () => {
     const before = Math.floor(Date.now() / 1000);
     const { status, body } = await call('/shop/v1.0/token', { method: 'POST', ...form({ user: 'alice', pass: 'alice-pass' }) });
@@ -420,7 +420,7 @@ describe('tokens (docs/contract.md §5)', () => {
   });
 });
 
-describe('execution (docs/contract.md §2, §3)', () => {
+describe('execution (docs/internals/contract.md §2, §3)', () => {
   it('takes parameters from the query string and the body; the body wins', async () => {
     const query = await call('/lab/v1.0/echo?a=1&b=two');
     expect(query.body.echo).toEqual([{ a: '1', b: 'two', lit$eral: '$notparam', dq: "it's $x" }]);

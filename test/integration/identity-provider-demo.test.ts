@@ -3,12 +3,13 @@ import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type BuiltServer, startBuiltServer } from '../support/built-server.js';
+import { docsSection } from '../support/docs-section.js';
 import { formBody, send } from '../support/http.js';
 import { buildScratchProject } from '../support/scratch-project.js';
 
 /**
- * README's "Sign in with your identity provider", tried as printed: the test
- * provider's command prints what README shows, its Issuer goes into the demo's
+ * docs/guides/identity-providers.md's "Try it against a test provider", tried as printed: the test
+ * provider's command prints what the guide shows, its Issuer goes into the demo's
  * shop backend, and its two commands, pasted into a shell, give alice's own
  * orders through a token of the provider.
  */
@@ -40,9 +41,8 @@ afterAll(async () => {
 });
 
 describe('signing in to the demo with a test identity provider', () => {
-  it('prints what README shows', () => {
-    const readme = readFileSync('README.md', 'utf8');
-    const section = readme.slice(readme.indexOf('### Sign in with your identity provider'), readme.indexOf('### Passwords'));
+  it('prints what the guide shows', () => {
+    const section = docsSection('docs/guides/identity-providers.md', '## Try it against a test provider');
     const shown = /```text\n([\s\S]*?)```/.exec(section)?.[1];
     expect(shown).toBe(printed);
   });

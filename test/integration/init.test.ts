@@ -67,7 +67,7 @@ describe('a project xmlrest init wrote', () => {
     try {
       const me = `${server.url}/api/v1.0/me`;
       const basic = (pass: string) => ({ authorization: `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}` });
-      // As docs/contract.md has it: no credentials 403, wrong ones 401.
+      // As docs/internals/contract.md has it: no credentials 403, wrong ones 401.
       expect((await fetch(me)).status).toBe(403);
       expect((await fetch(me, { headers: basic('wrong') })).status).toBe(401);
       const answer = await fetch(me, { headers: basic(password) });

@@ -10,7 +10,7 @@ import { formBody, send } from '../support/http.js';
 import { ownDatabase } from '../support/own-database.js';
 
 /**
- * Lists that scale (docs/contract.md §11, issue 31) over HTTP, against the built server and a database of this
+ * Lists that scale (docs/internals/contract.md §11, issue 31) over HTTP, against the built server and a database of this
  * file's own: the demo's catalog (shop products v3.0: filters, sorts, pages keyed by product_id) and a
  * customer's orders newest first (shop orders v2.0: a two-column descending key), walked page after page by
  * `next` and by the Link header, while rows come and go; forged, foreign and stale cursors; the limits of limit;
@@ -77,8 +77,8 @@ async function rows<Row>(sql: string, values: unknown[] = []): Promise<Row[]> {
   return found as Row[];
 }
 
-describe("README's calls, on the demo's rows", () => {
-  it('answers them as README.md says: the catalog two at a time, the next page, a filter with a sort, a sort it does not take', async () => {
+describe("docs/guides/lists.md's calls, on the demo's rows", () => {
+  it('answers them as docs/guides/lists.md says: the catalog two at a time, the next page, a filter with a sort, a sort it does not take', async () => {
     const first = await get('/shop/v3.0/products?limit=2');
     expect(first.body.products).toEqual([
       { product_id: 2, name: 'Cup', price: '6.00', stock: 100 },

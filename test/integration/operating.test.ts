@@ -3,7 +3,7 @@ import { type BuiltServer, startBuiltServer } from '../support/built-server.js';
 import { basicHeader, formBody, send } from '../support/http.js';
 
 /**
- * Running it in production (docs/contract.md §7): health and readiness on both ports, Prometheus metrics on
+ * Running it in production (docs/internals/contract.md §7): health and readiness on both ports, Prometheus metrics on
  * the admin port only, one JSON log line per request with the fields an operator needs and no secret, the
  * request id kept or made. Against the built server, as an operator runs it.
  */

@@ -17,7 +17,7 @@ import { buildScratchProject } from '../support/scratch-project.js';
 
 /**
  * Outside identities bound to their issuer, and key fetches a discovery document cannot steer (issue 40, holes 5
- * and 9; docs/contract.md §9), at the door of the built server: two real OpenID Providers (oidc-provider, twice)
+ * and 9; docs/internals/contract.md §9), at the door of the built server: two real OpenID Providers (oidc-provider, twice)
  * whose clients share a subject with each other and with a local user, and a provider served over https whose
  * discovery documents name key sets, one of them on a plain-http port of the server's own machine.
  */

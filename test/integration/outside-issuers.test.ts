@@ -21,7 +21,7 @@ import {
 import { buildScratchProject } from '../support/scratch-project.js';
 
 /**
- * Identity from outside (docs/contract.md §9, issue 28), at the door of the
+ * Identity from outside (docs/internals/contract.md §9, issue 28), at the door of the
  * built server: access tokens of a real OpenID Provider (oidc-provider, found
  * by discovery, RS256, PS256, ES256 and EdDSA), and of fixture issuers shaped
  * like Keycloak and Entra ID, beside the backend's own HS256 tokens; keys that

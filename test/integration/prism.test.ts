@@ -114,7 +114,7 @@ describe('the OpenAPI document, checked by Prism as a validating proxy', () => {
       [{ path: '/staff/v1.0/notes', form: { title: 'prism', body: 'checked' }, authorization: basic('carol', 'carol-pass') }, 201],
       [{ path: '/staff/v1.0/notes', form: { title: 'prism', body: 'again' }, authorization: basic('carol', 'carol-pass') }, 409],
       [{ path: '/staff/v1.0/board', authorization: basic('carol', 'carol-pass') }, 200],
-      // Lists (docs/contract.md §11): pages with next and the Link header, filters, sorts, and a cursor the server refuses.
+      // Lists (docs/internals/contract.md §11): pages with next and the Link header, filters, sorts, and a cursor the server refuses.
       [{ path: '/shop/v3.0/products?limit=2' }, 200],
       [{ path: '/shop/v3.0/products?limit=1&sort=-price&max_price=30&q=e' }, 200],
       [{ path: '/shop/v3.0/products?after=not-a-cursor' }, 400],

@@ -11,7 +11,7 @@ import { productionInstall, removeInstall } from '../support/production-install.
 import { TEST_SECRET } from '../support/server.js';
 
 /**
- * The whole `xmlrest` command in a production install (docs/contract.md §13): the project's files in a folder
+ * The whole `xmlrest` command in a production install (docs/internals/contract.md §13): the project's files in a folder
  * outside this checkout, `npm ci --omit=dev` (no tsx, no TypeScript compiler), the build made beforehand. Every command its --help lists,
  * and every subcommand, prints its usage; every command makes one real call against a real MariaDB. The list
  * of commands is read from the command's own help, so that a command added to scripts/cli/ is held to

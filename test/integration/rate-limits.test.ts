@@ -9,7 +9,7 @@ import { formBody, type RawResponse, send } from '../support/http.js';
 import { buildScratchProject } from '../support/scratch-project.js';
 
 /**
- * Rate limits (docs/contract.md §10, issue 29) at the door of two built
+ * Rate limits (docs/internals/contract.md §10, issue 29) at the door of two built
  * servers on one database: a limit of 100 a minute admits no more than 100
  * (and the issue allows 110) across both, per user, per client address on a
  * public method; 429 with Retry-After and the RateLimit fields, which every

@@ -8,49 +8,33 @@ import { generateProject } from '../../generator/index.js';
 import type { BackendModule } from '../../runtime/index.js';
 import { connectTo } from '../../scripts/connection.js';
 import { addUser } from '../../scripts/schema.js';
+import { docsSection } from '../support/docs-section.js';
 import { decodeJwt, startServer, type TestServer } from '../support/server.js';
 
 /**
- * What README.md tells a new user to write: a backend folder with its
- * backend.xml, a token.xml per docs/seed.md §4.2 and a protected resource using $uid.
+ * What docs/concepts.md tells a resource author to write: a backend folder with its
+ * backend.xml, a token.xml per docs/internals/seed.md §4.2 and a protected resource using $uid.
  * It must generate, type-check and serve without touching any other file.
  */
 const DIR = 'test/.tmp/readme';
 let server: TestServer;
 
-const files: Record<string, string> = {
-  'resources/library/backend.xml': `<Backend xmlns="urn:xmlrest:resource:1.0" auth_scheme="Bearer"/>\n`,
-  'resources/library/token.xml': `<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0">
-  <Desc>Token request</Desc>
-  <Request method="POST" status="201">
-    <Sql id="authQuery" output="false">
-      select cast(u.user_id as char) as sub, r.role_name as aud, u.pass_word
-      from usr_role r inner join usr u on r.user_id = u.user_id
-      where u.user_name = $user
-    </Sql>
-    <Execute id="token" output="true" classname="xmlrest.auth.TokenGenerator">
-      <Arg name="aud" value="$[authQuery][0].aud"/>
-      <Arg name="sub" value="$[authQuery][0].sub"/>
-      <Arg name="password" value="$pass"/>
-      <Arg name="hash" value="$[authQuery][0].pass_word"/>
-      <Arg name="user" value="$user"/>
-    </Execute>
-  </Request>
-</Resource>
-`,
-  'resources/library/loans.xml': `<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0" auth="reader">
-  <Desc>My loans</Desc>
-  <Request method="GET">
-    <Sql id="loans" output="true">
-      select loan_id, title from loans where user_id = $uid order by loan_id
-    </Sql>
-  </Request>
-</Resource>
-`,
-};
+/**
+ * The library backend's files as docs/concepts.md shows them, each block named by its first line's comment
+ * (`<!-- resources/library/token.xml: ... -->`), written as they stand.
+ */
+const files: Record<string, string> = Object.fromEntries(
+  [...docsSection('docs/concepts.md', '## Resources and backends').matchAll(/```xml\n(<!-- (resources\/library\/[\w@.]+\.xml)[\s\S]*?)```/g)].map((match) => [
+    match[2]!,
+    match[1]!,
+  ]),
+);
 
 beforeAll(async () => {
   rmSync(DIR, { recursive: true, force: true });
+  const names = Object.keys(files).sort();
+  if (names.join() !== 'resources/library/backend.xml,resources/library/loans.xml,resources/library/token.xml')
+    throw new Error(`docs/concepts.md shows ${names.join(', ')}`);
   for (const [file, text] of Object.entries(files)) {
     mkdirSync(`${DIR}/${file.replace(/\/[^/]+$/, '')}`, { recursive: true });
     writeFileSync(`${DIR}/${file}`, text);
@@ -68,7 +52,7 @@ afterAll(async () => {
   rmSync(DIR, { recursive: true, force: true });
 });
 
-describe('a backend written by following the README', () => {
+describe('a backend written by following docs/concepts.md', () => {
   it('generates', async () => {
     const log: string[] = [];
     const code = await generateProject({

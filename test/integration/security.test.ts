@@ -206,7 +206,7 @@ describe('3. role changes reach every token and cache', () => {
   /**
    * Signs `name` in everywhere: a shape A token on shop, and a remembered Basic login on staff. The users
    * keep a role they do not lose (guest): with none at all, the default auth query finds no row, and the
-   * right password answers as a wrong one (docs/contract.md §8).
+   * right password answers as a wrong one (docs/internals/contract.md §8).
    */
   async function signedIn(name: string): Promise<{ bearer: string; basic: string }> {
     const token = (await shapeA(first.url, name, `${name}-pw`)).json() as { token: string };

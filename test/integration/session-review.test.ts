@@ -12,7 +12,7 @@ import { buildScratchProject } from '../support/scratch-project.js';
 import { decodeJwt } from '../support/server.js';
 
 /**
- * Issue 40, holes 1, 3, 7 and 8 (docs/contract.md §10), attacked at the door of two built servers on a database
+ * Issue 40, holes 1, 3, 7 and 8 (docs/internals/contract.md §10), attacked at the door of two built servers on a database
  * of this file's own: a refresh on a backend with its own AuthQuery asks its RolesQuery, so a user removed from
  * the backend's own table gets no new token; `xmlrest token revoke` ends exactly the backend's own principal;
  * live sessions are bounded per user and sign-ins counted; the poll reads what ended since its last read; the

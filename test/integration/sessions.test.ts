@@ -11,7 +11,7 @@ import { buildScratchProject } from '../support/scratch-project.js';
 import { decodeJwt } from '../support/server.js';
 
 /**
- * Sessions (docs/contract.md §10, issue 29) at the door of two built servers
+ * Sessions (docs/internals/contract.md §10, issue 29) at the door of two built servers
  * on one database: both token shapes answer a refresh token, access tokens
  * carry `sid`; a refresh rotates, a used-up token coming back after the 10 s
  * grace ends the whole session on every server within 5 s; logout, logout of

@@ -7,7 +7,7 @@ import { basicHeader, formBody, send } from '../support/http.js';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../support/otlp-receiver.js';
 
 /**
- * Traces (docs/contract.md §13), from the built server as `npm start` runs it, exported by OpenTelemetry's
+ * Traces (docs/internals/contract.md §13), from the built server as `npm start` runs it, exported by OpenTelemetry's
  * Node SDK over OTLP/HTTP (protobuf, its default) to a collector of the test's own on loopback: a span per
  * request continuing the caller's traceparent, a child span per SQL step holding its statement's text and no
  * value, the route and the reason as attributes, the trace id in the request's log line. Unset, nothing of

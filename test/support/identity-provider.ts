@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { type JWTPayload, SignJWT } from 'jose';
 
 /**
- * Real outside parts for docs/contract.md §9: `oidc-provider` (a certified
+ * Real outside parts for docs/internals/contract.md §9: `oidc-provider` (a certified
  * OpenID Provider) on loopback, issuing real JWT access tokens by the client
  * credentials grant, and a fixture issuer (a loopback key set and tokens
  * signed with jose) for token shapes a provider of our own cannot make

@@ -67,7 +67,7 @@ export function form(fields: Record<string, string>): { body: string; headers: R
   return { body: new URLSearchParams(fields).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } };
 }
 
-/** Decodes a JWT's header and payload (what a client app may do, docs/seed.md §2.4). */
+/** Decodes a JWT's header and payload (what a client app may do, docs/internals/seed.md §2.4). */
 export function decodeJwt(token: string): { header: Record<string, unknown>; payload: Record<string, unknown> } {
   const [header, payload] = token.split('.');
   const decode = (part: string | undefined) => JSON.parse(Buffer.from(part ?? '', 'base64url').toString('utf8')) as Record<string, unknown>;

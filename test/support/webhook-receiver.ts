@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 
 /**
- * A webhook receiver on loopback for the tests of docs/contract.md §12: it
+ * A webhook receiver on loopback for the tests of docs/internals/contract.md §12: it
  * records every delivery to /hooks and verifies its signature with
  * `standardwebhooks`, the specification's reference implementation (never
  * with xmlrest's own code). What it answers is set by `mode`; `down()` stops

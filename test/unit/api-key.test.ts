@@ -5,7 +5,7 @@ import { checkNewKey, parseExpiry } from '../../console/keys.js';
 import { base62, presentedKey, storedForm } from '../../runtime/auth/keys/api-key.js';
 import { isLegacyApiKey, KeyChecksum } from '../../runtime/auth/keys/key-checksum.js';
 
-/** The API key format (docs/contract.md §10): xr_, 43 base62 characters of 32 random bytes, an 11-character keyed tag. */
+/** The API key format (docs/internals/contract.md §10): xr_, 43 base62 characters of 32 random bytes, an 11-character keyed tag. */
 describe('API keys', () => {
   const checksum = new KeyChecksum(randomBytes(32));
 

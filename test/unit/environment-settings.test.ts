@@ -3,7 +3,7 @@ import { ConfigError, loadConfig, resolveEnvironment } from '../../runtime/confi
 import { backend } from '../golden/environment-settings/expected/app/index.js';
 
 /**
- * Settings per environment (docs/contract.md §7): the generated module of the golden case environment-settings
+ * Settings per environment (docs/internals/contract.md §7): the generated module of the golden case environment-settings
  * keeps `${NAME}` for two issuers' settings and a webhook's url; the server reads them at start.
  */
 const production = {

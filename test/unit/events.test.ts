@@ -7,7 +7,7 @@ import { parseWebhookSecrets, retryDelay } from '../../runtime/events/index.js';
 import { signature } from '../../runtime/events/signer.js';
 
 /**
- * The pure parts of events and audit (docs/contract.md §12): signatures as the Standard Webhooks reference
+ * The pure parts of events and audit (docs/internals/contract.md §12): signatures as the Standard Webhooks reference
  * implementation computes and verifies them, secrets, the retry schedule, which parameters the audit leaves
  * out, and the EVENTS_* settings. Delivery itself is tested over HTTP (test/integration/events.test.ts).
  */

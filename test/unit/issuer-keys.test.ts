@@ -10,7 +10,7 @@ import { publicJwk, signingKey } from '../support/identity-provider.js';
 
 /**
  * An outside issuer's keys (runtime/auth/issuer/keys.ts) against a loopback
- * server that answers as a test says: the bounds of docs/contract.md §9 on
+ * server that answers as a test says: the bounds of docs/internals/contract.md §9 on
  * what is fetched (time, size, number of keys, redirects, private keys), how
  * long a set is kept, and one fetch per interval however many ask.
  */

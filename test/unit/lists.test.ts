@@ -7,7 +7,7 @@ import { keysetCondition, listStatement, orderOf } from '../../runtime/lists/sta
 import { readParams } from '../../runtime/params.js';
 
 /**
- * The list runtime (docs/contract.md §11) in-process: the statements it makes for each shape of request (the
+ * The list runtime (docs/internals/contract.md §11) in-process: the statements it makes for each shape of request (the
  * golden modules show each list's widest), its cursors (tampered, foreign, stale), and the bounds of limit.
  * Over HTTP against MariaDB: test/integration/lists.test.ts.
  */

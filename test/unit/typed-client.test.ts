@@ -3,20 +3,21 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { docsSection } from '../support/docs-section.js';
 
 /**
- * generated/openapi.d.ts types a client (docs/contract.md §13): the README's openapi-fetch call of the demo,
+ * generated/openapi.d.ts types a client (docs/internals/contract.md §13): docs/guides/openapi-and-typed-client.md's
+ * openapi-fetch call of the demo,
  * as written there, compiles with the project's own compiler; the same call with a wrong body, or a GET
  * without its required parameter, does not, and the compiler says where.
  */
 const DIR = 'test/.tmp/typed-client';
 
 function readmeClient(): string {
-  const readme = readFileSync('README.md', 'utf8');
-  const section = readme.slice(readme.indexOf('### A typed client'));
+  const section = docsSection('docs/guides/openapi-and-typed-client.md', '## A typed client');
   const block = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
-  if (!block) throw new Error('README.md has no ts block under "### A typed client"');
-  // The README's client sits at the project root; this one three folders down.
+  if (!block) throw new Error('docs/guides/openapi-and-typed-client.md has no ts block under "## A typed client"');
+  // The guide's client sits at the project root; this one three folders down.
   return block.replace("from './generated/openapi.js'", "from '../../../generated/openapi.js'");
 }
 
@@ -38,7 +39,7 @@ afterAll(() => rmSync(DIR, { recursive: true, force: true }));
 describe('a typed client from generated/openapi.d.ts', () => {
   const client = readmeClient();
 
-  it('compiles the README’s call as written', async () => {
+  it('compiles the guide’s call as written', async () => {
     expect(client).toContain("shop.POST('/shop/v1.0/orders'");
     expect(await compile('right', client)).toEqual({ code: 0, output: '' });
   });

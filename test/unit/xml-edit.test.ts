@@ -49,7 +49,7 @@ const METHODS = `<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0" auth="custom
 </Resource>
 `;
 
-describe('setAuthAttribute on a method (a Request own auth, docs/contract.md §8)', () => {
+describe('setAuthAttribute on a method (a Request own auth, docs/internals/contract.md §8)', () => {
   it('adds a method rule after its method attribute, public as auth=""', () => {
     expect(setAuthAttribute(METHODS, 'a b', 'GET')).toBe(METHODS.replace('<Request method="GET">', '<Request method="GET" auth="a b">'));
     expect(setAuthAttribute(METHODS, '', 'GET')).toBe(METHODS.replace('<Request method="GET">', '<Request method="GET" auth="">'));

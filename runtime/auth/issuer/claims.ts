@@ -2,7 +2,7 @@ import type { BackendModule, ClaimPath, IssuerSettings } from '../../contract.js
 import { isCanonicalUid } from '../scheme.js';
 
 /**
- * Roles and the user id from an outside issuer's claims (docs/contract.md §9):
+ * Roles and the user id from an outside issuer's claims (docs/internals/contract.md §9):
  * each provider puts them somewhere else (Keycloak `realm_access.roles`,
  * Entra ID `roles`, Auth0 a URI-named claim, Okta `groups`), in one of four
  * shapes. Only the payload's own members are read, never its prototype's.

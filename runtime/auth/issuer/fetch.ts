@@ -1,6 +1,6 @@
 /**
  * One bounded GET of a JSON document from an identity provider (its
- * discovery document, its key set), as docs/contract.md §9 bounds it: 5 s for
+ * discovery document, its key set), as docs/internals/contract.md §9 bounds it: 5 s for
  * the whole answer, 256 KB at most, no redirect followed (a redirect could
  * lead the server anywhere the provider's host is told to send it), and how
  * long the answer may be kept, from its Cache-Control.

@@ -12,7 +12,7 @@ export { DEFAULT_KEY_TIMINGS, type KeyTimings } from './keys.js';
 export { IssuerKeyRing } from './ring.js';
 
 /**
- * Access tokens of outside issuers (docs/contract.md §9), beside a Bearer
+ * Access tokens of outside issuers (docs/internals/contract.md §9), beside a Bearer
  * backend's own: the bearer scheme hands over every token whose `iss` is one
  * of the backend's `Issuer`s, and gets its principal or a refusal. jose is
  * the verifier (RFC 8725): the algorithm must be one the configuration allows

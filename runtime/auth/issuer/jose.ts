@@ -1,6 +1,6 @@
 /**
  * jose, loaded when an outside issuer's keys or tokens first need it: a server whose backends name no `Issuer`
- * never loads it (its import is tens of milliseconds of every start, docs/contract.md §9 is opt-in).
+ * never loads it (its import is tens of milliseconds of every start, docs/internals/contract.md §9 is opt-in).
  */
 let loading: Promise<typeof import('jose')> | undefined;
 

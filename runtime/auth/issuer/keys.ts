@@ -5,7 +5,7 @@ import { type FetchedDocument, FetchFailed, fetchDocument } from './fetch.js';
 import { jose } from './jose.js';
 
 /**
- * An outside issuer's public keys (docs/contract.md §9), kept fresh and kept
+ * An outside issuer's public keys (docs/internals/contract.md §9), kept fresh and kept
  * through an outage. jose verifies with them (createLocalJWKSet picks the key
  * by `kid` and by what the token's algorithm allows: RSA for RS and PS, P-256
  * for ES256, Ed25519 for EdDSA); what jose's remote key set lacks is built

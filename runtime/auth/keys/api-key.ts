@@ -13,7 +13,7 @@ import { hasApiKeyShape, isLegacyApiKey, KeySecret } from './key-checksum.js';
 export { API_KEY_PREFIX, base62, randomBase62 } from './key-checksum.js';
 
 /**
- * API keys (docs/contract.md §10): `xr_` + 32 random bytes in base62 + a tag
+ * API keys (docs/internals/contract.md §10): `xr_` + 32 random bytes in base62 + a tag
  * only the deployment can make (key-checksum.ts), so that a mistyped or
  * made-up key is refused before any query. Only the key's SHA-256 and its
  * first 8 characters are stored, in `xmlrest_api_key`; a key belongs to a user

@@ -3,7 +3,7 @@ import { crc32 } from 'node:zlib';
 import { errnoOf, NO_TABLE, type Queryable } from '../../db/index.js';
 
 /**
- * What an API key's text is (docs/contract.md §10): `xr_` + 32 random bytes in base62 (43 characters) + an
+ * What an API key's text is (docs/internals/contract.md §10): `xr_` + 32 random bytes in base62 (43 characters) + an
  * 11-character base62 tag, the first 64 bits of an HMAC-SHA-256 of what precedes it under the deployment's key
  * checksum secret. Only a holder of that secret makes a key that passes, so a made-up key is refused before any
  * query, however many are tried (a checksum anyone can compute, as CRC32 was, lets each made-up key cost a

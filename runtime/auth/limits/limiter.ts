@@ -26,7 +26,7 @@ export interface LoginLimits {
   backoffMaxMs?: number;
   /**
    * Token requests that begin a session, per user of a backend within `windowSeconds`, right password or not (0: no
-   * limit); default 60. Each one is a row every server may list for an hour once ended (docs/contract.md §10).
+   * limit); default 60. Each one is a row every server may list for an hour once ended (docs/internals/contract.md §10).
    */
   sessionsPerUser?: number;
 }

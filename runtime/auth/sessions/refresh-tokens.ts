@@ -2,7 +2,7 @@ import { createHmac, hkdfSync, type KeyObject, timingSafeEqual } from 'node:cryp
 import { base62, randomBase62 } from '../keys/key-checksum.js';
 
 /**
- * What a refresh token's text is (docs/contract.md §10): `xrr_` + 32 random bytes in base62 (43 characters) + an
+ * What a refresh token's text is (docs/internals/contract.md §10): `xrr_` + 32 random bytes in base62 (43 characters) + an
  * 11-character base62 tag, the first 64 bits of an HMAC-SHA-256 of what precedes it under a key derived from the
  * server's own (JWT_SECRET), as page cursors' are (runtime/lists/cursor.ts). Only a server of the deployment makes
  * one that passes, so a made-up refresh token is refused before any query, however many are tried: without the

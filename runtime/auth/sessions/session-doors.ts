@@ -12,7 +12,7 @@ const REFRESH_FIELDS = { refresh_token: { kind: 'string', nullable: false, maxBy
 const LOGOUT_FIELDS = { scope: { kind: 'string', nullable: true, maxBytes: 8 } } as const satisfies ParamSpecs;
 
 /**
- * `POST {base}/<backend>/v1.0/token/refresh` (docs/contract.md §10): the form
+ * `POST {base}/<backend>/v1.0/token/refresh` (docs/internals/contract.md §10): the form
  * field `refresh_token`, from the body only, answers 201 with a new access
  * token and a new refresh token; the one presented is used up.
  */

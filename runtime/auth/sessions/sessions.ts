@@ -10,7 +10,7 @@ import type { RefreshTokens } from './refresh-tokens.js';
 import { ENDED, endUserSessions } from './session-tables.js';
 
 /**
- * Sessions (docs/contract.md §10): on a Bearer backend with
+ * Sessions (docs/internals/contract.md §10): on a Bearer backend with
  * `refresh_lifetime`, a token request begins a session; its access tokens
  * carry `sid`, and its refresh token (`xrr_...`, refresh-tokens.ts, stored as its SHA-256 only)
  * buys a new pair once: the old one is used up. A used-up refresh token that

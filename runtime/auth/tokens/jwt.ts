@@ -2,7 +2,7 @@ import { createHmac, createSecretKey, type KeyObject, randomUUID, timingSafeEqua
 import jwt from 'jsonwebtoken';
 
 /**
- * HS256 tokens per docs/contract.md §5. The secret is turned into a KeyObject once:
+ * HS256 tokens per docs/internals/contract.md §5. The secret is turned into a KeyObject once:
  * jsonwebtoken verifies about 40x faster with a KeyObject than with a string,
  * which it would otherwise re-import on every call.
  */
@@ -86,7 +86,7 @@ export interface TokenSettings {
 export interface IssuedClaims {
   sub: string;
   aud: string | string[];
-  /** The session the token belongs to (docs/contract.md §10), when the backend has sessions. */
+  /** The session the token belongs to (docs/internals/contract.md §10), when the backend has sessions. */
   sid?: string;
   /** No later than this (seconds since the epoch): a session's end. */
   expiresBy?: number;

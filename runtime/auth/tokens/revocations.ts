@@ -56,7 +56,7 @@ export class Revocations {
   /** By backend (`*` for every backend), then user id: tokens issued up to this second are revoked. */
   private users = new Map<string, Map<string, number>>();
   /**
-   * Ended sessions by backend (docs/contract.md §10): every token of one is refused, until its `tokens_until`
+   * Ended sessions by backend (docs/internals/contract.md §10): every token of one is refused, until its `tokens_until`
    * (Unix ms). Kept from poll to poll: each poll reads only the sessions ended since the last one began.
    */
   private sessions = new Map<string, Map<string, number>>();

@@ -15,7 +15,7 @@ const FIELDS = {
 } as const satisfies ParamSpecs;
 
 /**
- * Token shape A (docs/contract.md §5): `POST {base}/<backend>/` with
+ * Token shape A (docs/internals/contract.md §5): `POST {base}/<backend>/` with
  * `auth=bearer&userid=..&password=..` answers `{"token", "type": "Bearer"}`,
  * one token whose `aud` holds every role the user holds.
  */

@@ -18,7 +18,7 @@ export interface TokenGeneratorArgs {
 }
 
 /**
- * `xmlrest.auth.TokenGenerator` (docs/seed.md §4.2, token shape B): turns the auth query's
+ * `xmlrest.auth.TokenGenerator` (docs/internals/seed.md §4.2, token shape B): turns the auth query's
  * first row into a signed token. No row, or a password that does not verify,
  * means the credentials were wrong.
  */

@@ -2,7 +2,7 @@ import { errnoOf, NO_COLUMN, NO_TABLE, type Queryable } from '../../db/index.js'
 import { DEFAULT_USER_TABLES } from './user-tables.js';
 
 /**
- * Grants that end (docs/contract.md §8): a row of the default role table may
+ * Grants that end (docs/internals/contract.md §8): a row of the default role table may
  * carry `expires_on`. The server's own doors read the end themselves, so an
  * ended grant stops admitting there the moment it ends, whether or not its
  * row is gone yet: the default auth queries leave it out (user-tables.ts

@@ -1,7 +1,7 @@
 import type { AuthSchemeName } from '../../contract.js';
 
 /**
- * The default user tables (docs/seed.md §2.2), named in this one place: the
+ * The default user tables (docs/internals/seed.md §2.2), named in this one place: the
  * generator's default auth queries, the server's rehash of plain-text
  * passwords, the console's user store, and `xmlrest db init` (tables and
  * triggers) all build their SQL from it. A backend whose AuthQuery reads
@@ -26,7 +26,7 @@ export const DEFAULT_USER_TABLES: UserTables = {
 };
 
 /**
- * The default auth query of a scheme (docs/seed.md §5.3), with `$user` for the
+ * The default auth query of a scheme (docs/internals/seed.md §5.3), with `$user` for the
  * user name. The seed's queries compare `$pass` in SQL; these return the
  * stored password instead, for the server to verify its argon2id hash (or a
  * plain-text row from before, in constant time).

@@ -9,7 +9,7 @@ import type { CommandKit } from '../command.js';
 const STATES = ['pending', 'delivered', 'failed'] as const;
 
 /**
- * `xmlrest events list|retry` and `xmlrest audit list` (docs/contract.md §12): what the outbox holds, failed
+ * `xmlrest events list|retry` and `xmlrest audit list` (docs/internals/contract.md §12): what the outbox holds, failed
  * events sent again (a retry also resumes a webhook a 410 stopped), and who called audited routes.
  */
 export function registerEventCommands(xmlrest: Command, kit: CommandKit): void {

@@ -24,7 +24,7 @@ export function registerExplainCommand(xmlrest: Command, { command, done }: Comm
     .argument('[path]', 'the served path without BASE_PATH, as access.lock lists it, such as /shop/v1.0/orders')
     .option('--json', 'print {"allowed", "backend", "needs", "holds", "reason"} (allowed null: cannot tell)')
     .option('--password-stdin', "read the user's password from stdin and run the backend's AuthQuery with it, as the server does")
-    .option('--claims <file>', "answer for the user of an outside issuer (docs/contract.md §9): a token's payload as JSON, or the token itself")
+    .option('--claims <file>', "answer for the user of an outside issuer (docs/internals/contract.md §9): a token's payload as JSON, or the token itself")
     .action(async (name: string, method: string, served: string | undefined, options: { json?: boolean; claims?: string; passwordStdin?: boolean }) => {
       if (options.claims !== undefined) {
         if (served !== undefined) throw new UsageError('with --claims the user comes from the claims: give METHOD PATH only');
@@ -38,7 +38,7 @@ export function registerExplainCommand(xmlrest: Command, { command, done }: Comm
 }
 
 /**
- * `xmlrest explain USER METHOD PATH [--json] [--password-stdin]` (docs/contract.md §8): may USER call METHOD PATH
+ * `xmlrest explain USER METHOD PATH [--json] [--password-stdin]` (docs/internals/contract.md §8): may USER call METHOD PATH
  * (the served path without BASE_PATH), and why. On the default tables the roles are read from them; on a backend
  * with its own AuthQuery only that query, given the password, knows them: without `--password-stdin` the answer
  * for a protected route is "cannot tell" (exit 3), never a guess; with it, the query runs as the server runs it.
@@ -124,7 +124,7 @@ async function routeOf(method: string, served: string): Promise<{ route: RouteAc
 }
 
 /**
- * `xmlrest explain --claims FILE METHOD PATH` (docs/contract.md §9): may the user a token's claims describe
+ * `xmlrest explain --claims FILE METHOD PATH` (docs/internals/contract.md §9): may the user a token's claims describe
  * call METHOD PATH, and why. FILE holds the payload as JSON, or the whole token (only its payload is read:
  * explain reasons about what claims admit, not whether a signature is good).
  */

@@ -4,9 +4,9 @@ import type { BackendModule } from '../../../runtime/index.js';
 import { queryableOf, rolesOf, userIdOf } from '../../schema.js';
 import { type CommandKit, generatedBackends, UsageError } from '../command.js';
 
-/** `xmlrest key create|list|revoke`: API keys of backends with api_keys="on" (docs/contract.md §10). */
+/** `xmlrest key create|list|revoke`: API keys of backends with api_keys="on" (docs/internals/contract.md §10). */
 export function registerKeyCommands(xmlrest: Command, { command, withConnection, done }: CommandKit): void {
-  const key = command(xmlrest, 'key', 'API keys of backends with api_keys="on" (docs/contract.md §10)');
+  const key = command(xmlrest, 'key', 'API keys of backends with api_keys="on" (docs/internals/contract.md §10)');
   command(key, 'create', 'make an API key for a user; it is shown once, now, and never again')
     .requiredOption('--backend <backend>', 'the backend it opens (api_keys="on" in its backend.xml)')
     .requiredOption('--user <name>', 'the user it acts as')

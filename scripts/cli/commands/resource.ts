@@ -9,7 +9,7 @@ export function registerResourceCommands(xmlrest: Command, { command, done }: Co
   command(
     resource,
     'auth',
-    'set who may call a resource, or one of its methods (docs/contract.md §8): rewrites its XML file and regenerates, as the console does; the file is put back when the project does not generate with the change',
+    'set who may call a resource, or one of its methods (docs/internals/contract.md §8): rewrites its XML file and regenerates, as the console does; the file is put back when the project does not generate with the change',
   )
     .argument('<resource>', 'BACKEND/NAME, or BACKEND/NAME@VERSION (default 1.0)')
     .option('--method <method>', 'the method’s own rule, which replaces the resource’s for that method')

@@ -91,7 +91,7 @@ export function meXml(): string {
 `;
 }
 
-/** The token request of a Bearer backend (docs/contract.md §4, shape B), over the passwords \`user add\` stores. */
+/** The token request of a Bearer backend (docs/internals/contract.md §4, shape B), over the passwords \`user add\` stores. */
 export function tokenXml(): string {
   return `<?xml version="1.0" encoding="UTF-8"?>
 <!-- POST .../v1.0/token with the form fields user and pass: {"token": "<jwt>"} for the user's first role.

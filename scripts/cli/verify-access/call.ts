@@ -37,7 +37,7 @@ export function operationOf(backend: Backend, line: LockLine): Operation | undef
 
 /**
  * The parameters a call must send, which a call without them is refused for (400) once the guard has admitted it. A
- * list's filters, sort and page (docs/contract.md §11) are optional: a call without them runs the list, so a route
+ * list's filters, sort and page (docs/internals/contract.md §11) are optional: a call without them runs the list, so a route
  * with nothing else is a read called as it is (2xx), and a write with nothing else is never sent.
  */
 function requiredParams(operation: Operation): string[] {
