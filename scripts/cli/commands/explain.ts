@@ -3,7 +3,6 @@ import type { Command } from 'commander';
 import type mysql from 'mysql2/promise';
 import { cannotTell, type Explanation, explain, explainChecked, explainClaims, findRoute, type RouteAccess, routesOf } from '../../../console/access.js';
 import { databaseUrlFromEnvironment } from '../../../generator/environment.js';
-import { MAX_PASSWORD_BYTES } from '../../../runtime/auth/bounds.js';
 import { LoginLimiter } from '../../../runtime/auth/limits/limiter.js';
 import { CredentialCache } from '../../../runtime/auth/passwords/credential-cache.js';
 import { CredentialChecker } from '../../../runtime/auth/passwords/credentials.js';
@@ -11,6 +10,7 @@ import { Hashing } from '../../../runtime/auth/passwords/hashing.js';
 import type { BackendModule } from '../../../runtime/index.js';
 import { grantsOf, queryableOf, userIdOf } from '../../schema.js';
 import { type CommandKit, generatedBackends, UsageError, withConnection } from '../command.js';
+import { readPasswordFromStdin } from '../password-stdin.js';
 
 /** `xmlrest explain`: may a user, or the user of a token's claims, call a route, and why. */
 export function registerExplainCommand(xmlrest: Command, { command, done }: CommandKit): void {
@@ -45,7 +45,7 @@ export function registerExplainCommand(xmlrest: Command, { command, done }: Comm
  */
 async function explainCommand(user: string, method: string, served: string, json: boolean, passwordStdin: boolean): Promise<number> {
   // Read first: a password that is not there is a usage error before anything is loaded.
-  const password = passwordStdin ? await readPassword() : undefined;
+  const password = passwordStdin ? await readPasswordFromStdin('xmlrest explain USER METHOD PATH --password-stdin') : undefined;
   const { route, backend } = await routeOf(method, served);
   let answer: Explanation;
   if (password !== undefined) {
@@ -78,28 +78,6 @@ async function explainCommand(user: string, method: string, served: string, json
     });
   }
   return printExplanation(user, answer, json);
-}
-
-/** The password given on stdin (`--password-stdin`, as `docker login` takes it): its text, without the line end. */
-async function readPassword(): Promise<string> {
-  // A terminal would echo the password as it is typed, and wait for an end of input nobody thinks of giving.
-  if (process.stdin.isTTY) {
-    throw new UsageError(
-      `--password-stdin reads the password from a pipe, not a terminal: printf '%s' "$PASSWORD" | xmlrest explain USER METHOD PATH --password-stdin`,
-    );
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of process.stdin as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_PASSWORD_BYTES + 2) throw new UsageError(`a password has at most ${MAX_PASSWORD_BYTES} bytes`);
-    chunks.push(chunk);
-  }
-  const password = Buffer.concat(chunks)
-    .toString('utf8')
-    .replace(/\r?\n$/, '');
-  if (password === '') throw new UsageError('--password-stdin reads the password from stdin, and stdin was empty');
-  return password;
 }
 
 /**
