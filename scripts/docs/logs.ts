@@ -11,7 +11,7 @@ export function logsPage(): string {
     .sort(byText(([reason]) => reason))
     .map(([reason, statuses]) => [code(reason), [...statuses].sort().join(', '), ERROR_STATUSES.find((answer) => answer.reason === reason)!.when]);
   return page('Logs', 'runtime/log-lines.ts and runtime/statuses.ts', [
-    'The server writes JSON lines on stdout (pino): `level` (30 info, 40 warn, 50 error), `time`, `msg` and the fields of each message. ' +
+    'The server writes JSON lines on stdout (pino): `level` (info, warn, error), `time`, `pid`, `msg` and the fields of each message. ' +
       'LOG_LEVEL chooses the least level written. No password, token, key or secret is ever written. `*` stands for a value put in.',
     '## Messages',
     table(['msg', 'level', 'when, and its fields'], rows),
