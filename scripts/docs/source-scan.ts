@@ -163,16 +163,25 @@ export function literals(tokens: readonly Token[] | undefined): string[] {
   return (tokens ?? []).filter((token) => token.kind === 'string').map((token) => token.text);
 }
 
-/** Each place where `name(` is called (or constructed with new), as the index of its `(`; `this.name(` too. */
+/** Each place where `name(` is called (or constructed with new), as the index of its `(`; `this.name(` and `name<T>(` too. */
 export function calls(tokens: readonly Token[], name: string): number[] {
   const found: number[] = [];
   for (let i = 1; i < tokens.length; i++) {
-    if (tokens[i]!.kind === 'punct' && tokens[i]!.text === '(' && tokens[i - 1]!.kind === 'word' && tokens[i - 1]!.text === name) {
-      // Not its own declaration: `function name(` or a method `name(...) {` after a class member's start.
-      const before = tokens[i - 2];
-      if (before?.kind === 'word' && before.text === 'function') continue;
-      found.push(i);
+    if (tokens[i]!.kind !== 'word' || tokens[i]!.text !== name) continue;
+    // Not its own declaration: `function name(`.
+    if (tokens[i - 1]!.kind === 'word' && tokens[i - 1]!.text === 'function') continue;
+    let open = i + 1;
+    if (tokens[open]?.text === '<') {
+      // Type arguments: `rule<Draft, 'key'>(`.
+      let depth = 0;
+      for (; open < tokens.length; open++) {
+        if (tokens[open]!.text === '<') depth++;
+        else if (tokens[open]!.text === '>' && --depth === 0) break;
+        else if (tokens[open]!.text === ';' || tokens[open]!.text === '{') break;
+      }
+      open++;
     }
+    if (tokens[open]?.kind === 'punct' && tokens[open]!.text === '(') found.push(open);
   }
   return found;
 }

@@ -21,7 +21,7 @@ import { ERROR_STATUSES } from '../../runtime/statuses.js';
 import { sampleMetrics } from '../../scripts/docs/metrics.js';
 import { differences, referencePages } from '../../scripts/docs/reference.js';
 import { scanLogMessages, scanMetrics, scanReasons, scanStatuses } from '../../scripts/docs/scans.js';
-import { readSources, type Source } from '../../scripts/docs/source-scan.js';
+import { callArguments, calls, readSources, type Source } from '../../scripts/docs/source-scan.js';
 import { readSchema } from '../../scripts/docs/xml.js';
 
 /**
@@ -173,6 +173,42 @@ describe('the schema and the analyser', () => {
       // The schema's default, read as the attribute, changes nothing of the backend the analyser makes without it.
       expect(JSON.stringify(read), attribute.name).toBe(before);
     }
+  });
+
+  it('name the same elements and attributes: every one the analyser reads is in the schema, and the other way round', () => {
+    const analyser = readSources(['generator/analyse']);
+    const read = { elements: new Set<string>(), attributes: new Set<string>() };
+    for (const { tokens } of analyser) {
+      for (let i = 4; i < tokens.length; i++) {
+        const [name, first, second, third, value] = tokens.slice(i - 4, i + 1);
+        // child.name === 'Request', root.name !== 'Backend' (elements are capitalised: a resource's or a placeholder's name is not)
+        if (
+          name?.text === 'name' &&
+          first?.text.match(/^[=!]$/) &&
+          second?.text === '=' &&
+          third?.text === '=' &&
+          value?.kind === 'string' &&
+          /^[A-Z]/.test(value.text)
+        )
+          read.elements.add(value.text);
+      }
+      // attrs.optional('auth'), attrs.required('method'), a table's rule('token_lifetime', ...), { name: 'roles', apply }
+      for (const callee of ['optional', 'required', 'rule', 'attributeRule']) {
+        for (const open of calls(tokens, callee)) {
+          const first = callArguments(tokens, open)[0];
+          if (first?.length === 1 && first[0]!.kind === 'string') read.attributes.add(first[0]!.text);
+        }
+      }
+      for (let i = 0; i + 3 < tokens.length; i++)
+        if (tokens[i]!.text === 'name' && tokens[i + 1]!.text === ':' && tokens[i + 2]!.kind === 'string' && tokens[i + 4]?.text === 'apply')
+          read.attributes.add(tokens[i + 2]!.text);
+    }
+    read.attributes.delete('xmlns');
+    const inSchema = { elements: new Set(schema.keys()), attributes: new Set([...schema.values()].flatMap((element) => [...element.attributes.keys()])) };
+    expect([...read.elements].filter((name) => !inSchema.elements.has(name)).sort(), 'elements the analyser reads that the schema lacks').toEqual([]);
+    expect([...inSchema.elements].filter((name) => !read.elements.has(name)).sort(), 'elements of the schema the analyser never reads').toEqual([]);
+    expect([...read.attributes].filter((name) => !inSchema.attributes.has(name)).sort(), 'attributes the analyser reads that the schema lacks').toEqual([]);
+    expect([...inSchema.attributes].filter((name) => !read.attributes.has(name)).sort(), 'attributes of the schema the analyser never reads').toEqual([]);
   });
 
   it('documents every element and attribute', () => {
