@@ -1,7 +1,7 @@
 /**
  * Every error status the server answers, with its body's message and the reason code the access log line, the
  * metrics (`xmlrest_auth_failures_total`) and a trace carry (never sent to the client): one list, from which
- * `npm run docs` writes docs/reference/errors.md. test/unit/reference.test.ts reads the runtime's sources for
+ * `npm run docs` writes docs/reference/errors.md. test/unit/reference.test.ts reads the runtime's and the console's sources for
  * the statuses and reasons they answer, and fails when one is missing here or one here is never answered.
  * The body is always `{"message", "status"}` (runtime/contract/error-body.ts), with `requestId` on a 500 and
  * on a database fault's 503.
@@ -18,6 +18,8 @@ export interface ErrorStatus {
   headers?: string;
   /** Answered by Node's HTTP server itself (runtime/listen.ts sets its limits), with an empty body. */
   byNode?: true;
+  /** Answered by the admin console's API (console/) only. */
+  console?: true;
 }
 
 const DB = 'the database did not answer in time, or a statement failed for a reason of the server (docs/contract.md §7)';
@@ -248,5 +250,46 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
     message: 'Service unavailable',
     when: 'the connection was lost during COMMIT: whether it committed is unknown, so it is not run again',
     headers: 'Retry-After',
+  },
+  // The admin console's API (console/): its page's calls, answered with the same body.
+  { status: 400, reason: '', message: '*', when: "a console request's fields are wrong: the message says which", console: true },
+  {
+    status: 403,
+    reason: 'console_header',
+    message: 'Console changes need the X-XMLRest-Console header',
+    when: 'a console change without the header no form can send',
+    console: true,
+  },
+  { status: 403, reason: 'console_scope', message: '*', when: "a change of a user or role outside what this backend's console may change", console: true },
+  {
+    status: 404,
+    reason: '',
+    message: 'No such backend, or it has no authentication / No such user / No such resource / *',
+    when: 'the console names something that is not there',
+    console: true,
+  },
+  {
+    status: 405,
+    reason: '',
+    message: 'Method * not allowed',
+    when: "the console's page asked with a method other than GET or HEAD",
+    headers: 'Allow',
+    console: true,
+  },
+  {
+    status: 409,
+    reason: '',
+    message: '*',
+    when: 'a console change that conflicts: the user or role exists, yourself, a revoked key, servers sharing the database, a file changed since read',
+    console: true,
+  },
+  { status: 422, reason: '', message: '*', when: "a console change of auth the generator refuses (the message holds the generator's errors)", console: true },
+  {
+    status: 503,
+    reason: '',
+    message: 'The server is starting: try again in a moment',
+    when: 'the console is asked before the routes are up',
+    headers: 'Retry-After',
+    console: true,
   },
 ];

@@ -15,7 +15,7 @@ function note(found: Found, key: string, source: Source, token: Token | undefine
 
 const is = (token: Token | undefined, kind: Token['kind'], text?: string) => token?.kind === kind && (text === undefined || token.text === text);
 
-/** The error statuses (400 and up) the sources answer: HttpErrors, forbidden(), badRequest(), a status set or put in a body. */
+/** The error statuses (400 and up) the sources answer: HttpErrors, forbidden(), badRequest(), a status set or put in a body, a STATUS table's. */
 export function scanStatuses(sources: readonly Source[]): Found {
   const found: Found = new Map();
   for (const source of sources) {
@@ -27,6 +27,17 @@ export function scanStatuses(sources: readonly Source[]): Found {
     for (const open of calls(tokens, 'forbidden')) note(found, '403', source, tokens[open]);
     for (const open of calls(tokens, 'badRequest')) note(found, '400', source, tokens[open]);
     for (let i = 0; i + 2 < tokens.length; i++) {
+      // const STATUS = { invalid: 400, changed: 409 }: the statuses of outcomes, answered as HttpError(STATUS[outcome]).
+      if (
+        is(tokens[i], 'word') &&
+        /STATUS$/.test(tokens[i]!.text) &&
+        is(tokens[i - 1], 'word', 'const') &&
+        is(tokens[i + 1], 'punct', '=') &&
+        is(tokens[i + 2], 'punct', '{')
+      ) {
+        for (let j = i + 3; j < tokens.length && !is(tokens[j], 'punct', '}'); j++)
+          if (is(tokens[j], 'number') && is(tokens[j - 1], 'punct', ':')) add(tokens[j]!);
+      }
       // ctx.status = 404, or a choice of statuses; { message, status: 404 }.
       if (is(tokens[i], 'word', 'status') && is(tokens[i - 1], 'punct', '.') && is(tokens[i - 2], 'word', 'ctx') && is(tokens[i + 1], 'punct', '=')) {
         for (let j = i + 2; j < tokens.length && !is(tokens[j], 'punct', ';'); j++) if (is(tokens[j], 'number')) add(tokens[j]!);

@@ -31,6 +31,8 @@ import { readSchema } from '../../scripts/docs/xml.js';
  * sent without its entry fails, and so does an entry nothing sends.
  */
 let runtime: Source[];
+/** The sources that answer requests: the runtime and the console's API. */
+let answering: Source[];
 /** The sources npm start runs that write log lines: the runtime, the console's server and the entry. */
 let server: Source[];
 /** The lists themselves are left out: an entry must be found in the code it describes, not in its own line. */
@@ -38,6 +40,7 @@ const LISTS = new Set(['runtime/statuses.ts', 'runtime/log-lines.ts']);
 beforeAll(() => {
   runtime = readSources(['runtime']).filter((source) => !LISTS.has(source.path));
   server = readSources(['runtime', 'console', 'scripts/serve.ts']).filter((source) => !LISTS.has(source.path));
+  answering = readSources(['runtime', 'console']).filter((source) => !LISTS.has(source.path));
 });
 
 /** What one side has and the other lacks, each with where it was seen, for the failure to name. */
@@ -76,7 +79,7 @@ describe('docs/reference/', () => {
 describe('runtime/statuses.ts', () => {
   it('lists every error status the runtime answers, and none it does not', () => {
     const { unlisted, neverSent } = compare(
-      scanStatuses(runtime),
+      scanStatuses(answering),
       ERROR_STATUSES.filter((answer) => !answer.byNode).map((answer) => String(answer.status)),
     );
     expect(unlisted, 'statuses answered without a row in runtime/statuses.ts').toEqual([]);
@@ -85,7 +88,7 @@ describe('runtime/statuses.ts', () => {
 
   it('lists every reason code the runtime gives a refusal or a fault, and none it does not', () => {
     const { unlisted, neverSent } = compare(
-      scanReasons(runtime),
+      scanReasons(answering),
       ERROR_STATUSES.map((answer) => answer.reason).filter((reason) => reason !== ''),
     );
     expect(unlisted, 'reasons given without a row in runtime/statuses.ts').toEqual([]);
@@ -95,7 +98,7 @@ describe('runtime/statuses.ts', () => {
   it("quotes messages the runtime's sources hold", () => {
     // `*` is a value put in, on either side: a template's `${...}` is read as `*` too.
     const pattern = (text: string) => new RegExp(`^${text.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`);
-    const texts = runtime.flatMap((source) => source.tokens.filter((token) => token.kind === 'string').map((token) => token.text));
+    const texts = answering.flatMap((source) => source.tokens.filter((token) => token.kind === 'string').map((token) => token.text));
     const unknown = ERROR_STATUSES.filter((answer) => !answer.byNode && !answer.message.startsWith('('))
       .flatMap((answer) => answer.message.split(' / '))
       .filter((message) => !texts.some((text) => pattern(message).test(text) || pattern(text).test(message)));
