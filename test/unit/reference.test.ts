@@ -118,7 +118,7 @@ describe('runtime/log-lines.ts', () => {
 });
 
 describe('the metrics page', () => {
-  it('is made from every metric a real server registers, with its help and labels', async () => {
+  it('is made from every metric a real server registers (Metrics, the audit trail, events), with its help', async () => {
     const scanned = scanMetrics(runtime);
     // The registrations as the server makes them: Metrics, the audit trail and events on one server's registry.
     const metrics = sampleMetrics();
