@@ -32,6 +32,8 @@ const AUDIT_ATTRIBUTES: readonly AttributeRule<AuditAttributes>[] = [
     (value) => `audit_params is parameter names separated by commas, such as audit_params="id,qty", not "${value}"`,
   ),
 ];
+/** The names this table reads, which the schema must give the element too (test/unit/reference.test.ts). */
+export const AUDIT_ATTRIBUTE_NAMES: readonly string[] = AUDIT_ATTRIBUTES.map((attribute) => attribute.name);
 
 /** `audit_params` as written, or undefined when absent or wrong (the diagnostic says why). */
 export function readAuditParams(attribute: RawAttribute | undefined, diagnostics: Diagnostics): AuditParams | undefined {

@@ -37,7 +37,7 @@ const oneOf =
     values.find((candidate) => candidate === value);
 const bool = (value: string) => (value === 'true' ? true : value === 'false' ? false : undefined);
 
-const BACKEND_ATTRIBUTES: readonly AttributeRule<Backend>[] = [
+export const BACKEND_ATTRIBUTES: readonly AttributeRule<Backend>[] = [
   rule(
     'auth_scheme',
     'authScheme',

@@ -131,6 +131,8 @@ const ISSUER_ATTRIBUTES: readonly AttributeRule<Draft>[] = [
   ),
   rule('user', 'user', parseClaimPath, claimPath('user')),
 ];
+/** The names this table reads, which the schema must give the element too (test/unit/reference.test.ts). */
+export const ISSUER_ATTRIBUTE_NAMES: readonly string[] = ISSUER_ATTRIBUTES.map((attribute) => attribute.name);
 
 /** Reads one `Issuer`; undefined when it is too broken to serve (its errors are reported). */
 export function analyseIssuer(element: RawElement, diagnostics: Diagnostics): { issuer: IssuerSettings; issAt: SourceLocation } | undefined {

@@ -35,10 +35,14 @@ const PAGE_ATTRIBUTES: readonly AttributeRule<PageDraft>[] = [
   attributeRule<PageDraft, 'size'>('size', 'size', whole, (value) => `size is a number of rows from 1 to ${MOST_ROWS}, not "${value}"`),
   attributeRule<PageDraft, 'max'>('max', 'max', whole, (value) => `max is a number of rows from 1 to ${MOST_ROWS}, not "${value}"`),
 ];
+/** The names this table reads, which the schema must give the element too (test/unit/reference.test.ts). */
+export const PAGE_ATTRIBUTE_NAMES: readonly string[] = PAGE_ATTRIBUTES.map((attribute) => attribute.name);
 const FILTER_ATTRIBUTES: readonly AttributeRule<FilterDraft>[] = [
   attributeRule<FilterDraft, 'param'>('param', 'param', name, (value) => `param is a parameter name (letters, digits, _), not "${value}"`),
   attributeRule<FilterDraft, 'sql'>('sql', 'sql', text, () => 'sql is the condition the filter adds, such as "o.status = $status"'),
 ];
+/** The names this table reads, which the schema must give the element too (test/unit/reference.test.ts). */
+export const FILTER_ATTRIBUTE_NAMES: readonly string[] = FILTER_ATTRIBUTES.map((attribute) => attribute.name);
 const SORT_ATTRIBUTES: readonly AttributeRule<SortDraft>[] = [
   attributeRule<SortDraft, 'param'>('param', 'param', name, (value) => `param is a parameter name (letters, digits, _), not "${value}"`),
   attributeRule<SortDraft, 'allow'>(
@@ -57,6 +61,8 @@ const SORT_ATTRIBUTES: readonly AttributeRule<SortDraft>[] = [
     (value) => `default is an allowed name, - before it for descending, not "${value}"`,
   ),
 ];
+/** The names this table reads, which the schema must give the element too (test/unit/reference.test.ts). */
+export const SORT_ATTRIBUTE_NAMES: readonly string[] = SORT_ATTRIBUTES.map((attribute) => attribute.name);
 
 export interface ListRequest {
   method: HttpMethod;

@@ -44,6 +44,8 @@ const REQUEST_ATTRIBUTES: readonly AttributeRule<RequestOwner>[] = [
     (value) => `owner is shared (every caller the request admits may read every user's rows), not "${value}"`,
   ),
 ];
+/** The names this table reads, which the schema must give the element too (test/unit/reference.test.ts). */
+export const REQUEST_ATTRIBUTE_NAMES: readonly string[] = REQUEST_ATTRIBUTES.map((attribute) => attribute.name);
 
 /** `owner="shared"`, or undefined when absent or wrong (the diagnostic says why). */
 export function readOwner(attribute: RawAttribute | undefined, diagnostics: Diagnostics): 'shared' | undefined {

@@ -34,6 +34,8 @@ const WEBHOOK_ATTRIBUTES: readonly AttributeRule<Draft>[] = [
         : `secret names an environment variable (letters, digits, _), not "${value}"`,
   ),
 ];
+/** The names this table reads, which the schema must give the element too (test/unit/reference.test.ts). */
+export const WEBHOOK_ATTRIBUTE_NAMES: readonly string[] = WEBHOOK_ATTRIBUTES.map((attribute) => attribute.name);
 
 /** The patterns of `event`: names, a name and `.*`, or `*`; undefined when one is none of these. */
 function eventPatterns(value: string): string[] | undefined {

@@ -26,8 +26,9 @@ import { registerVerifyAccessCommand } from './commands/verify-access.js';
  *
  * Each command, or family of subcommands, registers itself from its own file in commands/, given the kit of
  * command.ts; what a command does at length (doctor, check, verify-access) is loaded only when it runs.
+ * Building it runs nothing: `npm run docs` reads its commands and options for docs/reference/cli.md.
  */
-function program(done: (code: number) => void): Command {
+export function program(done: (code: number) => void): Command {
   const xmlrest = new Command('xmlrest')
     .description('XML resource files in, a REST backend on MySQL/MariaDB out.')
     .version(packageVersion(), '-V, --version', 'print the version')

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
  */
 
 /** Pages other work adds (issue 42's reference and operations runbooks): links into them wait for that merge. */
-const EXPECTED_AFTER_MERGE = ['docs/reference/'];
+const EXPECTED_AFTER_MERGE: string[] = [];
 
 /** Pages of docs/ written before this table of contents, or by that other work: not held to link back to it. */
 const NOT_HELD_TO_LINK_BACK = ['docs/index.md', ...EXPECTED_AFTER_MERGE];

@@ -25,7 +25,7 @@ export function refuseCrossSite(ctx: Koa.Context, allowedOrigins: ReadonlySet<st
   if (isCrossSite(ctx, allowedOrigins)) throw new HttpError(403, 'Cross-site request refused', {}, 'cross_site');
 }
 
-/** `Origin` against the request's own scheme and host (behind a proxy, as TRUST_PROXY lets it say), default ports elided. */
+/** `Origin` against the request's own scheme and host (behind a proxy, as PROXY_HOPS lets it say), default ports elided. */
 function sameOrigin(origin: string, ctx: Koa.Context): boolean {
   try {
     // `null` (a sandboxed page, a file) is no URL, and no origin of this server.
