@@ -239,6 +239,13 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
   { status: 503, reason: 'db_not_ready', message: 'Service unavailable', when: 'a Galera node not ready for queries', headers: 'Retry-After' },
   {
     status: 503,
+    reason: 'db_full',
+    message: 'Service unavailable',
+    when: 'the database refused a write for want of space (1114 the table is full, 1021 the disk is full)',
+    headers: 'Retry-After',
+  },
+  {
+    status: 503,
     reason: 'db_conflict',
     message: 'Service unavailable',
     when: 'a deadlock or Galera conflict still there after the retries',

@@ -141,7 +141,8 @@ export class Database extends EventEmitter<{ retry: [{ reason: string; attempt: 
         return await bounded(operation(connection), remaining(deadline), TIMED_OUT);
       } catch (error) {
         const fault = faultOf(error);
-        broken = fault !== undefined && fault.kind !== 'conflict';
+        // A conflict or a full database undid the statement and left the connection sound: rolled back below, reused.
+        broken = fault !== undefined && fault.kind !== 'conflict' && fault.kind !== 'full';
         if (fault && (fault.kind === 'connection' || fault.kind === 'unavailable')) this.source.failed(connection);
         if (options.transaction && !broken) {
           // A statement failed (a constraint, a deadlock): end the transaction before the connection goes back.

@@ -12,13 +12,18 @@ export type FaultKind =
   /** The database did not answer in time (a statement past its limit, a pool with no free connection). */
   | 'timeout'
   /** The database (a Galera node) says it cannot serve now. */
-  | 'unavailable';
+  | 'unavailable'
+  /**
+   * The database refused a write for want of space (a full disk, a full table): the statement is undone and the
+   * connection sound, so it is neither run again at once nor dropped; reads still work.
+   */
+  | 'full';
 
 /** A database fault, with a reason code for the log and the metrics. */
 export class DatabaseFault extends Error {
   constructor(
     readonly kind: FaultKind,
-    /** `db_unreachable`, `db_tls`, `db_timeout`, `db_pool_exhausted`, `db_conflict`, `db_commit_unknown`, `db_not_ready`. */
+    /** `db_unreachable`, `db_tls`, `db_timeout`, `db_pool_exhausted`, `db_conflict`, `db_commit_unknown`, `db_not_ready`, `db_full`. */
     readonly reason: string,
     options?: { cause?: unknown },
   ) {
@@ -44,6 +49,10 @@ const UNAVAILABLE_ERRNOS = new Set([
   2003, // CR_CONN_HOST_ERROR
   2006, // CR_SERVER_GONE_ERROR
   2013, // CR_SERVER_LOST
+]);
+const FULL_ERRNOS = new Set([
+  1114, // ER_RECORD_FILE_FULL: "The table is full" (InnoDB on a full disk or tablespace; a MEMORY table at its size)
+  1021, // ER_DISK_FULL
 ]);
 const CONNECTION_CODES = new Set([
   'ECONNREFUSED',
@@ -74,6 +83,7 @@ export function faultOf(error: unknown): DatabaseFault | undefined {
     if (CONFLICT_ERRNOS.has(errno)) return new DatabaseFault('conflict', 'db_conflict', { cause: error });
     if (TIMEOUT_ERRNOS.has(errno)) return new DatabaseFault('timeout', 'db_timeout', { cause: error });
     if (errno === 1047) return new DatabaseFault('unavailable', 'db_not_ready', { cause: error });
+    if (FULL_ERRNOS.has(errno)) return new DatabaseFault('full', 'db_full', { cause: error });
     if (UNAVAILABLE_ERRNOS.has(errno)) return new DatabaseFault('connection', 'db_unreachable', { cause: error });
   }
   if (code === 'PROTOCOL_SEQUENCE_TIMEOUT') return new DatabaseFault('timeout', 'db_timeout', { cause: error });

@@ -317,6 +317,38 @@ describe('a busy database', () => {
   });
 });
 
+describe('a full database', () => {
+  it('answers a write the database refuses for want of space with 503 and Retry-After, keeps serving reads, and writes again once there is room', async () => {
+    // InnoDB on a full disk answers 1114 "The table is full"; a disk cannot be filled here, so the database is made
+    // to answer that very error from a trigger on the write's table (SIGNAL with the errno), as the driver sees it.
+    const connection = await mysql.createConnection(db.url);
+    await connection.query(
+      "create trigger orders_full before insert on orders for each row signal sqlstate 'HY000' set mysql_errno = 1114, message_text = 'The table ''orders'' is full'",
+    );
+    try {
+      const before = server.logs.length;
+      const refused = await order(1);
+      measured.push(`a full table (1114): ${refused.status} in ${refused.ms} ms`);
+      expectServiceUnavailable(refused);
+      await expect
+        .poll(
+          () =>
+            server.logs
+              .slice(before)
+              .filter((line) => line.reason === 'db_full')
+              .map((line) => line.msg),
+          { timeout: 5000 },
+        )
+        .not.toEqual([]);
+      expect((await timed('/shop/v1.0/products')).status).toBe(200);
+    } finally {
+      await connection.query('drop trigger if exists orders_full');
+      await connection.end();
+    }
+    expect((await order(1)).status).toBe(201);
+  });
+});
+
 describe('graceful shutdown', () => {
   it('stops taking requests, finishes every one in flight, closes idle connections, and exits 0', async () => {
     const stopping = await startBuiltServer({ env: env({ SHUTDOWN_TIMEOUT_MS: '8000' }) });
