@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { addressGroup } from '../../runtime/auth/limits/address.js';
+import { DatabaseFailureStore } from '../../runtime/auth/limits/failure-store.js';
 import { BACKOFF_BASE_MS, type LoginAttempt, LoginLimiter, OUTCOME_WAIT_MS } from '../../runtime/auth/limits/limiter.js';
 import { Hashing } from '../../runtime/auth/passwords/hashing.js';
 
@@ -313,5 +314,27 @@ describe('bounded hashing', () => {
     const hashing = new Hashing(1, 0);
     await expect(hashing.run(() => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
     await expect(hashing.run(async () => 'ok')).resolves.toBe('ok');
+  });
+});
+
+describe('counts every server shares (DatabaseFailureStore)', () => {
+  it('counts a failed check before it gives its place back, never beside it', async () => {
+    // Another server's hold reads the failures and the places together: with the place given back and the failure
+    // not yet written, it would see one check too few and admit one over the limit (seen: 11 of 10, two servers).
+    const issued: string[] = [];
+    let finishFirst: () => void = () => {};
+    const db = {
+      select: async <Row>() => [] as Row[],
+      write: (sql: string) => {
+        issued.push(sql.includes('greatest') ? 'place given back' : 'failure counted');
+        return issued.length === 1 ? new Promise<void>((resolve) => (finishFirst = resolve)) : Promise.resolve();
+      },
+    };
+    const released = new DatabaseFailureStore(db).release('key', 60, true);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(issued).toEqual(['failure counted']);
+    finishFirst();
+    await released;
+    expect(issued).toEqual(['failure counted', 'place given back']);
   });
 });
