@@ -45,3 +45,12 @@ export async function startDemoReceiver(secret: string, say: (line: string) => v
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
+
+/**
+ * The demo's webhook settings in `env` (process.env): those already set are kept, a missing secret is made and a
+ * missing URL is the receiver started here. For the demo and for `npm run dev` in this repository.
+ */
+export async function setDemoWebhookEnv(env: NodeJS.ProcessEnv, say: (line: string) => void): Promise<void> {
+  env.DESK_WEBHOOK_SECRET ||= makeWebhookSecret();
+  env.DESK_WEBHOOK_URL ||= (await startDemoReceiver(env.DESK_WEBHOOK_SECRET, say)).url;
+}

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { DEMO_DATABASE_URL_FILE, generateProject as generate } from '../generator/index.js';
-import { makeWebhookSecret, startDemoReceiver } from './demo-receiver.js';
+import { setDemoWebhookEnv } from './demo-receiver.js';
 import { freePort, type PrivateMariadb, startPrivateMariadb } from './mariadb.js';
 import { createDemoDatabase } from './schema.js';
 
@@ -73,16 +73,13 @@ try {
   const base = `http://${host}:${port}${process.env.BASE_PATH ?? ''}`;
   // The desk backend's Webhook signs with a secret and sends to a URL from the environment: the demo's own
   // receiver, which prints each delivery, unless they are set (in the environment or .env).
-  const webhookSecret = process.env.DESK_WEBHOOK_SECRET || makeWebhookSecret();
-  const webhookUrl = process.env.DESK_WEBHOOK_URL || (await startDemoReceiver(webhookSecret, say)).url;
+  await setDemoWebhookEnv(process.env, say);
   running = spawn(process.execPath, ['--enable-source-maps', 'dist/scripts/serve.js'], {
     stdio: ['ignore', 'ignore', 'inherit'],
     env: {
       ...process.env,
       DATABASE_URL: databaseUrl,
       JWT_SECRET: jwtSecret,
-      DESK_WEBHOOK_SECRET: webhookSecret,
-      DESK_WEBHOOK_URL: webhookUrl,
       PORT: String(port),
       HOST: host,
       LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
