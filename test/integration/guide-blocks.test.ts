@@ -22,7 +22,7 @@ import { WebhookReceiver } from '../support/webhook-receiver.js';
  *   lines right under it, and its own trailing comment when that begins with a status or a JSON value; other
  *   comments are prose. An expectation is an optional status (three digits: the HTTP status of the command's last
  *   curl), then an optional text that must appear within one line of the command's output, `...` standing for any
- *   run of characters and everything else literal. Every command's output must also be free of curl's own errors
+ *   run of characters and everything else literal (a comma right after the status begins prose: `# 403, no credentials`). Every command's output must also be free of curl's own errors
  *   and of `command not found`.
  * - A ```sh block not run as written has `<!-- not run: REASON -->` on the line before its fence, or
  *   `<!-- run by test/integration/NAME.test.ts -->` when another test runs it. They are listed below, so that

@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
  *   that begins with a status or a JSON value (`curl ... # 403`); any other comment is prose.
  * - An expectation is an optional HTTP status (three digits: the status of the command's last curl), then an optional
  *   text, which must appear within one line of what the command printed (stdout and stderr): `...` stands for any run
- *   of characters, everything else is literal.
+ *   of characters, everything else is literal. A comma right after the status begins prose (`# 403, no credentials`).
  * - A ```sh block that is not to run as written has, on the line before its fence, `<!-- not run: REASON -->`, or
  *   `<!-- run by test/integration/NAME.test.ts -->` when another test runs it.
  */
@@ -48,7 +48,9 @@ function pattern(text: string): RegExp {
 
 export function expectation(written: string): Expectation {
   const status = STATUS.exec(written)?.[1];
-  const rest = (status ? written.slice(status.length).replace(/^,?\s*/, '') : written).trim();
+  // After a status, a comma begins prose (`403, no credentials`); a space begins the text to find.
+  const after = status ? written.slice(status.length) : written;
+  const rest = after.startsWith(',') ? '' : after.trim();
   return { written, status: status ? Number(status) : undefined, text: rest === '' ? undefined : pattern(rest) };
 }
 
