@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { DEMO_WEBHOOK_ENV } from './test/support/demo-webhook.js';
 
 /**
  * Three projects: `unit` (no database, no server: parsers, the generator, golden cases; seconds, `npm run
@@ -32,6 +33,9 @@ export default defineConfig({
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
           globalSetup: ['test/support/build-setup.ts', 'test/support/global-setup.ts'],
+          // The demo's desk Webhook needs these wherever the repository's resources are served (servers and
+          // commands a test starts with its own environment); test/support/demo-webhook.ts.
+          env: DEMO_WEBHOOK_ENV,
           // A guard against hangs, not a speed test (speed is the bench's): these tests start servers, databases
           // and browsers, which on a busy 2-core machine take several times as long as on a quiet one.
           testTimeout: 60_000,

@@ -1,4 +1,4 @@
--- Tables and rows of the demo backends (resources/shop, resources/staff).
+-- Tables and rows of the demo backends (resources/shop, resources/staff, resources/desk).
 -- Run after `xmlrest db init`; safe to run again.
 create table if not exists products (
   product_id int unsigned not null auto_increment primary key,
@@ -61,3 +61,15 @@ insert ignore into products (product_id, name, price, stock) values
   (3, 'Kettle', 39.90, 5);
 
 -- The demo users and their roles are added by scripts/schema.ts, with argon2id password hashes.
+
+-- The desk backend's tickets (resources/desk): a customer's own, opened by POST, which emits ticket.opened.
+create table if not exists tickets (
+  ticket_id int unsigned not null auto_increment primary key,
+  user_id int unsigned not null,
+  subject varchar(200) not null,
+  body text not null,
+  state varchar(20) not null default 'open',
+  created_on timestamp not null default current_timestamp,
+  key tickets_user (user_id, ticket_id),
+  constraint tickets_user foreign key (user_id) references usr (user_id) on delete cascade
+) engine = InnoDB default charset = utf8mb4;

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { DEMO_DATABASE_URL_FILE, generateProject as generate } from '../generator/index.js';
+import { setDemoWebhookEnv } from './demo-receiver.js';
 import { freePort, type PrivateMariadb, startPrivateMariadb } from './mariadb.js';
 import { createDemoDatabase } from './schema.js';
 
@@ -70,9 +71,19 @@ try {
   // A secret made for this run only: tokens from an earlier run stop working, which a demo can afford.
   const jwtSecret = process.env.JWT_SECRET || randomBytes(32).toString('base64url');
   const base = `http://${host}:${port}${process.env.BASE_PATH ?? ''}`;
+  // The desk backend's Webhook signs with a secret and sends to a URL from the environment: the demo's own
+  // receiver, which prints each delivery, unless they are set (in the environment or .env).
+  await setDemoWebhookEnv(process.env, say);
   running = spawn(process.execPath, ['--enable-source-maps', 'dist/scripts/serve.js'], {
     stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, DATABASE_URL: databaseUrl, JWT_SECRET: jwtSecret, PORT: String(port), HOST: host, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      JWT_SECRET: jwtSecret,
+      PORT: String(port),
+      HOST: host,
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+    },
   });
   const server = running;
   server.once('exit', (code) => {
@@ -156,6 +167,19 @@ ${database}
     curl -u carol:carol-pass ${base}/staff/v1.0/me
     curl -u carol:carol-pass -d title=hello -d body=world ${base}/staff/v1.0/notes
     curl -u carol:carol-pass ${base}/staff/v1.0/board
+  Sessions, a webhook, audit and a rate limit (desk): alice signs in, opens a ticket, refreshes, signs out:
+    DESK=$(curl -s -d user=alice -d pass=alice-pass ${base}/desk/v1.0/token)
+    DESK_TOKEN=$(echo "$DESK" | sed 's/.*"token":"\\([^"]*\\)".*/\\1/')
+    REFRESH=$(echo "$DESK" | sed 's/.*"refresh_token":"\\([^"]*\\)".*/\\1/')
+    curl -H "Authorization: Bearer $DESK_TOKEN" -d subject=Lid -d body='The lid does not fit' ${base}/desk/v1.0/tickets
+    curl -i -H "Authorization: Bearer $DESK_TOKEN" ${base}/desk/v1.0/tickets     # 200, with RateLimit-Limit: 60
+    curl -d refresh_token=$REFRESH ${base}/desk/v1.0/token/refresh
+    curl -X POST -H "Authorization: Bearer $DESK_TOKEN" ${base}/desk/v1.0/logout
+    curl -i -H "Authorization: Bearer $DESK_TOKEN" ${base}/desk/v1.0/tickets     # 401, signed out
+  The ticket's event, delivered to the demo's receiver (its line is printed here), and who called tickets:
+    npx xmlrest events list --backend desk
+    npx xmlrest audit list --backend desk
+
   Refused:
     curl -i ${base}/shop/v1.0/orders                         # 403, no credentials
     curl -i -u dave:dave-pass ${base}/staff/v1.0/me          # 403, dave is no staff

@@ -48,6 +48,14 @@ export async function serveDev(root: string): Promise<void> {
     say(`mariadb --socket=${privateDb.socket} --user=${socketUser()} ${new URL(databaseUrl).pathname.slice(1)}`);
   }
 
+  // This repository's demo desk backend sends its webhook to a URL, signed by a secret, from the environment: as the
+  // demo does, a secret made and a receiver of its own unless they are set. Named by a variable, so that the build
+  // leaves it out of the package: it needs a dev dependency (standardwebhooks) that a team's install lacks.
+  if (root === PACKAGE_ROOT && !FROM_BUILD) {
+    const demoReceiver = './demo-receiver.js';
+    const { setDemoWebhookEnv } = (await import(demoReceiver)) as { setDemoWebhookEnv(env: NodeJS.ProcessEnv, say: (line: string) => void): Promise<void> };
+    await setDemoWebhookEnv(process.env, say);
+  }
   const database = openDatabase(databaseUrl);
   let host: ProjectHost | undefined;
   const jwtSecret = process.env.JWT_SECRET || randomBytes(32).toString('base64url');

@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { connectTo } from '../../scripts/connection.js';
+import { DEMO_WEBHOOK_ENV } from '../support/demo-webhook.js';
 import { ownDatabase } from '../support/own-database.js';
 
 /** The `xmlrest` bin and `npm start`'s entry, run as processes against the run's MariaDB. */
@@ -175,7 +176,8 @@ describe('xmlrest resource auth: who may call a resource or a method, written to
 describe('the server entry (npm start): the configuration, checked first and explained', () => {
   /** The built server (npm start's entry) with exactly this environment; its exit code and what it said. */
   const serve = (env: Record<string, string>) =>
-    exec(process.execPath, ['dist/scripts/serve.js'], { env: { PATH: process.env.PATH ?? '', PORT: '0', ...env }, timeout: 60_000 }).then(
+    // The demo desk webhook's settings are given: each test here is about other settings.
+    exec(process.execPath, ['dist/scripts/serve.js'], { env: { PATH: process.env.PATH ?? '', PORT: '0', ...DEMO_WEBHOOK_ENV, ...env }, timeout: 60_000 }).then(
       () => ({ code: 0, output: '' }),
       (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, output: error.stdout + error.stderr }),
     );
@@ -201,7 +203,7 @@ describe('the server entry (npm start): the configuration, checked first and exp
       const started = await serve({ DATABASE_URL: `mysql://u:secret-pw@127.0.0.1:${port}/db`, PORT: 'eighty', QUERY_TIMEOUT_MS: 'soon' });
       expect(started.code).toBe(1);
       expect(started.output).toContain('xmlrest: cannot start: 3 problems with the configuration (the environment, or .env):');
-      expect(started.output).toContain('  - JWT_SECRET is not set: backend shop signs and checks Bearer tokens with it. Make one with node -e');
+      expect(started.output).toContain('  - JWT_SECRET is not set: backend desk, shop signs and checks Bearer tokens with it. Make one with node -e');
       expect(started.output).toContain('  - PORT is not a port number: eighty');
       expect(started.output).toContain('  - QUERY_TIMEOUT_MS is a whole number, not soon');
       expect(started.output).not.toContain('secret-pw');

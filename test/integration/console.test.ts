@@ -9,6 +9,7 @@ import { CHROMIUM_ARGS, ensureChromium } from '../../scripts/chromium.js';
 import { connectTo } from '../../scripts/connection.js';
 import { ProjectHost } from '../../scripts/project-host.js';
 import { addPlainTextUser, addUser } from '../../scripts/schema.js';
+import { DEMO_WEBHOOK_ENV } from '../support/demo-webhook.js';
 import { ownDatabase } from '../support/own-database.js';
 import { basic, decodeJwt, TEST_SECRET } from '../support/server.js';
 
@@ -57,7 +58,14 @@ beforeAll(async () => {
     assetsDir: 'dist/console-ui',
     server: () => server,
   });
-  const server = createReloadableApp({ backends: [], middleware: [adminConsole], database, jwtSecret: TEST_SECRET, logger: createLogger('silent') });
+  const server = createReloadableApp({
+    backends: [],
+    middleware: [adminConsole],
+    database,
+    jwtSecret: TEST_SECRET,
+    webhookSecrets: DEMO_WEBHOOK_ENV,
+    logger: createLogger('silent'),
+  });
   host = new ProjectHost({ root: ROOT, runtimeDir: '../../../runtime', databaseUrl: undefined, server, log: () => {} });
   expect((await host.regenerate()).ok).toBe(true);
   running = await listen(server.app, 0);

@@ -8,6 +8,7 @@ import { connectTo } from '../../scripts/connection.js';
 import { type PrivateMariadb, startPrivateMariadb } from '../../scripts/mariadb.js';
 import { createDemoDatabase } from '../../scripts/schema.js';
 import { type BuiltServer, startBuiltServer } from '../support/built-server.js';
+import { DEMO_WEBHOOK_ENV } from '../support/demo-webhook.js';
 import { send } from '../support/http.js';
 
 /**
@@ -215,6 +216,8 @@ describe('TLS options checked before anything connects', () => {
         PATH: process.env.PATH ?? '',
         PORT: '0',
         JWT_SECRET: 'x'.repeat(32),
+        // The demo desk webhook's settings: this test is about the database URL's options.
+        ...DEMO_WEBHOOK_ENV,
         DATABASE_URL: `mysql://u:secret-pw@127.0.0.1:1/db?ssl-mode=VERIFY_SOMETIMES&ssl-ca=${file('missing.pem')}&sslmode=require&connectionLimit=lots&ssl-cert=${file('client.pem')}`,
       },
       timeout: 15_000,

@@ -97,7 +97,7 @@ describe('npm run demo, from a fresh copy', () => {
     // export: a second terminal in the project folder has no DATABASE_URL, and the printed commands work there.
     const commands = printed
       .split('\n')
-      .filter((line) => /^ {4}(curl|TOKEN=|ADMIN=|mariadb |npx )/.test(line))
+      .filter((line) => /^ {4}(curl|TOKEN=|ADMIN=|DESK=|DESK_TOKEN=|REFRESH=|mariadb |npx )/.test(line))
       .map((line) => line.trim());
     expect(commands.length).toBeGreaterThan(15);
     expect(commands.filter((command) => command.startsWith('npx xmlrest'))).not.toHaveLength(0);
@@ -117,6 +117,16 @@ describe('npm run demo, from a fresh copy', () => {
         expect(answer, command).toContain("xmlrest: DATABASE_URL is not set: using the demo's database (.xmlrest/demo-db/url");
     }
     expect(answers[commands.indexOf('npx xmlrest explain bob GET /shop/v1.0/report')]).toContain('allowed: bob may call GET /shop/v1.0/report');
+    // The desk backend's features, as printed: a session refreshed and ended, the ticket's event, the audit rows.
+    const answer = (command: string) => answers[commands.findIndex((line) => line.startsWith(command))] ?? '';
+    expect(answer('curl -i -H "Authorization: Bearer $DESK_TOKEN" ' + `${base}/desk/v1.0/tickets     # 200`)).toContain('RateLimit-Limit: 60');
+    expect(answer('curl -d refresh_token=$REFRESH')).toMatch(/^\{"token":"eyJ[^"]+","type":"Bearer","refresh_token":"xrr_[^"]+"\}$/m);
+    expect(answer('curl -X POST -H "Authorization: Bearer $DESK_TOKEN"')).toContain('{"ended":1}');
+    expect(answer('npx xmlrest events list --backend desk')).toMatch(/ticket\.opened +msg_/);
+    expect(answer('npx xmlrest audit list --backend desk')).toMatch(/desk +POST tickets v1\.0 +1 +- +201 /);
+    // The demo's own receiver got the event, signed as the secret the demo made says (delivered after the answer).
+    for (let i = 0; i < 300 && !demo.output().includes('demo: webhook received'); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(demo.output()).toMatch(/demo: webhook received msg_\w+, signature verified: \{"type":"ticket\.opened",/);
   }, 240_000);
 
   it('runs "Your first resource" of the README as written, against its database, across a restart', async () => {

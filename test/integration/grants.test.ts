@@ -17,6 +17,7 @@ import { connectTo } from '../../scripts/connection.js';
 import { socketUser } from '../../scripts/mariadb.js';
 import { addUser, grantRole, grantsOf, queryableOf, revokeRole } from '../../scripts/schema.js';
 import { type BuiltServer, startBuiltServer } from '../support/built-server.js';
+import { DEMO_WEBHOOK_ENV } from '../support/demo-webhook.js';
 import { basicHeader, formBody, send } from '../support/http.js';
 import { ownDatabase } from '../support/own-database.js';
 import { decodeJwt, TEST_SECRET } from '../support/server.js';
@@ -237,7 +238,14 @@ describe('a grant that ends, on a database no server deletes ended grants from',
     ownConnection = await connectTo(own);
     lou = await addUser(ownConnection, 'lou', 'lou-pass-1', ['customer']);
     database = openDatabase(own);
-    const app = createReloadableApp({ backends: demo, database, jwtSecret: TEST_SECRET, logger: createLogger('silent'), revocationPollMs: 0 });
+    const app = createReloadableApp({
+      backends: demo,
+      webhookSecrets: DEMO_WEBHOOK_ENV,
+      database,
+      jwtSecret: TEST_SECRET,
+      logger: createLogger('silent'),
+      revocationPollMs: 0,
+    });
     const adminConsole = consoleMiddleware({
       basePath: '',
       backends: () => demo,
@@ -249,6 +257,7 @@ describe('a grant that ends, on a database no server deletes ended grants from',
     });
     const served = createReloadableApp({
       backends: demo,
+      webhookSecrets: DEMO_WEBHOOK_ENV,
       database,
       jwtSecret: TEST_SECRET,
       logger: createLogger('silent'),

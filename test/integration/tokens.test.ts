@@ -16,6 +16,7 @@ import {
 } from '../../runtime/index.js';
 import { connectTo } from '../../scripts/connection.js';
 import { createDefaultTables } from '../../scripts/schema.js';
+import { DEMO_WEBHOOK_ENV } from '../support/demo-webhook.js';
 import { decodeJwt } from '../support/server.js';
 
 /**
@@ -40,7 +41,14 @@ beforeAll(async () => {
   await createDefaultTables(connection);
   await connection.end();
   database = openDatabase(inject('databaseUrl'));
-  server = createReloadableApp({ backends: skewed, database, jwtSecret: ROTATION, logger: createLogger('silent'), revocationPollMs: 0 });
+  server = createReloadableApp({
+    backends: skewed,
+    webhookSecrets: DEMO_WEBHOOK_ENV,
+    database,
+    jwtSecret: ROTATION,
+    logger: createLogger('silent'),
+    revocationPollMs: 0,
+  });
   running = await listen(server.app, 0);
   url = running.url;
 });
@@ -175,6 +183,7 @@ describe('key ids', () => {
     expect(() =>
       createReloadableApp({
         backends: skewed,
+        webhookSecrets: DEMO_WEBHOOK_ENV,
         database,
         jwtSecret: JSON.stringify({ '2': NEW, '1': OLD }),
         logger: createLogger('silent'),

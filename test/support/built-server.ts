@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { inject } from 'vitest';
+import { DEMO_WEBHOOK_ENV } from './demo-webhook.js';
 import { TEST_SECRET } from './server.js';
 
 /**
@@ -49,6 +50,7 @@ export async function startBuiltServer(options: BuiltServerOptions = {}): Promis
         JWT_SECRET: TEST_SECRET,
         PORT: '0',
         LOG_LEVEL: 'info',
+        ...DEMO_WEBHOOK_ENV,
         ...options.env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,6 +1,7 @@
 import { inject } from 'vitest';
 import type { BackendModule } from '../../runtime/contract.js';
 import { createLogger, createReloadableApp, type Database, listen, openDatabase, type Revocations, type RunningServer } from '../../runtime/index.js';
+import { DEMO_WEBHOOK_ENV } from './demo-webhook.js';
 
 /** A 32-byte secret made for this test run. */
 export const TEST_SECRET = 'test-secret-0123456789-abcdefghijklmnop';
@@ -44,6 +45,7 @@ export async function startServer(backends: readonly BackendModule[], options: T
     requireTlsForCredentials: options.requireTlsForCredentials,
     revocationPollMs: options.revocationPollMs,
     loginCounters: options.loginCounters,
+    webhookSecrets: DEMO_WEBHOOK_ENV,
     logger: createLogger('silent'),
   });
   const running: RunningServer = await listen(app, 0, '127.0.0.1', { maxHeaderBytes: options.maxHeaderBytes, tls: options.tls });
