@@ -34,7 +34,13 @@ export function secretOf(secret: string | undefined, bearerBackends: readonly st
     // A Bearer backend with pages needs it once, for its tokens: said once.
     const paged = pagedBackends.filter((backend) => !bearerBackends.includes(backend));
     const uses = [
-      ...(bearerBackends.length > 0 ? [`backend ${bearerBackends.join(', ')} signs and checks Bearer tokens with it`] : []),
+      ...(bearerBackends.length > 0
+        ? [
+            bearerBackends.length === 1
+              ? `backend ${bearerBackends[0]} signs and checks Bearer tokens with it`
+              : `backends ${bearerBackends.slice(0, -1).join(', ')} and ${bearerBackends.at(-1)} sign and check Bearer tokens with it`,
+          ]
+        : []),
       ...(paged.length > 0 ? [`backend ${paged.join(', ')} signs the cursors of its pages with it`] : []),
     ];
     if (uses.length === 0) return undefined;

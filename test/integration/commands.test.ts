@@ -203,7 +203,7 @@ describe('the server entry (npm start): the configuration, checked first and exp
       const started = await serve({ DATABASE_URL: `mysql://u:secret-pw@127.0.0.1:${port}/db`, PORT: 'eighty', QUERY_TIMEOUT_MS: 'soon' });
       expect(started.code).toBe(1);
       expect(started.output).toContain('xmlrest: cannot start: 3 problems with the configuration (the environment, or .env):');
-      expect(started.output).toContain('  - JWT_SECRET is not set: backend desk, shop signs and checks Bearer tokens with it. Make one with node -e');
+      expect(started.output).toContain('  - JWT_SECRET is not set: backends desk and shop sign and check Bearer tokens with it. Make one with node -e');
       expect(started.output).toContain('  - PORT is not a port number: eighty');
       expect(started.output).toContain('  - QUERY_TIMEOUT_MS is a whole number, not soon');
       expect(started.output).not.toContain('secret-pw');
