@@ -61,6 +61,14 @@ export function staleSources(root, dist = path.join(root, 'dist')) {
   return [...found];
 }
 
+/**
+ * What `npm start`, `xmlrest start` and the bin say of a build older than its sources (`then`: what to run after
+ * the build), naming the first few.
+ */
+export function staleBuildLine(stale, then = '') {
+  return `xmlrest: the build is older than its sources (${stale.slice(0, 3).join(', ')}${stale.length > 3 ? ', ...' : ''}): run \`npm run build\`${then}\n`;
+}
+
 /** The folders and files tsconfig.build.json compiles (its `include`). */
 function buildEntries(root) {
   try {

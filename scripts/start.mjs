@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { staleSources } from './build-state.mjs';
+import { staleBuildLine, staleSources } from './build-state.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = path.join(root, 'dist');
@@ -17,9 +17,7 @@ if (!existsSync(entry)) {
 }
 const stale = staleSources(root, dist);
 if (stale.length > 0) {
-  process.stderr.write(
-    `xmlrest: the build is older than its sources (${stale.slice(0, 3).join(', ')}${stale.length > 3 ? ', ...' : ''}): run \`npm run build\`, then \`npm start\`\n`,
-  );
+  process.stderr.write(staleBuildLine(stale, ', then `npm start`'));
   process.exit(1);
 }
 process.setSourceMapsEnabled(true);

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { staleSources } from './build-state.mjs';
+import { staleBuildLine, staleSources } from './build-state.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const compiled = path.join(root, 'dist/scripts/cli/xmlrest.js');
@@ -26,11 +26,7 @@ if (stale.length === 0) {
   try {
     tsx = await import('tsx/esm/api');
   } catch {
-    process.stderr.write(
-      built
-        ? `xmlrest: the build is older than its sources (${stale.slice(0, 3).join(', ')}${stale.length > 3 ? ', ...' : ''}): run \`npm run build\`\n`
-        : 'xmlrest: no build to run (dist/ is missing): run `npm run build`\n',
-    );
+    process.stderr.write(built ? staleBuildLine(stale) : 'xmlrest: no build to run (dist/ is missing): run `npm run build`\n');
     process.exit(1);
   }
   (await tsx.tsImport('./cli/xmlrest.ts', import.meta.url)).run(argv, build);

@@ -13,9 +13,10 @@ import { analyseResource } from './resource.js';
  */
 export { type AnalyseOptions, RESOURCE_NAMESPACE, type SourceFile } from './elements.js';
 
-const BACKEND_NAME = /^[a-z][a-z0-9_-]*$/;
+/** A backend's name: its folder under resources/ and the first part of its paths (`xmlrest init --backend` too). */
+export const BACKEND_NAME = /^[a-z][a-z0-9_-]*$/;
 /** Paths the server answers outside BASE_PATH (docs/internals/contract.md §7): no backend may take them. */
-const RESERVED_BACKENDS = new Set(['healthz', 'readyz', 'metrics']);
+export const RESERVED_BACKENDS: ReadonlySet<string> = new Set(['healthz', 'readyz', 'metrics']);
 
 export function analyse(files: readonly SourceFile[], diagnostics: Diagnostics, options: AnalyseOptions): Project {
   const resourcesDir = options.resourcesDir ?? 'resources';

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { staleSources } from '../../build-state.mjs';
+import { staleBuildLine, staleSources } from '../../build-state.mjs';
 import type { CommandKit } from '../command.js';
 
 /**
@@ -18,9 +18,7 @@ export function registerStartCommand(xmlrest: Command, { command }: CommandKit):
     }
     const stale = staleSources(root);
     if (stale.length > 0) {
-      process.stderr.write(
-        `xmlrest: the build is older than its sources (${stale.slice(0, 3).join(', ')}${stale.length > 3 ? ', ...' : ''}): run \`npm run build\`, then \`npm start\`\n`,
-      );
+      process.stderr.write(staleBuildLine(stale, ', then `npm start`'));
       process.exit(1);
     }
     process.setSourceMapsEnabled(true);

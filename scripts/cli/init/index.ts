@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { BACKEND_NAME, RESERVED_BACKENDS } from '../../../generator/analyse/index.js';
 import { installedXmlrest, packageJson } from './package-json.js';
 import { ADD_USER, backendXml, envExample, exampleCalls, gitignore, meXml, type Project, readme, type Scheme, tokenXml, tsconfigJson } from './templates.js';
 import { blockedOf, conflictsOf, type PlannedFile, strangersIn, writeFiles } from './writer.js';
@@ -25,13 +26,7 @@ export interface InitOutcome {
   err: string[];
 }
 
-/**
- * A backend's name as the generator takes it (generator/analyse/index.ts, BACKEND_NAME and RESERVED_BACKENDS):
- * the folder under resources/ and the first part of its paths. A unit test holds the two together.
- */
-const BACKEND_NAME = /^[a-z][a-z0-9_-]*$/;
-const RESERVED_BACKENDS = new Set(['healthz', 'readyz', 'metrics']);
-
+/** A backend's name as the generator takes it (its own rule, generator/analyse/index.ts), said as an option's problem. */
 export function backendNameProblem(name: string): string | undefined {
   if (!BACKEND_NAME.test(name)) return `--backend is a lower-case name (a letter, then letters, digits, _ or -), not "${name}"`;
   if (RESERVED_BACKENDS.has(name)) return `--backend "${name}" is reserved for the server's own /${name} endpoint: choose another name`;

@@ -34,11 +34,18 @@ const MAY_HOLD = new Set(['package.json', 'package-lock.json', 'npm-shrinkwrap.j
 export function strangersIn(folder: string, files: readonly PlannedFile[]): string[] {
   if (!existsSync(folder)) return [];
   const planned = new Set(files.map((file) => file.path));
-  return readdirSync(folder, { recursive: true, withFileTypes: true })
-    .filter((entry) => !entry.isDirectory())
-    .map((entry) => path.relative(folder, path.join(entry.parentPath, entry.name)).split(path.sep).join('/'))
-    .filter((file) => !MAY_HOLD.has(file.split('/')[0]!) && !planned.has(file))
-    .sort();
+  const found: string[] = [];
+  // What npm made (node_modules/: thousands of files) is passed by, not walked through.
+  const visit = (relative: string): void => {
+    for (const entry of readdirSync(path.join(folder, relative), { withFileTypes: true })) {
+      const file = relative === '' ? entry.name : `${relative}/${entry.name}`;
+      if (relative === '' && MAY_HOLD.has(entry.name)) continue;
+      if (entry.isDirectory()) visit(file);
+      else if (!planned.has(file)) found.push(file);
+    }
+  };
+  visit('');
+  return found.sort();
 }
 
 /** What no --force may replace: a folder, or anything else not a file, where a file is to be written. */
