@@ -22,5 +22,6 @@ export * from './contract/module.js';
 export * from './contract/params.js';
 export * from './contract/plugin.js';
 export * from './contract/rate-limit.js';
+export * from './contract/tenant.js';
 
 export type { Queryable, SqlValue };

@@ -5,13 +5,14 @@ import { presentedKey } from './auth/keys/api-key.js';
 import { type Principal, principalName } from './auth/scheme.js';
 import { type CredentialRules, credentialsOf, screenLogin } from './auth/transport/transport.js';
 import type { FieldReader } from './body.js';
-import type { EventPayload, ListQuery, ListSpec, ParamSpecs, PluginContext, Queryable, RateLimit, RequestScope, Roles, SqlValue } from './contract.js';
+import type { Caller, EventPayload, ListQuery, ListSpec, ParamSpecs, PluginContext, Queryable, RateLimit, RequestScope, Roles, SqlValue } from './contract.js';
 import type { Database } from './db/index.js';
 import type { EventRow, Events } from './events/index.js';
 import { countCall, type RateLimiter } from './limits/index.js';
 import type { Lists } from './lists/index.js';
 import { readParams } from './params.js';
 import type { RequestState } from './request-log.js';
+import { forbidden } from './errors.js';
 
 /** What every request of one mounted route shares. */
 export interface ScopeOptions {
@@ -121,6 +122,12 @@ export class Scope implements RequestScope {
       if (limit !== undefined) await countCall(this.options.limiter, `${limit.route}|k|${principal.keyId}`, limit.rule, this.ctx);
     } else if (limit !== undefined) await countCall(this.options.limiter, callerKey(limit.route, principal), limit.rule, this.ctx);
     return userId;
+  }
+
+  async caller(roles: Roles): Promise<Caller> {
+    // TODO(issue 43, runtime/tenants/): the principal's tenant; until then no caller has one.
+    await this.authenticate(roles);
+    throw forbidden('no_tenant');
   }
 
   params<Params>(specs: ParamSpecs): Promise<Params> {

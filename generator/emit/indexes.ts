@@ -29,6 +29,7 @@ const SETTINGS = [
   'maxSessions',
   'rolesQuery',
   'webhooks',
+  'tenant',
 ] as const satisfies readonly (keyof BackendSettings)[];
 // A setting added to the contract but not listed here is a compile error, not a module that lacks it.
 type Unlisted = Exclude<keyof BackendSettings, (typeof SETTINGS)[number]>;
@@ -84,6 +85,14 @@ function webhooksLines(backend: Backend): string[] {
   ];
 }
 
+/** A tenant backend's tenant (docs/internals/contract.md §14); none written on a backend without one. */
+function tenantLines(backend: Backend): string[] {
+  const tenant = backend.tenant;
+  if (tenant === undefined) return [];
+  const userQuery = tenant.userQuery === null ? 'null' : '{ sql: TENANT_QUERY_SQL }';
+  return [`tenant: { column: ${quote(tenant.column)}, type: ${quote(tenant.type)}, userQuery: ${userQuery} },`];
+}
+
 function userQueryConstant(index: number): string {
   return `USER_QUERY_${index + 1}_SQL`;
 }
@@ -114,6 +123,14 @@ export function emitBackendIndex(backend: Backend, file: string, options: EmitOp
       declarations: [{ name: 'ROLES_QUERY_SQL', initializer: templateLiteral(backend.rolesQuery.sql) }],
     });
   }
+  if (backend.tenant?.userQuery) {
+    statements.push({
+      kind: StructureKind.VariableStatement,
+      docs: ["A user's tenant, asked where the user's roles are read: the column tenant of its one row, none when the user has none."],
+      declarationKind: VariableDeclarationKind.Const,
+      declarations: [{ name: 'TENANT_QUERY_SQL', initializer: templateLiteral(backend.tenant.userQuery.sql) }],
+    });
+  }
   backend.issuers.forEach((issuer, index) => {
     if (issuer.userQuery === null) return;
     statements.push({
@@ -129,6 +146,7 @@ export function emitBackendIndex(backend: Backend, file: string, options: EmitOp
     // Both written only when said, so that a backend without them is emitted as before.
     if (key === 'maxSessions') return backend.maxSessions === undefined ? [] : [`maxSessions: ${backend.maxSessions},`];
     if (key === 'rolesQuery') return backend.rolesQuery === undefined ? [] : ['rolesQuery: { sql: ROLES_QUERY_SQL },'];
+    if (key === 'tenant') return tenantLines(backend);
     return [`${key}: ${key === 'authQuery' ? authQueryLiteral(backend) : literal(backend[key])},`];
   };
   statements.push(

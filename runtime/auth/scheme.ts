@@ -25,6 +25,11 @@ export interface Principal {
    * only a claim's value there, which another issuer, or a local user, may hold too.
    */
   issuer?: string;
+  /**
+   * On a tenant backend (docs/internals/contract.md §14): the canonical text of the user's tenant, read where the
+   * roles were read; absent when the user has none, which a tenant backend's route refuses (403 `no_tenant`).
+   */
+  tenant?: string;
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { WebhookSettings } from './events.js';
 import type { IssuerSettings } from './issuer.js';
+import type { TenantSettings } from './tenant.js';
 
 /** A query the runtime runs with `$user`/`$pass` bound from the caller's credentials. */
 export interface AuthQuery {
@@ -73,4 +74,6 @@ export interface BackendSettings {
   rolesQuery?: { sql: string };
   /** Where the backend's events go (docs/internals/contract.md §12, `Webhook` in backend.xml); absent when none. */
   webhooks?: readonly WebhookSettings[];
+  /** A tenant backend's tenant (docs/internals/contract.md §14, `<Tenant>`); absent on a backend without tenants. */
+  tenant?: TenantSettings;
 }

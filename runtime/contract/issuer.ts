@@ -33,6 +33,8 @@ export interface IssuerSettings {
   user: ClaimPath;
   /** Maps the token to a local user id (`user_id` of its first row); `binds` are the top-level claims for each `?`. */
   userQuery: { sql: string; binds: readonly string[] } | null;
+  /** On a tenant backend (docs/internals/contract.md §14): the claim whose value is `$tenant` (checked against the tenant's type). */
+  tenant?: ClaimPath;
 }
 
 /**

@@ -5,6 +5,7 @@ import type { EventPayload } from './events.js';
 import type { ListQuery, ListSpec } from './list.js';
 import type { ParamSpecs } from './params.js';
 import type { RateLimit } from './rate-limit.js';
+import type { Caller } from './tenant.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export const HTTP_METHODS: readonly HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
@@ -17,6 +18,11 @@ export interface RequestScope {
    * for `'*'`). Returns `$uid`. Throws 403 or 401 per docs/internals/contract.md §4, §8.
    */
   authenticate(roles: Roles): Promise<string>;
+  /**
+   * The guard of a tenant backend's route (docs/internals/contract.md §14): as `authenticate`, and the caller's
+   * tenant beside `$uid`. A caller without one (or with one not of the tenant's type) is refused, 403 `no_tenant`.
+   */
+  caller(roles: Roles): Promise<Caller>;
   /**
    * Reads, checks and converts the parameters `specs` names; a missing one or a value of the
    * wrong type is a 400 naming it. The body wins over the query string.
