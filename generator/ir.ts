@@ -12,6 +12,7 @@ export type { Access, AuthQuery, HttpMethod };
 export type Bind =
   | { kind: 'param'; name: string }
   | { kind: 'uid' }
+  | { kind: 'tenant' }
   | { kind: 'ref'; step: string; row: number; column: string; target: 'rows' | 'write' | 'plugin'; at: SourceLocation }
   | { kind: 'literal'; value: string };
 

@@ -108,6 +108,7 @@ function bindType(bind: Bind, steps: Step[]): string | null {
     case 'param':
       return 'string | number | boolean | null';
     case 'uid':
+    case 'tenant':
     case 'literal':
       return 'string';
     case 'ref': {

@@ -7,12 +7,12 @@ import { type CredentialRules, credentialsOf, screenLogin } from './auth/transpo
 import type { FieldReader } from './body.js';
 import type { Caller, EventPayload, ListQuery, ListSpec, ParamSpecs, PluginContext, Queryable, RateLimit, RequestScope, Roles, SqlValue } from './contract.js';
 import type { Database } from './db/index.js';
+import { forbidden } from './errors.js';
 import type { EventRow, Events } from './events/index.js';
 import { countCall, type RateLimiter } from './limits/index.js';
 import type { Lists } from './lists/index.js';
 import { readParams } from './params.js';
 import type { RequestState } from './request-log.js';
-import { forbidden } from './errors.js';
 
 /** What every request of one mounted route shares. */
 export interface ScopeOptions {

@@ -146,6 +146,12 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
   { status: 403, reason: 'no_credentials', message: 'Forbidden access to resource', when: 'no credentials (the default, absent_credentials="403")' },
   { status: 403, reason: 'no_scheme', message: 'Forbidden access to resource', when: 'a protected method on a backend with no auth_scheme' },
   { status: 403, reason: 'role_not_held', message: 'Forbidden access to resource', when: 'the caller holds none of the roles the method admits' },
+  {
+    status: 403,
+    reason: 'no_tenant',
+    message: 'Forbidden access to resource',
+    when: "a tenant backend's caller who has no tenant, or one not of the tenant's type (docs/internals/contract.md §14)",
+  },
   { status: 403, reason: 'unknown_user', message: 'Forbidden access to resource', when: "an outside issuer's token that maps to no local user" },
   {
     status: 403,

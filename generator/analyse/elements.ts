@@ -164,6 +164,7 @@ export function readDesc(element: RawElement, diagnostics: Diagnostics): string 
 export function describePlaceholder(placeholder: Placeholder): string {
   if (placeholder.kind === 'param') return `$${placeholder.name}`;
   if (placeholder.kind === 'uid') return '$uid';
+  if (placeholder.kind === 'tenant') return '$tenant';
   if (placeholder.kind === 'claim') return `$claim.${placeholder.name}`;
   return `$[${placeholder.step}][${placeholder.row}].${placeholder.column}`;
 }

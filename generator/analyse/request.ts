@@ -89,6 +89,11 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
       }
       return placeholder;
     }
+    if (placeholder.kind === 'tenant') {
+      // TODO(issue 43, analyse/tenant.ts): a tenant backend's protected requests bind it.
+      diagnostics.error(at, `${where} uses $tenant, which only a tenant backend (<Tenant> in backend.xml) has`);
+      return undefined;
+    }
     const target = steps.find((step) => step.id === placeholder.step);
     if (!target) {
       const known = context.allStepIds.has(placeholder.step);

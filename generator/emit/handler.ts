@@ -75,6 +75,8 @@ function bindExpression(bind: Bind): string {
       return `params${propertyAccess(bind.name)}`;
     case 'uid':
       return 'uid';
+    case 'tenant':
+      return 'tenant';
     case 'literal':
       return quote(bind.value);
     case 'ref':

@@ -10,6 +10,8 @@ export type { ParamTarget };
 export type Placeholder =
   | { kind: 'param'; name: string }
   | { kind: 'uid' }
+  /** `$tenant`: the caller's tenant on a tenant backend (docs/internals/contract.md §14). */
+  | { kind: 'tenant' }
   | { kind: 'ref'; step: string; row: number; column: string }
   /** `$claim.<name>`: a claim of an outside issuer's token, in that issuer's UserQuery (docs/internals/contract.md §9). */
   | { kind: 'claim'; name: string };
@@ -91,7 +93,7 @@ export function tokenize(text: string, problems: SqlProblem[]): Token[] {
         problems.push({ offset: i, message: 'malformed step reference: write $[step][row].column' });
         push('punct', i + 1);
       } else if (name) {
-        const placeholder: Placeholder = name[0] === 'uid' ? { kind: 'uid' } : { kind: 'param', name: name[0] };
+        const placeholder: Placeholder = name[0] === 'uid' ? { kind: 'uid' } : name[0] === 'tenant' ? { kind: 'tenant' } : { kind: 'param', name: name[0] };
         push('placeholder', i + 1 + name[0].length, placeholder);
       } else {
         problems.push({ offset: i, message: "'$' must be followed by a parameter name" });
