@@ -90,7 +90,8 @@ function tenantLines(backend: Backend): string[] {
   const tenant = backend.tenant;
   if (tenant === undefined) return [];
   const userQuery = tenant.userQuery === null ? 'null' : '{ sql: TENANT_QUERY_SQL }';
-  return [`tenant: { column: ${quote(tenant.column)}, type: ${quote(tenant.type)}, userQuery: ${userQuery} },`];
+  const triggers = tenant.triggers ? ', triggers: true' : '';
+  return [`tenant: { column: ${quote(tenant.column)}, type: ${quote(tenant.type)}, userQuery: ${userQuery}${triggers} },`];
 }
 
 function userQueryConstant(index: number): string {

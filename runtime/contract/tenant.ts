@@ -18,6 +18,12 @@ export interface TenantSettings {
    * no query for it. Null on a backend whose only callers are outside issuers' users.
    */
   userQuery: { sql: string } | null;
+  /**
+   * The second line (`triggers="on"`): `xmlrest db init` adds triggers on the tenant tables refusing a write whose
+   * row's tenant differs from `@xmlrest_tenant`, which the server sets at the start of each write transaction of
+   * the backend's routes. Absent: off.
+   */
+  triggers?: true;
 }
 
 /** Who called a tenant backend's route: `$uid` and `$tenant` (RequestScope.caller). */
