@@ -1,5 +1,5 @@
 import { type Assignment, type Block, readStatement, type Statement, type TableRef } from '../sql/blocks.js';
-import { comparison, type Condition, isTenant, nameOf, provesTenant, type Term } from '../sql/terms.js';
+import { type Condition, comparison, isTenant, nameOf, provesTenant, type Term } from '../sql/terms.js';
 import { type SqlProblem, type Token, tokenize } from '../sql/tokens.js';
 
 /**
@@ -68,10 +68,16 @@ const described = (ref: TableRef) => `table ${ref.name}${ref.alias && ref.alias 
 
 function refused(ref: TableRef, facts: TenantFacts): TenantProblem | undefined {
   if (ref.schema !== null) {
-    return { offset: ref.offset, message: `${ref.schema}.${ref.name} names another schema, which the tenant proof cannot see: name tables of the backend's database only` };
+    return {
+      offset: ref.offset,
+      message: `${ref.schema}.${ref.name} names another schema, which the tenant proof cannot see: name tables of the backend's database only`,
+    };
   }
   if (baseTable(ref) && facts.views.includes(ref.name.toLowerCase())) {
-    return { offset: ref.offset, message: `view ${ref.name}: the tenants of its rows cannot be told; read its tables, each filtered by ${facts.column} = $tenant` };
+    return {
+      offset: ref.offset,
+      message: `view ${ref.name}: the tenants of its rows cannot be told; read its tables, each filtered by ${facts.column} = $tenant`,
+    };
   }
   return undefined;
 }
@@ -103,7 +109,7 @@ function reason(block: Block, ref: TableRef, column: string, onCounts: boolean):
   if (block.where?.terms === 'disjunction') return `the where holds ${block.where.why}`;
   if (onCounts && ref.on?.terms === 'disjunction') return `its join's on holds ${ref.on.why}`;
   if (ref.join === 'right' && terms(ref.on).some((t) => provesTenant(t, column, (q) => resolves(block, ref, q)))) {
-    return "the on of a right join does not filter its own table";
+    return 'the on of a right join does not filter its own table';
   }
   let other: string | undefined;
   for (const condition of [block.where, ...block.refs.map((r) => r.on)]) {
@@ -153,14 +159,23 @@ function inserted(block: Block, facts: TenantFacts): TenantProblem[] {
   const problem = (offset: number, why: string) =>
     problems.push({ offset, message: `${block.kind} into table ${table.name} ${why}: set ${facts.column} to $tenant in every row` });
   if (block.kind === 'replace' && !facts.tables[key]!.uniqueOk) {
-    problems.push({ offset: table.offset, message: `replace into table ${table.name} can replace another tenant's row through a unique key without ${facts.column}: use insert, or make every unique key include ${facts.column}` });
+    problems.push({
+      offset: table.offset,
+      message: `replace into table ${table.name} can replace another tenant's row through a unique key without ${facts.column}: use insert, or make every unique key include ${facts.column}`,
+    });
   }
   if (insert.odku.length > 0 && !facts.tables[key]!.uniqueOk) {
-    problems.push({ offset: table.offset, message: `on duplicate key update of table ${table.name} can update another tenant's row through a unique key without ${facts.column}: make every unique key include ${facts.column}, or drop the update` });
+    problems.push({
+      offset: table.offset,
+      message: `on duplicate key update of table ${table.name} can update another tenant's row through a unique key without ${facts.column}: make every unique key include ${facts.column}, or drop the update`,
+    });
   }
   for (const set of insert.odku) {
     if (set.column.toLowerCase() === column && !onlyTenant(set.value)) {
-      problems.push({ offset: set.offset, message: `on duplicate key update of table ${table.name} would move a row to another tenant: set ${facts.column} to $tenant only, or not at all` });
+      problems.push({
+        offset: set.offset,
+        message: `on duplicate key update of table ${table.name} would move a row to another tenant: set ${facts.column} to $tenant only, or not at all`,
+      });
     }
   }
   if (insert.rows === null && insert.select === null) {
@@ -180,7 +195,9 @@ function inserted(block: Block, facts: TenantFacts): TenantProblem[] {
   for (const arm of insert.select ?? []) {
     const item = arm.items[at] ?? [];
     // `$tenant`, `$tenant as org_id` or `$tenant org_id`.
-    const ok = isTenant(item[0]) && (item.length === 1 || (item.length === 2 && nameOf(item[1]) !== undefined) || (item.length === 3 && item[1]!.text.toLowerCase() === 'as'));
+    const ok =
+      isTenant(item[0]) &&
+      (item.length === 1 || (item.length === 2 && nameOf(item[1]) !== undefined) || (item.length === 3 && item[1]!.text.toLowerCase() === 'as'));
     if (!ok || arm.items.length !== insert.columns!.length) problem(item[0]?.start ?? arm.offset, `selects something other than $tenant for ${facts.column}`);
   }
   return problems;

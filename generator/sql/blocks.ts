@@ -247,7 +247,8 @@ class Reader {
       if (depth === 0 && (this.punct(')') || (commas && this.punct(',')) || stop(this.i))) break;
       if (token.type === 'punct' && token.text === '@') this.fail('a user or system variable (@)');
       if (this.punct(':') && this.punct('=', 1)) this.fail('an assignment (:=)');
-      const misplaced = this.is('select', 'table', 'into', 'lateral') || (this.is('with') && this.word(1) !== 'rollup') || (this.is('values') && !this.punct('(', 1));
+      const misplaced =
+        this.is('select', 'table', 'into', 'lateral') || (this.is('with') && this.word(1) !== 'rollup') || (this.is('values') && !this.punct('(', 1));
       if (misplaced || (this.punct('(') && ['values', 'table'].includes(this.word(1) ?? ''))) this.fail(`${token.text} where the reader expects none`);
       if (this.punct('(') && this.queryAhead(1)) {
         this.i++;
