@@ -77,7 +77,8 @@ export function readStatement(tokens: readonly Token[]): Statement {
     return { blocks: reader.blocks };
   } catch (error) {
     if (error instanceof Unread) return { unread: error.form, offset: error.offset };
-    throw error;
+    // A statement nested deeper than the stack: unread (refused), never a crash of the generator.
+    return { unread: 'a statement nested too deeply to read', offset: 0 };
   }
 }
 
@@ -86,20 +87,29 @@ const ARM_ENDS = ['union', 'intersect', 'except', 'on'];
 const JOINS = ['join', 'inner', 'cross', 'straight_join', 'natural', 'left', 'right'];
 /** Words that end a table reference rather than alias it. */
 const NOT_ALIAS = new Set([...CLAUSES, ...ARM_ENDS, ...JOINS, 'outer', 'using', 'set', 'values', 'value', 'select', 'partition', 'use', 'ignore', 'force']);
-const SELECT_MODIFIERS = ['all', 'distinct', 'distinctrow', 'high_priority', 'straight_join', 'sql_small_result', 'sql_big_result'];
-const MORE_MODIFIERS = ['sql_buffer_result', 'sql_cache', 'sql_no_cache', 'sql_calc_found_rows'];
+const SELECT_MODIFIERS = ['all', 'distinct', 'distinctrow', 'high_priority', 'straight_join', 'sql_small_result', 'sql_big_result', 'sql_buffer_result', 'sql_cache'];
+SELECT_MODIFIERS.push('sql_no_cache', 'sql_calc_found_rows');
 const WRITE_MODIFIERS = ['low_priority', 'delayed', 'high_priority', 'quick', 'ignore'];
 
 type Stop = (at: number) => boolean;
+/** Words an expression cannot end with. */
+const MISPLACED = new Set(['select', 'table', 'into', 'lateral']);
+const DANGLING = new Set(['and', 'or', 'xor', 'not', 'between', 'like', 'rlike', 'regexp', 'is', 'in', 'case', 'when', 'then', 'else', 'div', 'mod', 'escape', 'interval', 'binary', 'collate', 'distinct', 'exists', 'any', 'some', 'all']);
 
 class Reader {
   i = 0;
   readonly blocks: Block[] = [];
-  constructor(readonly t: readonly Token[]) {}
+  /** Each token's lower-case text when it is a word (keywords are compared without regard to case). */
+  private readonly words: (string | undefined)[];
+  private readonly itemEnd: Stop = this.stopAt(CLAUSES, ARM_ENDS);
+  private readonly clauseEnd: Stop = this.stopAt(CLAUSES, ARM_ENDS, ['set']);
+  private readonly onEnd: Stop = this.stopAt(CLAUSES, ARM_ENDS, JOINS, ['set', 'using']);
+  constructor(readonly t: readonly Token[]) {
+    this.words = t.map((token) => (token.type === 'word' ? token.text.toLowerCase() : undefined));
+  }
 
   private word(k = 0): string | undefined {
-    const token = this.t[this.i + k];
-    return token?.type === 'word' ? token.text.toLowerCase() : undefined;
+    return this.words[this.i + k];
   }
   private is(...words: string[]): boolean {
     return words.includes(this.word() ?? '\0');
@@ -189,8 +199,8 @@ class Reader {
   private select(ctes: readonly string[]): Block {
     const block = this.block('select');
     this.expect('select');
-    while (this.eat(...SELECT_MODIFIERS, ...MORE_MODIFIERS));
-    do block.items.push(this.expression(block, ctes, this.stopAt(CLAUSES, ARM_ENDS), true));
+    while (this.eat(...SELECT_MODIFIERS));
+    do block.items.push(this.expression(block, ctes, this.itemEnd, true));
     while (this.punct(',') && ++this.i);
     if (this.eat('from')) this.refs(block, ctes, 'from');
     this.tail(block, ctes);
@@ -199,7 +209,7 @@ class Reader {
 
   /** `where`, `group by`, `having`, `window`, `order by`, `limit`, `for update|share`, `lock in share mode`. */
   private tail(block: Block, ctes: readonly string[]): void {
-    const stop = this.stopAt(CLAUSES, ARM_ENDS, ['set']);
+    const stop = this.clauseEnd;
     for (;;) {
       if (this.eat('where')) {
         if (block.where) this.fail('a second where');
@@ -228,10 +238,9 @@ class Reader {
   private stopAt(...lists: string[][]): Stop {
     const words = new Set(lists.flat());
     return (at) => {
-      const token = this.t[at]!;
-      const w = token.type === 'word' ? token.text.toLowerCase() : '';
-      if ((w === 'left' || w === 'right') && this.t[at + 1]?.text === '(') return false;
-      return words.has(w) || (token.type === 'punct' && token.text === ';');
+      const w = this.words[at];
+      if (w === undefined) return this.t[at]!.type === 'punct' && this.t[at]!.text === ';';
+      return words.has(w) && !((w === 'left' || w === 'right') && this.t[at + 1]?.text === '(');
     };
   }
 
@@ -244,21 +253,39 @@ class Reader {
     let depth = 0;
     for (; this.i < this.t.length; this.i++) {
       const token = this.t[this.i]!;
-      if (depth === 0 && (this.punct(')') || (commas && this.punct(',')) || stop(this.i))) break;
-      if (token.type === 'punct' && token.text === '@') this.fail('a user or system variable (@)');
-      if (this.punct(':') && this.punct('=', 1)) this.fail('an assignment (:=)');
-      const misplaced =
-        this.is('select', 'table', 'into', 'lateral') || (this.is('with') && this.word(1) !== 'rollup') || (this.is('values') && !this.punct('(', 1));
-      if (misplaced || (this.punct('(') && ['values', 'table'].includes(this.word(1) ?? ''))) this.fail(`${token.text} where the reader expects none`);
-      if (this.punct('(') && this.queryAhead(1)) {
-        this.i++;
-        this.query(ctes, block);
-        if (!this.punct(')')) this.fail('a subquery the reader does not know');
-      } else if (this.punct('(')) depth++;
-      else if (this.punct(')')) depth--;
+      const w = this.words[this.i];
+      if (w !== undefined) {
+        if (depth === 0 && stop(this.i)) break;
+        // Where a query could hide outside `(select`/`(with`, or an into/lateral the reader does not follow.
+        const misplaced = MISPLACED.has(w) || (w === 'with' && this.word(1) !== 'rollup') || (w === 'values' && !this.punct('(', 1));
+        if (misplaced) this.fail(`${token.text} where the reader expects none`);
+        continue;
+      }
+      if (token.type !== 'punct') continue;
+      const text = token.text;
+      if (depth === 0 && (text === ')' || (commas && text === ',') || text === ';')) break;
+      if (text === '@') this.fail('a user or system variable (@)');
+      if (text === ':' && this.punct('=', 1)) this.fail('an assignment (:=)');
+      if (text === ')') depth--;
+      else if (text === '(') {
+        const next = this.word(1);
+        if (next === 'values' || next === 'table') this.fail(`${next} where the reader expects none`);
+        if (next !== 'select' && next !== 'with') depth++;
+        else {
+          this.i++;
+          this.query(ctes, block);
+          if (!this.punct(')')) this.fail('a subquery the reader does not know');
+        }
+      }
     }
     if (depth !== 0) this.fail('unbalanced parentheses');
     if (this.i === start) this.fail(`${this.t[this.i]?.text ?? 'the end'} where an expression was expected`);
+    // An expression cut after an operator means a stop word the database reads as a name (`… and window or 1`):
+    // the rest belongs to it, so the cut is the reader's mistake, never a filter to trust.
+    const last = this.t[this.i - 1]!;
+    if ((last.type === 'punct' && last.text !== ')' && last.text !== '*') || (last.type === 'word' && DANGLING.has(last.text.toLowerCase()))) {
+      this.fail(`an expression cut at ${this.t[this.i]?.text ?? 'the end'}`);
+    }
     return this.t.slice(start, this.i);
   }
 
@@ -274,7 +301,7 @@ class Reader {
       const kind = this.joinKind();
       if (kind === undefined) return;
       const ref = this.factor(block, ctes, 'join', kind);
-      if (this.eat('on')) ref.on = readCondition(this.expression(block, ctes, this.stopAt(CLAUSES, ARM_ENDS, JOINS, ['set', 'using']), true));
+      if (this.eat('on')) ref.on = readCondition(this.expression(block, ctes, this.onEnd, true));
       else if (this.eat('using')) ref.using = this.names();
     }
   }

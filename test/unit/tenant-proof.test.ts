@@ -138,6 +138,7 @@ const BYPASSES: [string, string, string][] = [
   ['select ^@v := count(*) from orders where org_id = $tenant', 'cannot read', 'select count(*) from orders where org_id = $tenant'],
   ['select id from orders where org_id = $tenant ^into @v', 'cannot read', 'select id from orders where org_id = $tenant'],
   ['^prepare s from concat("select * from ", $t)', 'cannot read', 'select * from orders where org_id = $tenant'],
+  ['select * from orders o where o.org_id = $tenant and ^window or 1', 'an expression cut at window', 'select * from orders o where o.org_id = $tenant window w as (order by o.id)'],
   ['select * from orders o where o.org_id = $tenant ^/*! or 1 */', 'cannot read', 'select * from orders o where o.org_id = $tenant /* a comment */'],
   ['insert into ^orders (id, total) values ($id, 1)', 'leaves org_id out', 'insert into orders (id, total, org_id) values ($id, 1, $tenant)'],
   ['insert into ^orders values ($id, 1, $tenant)', 'names no column list', 'insert into orders (id, total, org_id) values ($id, 1, $tenant)'],
@@ -214,6 +215,53 @@ describe('proveTenancy: the bypasses', () => {
     expect(proveTenancy('select * from orders where id = 1', facts)[0]!.message).toBe(
       "table orders is not kept to the caller's tenant: write orders.org_id = $tenant in its block's where",
     );
+  });
+});
+
+describe('proveTenancy: fuzz', () => {
+  /** Every filtered form of the table above: each `x.org_id = $tenant` in it is needed for its proof. */
+  const corpus = BYPASSES.map(([, , fixed]) => fixed);
+  const FILTER = /(?:`?\w+`?\.)?`?org_id`? = \$tenant|\$tenant = (?:\w+\.)?org_id/gi;
+
+  it('never proves a statement whose one filter is removed, put under or or not, or compared with another value', () => {
+    let mutants = 0;
+    for (const text of corpus) {
+      for (const match of text.matchAll(FILTER)) {
+        const at = match.index;
+        const filter = match[0];
+        for (const replacement of ['1 = 1', `${filter} or 1 = 1`, `(${filter} or 1)`, `1 = 1 || ${filter}`, `not ${filter}`, filter.replace('$tenant', '$org'), `${filter} xor 0`]) {
+          const mutant = text.slice(0, at) + replacement + text.slice(at + filter.length);
+          mutants++;
+          expect(proveTenancy(mutant, facts), `${mutant}`).not.toEqual([]);
+        }
+      }
+    }
+    expect(mutants).toBeGreaterThan(300);
+  });
+
+  it('never throws on random mutations of proven statements', () => {
+    const words = ['or', 'and', 'not', '(', ')', ',', 'select', 'from', 'join', 'union', '$tenant', '$x', '||', '@', 'where', 'on', 'x', 'between', 'case', 'end', '1'];
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    for (let k = 0; k < 4000; k++) {
+      const parts = corpus[random(corpus.length)]!.split(' ');
+      const at = random(parts.length);
+      const kind = random(3);
+      if (kind === 0) parts.splice(at, 1);
+      else if (kind === 1) parts.splice(at, 0, words[random(words.length)]!);
+      else parts.splice(at, 1, words[random(words.length)]!);
+      const mutant = parts.join(' ');
+      expect(() => proveTenancy(mutant, facts), mutant).not.toThrow();
+      expect(() => namedTables(mutant), mutant).not.toThrow();
+    }
+  });
+
+  it('refuses, never crashes on, statements nested deeper than the stack', () => {
+    const deep = `select * from orders where org_id = $tenant and x in ${'(select 1 from t where x in '.repeat(20000)}(1)${')'.repeat(20000)}`;
+    expect(proveTenancy(deep, facts)[0]!.message).toContain('cannot read');
   });
 });
 
