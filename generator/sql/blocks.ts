@@ -69,7 +69,10 @@ class Unread {
   ) {}
 }
 
-/** Reads `tokens` (significant tokens of `tokenize()`: no spaces, no comments) into blocks, every depth flattened. */
+/**
+ * Reads `tokens` (significant tokens of `tokenize()`: no spaces, no comments) into blocks, every depth flattened in
+ * reading order (a with's bodies before its query), or says which form it cannot read and where.
+ */
 export function readStatement(tokens: readonly Token[]): Statement {
   const reader = new Reader(tokens);
   try {
@@ -87,14 +90,50 @@ const ARM_ENDS = ['union', 'intersect', 'except', 'on'];
 const JOINS = ['join', 'inner', 'cross', 'straight_join', 'natural', 'left', 'right'];
 /** Words that end a table reference rather than alias it. */
 const NOT_ALIAS = new Set([...CLAUSES, ...ARM_ENDS, ...JOINS, 'outer', 'using', 'set', 'values', 'value', 'select', 'partition', 'use', 'ignore', 'force']);
-const SELECT_MODIFIERS = ['all', 'distinct', 'distinctrow', 'high_priority', 'straight_join', 'sql_small_result', 'sql_big_result', 'sql_buffer_result', 'sql_cache'];
+const SELECT_MODIFIERS = [
+  'all',
+  'distinct',
+  'distinctrow',
+  'high_priority',
+  'straight_join',
+  'sql_small_result',
+  'sql_big_result',
+  'sql_buffer_result',
+  'sql_cache',
+];
 SELECT_MODIFIERS.push('sql_no_cache', 'sql_calc_found_rows');
 const WRITE_MODIFIERS = ['low_priority', 'delayed', 'high_priority', 'quick', 'ignore'];
 
 type Stop = (at: number) => boolean;
 /** Words an expression cannot end with. */
 const MISPLACED = new Set(['select', 'table', 'into', 'lateral']);
-const DANGLING = new Set(['and', 'or', 'xor', 'not', 'between', 'like', 'rlike', 'regexp', 'is', 'in', 'case', 'when', 'then', 'else', 'div', 'mod', 'escape', 'interval', 'binary', 'collate', 'distinct', 'exists', 'any', 'some', 'all']);
+const DANGLING = new Set([
+  'and',
+  'or',
+  'xor',
+  'not',
+  'between',
+  'like',
+  'rlike',
+  'regexp',
+  'is',
+  'in',
+  'case',
+  'when',
+  'then',
+  'else',
+  'div',
+  'mod',
+  'escape',
+  'interval',
+  'binary',
+  'collate',
+  'distinct',
+  'exists',
+  'any',
+  'some',
+  'all',
+]);
 
 class Reader {
   i = 0;
