@@ -107,21 +107,24 @@ export function comparison(term: Term): { qualifier: string | null; column: stri
   if (equals === -1) return undefined;
   const left = t.slice(0, equals);
   const right = t.slice(equals + 1);
-  const column = (side: readonly Token[]) => {
-    if (side.length === 1 && nameOf(side[0]) !== undefined) return { qualifier: null, column: nameOf(side[0])!, at: side[0]!.start };
-    if (side.length === 3 && punct(side[1], '.') && nameOf(side[0]) !== undefined && nameOf(side[2]) !== undefined) {
-      return { qualifier: nameOf(side[0])!, column: nameOf(side[2])!, at: side[0]!.start };
-    }
-    return undefined;
-  };
-  const single = (side: readonly Token[]) => (side.length === 1 && side[0]!.type !== 'punct' ? side[0] : undefined);
   // A bare word on the right (`$tenant = org_id`) is the column; on the left it is preferred.
-  const onLeft = column(left);
+  const onLeft = columnOf(left);
   if (onLeft && single(right) && (right[0]!.type !== 'word' || isTenant(right[0]))) return { ...onLeft, other: right[0]! };
-  const onRight = column(right);
+  const onRight = columnOf(right);
   if (onRight && single(left)) return { ...onRight, other: left[0]! };
   return undefined;
 }
+
+/** `col` or `q.col`, alone. */
+function columnOf(side: readonly Token[]): { qualifier: string | null; column: string; at: number } | undefined {
+  if (side.length === 1 && nameOf(side[0]) !== undefined) return { qualifier: null, column: nameOf(side[0])!, at: side[0]!.start };
+  if (side.length === 3 && punct(side[1], '.') && nameOf(side[0]) !== undefined && nameOf(side[2]) !== undefined) {
+    return { qualifier: nameOf(side[0])!, column: nameOf(side[2])!, at: side[0]!.start };
+  }
+  return undefined;
+}
+
+const single = (side: readonly Token[]) => (side.length === 1 && side[0]!.type !== 'punct' ? side[0] : undefined);
 
 /**
  * Whether `term` is exactly `q.col = $tenant` or `$tenant = q.col` (or, `qualifierOk(null)` allowing it, the bare
