@@ -192,17 +192,19 @@ export class ApiKeys {
       const started = Date.now();
       reading = this.select([digest, backend.name])
         .then(async ([row]) => {
+          const principal = row === undefined ? undefined : principalOf(row);
           // A tenant backend's key answers its user's tenant, read with the key and kept with it (docs/internals/contract.md §14).
-          const tenant = row === undefined ? undefined : await readUserTenant(this.db, backend, String(row.user_id));
+          if (principal !== undefined && !('refused' in principal)) {
+            const tenant = await readUserTenant(this.db, backend, principal.userId);
+            if (tenant !== undefined) principal.tenant = tenant;
+          }
           const newer = this.known.get(id);
           if (newer !== undefined && newer.read > started) return newer;
-          if (row === undefined) {
+          if (row === undefined || principal === undefined) {
             this.known.delete(id);
             return { principal: { refused: 'unknown_key' }, read: started, until: started };
           }
           const ends = [row.held_until, row.key_until].filter((end) => end !== null && end !== undefined).map((end) => Number(end) * 1000);
-          const principal = principalOf(row);
-          if (tenant !== undefined && !('refused' in principal)) principal.tenant = tenant;
           const known: Known = { principal, read: started, until: Math.min(Infinity, ...ends) };
           if (newer === undefined && this.known.size >= REMEMBERED) this.known.delete(this.known.keys().next().value!);
           this.known.set(id, known);
