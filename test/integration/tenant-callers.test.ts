@@ -9,6 +9,7 @@ import { tenantChanged } from '../../runtime/tenants/index.js';
 import { connectTo } from '../../scripts/connection.js';
 import { addUser, queryableOf } from '../../scripts/schema.js';
 import { basicHeader, formBody, type RawResponse, send } from '../support/http.js';
+import { type FixtureIssuer, type PrivateJwk, signingKey, startFixtureIssuer } from '../support/identity-provider.js';
 import { ownDatabase } from '../support/own-database.js';
 import { decodeJwt, TEST_SECRET } from '../support/server.js';
 
@@ -107,8 +108,26 @@ const tbasic: BackendModule = {
   refreshLifetime: null,
 };
 
-const tbear: BackendModule = {
+/** An outside issuer of the Bearer backend, its tenant in the claim `org`. */
+const OUTSIDE = 'https://tenants.example';
+
+const bearerBackend = (jwksUri: string): BackendModule => ({
   ...SETTINGS,
+  issuers: [
+    {
+      iss: OUTSIDE,
+      audience: ['api'],
+      keys: { jwksUri },
+      algorithms: ['ES256'],
+      clockSkew: 0,
+      roles: { path: ['roles'], format: 'array' },
+      roleMap: [],
+      mapOnly: false,
+      user: ['sub'],
+      userQuery: null,
+      tenant: ['org'],
+    },
+  ],
   name: 'tbear',
   issuer: 'tbear',
   authScheme: 'Bearer',
@@ -118,13 +137,16 @@ const tbear: BackendModule = {
     passwordColumn: 'pass_word',
   },
   refreshLifetime: 3600,
-};
+});
 
 describe('a caller of a tenant backend, by every way in', () => {
   let connection: mysql.Connection;
   let database: Database;
   let running: RunningServer;
   let revocations: Revocations;
+  let issuer: FixtureIssuer;
+  let issuerKey: PrivateJwk;
+  let tbear: BackendModule;
   const lines: Record<string, unknown>[] = [];
   /** How many times the server ran the user query of the tenant. */
   let tenantReads = 0;
@@ -132,6 +154,9 @@ describe('a caller of a tenant backend, by every way in', () => {
   const url = (path: string) => `${running.url}${path}`;
 
   beforeAll(async () => {
+    issuerKey = await signingKey('ES256', 'tenant-ec');
+    issuer = await startFixtureIssuer([issuerKey]);
+    tbear = bearerBackend(issuer.jwksUri);
     const own = await ownDatabase('tenant_callers');
     connection = await connectTo(own);
     await connection.query('alter table usr add column org_id int unsigned null');
@@ -161,6 +186,7 @@ describe('a caller of a tenant backend, by every way in', () => {
     await running?.close();
     await database?.end();
     await connection?.end();
+    await issuer?.close();
   });
 
   const basic = (name: 'ann' | 'bob' | 'nat') => ({ authorization: basicHeader(`t_${name}`, `${name}-pass-1`) });
@@ -227,6 +253,17 @@ describe('a caller of a tenant backend, by every way in', () => {
     expect(tenantReads).toBe(reads);
     const bobs = await keyOf('bob', 'tbear');
     expect((await send(url('/tbear/v1.0/who'), { headers: bearer(bobs) })).json()).toMatchObject({ tenant: '2' });
+  });
+
+  it("an outside issuer's token gives the tenant its claim names; none, or one not of the tenant's type, is 403 no_tenant", async () => {
+    const outside = (claims: Record<string, unknown>) => issuer.sign(issuerKey, { iss: OUTSIDE, aud: 'api', sub: '77', roles: ['member'], ...claims });
+    const reads = tenantReads;
+    expect((await send(url('/tbear/v1.0/who'), { headers: bearer(await outside({ org: '5' })) })).json()).toMatchObject({ uid: '77', tenant: '5' });
+    expect((await send(url('/tbear/v1.0/who'), { headers: bearer(await outside({ org: 6 })) })).json()).toMatchObject({ tenant: '6' });
+    expect(tenantReads).toBe(reads);
+    expectNoTenant(await send(url('/tbear/v1.0/who'), { headers: bearer(await outside({})) }));
+    expectNoTenant(await send(url('/tbear/v1.0/who'), { headers: bearer(await outside({ org: '05' })) }));
+    expectNoTenant(await send(url('/tbear/v1.0/who'), { headers: bearer(await outside({ org: 'acme' })) }));
   });
 
   it('a user whose tenant is NULL is refused on every way in: 403 no_tenant', async () => {
