@@ -77,6 +77,31 @@ const notes: ResourceModule = {
   },
 };
 
+/**
+ * A token request's plug-in as shape B's does it (token-b.ts), standing in for one whose query found the user: a
+ * token issued by `issueToken` without a tenant, or signed by `signToken`, which does no I/O, with none.
+ */
+const issue: ResourceModule = {
+  name: 'issue',
+  version: '1.0',
+  auth: null,
+  source: 'resources/test/issue.xml',
+  operations: {
+    POST: {
+      status: 201,
+      access: null,
+      handler: async (scope: RequestScope) => {
+        const { sub, how } = await scope.params<{ sub: string; how: 'issue' | 'sign' }>({
+          sub: { kind: 'string', nullable: false, maxLength: 20 },
+          how: { kind: 'enum', nullable: false, values: ['issue', 'sign'] },
+        });
+        const claims = { sub, aud: 'member' };
+        return { token: how === 'issue' ? await scope.plugin.issueToken(claims) : scope.plugin.signToken(claims) };
+      },
+    },
+  },
+};
+
 const SETTINGS = {
   authQuery: null,
   defaultTables: true,
@@ -137,6 +162,7 @@ const bearerBackend = (jwksUri: string): BackendModule => ({
     passwordColumn: 'pass_word',
   },
   refreshLifetime: 3600,
+  resources: [who, notes, issue],
 });
 
 describe('a caller of a tenant backend, by every way in', () => {
@@ -229,6 +255,16 @@ describe('a caller of a tenant backend, by every way in', () => {
     const reads = tenantReads;
     for (let i = 0; i < 3; i++) expect((await send(url('/tbear/v1.0/who'), { headers: bearer(token) })).json()).toMatchObject({ tenant: '1' });
     expect(tenantReads).toBe(reads);
+  });
+
+  it("a token request's plug-in: issueToken reads the user's tenant by sub; signToken signs only a tenant it is given", async () => {
+    const request = (how: string) => send(url('/tbear/v1.0/issue'), { method: 'POST', ...formBody({ sub: String(users.bob), how }) });
+    const issued = ((await request('issue')).json() as { token: string }).token;
+    expect(decodeJwt(issued).payload.ten).toBe('2');
+    expect((await send(url('/tbear/v1.0/who'), { headers: bearer(issued) })).json()).toMatchObject({ tenant: '2' });
+    const signed = ((await request('sign')).json() as { token: string }).token;
+    expect(decodeJwt(signed).payload).not.toHaveProperty('ten');
+    expectNoTenant(await send(url('/tbear/v1.0/who'), { headers: bearer(signed) }));
   });
 
   it('a session’s refresh reads the tenant again', async () => {
