@@ -16,7 +16,7 @@ export const LOG_LINES: readonly LogLine[] = [
   {
     level: 'info',
     msg: 'request',
-    when: 'every request once answered: requestId, method, path, status, ms, backend, resource, userId, keyId, reason (a refusal or fault), trace_id',
+    when: 'every request once answered: requestId, method, path, status, ms, backend, resource, userId, keyId, tenant (on a tenant backend), reason (a refusal or fault), trace_id',
   },
   { level: 'info', msg: 'listening', when: 'the server is ready: url, admin, databaseTls, tracing, routes' },
   { level: 'info', msg: 'stopping', when: 'SIGTERM or SIGINT: signal, timeoutMs' },

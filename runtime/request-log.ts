@@ -20,6 +20,8 @@ export interface RequestState {
   userId?: string;
   /** The API key the caller presented (its id), when it came with one. */
   keyId?: number;
+  /** The caller's tenant on a tenant backend's route (docs/internals/contract.md §14, scope.caller). */
+  tenant?: string;
   reason?: string;
   /** The served path of the route it reached (`/shop/v1.0/orders`): a trace's `http.route`. */
   route?: string;
@@ -65,6 +67,7 @@ export class RequestLog {
           resource: state.resource,
           userId: state.userId,
           keyId: state.keyId,
+          tenant: state.tenant,
           reason: state.reason,
           trace_id: state.trace?.traceId,
         },

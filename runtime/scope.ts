@@ -13,6 +13,7 @@ import { countCall, type RateLimiter } from './limits/index.js';
 import type { Lists } from './lists/index.js';
 import { readParams } from './params.js';
 import type { RequestState } from './request-log.js';
+import { canonicalTenant } from './tenants/canonical.js';
 
 /** What every request of one mounted route shares. */
 export interface ScopeOptions {
@@ -56,6 +57,8 @@ interface AuditState {
   auditParams?: Readonly<Record<string, unknown>>;
   /** Its row was written in its transaction: nothing more to record after the answer. */
   audited?: boolean;
+  /** The caller's tenant, on a tenant backend's route (`caller`). */
+  tenant?: string;
 }
 
 /**
@@ -76,6 +79,7 @@ export function auditEntry(ctx: Koa.Context, route: AuditRoute, status: number, 
     requestId: state.requestId,
     address: recordedAddress(ctx.ip),
     params: recordedParams(state.auditParams, route.keeps),
+    tenant: state.tenant ?? null,
   };
 }
 
@@ -101,10 +105,27 @@ export class Scope implements RequestScope {
   }
 
   async authenticate(roles: Roles): Promise<string> {
+    return (await this.identify(roles)).userId;
+  }
+
+  /**
+   * `$uid` and `$tenant` of a tenant backend's route (docs/internals/contract.md §14): the caller authenticated as
+   * `authenticate` does (the same limits, the same state), then its tenant, read where its roles were read (no query
+   * here), canonical for the backend's tenant type; a caller without one is refused, 403 `no_tenant`.
+   */
+  async caller(roles: Roles): Promise<Caller> {
+    const principal = await this.identify(roles);
+    const settings = this.options.guard.backend.tenant;
+    const tenant = settings === undefined ? undefined : canonicalTenant(settings.type, principal.tenant);
+    if (tenant === undefined) throw forbidden('no_tenant');
+    this.ctx.state.tenant = tenant;
+    return { uid: principal.userId, tenant };
+  }
+
+  private async identify(roles: Roles): Promise<Principal> {
     const { authorization, apiKey } = credentialsOf(this.ctx);
     const principal = await this.options.guard.identify(authorization, roles, this.ctx.ip, apiKey);
-    const userId = principal.userId;
-    this.ctx.state.userId = userId;
+    this.ctx.state.userId = principal.userId;
     if (principal.issuer !== undefined) {
       // The log, the audit and cursors name an outside issuer's user with its issuer (auth/scheme.ts); `$uid` stays the claim.
       this.ctx.state.userId = principalName(principal);
@@ -121,13 +142,7 @@ export class Scope implements RequestScope {
       if (principal.rate) await countCall(this.options.limiter, `key|${principal.keyId}`, principal.rate, this.ctx);
       if (limit !== undefined) await countCall(this.options.limiter, `${limit.route}|k|${principal.keyId}`, limit.rule, this.ctx);
     } else if (limit !== undefined) await countCall(this.options.limiter, callerKey(limit.route, principal), limit.rule, this.ctx);
-    return userId;
-  }
-
-  async caller(roles: Roles): Promise<Caller> {
-    // TODO(issue 43, runtime/tenants/): the principal's tenant; until then no caller has one.
-    await this.authenticate(roles);
-    throw forbidden('no_tenant');
+    return principal;
   }
 
   params<Params>(specs: ParamSpecs): Promise<Params> {
@@ -203,7 +218,7 @@ export class Scope implements RequestScope {
   emit<Event extends EventPayload>(_db: Queryable, type: Event['type'], data: Event['data'], key?: SqlValue): Promise<void> {
     try {
       // Written as the transaction commits (`run`): its rows go with the COMMIT, in the same round trip.
-      this.events.push(...this.options.events.event(this.options.guard.backend.name, type, data, key));
+      this.events.push(...this.options.events.event(this.options.guard.backend.name, type, data, key, this.ctx.state.tenant as string | undefined));
       return Promise.resolve();
     } catch (error) {
       return Promise.reject(error);
@@ -212,12 +227,13 @@ export class Scope implements RequestScope {
 
   list(spec: ListSpec, params: object): ListQuery {
     const ctx = this.ctx;
-    const state = ctx.state as { backend: string; resource: string; userId?: string; issuer?: string };
+    const state = ctx.state as { backend: string; resource: string; userId?: string; issuer?: string; tenant?: string };
     return this.options.lists.open(spec, params, {
       // HEAD is answered as GET: its cursors are GET's.
       route: `${state.backend} ${state.resource} GET`,
       user: state.userId,
       issuer: state.issuer,
+      tenant: state.tenant,
       path: ctx.path,
       link: (value) => ctx.set('Link', value),
     });
@@ -232,12 +248,15 @@ export class Scope implements RequestScope {
     return {
       backend: guard.backend,
       requestId: String(ctx.state.requestId),
+      // The caller's tenant on a tenant backend's route (scope.caller), read-only: a plug-in keeps to it as `$tenant` does.
+      tenant: ctx.state.tenant as string | undefined,
       signToken: (claims) => {
         if (guard.tokens === null) throw new Error(`backend "${guard.backend.name}" has no JWT key: set JWT_SECRET`);
         return guard.tokens.sign(claims);
       },
       issueToken: async (claims) => {
-        const { token, refreshToken } = await guard.issue(claims.sub, claims.aud);
+        // On a tenant backend the token carries `ten`: the one given, else the user's, read by `sub` (guard.ts).
+        const { token, refreshToken } = await guard.issue(claims.sub, claims.aud, undefined, claims.ten);
         // A session began: its refresh token goes into the answer beside the step's output (routes.ts).
         if (refreshToken !== undefined) ctx.state.refreshToken = refreshToken;
         return token;

@@ -3,7 +3,7 @@ import { userInfo } from 'node:os';
 import type { Connection } from 'mysql2/promise';
 import { AUDIT_TABLE, AuditLog } from '../console/audit.js';
 import { type GrantOutcome, ROLE_CATALOG, ROLE_CATALOG_BACKEND, UserStore } from '../console/store.js';
-import { API_AUDIT_REPEATS, API_AUDIT_TABLE } from '../runtime/audit/index.js';
+import { API_AUDIT_REPEATS, API_AUDIT_TABLE, API_AUDIT_TENANT } from '../runtime/audit/index.js';
 import { API_KEY_TABLE } from '../runtime/auth/keys/api-key.js';
 import { SECRET_TABLE } from '../runtime/auth/keys/key-checksum.js';
 import { LOGIN_FAILURE_TABLE } from '../runtime/auth/limits/failure-store.js';
@@ -112,6 +112,10 @@ export async function createDefaultTables(connection: Connection): Promise<void>
     "select column_name as name from information_schema.columns where table_schema = database() and table_name = 'xmlrest_api_audit' and column_name = 'repeats'",
   );
   if ((auditColumns as unknown[]).length === 0) await connection.query(API_AUDIT_REPEATS);
+  const [tenantColumns] = await connection.query(
+    "select column_name as name from information_schema.columns where table_schema = database() and table_name = 'xmlrest_api_audit' and column_name = 'tenant'",
+  );
+  if ((tenantColumns as unknown[]).length === 0) await connection.query(API_AUDIT_TENANT);
   // Replaced on every run (dropped above), so that `xmlrest db init` upgrades them (MySQL has no CREATE OR REPLACE TRIGGER).
   for (const [name, body] of Object.entries(DEFAULT_TABLE_TRIGGERS)) await connection.query(`create trigger ${name} ${body}`);
 }

@@ -26,5 +26,5 @@
  */
 export { type AuditFilter, type AuditRow, listAudit, statusFilter, timeFilter } from './list.js';
 export { LEFT_OUT, recordedAddress, recordedParams } from './recorded.js';
-export { API_AUDIT_REPEATS, API_AUDIT_TABLE, type AuditEntry, tableMissing } from './table.js';
+export { API_AUDIT_REPEATS, API_AUDIT_TABLE, API_AUDIT_TENANT, type AuditEntry, tableMissing } from './table.js';
 export { AuditTrail } from './trail.js';

@@ -17,12 +17,16 @@ export const API_AUDIT_TABLE = `create table if not exists xmlrest_api_audit (
   address varchar(64) character set ascii collate ascii_bin not null,
   params text character set utf8mb4 collate utf8mb4_bin null,
   repeats int unsigned not null default 1,
+  tenant varchar(255) character set utf8mb4 collate utf8mb4_bin null,
   key xmlrest_api_audit_at (backend, at),
   key xmlrest_api_audit_user (backend, user_id, at)
 ) engine = InnoDB`;
 
 /** `repeats` on a table made before it (xmlrest db init adds it): how many alike calls the row stands for. */
 export const API_AUDIT_REPEATS = 'alter table xmlrest_api_audit add column repeats int unsigned not null default 1 after params';
+
+/** `tenant` on a table made before it (xmlrest db init adds it): a tenant backend's caller's tenant (docs/internals/contract.md §14). */
+export const API_AUDIT_TENANT = 'alter table xmlrest_api_audit add column tenant varchar(255) character set utf8mb4 collate utf8mb4_bin null after repeats';
 
 /** One call, as its record holds it: bounded, whatever the request carried. */
 export interface AuditEntry {
@@ -42,10 +46,12 @@ export interface AuditEntry {
   params: string | null;
   /** How many alike calls the row stands for: 1, but for repeated refusals of a caller without credentials. */
   repeats?: number;
+  /** The caller's tenant on a tenant backend's route, once known (scope.caller); null elsewhere. */
+  tenant?: string | null;
 }
 
-const COLUMNS = '(at, backend, resource, version, method, user_id, key_prefix, status, request_id, address, params, repeats)';
-const ROW = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
+const COLUMNS = '(at, backend, resource, version, method, user_id, key_prefix, status, request_id, address, params, repeats';
+const ROW = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?';
 
 function values(entry: AuditEntry): SqlValue[] {
   return [
@@ -66,7 +72,12 @@ function values(entry: AuditEntry): SqlValue[] {
 
 /** Inserts `batch`, many rows a statement (one for a write's own row). */
 export async function insertEntries(db: Queryable, batch: readonly AuditEntry[]): Promise<void> {
-  await db.write(`insert into xmlrest_api_audit ${COLUMNS} values ${Array.from({ length: batch.length }, () => ROW).join(', ')}`, batch.flatMap(values));
+  // `tenant` named only when a row has one: a backend without tenants writes to a table of an earlier version as before.
+  const tenants = batch.some((entry) => entry.tenant != null);
+  const columns = tenants ? `${COLUMNS}, tenant)` : `${COLUMNS})`;
+  const row = tenants ? `${ROW}, ?)` : `${ROW})`;
+  const rows = tenants ? batch.flatMap((entry) => [...values(entry), entry.tenant ?? null]) : batch.flatMap(values);
+  await db.write(`insert into xmlrest_api_audit ${columns} values ${Array.from({ length: batch.length }, () => row).join(', ')}`, rows);
 }
 
 /** ER_NO_SUCH_TABLE, ER_BAD_FIELD_ERROR: `xmlrest db init` has not run since this version (or at all). */

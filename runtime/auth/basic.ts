@@ -19,9 +19,12 @@ export const basicScheme: SchemeFactory = ({ backend, credentials }): AuthScheme
       if (parsed?.scheme !== 'basic') throw refuse('Malformed or wrong-scheme credentials: use Basic', parsed ? 'wrong_scheme' : 'malformed');
       // Over-long credentials cost no query and no hash (bounds.ts).
       if (credentialProblem('user', parsed.user) || credentialProblem('password', parsed.pass)) throw refuse('Invalid credentials', 'malformed');
-      const { rows, reason } = await credentials.check(parsed.user, parsed.pass, address);
+      const { rows, reason, tenant } = await credentials.check(parsed.user, parsed.pass, address);
       if (rows.length === 0) throw refuse('Invalid credentials', reason ?? 'bad_credentials');
-      return { userId: String(rows[0]!.user_id), roles: rows.map((row) => String(row.role_name)) };
+      const principal: Principal = { userId: String(rows[0]!.user_id), roles: rows.map((row) => String(row.role_name)) };
+      // A tenant backend's user's tenant, read with the password's check (credentials.ts, docs/internals/contract.md §14).
+      if (tenant !== undefined) principal.tenant = tenant;
+      return principal;
     },
   };
 };

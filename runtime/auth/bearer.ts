@@ -108,14 +108,24 @@ export const bearerScheme: SchemeFactory = ({ backend, db, key, revocations, iss
       const cacheKey = hash('sha256', parsed.token, 'base64url');
       // The backend's own tokens remembered come first: beside outside issuers they cost no more than before.
       const own = recall(cacheKey);
-      if (own !== undefined) return { userId: own.sub, roles: own.aud, sessionId: own.sid };
+      if (own !== undefined) return ownPrincipal(own);
       const fromOutside = outside?.authenticate(parsed.token, cacheKey);
       if (fromOutside !== undefined) return fromOutside;
-      const token = verify(parsed.token, cacheKey);
-      return { userId: token.sub, roles: token.aud, sessionId: token.sid };
+      return ownPrincipal(verify(parsed.token, cacheKey));
     },
   };
 };
+
+/**
+ * The principal of one of the backend's own tokens: its tenant is the `ten` it was signed with (docs/internals/contract.md
+ * §14), read at issue, so that no request with a token reads it; a token without one has none (403 `no_tenant` at a
+ * tenant backend's route, scope.ts).
+ */
+function ownPrincipal(token: VerifiedToken): Principal {
+  const principal: Principal = { userId: token.sub, roles: token.aud, sessionId: token.sid };
+  if (token.ten !== undefined) principal.tenant = token.ten;
+  return principal;
+}
 
 /** Adds an entry to a bounded map, dropping the oldest when it is full. */
 function remember<T>(map: Map<string, T>, limit: number, key: string, value: T): void {

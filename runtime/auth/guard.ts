@@ -1,5 +1,6 @@
 import type { BackendModule, RateLimit, Roles } from '../contract.js';
 import { forbidden, HttpError } from '../errors.js';
+import { readUserTenant } from '../tenants/user-tenant.js';
 import type { IssuerKeyRing } from './issuer/ring.js';
 import { type ApiKeys, presentedKey } from './keys/api-key.js';
 import type { LoginLimiter } from './limits/limiter.js';
@@ -51,7 +52,7 @@ export class Guard {
     private readonly db: UserDatabase,
     services: SecurityServices,
   ) {
-    this.credentials = new CredentialChecker(backend, db, services.limiter, services.cache, services.hashing);
+    this.credentials = new CredentialChecker(backend, db, services.limiter, services.cache, services.hashing, services.revocations);
     this.tokens = services.key === null ? null : new TokenIssuer(backend, services.key);
     this.apiKeys = backend.apiKeys ? services.apiKeys : undefined;
     this.revocations = services.revocations;
@@ -73,8 +74,16 @@ export class Guard {
    * left: 401, as for a user who holds no role), and the token, and its session, end no later than the first
    * temporary grant it carries (runtime/auth/users/grants.ts).
    */
-  async issue(sub: string, aud: string | string[], ends?: ReadonlyMap<string, number | null>): Promise<{ token: string; refreshToken?: string }> {
+  async issue(
+    sub: string,
+    aud: string | string[],
+    ends?: ReadonlyMap<string, number | null>,
+    tenant?: string,
+  ): Promise<{ token: string; refreshToken?: string }> {
     if (this.tokens === null) throw new Error(`backend "${this.backend.name}" has no JWT key: set JWT_SECRET`);
+    // A tenant backend's token carries its user's tenant (`ten`, docs/internals/contract.md §14): the one the password's
+    // check read, else read now by `sub`, once per token, never per request.
+    const ten = tenant ?? (await readUserTenant(this.db, this.backend, sub));
     let claims = aud;
     let endsBy: number | undefined;
     if (ends !== undefined) {
@@ -92,8 +101,8 @@ export class Guard {
       claims = Array.isArray(aud) ? (limits.roles.length === 1 ? limits.roles[0]! : limits.roles) : limits.roles[0]!;
       endsBy = limits.endsBy;
     }
-    if (this.sessions !== null) return this.sessions.begin(sub, claims, endsBy);
-    return { token: this.tokens.sign({ sub, aud: claims, ...(endsBy === undefined ? {} : { expiresBy: endsBy }) }) };
+    if (this.sessions !== null) return this.sessions.begin(sub, claims, endsBy, ten);
+    return { token: this.tokens.sign({ sub, aud: claims, ten, ...(endsBy === undefined ? {} : { expiresBy: endsBy }) }) };
   }
 
   /**

@@ -5,6 +5,8 @@ export interface EventPayload {
   timestamp: string;
   /** The value of its Emit's `key`, when it has one: which row the event is about (a number or a text). */
   key?: string | number | null;
+  /** On a tenant backend's route, the caller's tenant (docs/internals/contract.md §14): whose rows the event is about. */
+  tenant?: string;
   data: object;
 }
 

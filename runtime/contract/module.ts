@@ -89,13 +89,22 @@ export interface BackendModule extends BackendSettings {
 export interface PluginContext {
   readonly backend: BackendModule;
   readonly requestId: string;
-  /** Signs a token with the server's key and this backend's settings. */
-  signToken(claims: { sub: string; aud: string | string[] }): string;
+  /**
+   * The caller's tenant (docs/internals/contract.md §14) on a tenant backend's route, once the handler has asked for
+   * it (`scope.caller`); undefined elsewhere.
+   */
+  readonly tenant?: string | undefined;
+  /**
+   * Signs a token with the server's key and this backend's settings. On a tenant backend, `ten` is the tenant it
+   * carries: signing does no I/O, so a token signed without one has none (refused at the backend's routes, 403
+   * `no_tenant`); `issueToken` reads the user's when not given.
+   */
+  signToken(claims: { sub: string; aud: string | string[]; ten?: string }): string;
   /**
    * Issues a token as a token request does: on a backend with sessions (`refresh_lifetime`), a session begins,
    * its access token carries `sid`, and the answer gains `refresh_token` beside the step's output.
    */
-  issueToken(claims: { sub: string; aud: string | string[] }): Promise<string>;
+  issueToken(claims: { sub: string; aud: string | string[]; ten?: string }): Promise<string>;
   /**
    * For a plug-in that checks credentials. `verify(user, password, stored)` is a whole login against the
    * stored value the plug-in's query read, as HTTP Basic does one: a verdict remembered for that value

@@ -139,12 +139,14 @@ export class Events {
    * body is made once, here, and sent as it is on every attempt (its signature covers it); one over
    * EVENTS_MAX_BYTES refuses the request now (413), before anything commits. `commit` writes the rows.
    */
-  event(backend: string, type: string, data: object, key: SqlValue): EventRow[] {
+  event(backend: string, type: string, data: object, key: SqlValue, tenant?: string): EventRow[] {
     const urls = this.urlsOf(backend, type);
     if (urls.length === 0) return [];
     const timestamp = new Date().toISOString();
-    // The key goes into the payload too: an event made of a write's result would not say which row it is about.
-    const payload = JSON.stringify(key === undefined ? { type, timestamp, data } : { type, timestamp, key: keyValue(key), data });
+    // The key goes into the payload too: an event made of a write's result would not say which row it is about. A
+    // tenant backend's route says whose tenant it was (docs/internals/contract.md §14): a receiver serving many keeps them apart.
+    const keyed = key === undefined ? { type, timestamp } : { type, timestamp, key: keyValue(key) };
+    const payload = JSON.stringify(tenant === undefined ? { ...keyed, data } : { ...keyed, tenant, data });
     if (payload.length > this.maxBytes / 3 && Buffer.byteLength(payload) > this.maxBytes) throw this.tooLarge(type, Buffer.byteLength(payload));
     const event = { msgId: messageId(), backend, type, orderKey: orderKey(type, key), payload };
     return urls.map((url) => ({ ...event, url }));

@@ -27,6 +27,8 @@ export interface ListRequest {
   user: string | undefined;
   /** The caller's outside issuer (docs/internals/contract.md §9), when it has one: nor does a user's of another issuer. */
   issuer?: string | undefined;
+  /** The caller's tenant on a tenant backend (docs/internals/contract.md §14): another tenant's cursor does not open. */
+  tenant?: string | undefined;
   /** The path the request was sent to, for the Link header. */
   path: string;
   link(value: string): void;
@@ -185,8 +187,14 @@ function statementOf(spec: ListSpec, shape: ListShape, sort: string): string {
   return sql;
 }
 
-/** What a cursor is bound to: the route, the list's order and key, the caller; an outside user's issuer a member of its own. */
+/**
+ * What a cursor is bound to: the route, the list's order and key, the caller; an outside user's issuer a member of
+ * its own, and a tenant backend's caller's tenant another.
+ */
 function cursorBinding(request: ListRequest, fingerprint: string): string {
-  const bound = [request.route, fingerprint, request.user ?? null];
-  return JSON.stringify(request.issuer === undefined ? bound : [...bound, request.issuer]);
+  const bound: (string | null | string[])[] = [request.route, fingerprint, request.user ?? null];
+  if (request.issuer !== undefined) bound.push(request.issuer);
+  // The tenant a member of its own shape (an array), so that no issuer's text stands for it; a list without one binds as before.
+  if (request.tenant !== undefined) bound.push(['tenant', request.tenant]);
+  return JSON.stringify(bound);
 }

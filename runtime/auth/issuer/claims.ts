@@ -1,4 +1,5 @@
 import type { BackendModule, ClaimPath, IssuerSettings } from '../../contract.js';
+import { canonicalTenant } from '../../tenants/canonical.js';
 import { isCanonicalUid } from '../scheme.js';
 
 /**
@@ -63,6 +64,16 @@ export function rolesOf(payload: unknown, issuer: IssuerSettings, consoleRole: s
     if (!mapped && !issuer.mapOnly && name !== consoleRole) roles.add(name);
   }
   return [...roles];
+}
+
+/**
+ * On a tenant backend (docs/internals/contract.md §14), the tenant an outside issuer's token names: the claim at the
+ * issuer's `tenant` path, canonical for the backend's tenant type; undefined when the issuer names no claim, the
+ * token lacks it, or its value is not a tenant of the type (a caller with none is refused, 403 `no_tenant`).
+ */
+export function tenantOf(payload: unknown, issuer: IssuerSettings, backend: Pick<BackendModule, 'tenant'>): string | undefined {
+  if (backend.tenant === undefined || issuer.tenant === undefined) return undefined;
+  return canonicalTenant(backend.tenant.type, claimAt(payload, issuer.tenant));
 }
 
 /** The text of a claim that can be a user id or a query's value: a string, or a whole number; else undefined. */

@@ -3,7 +3,7 @@ import type { BackendModule, IssuerSettings } from '../../contract.js';
 import type { Queryable } from '../../db/index.js';
 import { forbidden, type HttpError } from '../../errors.js';
 import type { Principal } from '../scheme.js';
-import { rolesOf, userIdOf } from './claims.js';
+import { rolesOf, tenantOf, userIdOf } from './claims.js';
 import { jose } from './jose.js';
 import type { IssuerKeys } from './keys.js';
 import type { IssuerKeyRing } from './ring.js';
@@ -123,6 +123,9 @@ export class OutsideIssuers {
       roles: rolesOf(payload, settings, this.backend.consoleRole),
       issuer: settings.iss,
     };
+    // Read from the token as its roles are (docs/internals/contract.md §14): no query per request.
+    const tenant = tenantOf(payload, settings, this.backend);
+    if (tenant !== undefined) principal.tenant = tenant;
     const until = Math.min((payload.exp! + settings.clockSkew) * 1000, settings.userQuery === null ? Number.POSITIVE_INFINITY : now + USER_QUERY_MS);
     // Under the generation it was verified with: if the set has changed since, the next use verifies it afresh.
     remember(this.verified, digest, { value: principal, until, keys, generation });

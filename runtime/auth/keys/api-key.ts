@@ -4,6 +4,7 @@ import { parseRateLimit } from '../../contract.js';
 import { errnoOf, NO_COLUMN, type Queryable } from '../../db/index.js';
 import { HttpError } from '../../errors.js';
 import type { Logger } from '../../log.js';
+import { readUserTenant } from '../../tenants/user-tenant.js';
 import type { LoginAttempt, LoginLimiter } from '../limits/limiter.js';
 import { withinLimits } from '../limits/within.js';
 import { LOCKED } from '../passwords/passwords.js';
@@ -190,15 +191,21 @@ export class ApiKeys {
     if (reading === undefined) {
       const started = Date.now();
       reading = this.select([digest, backend.name])
-        .then(([row]) => {
+        .then(async ([row]) => {
+          const principal = row === undefined ? undefined : principalOf(row);
+          // A tenant backend's key answers its user's tenant, read with the key and kept with it (docs/internals/contract.md §14).
+          if (principal !== undefined && !('refused' in principal)) {
+            const tenant = await readUserTenant(this.db, backend, principal.userId);
+            if (tenant !== undefined) principal.tenant = tenant;
+          }
           const newer = this.known.get(id);
           if (newer !== undefined && newer.read > started) return newer;
-          if (row === undefined) {
+          if (row === undefined || principal === undefined) {
             this.known.delete(id);
             return { principal: { refused: 'unknown_key' }, read: started, until: started };
           }
           const ends = [row.held_until, row.key_until].filter((end) => end !== null && end !== undefined).map((end) => Number(end) * 1000);
-          const known: Known = { principal: principalOf(row), read: started, until: Math.min(Infinity, ...ends) };
+          const known: Known = { principal, read: started, until: Math.min(Infinity, ...ends) };
           if (newer === undefined && this.known.size >= REMEMBERED) this.known.delete(this.known.keys().next().value!);
           this.known.set(id, known);
           return known;

@@ -29,9 +29,16 @@ export interface Verdict {
   plain: boolean;
 }
 
+/** A user's tenant as read at a password's check (undefined: none), and when that read began (ms). */
+export interface RememberedTenant {
+  user: string;
+  tenant: string | undefined;
+  readAt: number;
+}
+
 export class CredentialCache {
   private readonly digest = new SecretDigest();
-  private readonly entries = new Map<string, { plain: boolean; expiresAt: number }>();
+  private readonly entries = new Map<string, { plain: boolean; expiresAt: number; tenant?: RememberedTenant }>();
   /** Checks under way, by the same key: at most one per client, stored value and password at any time. */
   private readonly running = new Map<string, Promise<Verdict & { ok: boolean }>>();
 
@@ -69,6 +76,23 @@ export class CredentialCache {
     const started = check().finally(() => this.running.delete(key));
     this.running.set(key, started);
     return started;
+  }
+
+  /**
+   * On a tenant backend (docs/internals/contract.md §14): the tenant remembered with the verdict that `supplied` is
+   * right for `stored` from `client`, for `user`, so that a remembered password answers its tenant without a query.
+   * Undefined when there is no such verdict or it holds no tenant of this user's yet.
+   */
+  tenant(client: string, stored: string, supplied: string, user: string): RememberedTenant | undefined {
+    const entry = this.entries.get(this.digest.of(client, stored, supplied));
+    if (entry === undefined || entry.expiresAt <= Date.now() || entry.tenant?.user !== user) return undefined;
+    return entry.tenant;
+  }
+
+  /** Keeps `tenant` with the verdict remembered for these credentials, if there is one (it ends with it). */
+  rememberTenant(client: string, stored: string, supplied: string, tenant: RememberedTenant): void {
+    const entry = this.entries.get(this.digest.of(client, stored, supplied));
+    if (entry !== undefined) entry.tenant = tenant;
   }
 
   get size(): number {

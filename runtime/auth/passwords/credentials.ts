@@ -1,9 +1,11 @@
 import type { AuthQuery, BackendModule } from '../../contract.js';
 import { errnoOf, NO_COLUMN, type Queryable, type SqlValue } from '../../db/index.js';
+import { readUserTenant } from '../../tenants/user-tenant.js';
 import { credentialProblem } from '../bounds.js';
 import { addressGroup } from '../limits/address.js';
 import type { LoginAttempt, LoginLimiter } from '../limits/limiter.js';
 import { withinLimits } from '../limits/within.js';
+import type { Revocations } from '../tokens/revocations.js';
 import { DEFAULT_USER_TABLES, withGrantEnds } from '../users/user-tables.js';
 import type { CredentialCache } from './credential-cache.js';
 import type { Hashing } from './hashing.js';
@@ -40,6 +42,8 @@ export class CredentialChecker {
     private readonly limiter: LoginLimiter,
     private readonly cache: CredentialCache,
     private readonly hashing: Hashing,
+    /** The revoked users, every server's: a remembered tenant older than its user's revocation is read again. */
+    private readonly revocations?: Revocations,
   ) {
     this.directory = backend.defaultTables ? 'default' : `backend:${backend.name}`;
     if (backend.defaultTables && backend.authScheme !== null && backend.authQuery?.passwordColumn === DEFAULT_USER_TABLES.password) {
@@ -85,14 +89,38 @@ export class CredentialChecker {
         return { rows, reason: 'bad_credentials' };
       }
       await this.limiter.succeeded(attempt);
-      return { rows };
+      // No verdict is remembered when the SQL compares: its tenant is read at each check, beside its auth query.
+      return this.withTenant({ rows }, rows);
     }
     const rows = await this.select(query, values);
     const stored = rows[0]?.[column];
     const check = await this.verify(attempt, stored, pass);
     if (!check.ok) return { rows: [], reason: rows.length === 0 ? 'unknown_user' : 'bad_password' };
     if (check.plain && this.backend.rehashPlaintext && this.backend.defaultTables) await this.rehash(user, stored as string, pass);
-    return { rows: rows.map(({ [column]: _password, ...rest }) => rest) };
+    const checked = { rows: rows.map(({ [column]: _password, ...rest }) => rest) };
+    return this.withTenant(checked, rows, typeof stored === 'string' ? { client: addressGroup(address), stored, pass } : undefined);
+  }
+
+  /**
+   * On a tenant backend (docs/internals/contract.md §14), the user's tenant beside the rows of a right password: the
+   * one remembered with its verdict (`remembered`: the cache's key) unless the user was revoked since (a tenant's
+   * change, runtime/tenants/), else read with the backend's user query and remembered with the verdict.
+   */
+  private async withTenant(checked: CredentialCheck, rows: Row[], remembered?: { client: string; stored: string; pass: string }): Promise<CredentialCheck> {
+    if (this.backend.tenant?.userQuery == null || rows.length === 0) return checked;
+    const first = rows[0]!;
+    const user = String(first.user_id ?? first.sub);
+    if (remembered !== undefined) {
+      const { client, stored, pass } = remembered;
+      const known = this.cache.tenant(client, stored, pass, user);
+      if (known !== undefined && !this.revocations?.isUserRevokedSince(this.backend.name, user, this.backend.defaultTables, known.readAt)) {
+        return { ...checked, tenant: known.tenant };
+      }
+    }
+    const readAt = Date.now();
+    const tenant = await readUserTenant(this.db, this.backend, user);
+    if (remembered !== undefined) this.cache.rememberTenant(remembered.client, remembered.stored, remembered.pass, { user, tenant, readAt });
+    return { ...checked, tenant };
   }
 
   /**
@@ -243,4 +271,6 @@ export interface CredentialCheck {
   rows: Row[];
   /** `unknown_user` (no such user, or one who holds no role), `bad_password`, or `bad_credentials` when the SQL compared. */
   reason?: 'unknown_user' | 'bad_password' | 'bad_credentials';
+  /** On a tenant backend, a right password's user's tenant (docs/internals/contract.md §14); undefined when none. */
+  tenant?: string | undefined;
 }

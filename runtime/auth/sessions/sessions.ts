@@ -2,6 +2,7 @@ import { hash, randomBytes } from 'node:crypto';
 import { type BackendModule, DEFAULT_MAX_SESSIONS } from '../../contract.js';
 import type { Queryable } from '../../db/index.js';
 import { HttpError } from '../../errors.js';
+import { readUserTenant } from '../../tenants/user-tenant.js';
 import type { LoginAttempt, LoginLimiter } from '../limits/limiter.js';
 import { withinLimits } from '../limits/within.js';
 import { type Revocations, revokeToken } from '../tokens/revocations.js';
@@ -91,13 +92,13 @@ export class Sessions {
    * ends then at the latest, when it carries a grant that ends (runtime/auth/users/grants.ts). Token requests that begin
    * sessions are counted per user (limiter.ts), and a user holds at most `max_sessions` live ones: the oldest end.
    */
-  async begin(sub: string, aud: string | string[], endsBy?: number): Promise<Pair> {
+  async begin(sub: string, aud: string | string[], endsBy?: number, ten?: string): Promise<Pair> {
     await this.limiter?.sessionBegun(this.backend.name, sub);
     const sid = randomBytes(16).toString('base64url');
     const refresh = this.refreshTokens.make();
     const roles = Array.isArray(aud) ? aud.join(' ') : aud;
     const expiresAt = Math.min(Math.floor(Date.now() / 1000) + this.backend.sessionLifetime, endsBy ?? Infinity);
-    const token = this.tokens.sign({ sub, aud, sid, expiresBy: expiresAt });
+    const token = this.tokens.sign({ sub, aud, sid, expiresBy: expiresAt, ten });
     await this.db.write(
       'insert into xmlrest_session (sid, backend, user_id, roles, current_hash, current_jti, expires_on) values (?, ?, ?, ?, ?, ?, from_unixtime(?))',
       [sid, this.backend.name, sub, roles, digest(refresh), jtiOf(token), expiresAt],
@@ -167,7 +168,9 @@ export class Sessions {
       const from = current ? presentedHash : row.current_hash;
       const next = this.refreshTokens.make();
       const aud = roles.includes(' ') ? roles.split(' ') : roles;
-      const token = this.tokens.sign({ sub: String(row.user_id), aud, sid: row.sid, expiresBy: Number(row.expires_at) });
+      // A tenant backend's user's tenant is read again at each refresh (docs/internals/contract.md §14), as a RolesQuery's roles are.
+      const ten = await readUserTenant(this.db, this.backend, String(row.user_id));
+      const token = this.tokens.sign({ sub: String(row.user_id), aud, sid: row.sid, expiresBy: Number(row.expires_at), ten });
       await this.db.write('insert ignore into xmlrest_refresh_used (token_hash, sid) values (?, ?)', [from, row.sid]);
       // A pair the grace bought replaces no token that may come back: the voided pair's was answered, not lost.
       const rotated = await this.db.write(

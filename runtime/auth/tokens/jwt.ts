@@ -90,6 +90,8 @@ export interface IssuedClaims {
   sid?: string;
   /** No later than this (seconds since the epoch): a session's end. */
   expiresBy?: number;
+  /** On a tenant backend, the user's tenant as read at issue (docs/internals/contract.md §14): the claim `ten`. */
+  ten?: string | undefined;
 }
 
 /**
@@ -110,6 +112,7 @@ export function signToken(key: JwtKey, settings: TokenSettings, claims: IssuedCl
     exp: claims.expiresBy === undefined ? seconds + settings.lifetime : Math.min(seconds + settings.lifetime, claims.expiresBy),
     jti: randomUUID(),
     ...(claims.sid === undefined ? {} : { sid: claims.sid }),
+    ...(claims.ten === undefined ? {} : { ten: claims.ten }),
   };
   const { header, key: signing } = key.signing;
   const input = `${header}.${Buffer.from(JSON.stringify(payload), 'utf8').toString('base64url')}`;
@@ -149,6 +152,8 @@ export interface VerifiedToken {
   jti: string | undefined;
   /** The session it belongs to, when issued with one. */
   sid: string | undefined;
+  /** The user's tenant signed at issue (`ten`, docs/internals/contract.md §14); undefined when it carries none. */
+  ten: string | undefined;
 }
 
 export interface VerifyOptions {
@@ -231,9 +236,10 @@ export function verifyToken(key: JwtKey, token: string, options: VerifyOptions):
   if (!options.isUid(payload.sub)) throw new TokenRejected('malformed', 'token subject (sub) is not a user id');
   const jti = typeof payload.jti === 'string' ? payload.jti : undefined;
   const sid = typeof payload.sid === 'string' ? payload.sid : undefined;
+  const ten = typeof payload.ten === 'string' ? payload.ten : undefined;
   const aud = payload.aud;
-  if (typeof aud === 'string') return { sub: payload.sub, aud: [aud], exp, iat, jti, sid };
-  if (Array.isArray(aud) && aud.every((a) => typeof a === 'string')) return { sub: payload.sub, aud, exp, iat, jti, sid };
+  if (typeof aud === 'string') return { sub: payload.sub, aud: [aud], exp, iat, jti, sid, ten };
+  if (Array.isArray(aud) && aud.every((a) => typeof a === 'string')) return { sub: payload.sub, aud, exp, iat, jti, sid, ten };
   throw new TokenRejected('audience', 'token audience (aud) is missing or not a string');
 }
 

@@ -253,6 +253,16 @@ export class Revocations {
     return this.grantsEnd;
   }
 
+  /**
+   * Whether every credential `sub` held on `backend` up to `atMs` is revoked (`xmlrest token revoke`, a tenant's
+   * change): what was read of the user then, a remembered tenant (credentials.ts), is read again.
+   */
+  isUserRevokedSince(backend: string, sub: string, defaultTables: boolean, atMs: number): boolean {
+    const everyBackend = defaultTables ? (this.users.get('*')?.get(sub) ?? -Infinity) : -Infinity;
+    const before = Math.max(this.users.get(backend)?.get(sub) ?? -Infinity, everyBackend);
+    return before !== -Infinity && Math.floor(atMs / 1000) <= before;
+  }
+
   isRevoked(backend: string, token: VerifiedToken, defaultTables: boolean): boolean {
     if (token.jti !== undefined && this.tokens.get(backend)?.has(token.jti)) return true;
     if (token.sid !== undefined && this.sessions.get(backend)?.has(token.sid)) return true;

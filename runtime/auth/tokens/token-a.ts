@@ -34,7 +34,7 @@ export function tokenShapeA(guard: Guard, readFields: FieldReader, credentials: 
 
 async function issueForCredentials(guard: Guard, user: string, pass: string, address: string): Promise<{ token: string; refreshToken?: string }> {
   if (guard.tokens === null) throw new Error(`backend "${guard.backend.name}" has no JWT key: set JWT_SECRET`);
-  const { rows, reason } = await guard.credentials.check(user, pass, address);
+  const { rows, reason, tenant } = await guard.credentials.check(user, pass, address);
   const first = rows[0];
   if (first === undefined || first.sub === null || first.sub === undefined) throw new HttpError(401, 'Invalid credentials', {}, reason ?? 'unknown_user');
   const roles = [
@@ -48,7 +48,7 @@ async function issueForCredentials(guard: Guard, user: string, pass: string, add
   if (roles.length === 0) throw new HttpError(401, 'Invalid credentials', {}, 'unknown_user');
   // On the default tables each row says when its grant ends (credentials.ts): the token ends by the first of them.
   const ends = GRANT_ENDS_COLUMN_NAME in first ? new Map(rows.map((row) => [String(row.aud), endOf(row[GRANT_ENDS_COLUMN_NAME])])) : undefined;
-  return guard.issue(String(first.sub), roles.length === 1 ? roles[0]! : roles, ends);
+  return guard.issue(String(first.sub), roles.length === 1 ? roles[0]! : roles, ends, tenant);
 }
 
 function endOf(value: unknown): number | null {
