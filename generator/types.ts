@@ -3,7 +3,7 @@ import { identityText, userIdentity } from './analyse/ownership.js';
 import type { Diagnostics } from './diagnostics.js';
 import type { Project, ResultColumn, SqlStep } from './ir.js';
 import type { StatementDescriber } from './types/columns.js';
-import { describedSql, describeStep, ownersOf, rejection, sqlSteps, tableColumns } from './types/describe.js';
+import { describedSql, describeStep, ownersOf, rejection, sqlSteps, tableColumns, tenantsOf } from './types/describe.js';
 import { driftText, typeDrift } from './types/drift.js';
 import { type SnapshotEntry, sortKeys, type TypeSnapshot } from './types/snapshot.js';
 
@@ -40,17 +40,27 @@ export async function inferTypes(
   const columnsOf = tableColumns(database);
   for (const { key, step, resource } of sqlSteps(project)) {
     const old = previous[key];
-    const identity = userIdentity(project.backends.find((backend) => backend.name === resource.backend)!);
+    const backend = project.backends.find((candidate) => candidate.name === resource.backend)!;
+    const identity = userIdentity(backend);
+    const tenantColumn = backend.tenant?.column;
     // An entry from before exact types were kept is described again (once), so that check has them to compare.
     if (!options.refresh && old && old.sql === describedSql(step) && old.exact !== undefined) {
       // An entry from before the database told who owns a read's rows, or told it for another user table, learns it now.
-      snapshot[key] =
+      let kept =
         step.statement === 'read' && old.owners?.user !== identityText(identity) ? { ...old, owners: await ownersOf(step.sql, identity, columnsOf) } : old;
+      // A tenant backend's step learns its tenant facts, or learns them again for a tenant column that changed.
+      if (tenantColumn !== undefined && kept.tenants?.column !== tenantColumn)
+        kept = { ...kept, tenants: await tenantsOf(step, tenantColumn, database, columnsOf) };
+      else if (tenantColumn === undefined && kept.tenants !== undefined) {
+        const { tenants: _gone, ...rest } = kept;
+        kept = rest;
+      }
+      snapshot[key] = kept;
       continue;
     }
     let entry: SnapshotEntry;
     try {
-      entry = await describeStep(step, database, columnsOf, identity);
+      entry = await describeStep(step, database, columnsOf, identity, tenantColumn);
     } catch (error) {
       if ((error as { fatal?: boolean }).fatal === true) throw error;
       diagnostics.error(step.at, `step "${step.id}": the database rejects the statement: ${rejection(error).message}`);

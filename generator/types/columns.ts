@@ -89,6 +89,8 @@ export interface StatementDescriber {
   columnsOf(table: string): Promise<TableColumn[]>;
   /** The columns of each primary key and unique index of a table, each in its index's order. */
   uniqueKeysOf(table: string): Promise<string[][]>;
+  /** Which of these tables are views, in lower case (the tenant proof's facts); absent: none known. */
+  viewsAmong?(tables: readonly string[]): Promise<string[]>;
 }
 
 const INTEGER_TYPES = new Set(['tinyint', 'smallint', 'mediumint', 'int', 'integer']);

@@ -2,6 +2,8 @@
 // order columns): what `generate` and `xmlrest check` both ask, apart from the stage that keeps the answers.
 import { widestStatement } from '../analyse/list-spec.js';
 import { identityText, ownsRows, type UserIdentity } from '../analyse/ownership.js';
+import { namedTables, type TenantFacts } from '../analyse/tenancy.js';
+import { STEP_SOURCES } from '../analyse/tenant-proof.js';
 import type { Operation, ParamTarget, ParamType, Project, Resource, SqlStep } from '../ir.js';
 import { tablesOf } from '../sql/tables.js';
 import { columnOf, exactColumn, paramTypeOf, type StatementDescriber, type TableColumn } from './columns.js';
@@ -68,6 +70,7 @@ export async function describeStep(
   database: StatementDescriber,
   columnsOf: (table: string) => Promise<TableColumn[]>,
   identity?: UserIdentity,
+  tenantColumn?: string,
 ): Promise<SnapshotEntry> {
   const sql = describedSql(step);
   const fields = await database.describe(sql);
@@ -83,6 +86,7 @@ export async function describeStep(
     columns,
     ...(Object.keys(params).length > 0 ? { params } : {}),
     ...(step.statement === 'read' && identity ? { owners: await ownersOf(step.sql, identity, columnsOf) } : {}),
+    ...(tenantColumn !== undefined ? { tenants: await tenantsOf(step, tenantColumn, database, columnsOf) } : {}),
     ...(keys && Object.keys(keys).length > 0 ? { keys } : {}),
     exact,
   };
@@ -102,6 +106,35 @@ export async function ownersOf(sql: string, identity: UserIdentity, columnsOf: (
     if (columns.length > 0) owned[table] = columns.sort();
   }
   return { user: identityText(identity), tables: owned };
+}
+
+/**
+ * The tenant proof's facts of a tenant backend's step (docs/internals/contract.md §14): of the tables its text names
+ * (and its list's widest statement, every filter added), which have the tenant column, whether every unique key of
+ * each holds the column (else an upsert could reach another tenant's row), and which are views.
+ */
+export async function tenantsOf(
+  step: SqlStep,
+  column: string,
+  database: StatementDescriber,
+  columnsOf: (table: string) => Promise<TableColumn[]>,
+): Promise<TenantFacts> {
+  const texts = [STEP_SOURCES.get(step)?.text ?? step.sql, ...(step.list ? [widestStatement(step.list)] : [])];
+  const named = new Set<string>();
+  for (const text of texts) {
+    const tables = namedTables(text);
+    // A statement the proof cannot read is refused by it whatever the facts: none are needed.
+    if (Array.isArray(tables)) for (const table of tables) named.add(table.toLowerCase());
+  }
+  const tables: Record<string, { uniqueOk: boolean }> = {};
+  const wanted = column.toLowerCase();
+  for (const table of [...named].sort()) {
+    if (!(await columnsOf(table)).some((candidate) => candidate.name.toLowerCase() === wanted)) continue;
+    const keys = await database.uniqueKeysOf(table);
+    tables[table] = { uniqueOk: keys.every((key) => key.some((part) => part.toLowerCase() === wanted)) };
+  }
+  const views = database.viewsAmong ? await database.viewsAmong([...named].sort()) : [];
+  return { column, tables, views };
 }
 
 /** What the database says of each column a list orders by (its page key, its sort's columns). */

@@ -21,7 +21,9 @@ export type TypeDrift =
       nowType: ParamType | undefined;
       /** `was` and `now` are the column's exact types (`int(11)`, `tinyint(4)`): its coarse type stayed the same. */
       exact?: true;
-    };
+    }
+  /** A table the statement names that gained (`now` true) or lost the tenant column (docs/internals/contract.md §14). */
+  | { kind: 'tenant-table'; table: string; column: string; now: boolean };
 
 export function typeDrift(before: SnapshotEntry, after: SnapshotEntry): TypeDrift[] {
   const drift: TypeDrift[] = [];
@@ -61,6 +63,14 @@ export function typeDrift(before: SnapshotEntry, after: SnapshotEntry): TypeDrif
         });
     }
   }
+  const tenantsWas = before.tenants;
+  const tenantsNow = after.tenants;
+  if (tenantsWas && tenantsNow && tenantsWas.column === tenantsNow.column) {
+    for (const table of new Set([...Object.keys(tenantsWas.tables), ...Object.keys(tenantsNow.tables)])) {
+      const now = table in tenantsNow.tables;
+      if (now !== table in tenantsWas.tables) drift.push({ kind: 'tenant-table', table, column: tenantsNow.column, now });
+    }
+  }
   return drift;
 }
 
@@ -75,6 +85,8 @@ export function driftText(drift: TypeDrift): string {
       return `column ${drift.column} ${drift.was} -> ${drift.now}`;
     case 'param-type':
       return `parameter ${drift.param} ${drift.was} -> ${drift.now}`;
+    case 'tenant-table':
+      return drift.now ? `table ${drift.table} gained ${drift.column}: a tenant table now` : `table ${drift.table} lost ${drift.column}: no tenant table now`;
   }
 }
 
