@@ -41,6 +41,14 @@ export function proveTenants(
     for (const resource of backend.resources) {
       for (const operation of resource.operations) {
         for (const step of operation.steps) {
+          // A token request (a login plug-in) is the door itself: its read of the user tables is for no caller yet.
+          if (step.tenant === 'all' && (operation.access === null || operation.access === '*') && operation.paramsFromBody !== true) {
+            // Every tenant's rows to anyone at all, or to any user of any tenant: a warning, an error with --strict.
+            diagnostics.warn(
+              step.at,
+              `step "${step.id}" says tenant="all" on ${operation.access === null ? 'public' : 'any user\'s (auth="*")'} ${operation.method}: every tenant's rows reach ${operation.access === null ? 'anyone' : 'every user of every tenant'}. Give the request roles that only operators hold`,
+            );
+          }
           if (step.kind !== 'sql' || step.tenant === 'all') continue;
           const source = STEP_SOURCES.get(step) ?? { text: step.sql, locate: () => step.at };
           const facts = tenantFacts(step, snapshot[keyOf(resource.source, operation.method, step.id)], tenant.column, describedSql(step));
