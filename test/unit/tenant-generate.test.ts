@@ -1,7 +1,12 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { widestText } from '../../generator/analyse/tenant-proof.js';
 import { analyseSources, generate, type SourceFile, type TypeSnapshot } from '../../generator/index.js';
 import type { SqlStep } from '../../generator/ir.js';
+import type { BackendModule } from '../../runtime/index.js';
+import { routeTenant } from '../../scripts/cli/explain-tenant.js';
 import { readLock } from '../../scripts/cli/verify-access/lock.js';
 
 /** The generator's side of tenants (docs/internals/contract.md §14) where a golden case cannot show it. */
@@ -101,5 +106,38 @@ describe("access.lock's tenant suffix", () => {
     expect(readLock('app /app/v1.0/report GET operator tenant=all:counts,totals\n', 'access.lock')).toEqual([
       { backend: 'app', path: '/app/v1.0/report', method: 'GET', rule: ['operator'], tenantAll: ['counts', 'totals'] },
     ]);
+  });
+});
+
+describe('the unowned-read lint on a tenant backend', () => {
+  it("says the rows that leak are other users' of the caller's tenant", () => {
+    const sql = 'select n.note_id from note n where n.org_id = ?';
+    const result = generate(
+      [
+        { path: 'resources/app/backend.xml', text: backend() },
+        {
+          path: 'resources/app/notes.xml',
+          text: resource('<Request method="GET"><Sql id="notes">select n.note_id from note n where n.org_id = $tenant</Sql></Request>'),
+        },
+      ],
+      {
+        types: {
+          'resources/app/notes.xml GET notes': { ...facts(sql, { note: { uniqueOk: true } }), owners: { user: 'usr.user_id', tables: { note: ['user_id'] } } },
+        },
+      },
+    );
+    expect(result.ok && result.warnings.join('\n')).toContain("every caller it admits reads every user's rows of the caller's tenant.");
+  });
+});
+
+describe('xmlrest explain on a tenant backend', () => {
+  it('says a route is proven, or which steps cross tenants as access.lock lists them', () => {
+    const folder = mkdtempSync(path.join(tmpdir(), 'explain-tenant-'));
+    const lock = path.join(folder, 'access.lock');
+    writeFileSync(lock, 'ops /ops/v1.0/report GET operator tenant=all:counts\nops /ops/v1.0/report POST operator\n');
+    const module = { tenant: { column: 'org_id', type: 'integer', userQuery: null } } as unknown as BackendModule;
+    expect(routeTenant(module, 'get', '/ops/v1.0/report', lock)).toBe('all (step counts may read and write every tenant\'s rows: tenant="all")');
+    expect(routeTenant(module, 'POST', '/ops/v1.0/report', lock)).toBe("proven (every statement keeps to the caller's org_id)");
+    expect(routeTenant({} as BackendModule, 'POST', '/ops/v1.0/report', lock)).toBeUndefined();
   });
 });
