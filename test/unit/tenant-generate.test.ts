@@ -3,8 +3,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { widestText } from '../../generator/analyse/tenant-proof.js';
-import { analyseSources, generate, type SourceFile, type TypeSnapshot } from '../../generator/index.js';
+import { Diagnostics } from '../../generator/diagnostics.js';
+import { analyseSources, driftText, generate, type SourceFile, type TypeSnapshot, typeDrift } from '../../generator/index.js';
 import type { SqlStep } from '../../generator/ir.js';
+import { inferTypes } from '../../generator/types.js';
 import type { BackendModule } from '../../runtime/index.js';
 import { routeTenant } from '../../scripts/cli/explain-tenant.js';
 import { readLock } from '../../scripts/cli/verify-access/lock.js';
@@ -139,5 +141,36 @@ describe('xmlrest explain on a tenant backend', () => {
     expect(routeTenant(module, 'get', '/ops/v1.0/report', lock)).toBe('all (step counts may read and write every tenant\'s rows: tenant="all")');
     expect(routeTenant(module, 'POST', '/ops/v1.0/report', lock)).toBe("proven (every statement keeps to the caller's org_id)");
     expect(routeTenant({} as BackendModule, 'POST', '/ops/v1.0/report', lock)).toBeUndefined();
+  });
+});
+
+describe("a tenant backend's facts", () => {
+  const schema: Record<string, string[]> = { contact: ['contact_id', 'org_id', 'name'], country: ['code', 'name'] };
+  const database = {
+    describe: async () => [],
+    columnsOf: async (table: string) => (schema[table] ?? []).map((name) => ({ name, dataType: 'int', columnType: 'int', nullable: false, maxLength: null })),
+    uniqueKeysOf: async (table: string) => (table === 'contact' ? [['contact_id'], ['org_id', 'name']] : [['code']]),
+    viewsAmong: async () => [],
+  };
+  const sources: SourceFile[] = [
+    { path: 'resources/app/backend.xml', text: backend() },
+    {
+      path: 'resources/app/names.xml',
+      text: resource('<Request method="GET"><Sql id="names">select c.name from contact c where c.org_id = $tenant</Sql></Request>'),
+    },
+  ];
+  const key = 'resources/app/names.xml GET names';
+
+  it('are asked again of the database when the tenant column changed, the types kept', async () => {
+    const { project } = analyseSources(sources);
+    const old = { ...facts('select c.name from contact c where c.org_id = ?', {}, 'tenant_id'), exact: {} };
+    const { snapshot } = await inferTypes(project, { [key]: old }, database, new Diagnostics(), { refresh: false });
+    expect(snapshot[key]?.tenants).toEqual({ column: 'org_id', tables: { contact: { uniqueOk: false } }, views: [] });
+  });
+
+  it('name a table that gained or lost the tenant column as a drift', () => {
+    const was = facts('select 1', { contact: { uniqueOk: true } });
+    const now = facts('select 1', { country: { uniqueOk: true } });
+    expect(typeDrift(was, now).map(driftText)).toEqual(['table contact lost org_id: no tenant table now', 'table country gained org_id: a tenant table now']);
   });
 });
