@@ -30,6 +30,7 @@ export {
   type TableColumn,
   type TypeDrift,
   tableColumns,
+  tenantFactsAsker,
   typeDrift,
 } from './types.js';
 export { authAttributes, setAuthAttribute } from './xml-edit.js';

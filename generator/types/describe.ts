@@ -70,7 +70,7 @@ export async function describeStep(
   database: StatementDescriber,
   columnsOf: (table: string) => Promise<TableColumn[]>,
   identity?: UserIdentity,
-  tenantColumn?: string,
+  tenant?: { column: string; ask: (step: SqlStep, column: string) => Promise<TenantFacts> },
 ): Promise<SnapshotEntry> {
   const sql = describedSql(step);
   const fields = await database.describe(sql);
@@ -86,7 +86,7 @@ export async function describeStep(
     columns,
     ...(Object.keys(params).length > 0 ? { params } : {}),
     ...(step.statement === 'read' && identity ? { owners: await ownersOf(step.sql, identity, columnsOf) } : {}),
-    ...(tenantColumn !== undefined ? { tenants: await tenantsOf(step, tenantColumn, database, columnsOf) } : {}),
+    ...(tenant !== undefined ? { tenants: await tenant.ask(step, tenant.column) } : {}),
     ...(keys && Object.keys(keys).length > 0 ? { keys } : {}),
     exact,
   };
@@ -111,30 +111,49 @@ export async function ownersOf(sql: string, identity: UserIdentity, columnsOf: (
 /**
  * The tenant proof's facts of a tenant backend's step (docs/internals/contract.md §14): of the tables its text names
  * (and its list's widest statement, every filter added), which have the tenant column, whether every unique key of
- * each holds the column (else an upsert could reach another tenant's row), and which are views.
+ * each holds the column (else an upsert could reach another tenant's row), and which are views. Each table is asked
+ * of the database once for the life of the returned function (one run, one check).
  */
-export async function tenantsOf(
+export function tenantFactsAsker(
+  database: StatementDescriber,
+  columnsOf: (table: string) => Promise<TableColumn[]>,
+): (step: SqlStep, column: string) => Promise<TenantFacts> {
+  const uniques = new Map<string, Promise<string[][]>>();
+  const views = new Map<string, Promise<boolean>>();
+  const once = <T>(cache: Map<string, Promise<T>>, table: string, ask: () => Promise<T>) => {
+    let answer = cache.get(table);
+    if (!answer) cache.set(table, (answer = ask()));
+    return answer;
+  };
+  return async (step, column) => {
+    const texts = [STEP_SOURCES.get(step)?.text ?? step.sql, ...(step.list ? [widestStatement(step.list)] : [])];
+    const named = new Set<string>();
+    for (const text of texts) {
+      const tables = namedTables(text);
+      // A statement the proof cannot read is refused by it whatever the facts: none are needed.
+      if (Array.isArray(tables)) for (const table of tables) named.add(table.toLowerCase());
+    }
+    const tables: Record<string, { uniqueOk: boolean }> = {};
+    const viewNames: string[] = [];
+    const wanted = column.toLowerCase();
+    for (const table of [...named].sort()) {
+      if (database.viewsAmong && (await once(views, table, async () => (await database.viewsAmong!([table])).length > 0))) viewNames.push(table);
+      if (!(await columnsOf(table)).some((candidate) => candidate.name.toLowerCase() === wanted)) continue;
+      const keys = await once(uniques, table, () => database.uniqueKeysOf(table));
+      tables[table] = { uniqueOk: keys.every((key) => key.some((part) => part.toLowerCase() === wanted)) };
+    }
+    return { column, tables, views: viewNames };
+  };
+}
+
+/** One step's tenant facts, asked of the database without a cache shared with other steps. */
+export function tenantsOf(
   step: SqlStep,
   column: string,
   database: StatementDescriber,
   columnsOf: (table: string) => Promise<TableColumn[]>,
 ): Promise<TenantFacts> {
-  const texts = [STEP_SOURCES.get(step)?.text ?? step.sql, ...(step.list ? [widestStatement(step.list)] : [])];
-  const named = new Set<string>();
-  for (const text of texts) {
-    const tables = namedTables(text);
-    // A statement the proof cannot read is refused by it whatever the facts: none are needed.
-    if (Array.isArray(tables)) for (const table of tables) named.add(table.toLowerCase());
-  }
-  const tables: Record<string, { uniqueOk: boolean }> = {};
-  const wanted = column.toLowerCase();
-  for (const table of [...named].sort()) {
-    if (!(await columnsOf(table)).some((candidate) => candidate.name.toLowerCase() === wanted)) continue;
-    const keys = await database.uniqueKeysOf(table);
-    tables[table] = { uniqueOk: keys.every((key) => key.some((part) => part.toLowerCase() === wanted)) };
-  }
-  const views = database.viewsAmong ? await database.viewsAmong([...named].sort()) : [];
-  return { column, tables, views };
+  return tenantFactsAsker(database, columnsOf)(step, column);
 }
 
 /** What the database says of each column a list orders by (its page key, its sort's columns). */

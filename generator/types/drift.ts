@@ -1,5 +1,6 @@
 // A step's snapshot entry against what the database says now, named change by change: what `generate
 // --refresh-types` prints and `xmlrest check` reports, apart from the describing and the keeping.
+import type { TenantFacts } from '../analyse/tenancy.js';
 import type { ParamType, ResultColumn } from '../ir.js';
 import type { SnapshotEntry } from './snapshot.js';
 
@@ -63,13 +64,17 @@ export function typeDrift(before: SnapshotEntry, after: SnapshotEntry): TypeDrif
         });
     }
   }
-  const tenantsWas = before.tenants;
-  const tenantsNow = after.tenants;
-  if (tenantsWas && tenantsNow && tenantsWas.column === tenantsNow.column) {
-    for (const table of new Set([...Object.keys(tenantsWas.tables), ...Object.keys(tenantsNow.tables)])) {
-      const now = table in tenantsNow.tables;
-      if (now !== table in tenantsWas.tables) drift.push({ kind: 'tenant-table', table, column: tenantsNow.column, now });
-    }
+  drift.push(...tenantDrift(before.tenants, after.tenants));
+  return drift;
+}
+
+/** The tables a step names that gained or lost the tenant column (docs/internals/contract.md §14), for one column. */
+export function tenantDrift(was: TenantFacts | undefined, now: TenantFacts | undefined): TypeDrift[] {
+  if (!was || !now || was.column !== now.column) return [];
+  const drift: TypeDrift[] = [];
+  for (const table of new Set([...Object.keys(was.tables), ...Object.keys(now.tables)])) {
+    const gained = table in now.tables;
+    if (gained !== table in was.tables) drift.push({ kind: 'tenant-table', table, column: now.column, now: gained });
   }
   return drift;
 }

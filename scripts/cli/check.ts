@@ -15,6 +15,7 @@ import {
   sqlSteps,
   type TypeSnapshot,
   tableColumns,
+  tenantFactsAsker,
   typeDrift,
 } from '../../generator/index.js';
 import { NO_COLUMN, NO_TABLE } from '../../runtime/db/index.js';
@@ -71,6 +72,7 @@ export async function checkProject(root: string, databaseUrl: string, deadlineMs
   const database = await openDescriber(databaseUrl, deadlineMs === undefined ? {} : { deadlineMs });
   const problems: CheckProblem[] = [];
   const columnsOf = tableColumns(database);
+  const askTenants = tenantFactsAsker(database, columnsOf);
   let statements = 0;
   try {
     for (const { key, operation, step, resource } of sqlSteps(project)) {
@@ -85,7 +87,7 @@ export async function checkProject(root: string, databaseUrl: string, deadlineMs
       let now: SnapshotEntry;
       try {
         const tenantColumn = project.backends.find((backend) => backend.name === resource.backend)?.tenant?.column;
-        now = await describeStep(step, database, columnsOf, undefined, tenantColumn);
+        now = await describeStep(step, database, columnsOf, undefined, tenantColumn === undefined ? undefined : { column: tenantColumn, ask: askTenants });
       } catch (error) {
         // The connection's end, not the statement's: what is left cannot be checked, and none of it is "refused".
         const lost = error as { fatal?: boolean; errno?: unknown; code?: unknown };
