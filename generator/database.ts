@@ -87,6 +87,14 @@ export async function openDescriber(url: string, options: { deadlineMs?: number 
       );
       return (rows as { name: string }[]).map((row) => row.name).sort();
     },
+    async tablesWithColumn(column: string): Promise<string[]> {
+      const [rows] = await connection.execute(
+        `select distinct table_name as name from information_schema.columns
+          where table_schema = database() and lower(column_name) = lower(?)`,
+        [column],
+      );
+      return (rows as { name: string }[]).map((row) => row.name).sort();
+    },
     close: () => connection.end(),
   };
 }

@@ -22,7 +22,7 @@ export interface StepSource {
 export const STEP_SOURCES = new WeakMap<SqlStep, StepSource>();
 
 /** The step's facts when they are current: made for this very statement and this tenant column. */
-export function tenantFacts(step: SqlStep, entry: TypeSnapshot[string] | undefined, column: string, described: string): TenantFacts | undefined {
+export function tenantFacts(entry: TypeSnapshot[string] | undefined, column: string, described: string): TenantFacts | undefined {
   if (entry === undefined || entry.sql !== described || entry.tenants === undefined) return undefined;
   return entry.tenants.column === column ? entry.tenants : undefined;
 }
@@ -51,7 +51,7 @@ export function proveTenants(
           }
           if (step.kind !== 'sql' || step.tenant === 'all') continue;
           const source = STEP_SOURCES.get(step) ?? { text: step.sql, locate: () => step.at };
-          const facts = tenantFacts(step, snapshot[keyOf(resource.source, operation.method, step.id)], tenant.column, describedSql(step));
+          const facts = tenantFacts(snapshot[keyOf(resource.source, operation.method, step.id)], tenant.column, describedSql(step));
           if (facts === undefined) {
             diagnostics.error(
               step.at,

@@ -120,6 +120,7 @@ export function tenantFactsAsker(
 ): (step: SqlStep, column: string) => Promise<TenantFacts> {
   const uniques = new Map<string, Promise<string[][]>>();
   const views = new Map<string, Promise<boolean>>();
+  const withColumn = new Map<string, Promise<string[]>>();
   const once = <T>(cache: Map<string, Promise<T>>, table: string, ask: () => Promise<T>) => {
     let answer = cache.get(table);
     if (!answer) cache.set(table, (answer = ask()));
@@ -136,11 +137,23 @@ export function tenantFactsAsker(
     const tables: Record<string, { uniqueOk: boolean }> = {};
     const viewNames: string[] = [];
     const wanted = column.toLowerCase();
+    // Names compared without regard to case: a table the text names in another case than the database spells it
+    // (or two tables whose names differ only in case) is a tenant table when any spelling of it has the column.
+    const spellings = database.tablesWithColumn ? await once(withColumn, wanted, () => database.tablesWithColumn!(column)) : undefined;
     for (const table of [...named].sort()) {
       if (database.viewsAmong && (await once(views, table, async () => (await database.viewsAmong!([table])).length > 0))) viewNames.push(table);
-      if (!(await columnsOf(table)).some((candidate) => candidate.name.toLowerCase() === wanted)) continue;
-      const keys = await once(uniques, table, () => database.uniqueKeysOf(table));
-      tables[table] = { uniqueOk: keys.every((key) => key.some((part) => part.toLowerCase() === wanted)) };
+      const names = spellings
+        ? spellings.filter((name) => name.toLowerCase() === table)
+        : (await columnsOf(table)).some((candidate) => candidate.name.toLowerCase() === wanted)
+          ? [table]
+          : [];
+      if (names.length === 0) continue;
+      let uniqueOk = true;
+      for (const name of names) {
+        const keys = await once(uniques, name, () => database.uniqueKeysOf(name));
+        uniqueOk &&= keys.every((key) => key.some((part) => part.toLowerCase() === wanted));
+      }
+      tables[table] = { uniqueOk };
     }
     return { column, tables, views: viewNames };
   };
