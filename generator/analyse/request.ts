@@ -12,7 +12,7 @@ import { type AnalyseOptions, AttributeReader, type RawAttribute, type RawElemen
 import { analyseEmit, checkEmitsWrite } from './emit.js';
 import { analyseList, LIST_ELEMENTS } from './list.js';
 import { readOwner } from './ownership.js';
-import { readStepTenant } from './tenant.js';
+import { BROKEN_TENANTS, readStepTenant } from './tenant.js';
 import { STEP_SOURCES } from './tenant-proof.js';
 
 /** A request of a resource file: its method, status and steps, each bind checked against the steps before it. */
@@ -94,7 +94,8 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
     }
     if (placeholder.kind === 'tenant') {
       if (!context.backend.tenant) {
-        diagnostics.error(at, `${where} uses $tenant, which only a tenant backend (<Tenant> in backend.xml) has`);
+        // A Tenant that is there but wrong has said so in backend.xml.
+        if (!BROKEN_TENANTS.has(context.backend)) diagnostics.error(at, `${where} uses $tenant, which only a tenant backend (<Tenant> in backend.xml) has`);
         return undefined;
       }
       if (access === null) {

@@ -54,6 +54,12 @@ const TENANT_ATTRIBUTES: readonly AttributeRule<Draft>[] = [
 /** The names this table reads, which the schema must give the element too (test/unit/reference.test.ts). */
 export const TENANT_ATTRIBUTE_NAMES: readonly string[] = TENANT_ATTRIBUTES.map((attribute) => attribute.name);
 
+/**
+ * Backends whose `<Tenant>` is there but wrong (its errors reported): their resources' `$tenant` and
+ * `tenant="all"` are not reported again as if the backend declared none.
+ */
+export const BROKEN_TENANTS = new WeakSet<BackendWithPlugins>();
+
 /** A `<Tenant>` read, before the rest of the backend is known. */
 export interface ReadTenant {
   element: RawElement;
@@ -123,7 +129,10 @@ export function finishTenant(
     const column = draft.userColumn ?? draft.column;
     userQuery = { sql: `select ${column} as tenant from ${DEFAULT_USER_TABLES.users} where ${DEFAULT_USER_TABLES.userId} = ?` };
   }
-  if (diagnostics.count !== before || draft.column === '') return undefined;
+  if (diagnostics.count !== before || draft.column === '') {
+    BROKEN_TENANTS.add(backend);
+    return undefined;
+  }
   return { column: draft.column, type: draft.type, userQuery, ...(draft.triggers ? { triggers: true as const } : {}) };
 }
 
@@ -173,6 +182,7 @@ export function readStepTenant(attribute: RawAttribute | undefined, backend: Bac
     return undefined;
   }
   if (!backend.tenant) {
+    if (BROKEN_TENANTS.has(backend)) return undefined;
     diagnostics.error(attribute.at, `tenant="all" is for a step of a tenant backend (<Tenant> in resources/${backend.name}/backend.xml)`);
     return undefined;
   }
