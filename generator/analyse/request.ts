@@ -12,7 +12,7 @@ import { type AnalyseOptions, AttributeReader, type RawAttribute, type RawElemen
 import { analyseEmit, checkEmitsWrite } from './emit.js';
 import { analyseList, LIST_ELEMENTS } from './list.js';
 import { readOwner } from './ownership.js';
-import { BROKEN_TENANTS, readStepTenant } from './tenant.js';
+import { checkPluginTenant, checkTenantParam, readStepTenant, tenantBindable } from './tenant.js';
 import { STEP_SOURCES } from './tenant-proof.js';
 
 /** A request of a resource file: its method, status and steps, each bind checked against the steps before it. */
@@ -93,16 +93,8 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
       return placeholder;
     }
     if (placeholder.kind === 'tenant') {
-      if (!context.backend.tenant) {
-        // A Tenant that is there but wrong has said so in backend.xml.
-        if (!BROKEN_TENANTS.has(context.backend)) diagnostics.error(at, `${where} uses $tenant, which only a tenant backend (<Tenant> in backend.xml) has`);
-        return undefined;
-      }
-      if (access === null) {
-        const why = own ? `${method?.value.toUpperCase() ?? 'the request'} is public (auth="")` : 'the resource has no auth attribute';
-        diagnostics.error(at, `${where} uses $tenant but ${why}: $tenant is the authenticated caller's tenant`);
-        return undefined;
-      }
+      const publicBecause = own ? `${method?.value.toUpperCase() ?? 'the request'} is public (auth="")` : 'the resource has no auth attribute';
+      if (!tenantBindable(context.backend, access === null ? publicBecause : null, at, where, diagnostics)) return undefined;
       usesTenant = true;
       return placeholder;
     }
@@ -218,13 +210,7 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
         const bind = argBind(value, where, bindOf, diagnostics);
         if (bind) args.push({ name: name.value, bind, at: name.at });
       }
-      // No proof reads a plug-in's statements: on a tenant backend one of the project's own says that it may cross.
-      if (plugin && !plugin.builtin && context.backend.tenant && tenant === undefined) {
-        diagnostics.error(
-          child.at,
-          `${where} calls the plug-in ${plugin.classname}, whose statements the tenant proof cannot read: write tenant="all" on the Execute if it may touch every tenant's rows (access.lock lists it), or do its work in Sql steps`,
-        );
-      }
+      if (plugin) checkPluginTenant(plugin, tenant, context.backend, child.at, where, diagnostics);
       if (plugin) steps.push({ kind: 'execute', id, output, description: null, plugin, args, at: child.at, ...(tenant ? { tenant } : {}) });
     }
   }
@@ -233,10 +219,7 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
   if (!httpMethod) return undefined;
   const list = analyseList(listElements, { method: httpMethod, steps, params, texts }, diagnostics);
   const allParams = list ? [...params, ...list.params] : params;
-  // The handler's `tenant` is the caller's: a parameter of that name would read as if it were.
-  if (context.backend.tenant && allParams.includes('tenant')) {
-    diagnostics.error(element.at, "a request parameter named tenant on a tenant backend would read as the caller's $tenant: rename the parameter");
-  }
+  checkTenantParam(allParams, context.backend, element.at, diagnostics);
   const auditParams = requestAuditParams(ownAuditParams, context.auditParams, { audit, method: httpMethod, params: allParams }, diagnostics);
   const sqlSteps = steps.filter((step): step is SqlStep => step.kind === 'sql');
   const transaction = sqlSteps.length > 1 || sqlSteps.some((step) => step.statement === 'write');

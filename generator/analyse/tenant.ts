@@ -1,6 +1,7 @@
 import { DEFAULT_USER_TABLES } from '../../runtime/auth/users/user-tables.js';
 import type { TenantSettings } from '../../runtime/contract.js';
 import type { Diagnostics, SourceLocation } from '../diagnostics.js';
+import type { PluginRef } from '../ir.js';
 import { scanSql } from '../sql/index.js';
 import type { BackendWithPlugins } from './backend-plugins.js';
 import {
@@ -187,4 +188,49 @@ export function readStepTenant(attribute: RawAttribute | undefined, backend: Bac
     return undefined;
   }
   return target.tenant;
+}
+
+/**
+ * Whether `$tenant` may be bound here: only in a tenant backend's protected requests. `publicBecause` says why the
+ * request is public, null when it is protected. Reported when not (but on a backend whose Tenant is wrong).
+ */
+export function tenantBindable(
+  backend: BackendWithPlugins,
+  publicBecause: string | null,
+  at: SourceLocation,
+  where: string,
+  diagnostics: Diagnostics,
+): boolean {
+  if (!backend.tenant) {
+    // A Tenant that is there but wrong has said so in backend.xml.
+    if (!BROKEN_TENANTS.has(backend)) diagnostics.error(at, `${where} uses $tenant, which only a tenant backend (<Tenant> in backend.xml) has`);
+    return false;
+  }
+  if (publicBecause !== null) {
+    diagnostics.error(at, `${where} uses $tenant but ${publicBecause}: $tenant is the authenticated caller's tenant`);
+    return false;
+  }
+  return true;
+}
+
+/** No proof reads a plug-in's statements: on a tenant backend, one of the project's own says that it may cross. */
+export function checkPluginTenant(
+  plugin: PluginRef,
+  tenant: 'all' | undefined,
+  backend: BackendWithPlugins,
+  at: SourceLocation,
+  where: string,
+  diagnostics: Diagnostics,
+): void {
+  if (plugin.builtin || !backend.tenant || tenant !== undefined) return;
+  diagnostics.error(
+    at,
+    `${where} calls the plug-in ${plugin.classname}, whose statements the tenant proof cannot read: write tenant="all" on the Execute if it may touch every tenant's rows (access.lock lists it), or do its work in Sql steps`,
+  );
+}
+
+/** The handler's `tenant` is the caller's: a request parameter of that name would read as if it were. */
+export function checkTenantParam(params: readonly string[], backend: BackendWithPlugins, at: SourceLocation, diagnostics: Diagnostics): void {
+  if (backend.tenant && params.includes('tenant'))
+    diagnostics.error(at, "a request parameter named tenant on a tenant backend would read as the caller's $tenant: rename the parameter");
 }
