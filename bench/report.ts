@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import * as vega from 'vega';
 import type { GenerationTiming } from './generate.js';
+import type { TenantGenerationTiming } from './generate-tenant.js';
 
 /** The benchmark's results: a Markdown table with the ratios against the targets, and a chart (bench/results/). */
 
@@ -117,6 +118,7 @@ export async function writeResults(
   flood: FloodFigures,
   delivery: DeliveryFigures,
   tracing?: TracingFigures,
+  tenantGeneration?: TenantGenerationTiming,
 ): Promise<void> {
   const { pinned } = flags;
   const when = new Date().toISOString().replace(/:\d\d\.\d+Z$/, 'Z');
@@ -279,6 +281,11 @@ export async function writeResults(
       (t) =>
         `| generate ${t.resources} resources, one changed file (dev cache) | ${Math.round(t.oneFileMs)} ms | ${t.resources === 1000 ? `${t.oneFileMs < 300 ? 'met' : 'missed'} (< 0.3 s)` : ''} |`,
     ),
+    ...(tenantGeneration
+      ? [
+          `| generate ${tenantGeneration.resources} resources of a tenant backend, proven, vs the same without a tenant (core, median of 5) | ${Math.round(tenantGeneration.withMs)} ms vs ${Math.round(tenantGeneration.withoutMs)} ms, ${(tenantGeneration.withMs / tenantGeneration.withoutMs).toFixed(2)}x | ${tenantGeneration.withMs / tenantGeneration.withoutMs <= 1.1 ? 'met' : 'missed'} (<= 1.1x) |`,
+        ]
+      : []),
     `| start the compiled server with 1,000 routes (spawn to listening) | ${Math.round(startup.ms)} ms, ${Math.round(startup.rssMb)} MB RSS | ${startup.ms < 1000 ? 'met' : 'missed'} (< 1 s) |`,
     '',
     `![req/s per scenario](${when.replaceAll(':', '')}.svg)`,

@@ -16,6 +16,7 @@ import { freePort, type PrivateMariadb, startPrivateMariadb } from '../scripts/m
 import { createDefaultTables, queryableOf } from '../scripts/schema.js';
 import { BASELINE_DIR, buildBaseline, defaultBaselineRef } from './baseline.js';
 import { type GenerationTiming, measureGeneration, writeSyntheticResources } from './generate.js';
+import { measureTenantGeneration } from './generate-tenant.js';
 import { type BenchIssuer, startBenchIssuer } from './issuer.js';
 import {
   AUDIT_SCENARIO,
@@ -832,6 +833,8 @@ try {
   const startup = await measureStartup(url);
   say('generation speed ...');
   const generation = await measureGeneration([10, 100, 1000]);
+  say('generation with the tenant proof ...');
+  const tenantGeneration = measureTenantGeneration(1000);
   await writeResults(
     results,
     rss,
@@ -841,6 +844,7 @@ try {
     flood,
     delivery,
     tracingFigures,
+    tenantGeneration,
   );
 } finally {
   await stopAll();

@@ -3,6 +3,7 @@ import { XMLREST_VERSION } from '../runtime/version.js';
 import { accessText } from './analyse/access.js';
 import { analyse, type SourceFile } from './analyse/index.js';
 import { lintUnownedReads } from './analyse/ownership.js';
+import { lockSuffix, proveTenants } from './analyse/tenant-proof.js';
 import { Diagnostics } from './diagnostics.js';
 import { emit, resourceKeys } from './emit/index.js';
 import { FileTexts } from './file-texts.js';
@@ -118,7 +119,9 @@ export function emitProject(project: Project, diagnostics: Diagnostics, options:
   applyArgumentBounds(project);
   markSecrets(project, diagnostics);
   if (diagnostics.count === 0) checkPluginCalls(project, options.projectRoot ?? process.cwd(), diagnostics, options.cache?.plugins);
-  lintUnownedReads(project, types, (file, method, step) => `${file} ${method} ${step}`, diagnostics);
+  const keyOf = (file: string, method: string, step: string) => `${file} ${method} ${step}`;
+  lintUnownedReads(project, types, keyOf, diagnostics);
+  proveTenants(project, types, keyOf, describedSql, diagnostics);
   const warnings = diagnostics.warnings();
   // --strict: a warning stops the run as an error does, said in the same words without the "warning:".
   if (options.strict && warnings.length > 0)
@@ -157,7 +160,8 @@ export function accessLock(project: Project): string {
   const lines = project.backends.flatMap((backend) =>
     backend.resources.flatMap((resource) =>
       resource.operations.map(
-        (operation) => `${backend.name} /${backend.name}/v${resource.version}/${resource.name} ${operation.method} ${accessText(operation.access)}`,
+        (operation) =>
+          `${backend.name} /${backend.name}/v${resource.version}/${resource.name} ${operation.method} ${accessText(operation.access)}${lockSuffix(backend, operation)}`,
       ),
     ),
   );

@@ -78,6 +78,23 @@ export async function openDescriber(url: string, options: { deadlineMs?: number 
       for (const row of rows as { name: string; column: string }[]) indexes.set(row.name, [...(indexes.get(row.name) ?? []), row.column]);
       return [...indexes.values()];
     },
+    async viewsAmong(tables: readonly string[]): Promise<string[]> {
+      if (tables.length === 0) return [];
+      const [rows] = await connection.execute(
+        `select lower(table_name) as name from information_schema.tables
+          where table_schema = database() and table_type = 'VIEW' and lower(table_name) in (${tables.map(() => '?').join(', ')})`,
+        tables.map((table) => table.toLowerCase()),
+      );
+      return (rows as { name: string }[]).map((row) => row.name).sort();
+    },
+    async tablesWithColumn(column: string): Promise<string[]> {
+      const [rows] = await connection.execute(
+        `select distinct table_name as name from information_schema.columns
+          where table_schema = database() and lower(column_name) = lower(?)`,
+        [column],
+      );
+      return (rows as { name: string }[]).map((row) => row.name).sort();
+    },
     close: () => connection.end(),
   };
 }

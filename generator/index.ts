@@ -20,5 +20,17 @@ export { NO_ANSWER, openDescriber } from './database.js';
 export { DEMO_DATABASE_URL_FILE, databaseUrlFromEnvironment } from './environment.js';
 export type { ParamType } from './ir.js';
 export { generateProject, type RunOptions, readSources } from './project.js';
-export { describedSql, describeStep, rejection, type SnapshotEntry, sqlSteps, type TableColumn, type TypeDrift, tableColumns, typeDrift } from './types.js';
+export {
+  describedSql,
+  describeStep,
+  driftText,
+  rejection,
+  type SnapshotEntry,
+  sqlSteps,
+  type TableColumn,
+  type TypeDrift,
+  tableColumns,
+  tenantFactsAsker,
+  typeDrift,
+} from './types.js';
 export { authAttributes, setAuthAttribute } from './xml-edit.js';

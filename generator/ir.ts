@@ -56,6 +56,8 @@ export interface SqlStep {
   at: SourceLocation;
   /** Its filters, sort and page, when the step is a list (docs/internals/contract.md §11). */
   list?: List;
+  /** `tenant="all"`: a step of a tenant backend meant to cross tenants, not proven, listed in access.lock (§14). */
+  tenant?: 'all';
 }
 
 /**
@@ -139,6 +141,8 @@ export interface ExecuteStep {
   args: { name: string; bind: Bind; at: SourceLocation }[];
   /** Where the Execute element is. */
   at: SourceLocation;
+  /** `tenant="all"`: a plug-in of a tenant backend's request, which no proof reads, listed in access.lock (§14). */
+  tenant?: 'all';
 }
 
 export type Step = SqlStep | ExecuteStep;
@@ -179,6 +183,11 @@ export interface Operation {
   /** `owner="shared"`: a protected read of rows that belong to users, meant for every caller it admits (analyse/ownership.ts). */
   owner?: 'shared';
   usesUid: boolean;
+  /**
+   * A protected method of a tenant backend (docs/internals/contract.md §14): its handler asks `scope.caller`, which
+   * refuses a caller without a tenant; `binds` when a step binds `$tenant`. Absent on every other method.
+   */
+  tenant?: { binds: boolean };
   /** A write or more than one Sql step: one connection, one transaction (docs/internals/contract.md §3). */
   transaction: boolean;
   /** It calls a plug-in that checks credentials (a token request): every parameter comes from the body only. */

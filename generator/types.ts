@@ -3,8 +3,8 @@ import { identityText, userIdentity } from './analyse/ownership.js';
 import type { Diagnostics } from './diagnostics.js';
 import type { Project, ResultColumn, SqlStep } from './ir.js';
 import type { StatementDescriber } from './types/columns.js';
-import { describedSql, describeStep, ownersOf, rejection, sqlSteps, tableColumns } from './types/describe.js';
-import { driftText, typeDrift } from './types/drift.js';
+import { describedSql, describeStep, ownersOf, rejection, sqlSteps, tableColumns, tenantFactsAsker } from './types/describe.js';
+import { driftText, tenantDrift, typeDrift } from './types/drift.js';
 import { type SnapshotEntry, sortKeys, type TypeSnapshot } from './types/snapshot.js';
 
 /**
@@ -13,7 +13,7 @@ import { type SnapshotEntry, sortKeys, type TypeSnapshot } from './types/snapsho
  * (types/drift.ts). Its parts are re-exported here, the path the rest of the generator imports them from.
  */
 export { columnOf, type FieldInfo, paramTypeOf, type StatementDescriber, type TableColumn } from './types/columns.js';
-export { describedSql, describeStep, rejection, sqlSteps, stepKey, tableColumns } from './types/describe.js';
+export { describedSql, describeStep, rejection, sqlSteps, stepKey, tableColumns, tenantFactsAsker } from './types/describe.js';
 export { driftText, type TypeDrift, typeDrift } from './types/drift.js';
 export { type ExactTypes, type KeyFacts, type Owners, type SnapshotEntry, snapshotText, type TypeSnapshot } from './types/snapshot.js';
 
@@ -38,19 +38,34 @@ export async function inferTypes(
   const snapshot: TypeSnapshot = {};
   const changes: string[] = [];
   const columnsOf = tableColumns(database);
+  const askTenants = tenantFactsAsker(database, columnsOf);
   for (const { key, step, resource } of sqlSteps(project)) {
     const old = previous[key];
-    const identity = userIdentity(project.backends.find((backend) => backend.name === resource.backend)!);
+    const backend = project.backends.find((candidate) => candidate.name === resource.backend)!;
+    const identity = userIdentity(backend);
+    const tenantColumn = backend.tenant?.column;
     // An entry from before exact types were kept is described again (once), so that check has them to compare.
     if (!options.refresh && old && old.sql === describedSql(step) && old.exact !== undefined) {
       // An entry from before the database told who owns a read's rows, or told it for another user table, learns it now.
-      snapshot[key] =
+      let kept =
         step.statement === 'read' && old.owners?.user !== identityText(identity) ? { ...old, owners: await ownersOf(step.sql, identity, columnsOf) } : old;
+      // A tenant backend's step is asked its tenant facts at every run against a database: a table that gained the
+      // tenant column since is a tenant table the day generation runs against it, and the step is proven again.
+      if (tenantColumn !== undefined) {
+        const tenants = await askTenants(step, tenantColumn);
+        if (kept.tenants !== undefined && kept.tenants.column === tenantColumn)
+          changes.push(...tenantDrift(kept.tenants, tenants).map((drift) => `${key}: ${driftText(drift)}`));
+        kept = { ...kept, tenants };
+      } else if (kept.tenants !== undefined) {
+        const { tenants: _gone, ...rest } = kept;
+        kept = rest;
+      }
+      snapshot[key] = kept;
       continue;
     }
     let entry: SnapshotEntry;
     try {
-      entry = await describeStep(step, database, columnsOf, identity);
+      entry = await describeStep(step, database, columnsOf, identity, tenantColumn === undefined ? undefined : { column: tenantColumn, ask: askTenants });
     } catch (error) {
       if ((error as { fatal?: boolean }).fatal === true) throw error;
       diagnostics.error(step.at, `step "${step.id}": the database rejects the statement: ${rejection(error).message}`);

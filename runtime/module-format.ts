@@ -18,7 +18,7 @@ export function checkModuleFormat(index: Pick<GeneratedIndex, 'generator'>, runt
   const format = stamp === undefined ? 1 : stamp?.format;
   if (typeof format === 'number' && Number.isInteger(format) && format >= OLDEST_MODULE_FORMAT && format <= MODULE_FORMAT) return;
   const version = typeof stamp?.version === 'string' ? stamp.version : 'an unknown version';
-  const served = OLDEST_MODULE_FORMAT === MODULE_FORMAT ? `format ${MODULE_FORMAT}` : `formats ${OLDEST_MODULE_FORMAT} to ${MODULE_FORMAT}`;
+  const served = (OLDEST_MODULE_FORMAT as number) === MODULE_FORMAT ? `format ${MODULE_FORMAT}` : `formats ${OLDEST_MODULE_FORMAT} to ${MODULE_FORMAT}`;
   throw new ModuleFormatError(
     `the modules in generated/ were made by xmlrest ${version} (module format ${String(format)}), and xmlrest ${runtimeVersion} serves ${served}: ` +
       `run \`${REGENERATE}\` to make them again with xmlrest ${runtimeVersion} (then \`npm run build\` before \`npm start\`)`,

@@ -19,6 +19,7 @@ import {
 } from './elements.js';
 import { analyseIssuer } from './issuer.js';
 import { analyseRolesQuery, checkSessionQueries } from './roles-query.js';
+import { finishTenant, type ReadTenant, readTenant } from './tenant.js';
 import { analyseWebhook } from './webhook.js';
 
 const AUTH_QUERY_COLUMNS = { Basic: ['user_id', 'role_name'], Bearer: ['sub', 'aud'] } as const;
@@ -150,6 +151,9 @@ export function analyseBackend(name: string, file: SourceFile | undefined, diagn
 
   let customQuery: RawElement | undefined;
   let rolesQuery: RawElement | undefined;
+  let tenant: ReadTenant | undefined;
+  /** Each outside Issuer's place, and whether it names its users' tenant claim (a tenant backend's need it). */
+  const issuerTenants: { at: SourceLocation; tenant: boolean }[] = [];
   /** Where each webhook's URL is said: a backend sends each event once to a URL. */
   const webhookUrls = new Map<string, SourceLocation>();
   for (const child of root.children) {
@@ -161,6 +165,9 @@ export function analyseBackend(name: string, file: SourceFile | undefined, diagn
       if (rolesQuery) diagnostics.error(child.at, 'only one RolesQuery per backend');
       rolesQuery = child;
       backend.rolesQuery = analyseRolesQuery(child, diagnostics);
+    } else if (child.name === 'Tenant') {
+      if (tenant) diagnostics.error(child.at, 'only one Tenant per backend');
+      else tenant = readTenant(child, diagnostics);
     } else if (child.name === 'Plugin') {
       analysePluginDeclaration(child, backend, diagnostics, options);
     } else if (child.name === 'Issuer') {
@@ -176,6 +183,7 @@ export function analyseBackend(name: string, file: SourceFile | undefined, diagn
         continue;
       }
       outsideIssuersAt.set(issuer.iss, issAt);
+      issuerTenants.push({ at: issAt, tenant: issuer.tenant !== undefined });
       backend.issuers = [...backend.issuers, issuer];
     } else if (child.name === 'Webhook') {
       const analysed = analyseWebhook(child, diagnostics);
@@ -193,7 +201,7 @@ export function analyseBackend(name: string, file: SourceFile | undefined, diagn
     } else if (child.name === 'Desc') {
       new AttributeReader(child, diagnostics).rejectOthers();
     } else {
-      diagnostics.error(child.at, `unknown element in Backend: ${child.name} (expected AuthQuery, RolesQuery, Issuer, Plugin, Webhook or Desc)`);
+      diagnostics.error(child.at, `unknown element in Backend: ${child.name} (expected AuthQuery, RolesQuery, Tenant, Issuer, Plugin, Webhook or Desc)`);
     }
   }
   if (backend.authScheme !== 'Bearer') {
@@ -223,6 +231,13 @@ export function analyseBackend(name: string, file: SourceFile | undefined, diagn
     backend.authQuery = analyseAuthQuery(backend.authScheme, customQuery, root, diagnostics);
   } else if (customQuery) {
     diagnostics.error(customQuery.at, 'an AuthQuery needs auth_scheme on Backend');
+  }
+  if (tenant) {
+    const settings = finishTenant(tenant, backend, customQuery, issuerTenants, diagnostics);
+    if (settings) backend.tenant = settings;
+  } else {
+    for (const issuer of issuerTenants.filter((candidate) => candidate.tenant))
+      diagnostics.error(issuer.at, "an Issuer's tenant names its users' tenant claim, for a backend with <Tenant>: add <Tenant> to Backend, or remove tenant");
   }
   return { backend, issuerAt, outsideIssuersAt };
 }

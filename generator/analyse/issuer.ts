@@ -130,6 +130,8 @@ const ISSUER_ATTRIBUTES: readonly AttributeRule<Draft>[] = [
     (value) => `map_only is true or false, not "${value}"`,
   ),
   rule('user', 'user', parseClaimPath, claimPath('user')),
+  // On a tenant backend (docs/internals/contract.md §14): the claim whose value is its user's $tenant.
+  rule('tenant', 'tenant', parseClaimPath, claimPath('tenant')),
 ];
 /** The names this table reads, which the schema must give the element too (test/unit/reference.test.ts). */
 export const ISSUER_ATTRIBUTE_NAMES: readonly string[] = ISSUER_ATTRIBUTES.map((attribute) => attribute.name);

@@ -94,6 +94,8 @@ export function lintUnownedReads(
   for (const backend of project.backends) {
     const identity = userIdentity(backend);
     const known = identityText(identity);
+    // On a tenant backend the proof keeps every read to the caller's tenant: what leaks is the other users' rows in it.
+    const within = backend.tenant ? " of the caller's tenant" : '';
     for (const resource of backend.resources) {
       for (const operation of resource.operations) {
         if (operation.access === null || operation.owner === 'shared') continue;
@@ -115,8 +117,8 @@ export function lintUnownedReads(
             diagnostics.warn(
               step.at,
               inner
-                ? `step "${step.id}" of protected ${operation.method} reads ${describe(owned)}, whose rows belong to users, in a subquery only, without binding $uid: if the subquery returns their values, every caller it admits reads every user's; if it only filters or counts (and so tells what others did), write owner="shared" on the Request`
-                : `step "${step.id}" of protected ${operation.method} reads ${describe(owned)}, whose rows belong to users, without binding $uid: every caller it admits reads every user's rows. Bind $uid to return the caller's own, or write owner="shared" on the Request if that is meant`,
+                ? `step "${step.id}" of protected ${operation.method} reads ${describe(owned)}, whose rows belong to users, in a subquery only, without binding $uid: if the subquery returns their values, every caller it admits reads every user's${within}; if it only filters or counts (and so tells what others did), write owner="shared" on the Request`
+                : `step "${step.id}" of protected ${operation.method} reads ${describe(owned)}, whose rows belong to users, without binding $uid: every caller it admits reads every user's rows${within}. Bind $uid to return the caller's own, or write owner="shared" on the Request if that is meant`,
             );
             continue;
           }
@@ -127,7 +129,7 @@ export function lintUnownedReads(
           if (owned.length === 0) continue;
           diagnostics.warn(
             step.at,
-            `step "${step.id}" of protected ${operation.method} binds $uid, but not to ${describe(owned)}, whose rows belong to users: every caller it admits reads other users' rows there. Compare $uid with that column (or join it to one that is), or write owner="shared" on the Request if that is meant`,
+            `step "${step.id}" of protected ${operation.method} binds $uid, but not to ${describe(owned)}, whose rows belong to users: every caller it admits reads other users' rows${within} there. Compare $uid with that column (or join it to one that is), or write owner="shared" on the Request if that is meant`,
           );
         }
       }

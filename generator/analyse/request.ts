@@ -12,11 +12,13 @@ import { type AnalyseOptions, AttributeReader, type RawAttribute, type RawElemen
 import { analyseEmit, checkEmitsWrite } from './emit.js';
 import { analyseList, LIST_ELEMENTS } from './list.js';
 import { readOwner } from './ownership.js';
+import { checkPluginTenant, checkTenantParam, readStepTenant, tenantBindable } from './tenant.js';
+import { STEP_SOURCES } from './tenant-proof.js';
 
 /** A request of a resource file: its method, status and steps, each bind checked against the steps before it. */
 const STEP_ID = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Names the generated handler uses itself, or imports; a step may not shadow them. */
-const RESERVED_STEP_IDS = new Set(['scope', 'params', 'uid', 'db', 'resource', 'cell', ...RESERVED_WORDS]);
+const RESERVED_STEP_IDS = new Set(['scope', 'params', 'uid', 'tenant', 'db', 'resource', 'cell', ...RESERVED_WORDS]);
 
 export interface RequestContext {
   backend: BackendWithPlugins;
@@ -71,6 +73,7 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
   const listElements: RawElement[] = [];
   const texts = new Map<SqlStep, string>();
   let usesUid = false;
+  let usesTenant = false;
   const bindOf = (placeholder: Placeholder, at: SourceLocation, where: string): Bind | undefined => {
     if (placeholder.kind === 'param') {
       if (!params.includes(placeholder.name)) params.push(placeholder.name);
@@ -90,9 +93,10 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
       return placeholder;
     }
     if (placeholder.kind === 'tenant') {
-      // TODO(issue 43, analyse/tenant.ts): a tenant backend's protected requests bind it.
-      diagnostics.error(at, `${where} uses $tenant, which only a tenant backend (<Tenant> in backend.xml) has`);
-      return undefined;
+      const publicBecause = own ? `${method?.value.toUpperCase() ?? 'the request'} is public (auth="")` : 'the resource has no auth attribute';
+      if (!tenantBindable(context.backend, access === null ? publicBecause : null, at, where, diagnostics)) return undefined;
+      usesTenant = true;
+      return placeholder;
     }
     const target = steps.find((step) => step.id === placeholder.step);
     if (!target) {
@@ -143,6 +147,7 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
     const idAttr = stepAttrs.optional('id');
     const outputAttr = stepAttrs.optional('output');
     const classnameAttr = child.name === 'Execute' ? stepAttrs.required('classname') : undefined;
+    const tenant = readStepTenant(stepAttrs.optional('tenant'), context.backend, diagnostics);
     stepAttrs.rejectOthers();
     const id = idAttr?.value ?? automaticStepId(context);
     if (idAttr) {
@@ -180,9 +185,12 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
         typed: null,
         paramTargets: scanned.paramTargets,
         at: child.at,
+        ...(tenant ? { tenant } : {}),
       };
       steps.push(step);
       texts.set(step, child.text);
+      // What the tenant proof reads (analyse/tenant-proof.ts): the text as written, and where its offsets are.
+      if (context.backend.tenant) STEP_SOURCES.set(step, { text: child.text, locate: (offset) => child.locate(offset) });
     } else {
       if (child.text.trim() !== '') diagnostics.error(child.at, 'Execute holds only Arg elements, not text');
       const plugin = classnameAttr ? resolvePlugin(classnameAttr, context, diagnostics) : undefined;
@@ -202,7 +210,8 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
         const bind = argBind(value, where, bindOf, diagnostics);
         if (bind) args.push({ name: name.value, bind, at: name.at });
       }
-      if (plugin) steps.push({ kind: 'execute', id, output, description: null, plugin, args, at: child.at });
+      if (plugin) checkPluginTenant(plugin, tenant, context.backend, child.at, where, diagnostics);
+      if (plugin) steps.push({ kind: 'execute', id, output, description: null, plugin, args, at: child.at, ...(tenant ? { tenant } : {}) });
     }
   }
   if (steps.length === 0) diagnostics.error(element.at, 'a Request needs at least one Sql or Execute step');
@@ -210,6 +219,7 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
   if (!httpMethod) return undefined;
   const list = analyseList(listElements, { method: httpMethod, steps, params, texts }, diagnostics);
   const allParams = list ? [...params, ...list.params] : params;
+  checkTenantParam(allParams, context.backend, element.at, diagnostics);
   const auditParams = requestAuditParams(ownAuditParams, context.auditParams, { audit, method: httpMethod, params: allParams }, diagnostics);
   const sqlSteps = steps.filter((step): step is SqlStep => step.kind === 'sql');
   const transaction = sqlSteps.length > 1 || sqlSteps.some((step) => step.statement === 'write');
@@ -228,6 +238,7 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
     rateLimit,
     ...(owner ? { owner } : {}),
     usesUid,
+    ...(context.backend.tenant && access !== null ? { tenant: { binds: usesTenant } } : {}),
     transaction,
     ...(login ? { paramsFromBody: true as const } : {}),
     steps,

@@ -7,7 +7,11 @@ import { propertyAccess, propertyName, quote } from './print.js';
 
 export function writeHandlerBody(writer: CodeBlockWriter, resource: Resource, operation: Operation, prefix: string): void {
   // Order is the contract's: authentication and role first, then parameters (docs/internals/contract.md §3).
-  if (operation.access !== null) {
+  if (operation.access !== null && operation.tenant) {
+    // A tenant backend's method (docs/internals/contract.md §14): the caller's tenant too, or a 403 for one without.
+    const names = [...(operation.usesUid ? ['uid'] : []), ...(operation.tenant.binds ? ['tenant'] : [])];
+    writer.writeLine(`${names.length > 0 ? `const { ${names.join(', ')} } = ` : ''}await scope.caller(${accessExpression(resource, operation)});`);
+  } else if (operation.access !== null) {
     writer.writeLine(`${operation.usesUid ? 'const uid = ' : ''}await scope.authenticate(${accessExpression(resource, operation)});`);
   }
   if (operation.params.length > 0) {

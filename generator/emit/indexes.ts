@@ -65,6 +65,8 @@ function issuersLines(backend: Backend): string[] {
       ...(roleMap.length === 0 ? ['    roleMap: [],'] : ['    roleMap: [', ...roleMap, '    ],']),
       `    mapOnly: ${issuer.mapOnly},`,
       `    user: ${list(issuer.user)},`,
+      // On a tenant backend: the claim that holds its users' tenant (docs/internals/contract.md §14).
+      ...(issuer.tenant ? [`    tenant: ${list(issuer.tenant)},`] : []),
       `    userQuery: ${userQuery},`,
       '  },',
     );

@@ -31,6 +31,10 @@ export function operationObject(backend: Backend, resource: Resource, operation:
     notes.push('Public: needs no credentials, although the resource is protected.');
     object.security = [];
   }
+  if (backend.tenant !== undefined) {
+    // Whether every step is proven to keep to the caller's tenant, or one says it crosses (tenant="all").
+    object['x-xmlrest-tenant'] = operation.steps.some((step) => step.tenant === 'all') ? 'all' : 'proven';
+  }
   if (operation.transaction) notes.push('Runs in one transaction: any failure rolls back every step.');
   if (operation.paramsFromBody) notes.push('Reads its fields from the body only: a field in the query string is missing (400).');
   if (operation.emits !== undefined) notes.push(`Emits ${[...new Set(operation.emits.map((emit) => emit.event))].join(', ')} when it commits (see webhooks).`);
@@ -89,7 +93,14 @@ export function operationObject(backend: Backend, resource: Resource, operation:
   const checksPasswords = issuesTokens || (access !== null && backend.authScheme === 'Basic');
   if (params.length > 0) responses['400'] = shared('BadRequest');
   if (access !== null || issuesTokens) responses['401'] = shared(issuesTokens && access === null ? 'InvalidCredentials' : 'WrongCredentials');
-  if (access !== null) {
+  if (access !== null && operation.tenant) {
+    // A tenant backend's caller must have a tenant (docs/internals/contract.md §14): one without is refused too.
+    responses['403'] = errorResponse(
+      access === '*'
+        ? 'No Authorization header, or the caller has no tenant.'
+        : `No Authorization header, or the user holds none of the roles ${access.join(', ')}, or the caller has no tenant.`,
+    );
+  } else if (access !== null) {
     responses['403'] =
       access === '*' ? shared('NoCredentials') : errorResponse(`No Authorization header, or the user holds none of the roles ${access.join(', ')}.`);
   }

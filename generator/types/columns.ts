@@ -89,6 +89,13 @@ export interface StatementDescriber {
   columnsOf(table: string): Promise<TableColumn[]>;
   /** The columns of each primary key and unique index of a table, each in its index's order. */
   uniqueKeysOf(table: string): Promise<string[][]>;
+  /** Which of these tables are views, in lower case (the tenant proof's facts); absent: none known. */
+  viewsAmong?(tables: readonly string[]): Promise<string[]>;
+  /**
+   * Every table of the connection's database that has a column of this name, whichever the letter case of either,
+   * as the database spells the table (the tenant proof's facts); absent: each table's columns are asked instead.
+   */
+  tablesWithColumn?(column: string): Promise<string[]>;
 }
 
 const INTEGER_TYPES = new Set(['tinyint', 'smallint', 'mediumint', 'int', 'integer']);

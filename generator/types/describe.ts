@@ -2,6 +2,8 @@
 // order columns): what `generate` and `xmlrest check` both ask, apart from the stage that keeps the answers.
 import { widestStatement } from '../analyse/list-spec.js';
 import { identityText, ownsRows, type UserIdentity } from '../analyse/ownership.js';
+import { namedTables, type TenantFacts } from '../analyse/tenancy.js';
+import { STEP_SOURCES } from '../analyse/tenant-proof.js';
 import type { Operation, ParamTarget, ParamType, Project, Resource, SqlStep } from '../ir.js';
 import { tablesOf } from '../sql/tables.js';
 import { columnOf, exactColumn, paramTypeOf, type StatementDescriber, type TableColumn } from './columns.js';
@@ -68,6 +70,7 @@ export async function describeStep(
   database: StatementDescriber,
   columnsOf: (table: string) => Promise<TableColumn[]>,
   identity?: UserIdentity,
+  tenant?: { column: string; ask: (step: SqlStep, column: string) => Promise<TenantFacts> },
 ): Promise<SnapshotEntry> {
   const sql = describedSql(step);
   const fields = await database.describe(sql);
@@ -83,6 +86,7 @@ export async function describeStep(
     columns,
     ...(Object.keys(params).length > 0 ? { params } : {}),
     ...(step.statement === 'read' && identity ? { owners: await ownersOf(step.sql, identity, columnsOf) } : {}),
+    ...(tenant !== undefined ? { tenants: await tenant.ask(step, tenant.column) } : {}),
     ...(keys && Object.keys(keys).length > 0 ? { keys } : {}),
     exact,
   };
@@ -102,6 +106,67 @@ export async function ownersOf(sql: string, identity: UserIdentity, columnsOf: (
     if (columns.length > 0) owned[table] = columns.sort();
   }
   return { user: identityText(identity), tables: owned };
+}
+
+/**
+ * The tenant proof's facts of a tenant backend's step (docs/internals/contract.md §14): of the tables its text names
+ * (and its list's widest statement, every filter added), which have the tenant column, whether every unique key of
+ * each holds the column (else an upsert could reach another tenant's row), and which are views. Each table is asked
+ * of the database once for the life of the returned function (one run, one check).
+ */
+export function tenantFactsAsker(
+  database: StatementDescriber,
+  columnsOf: (table: string) => Promise<TableColumn[]>,
+): (step: SqlStep, column: string) => Promise<TenantFacts> {
+  const uniques = new Map<string, Promise<string[][]>>();
+  const views = new Map<string, Promise<boolean>>();
+  const withColumn = new Map<string, Promise<string[]>>();
+  const once = <T>(cache: Map<string, Promise<T>>, table: string, ask: () => Promise<T>) => {
+    let answer = cache.get(table);
+    if (!answer) cache.set(table, (answer = ask()));
+    return answer;
+  };
+  return async (step, column) => {
+    const texts = [STEP_SOURCES.get(step)?.text ?? step.sql, ...(step.list ? [widestStatement(step.list)] : [])];
+    const named = new Set<string>();
+    for (const text of texts) {
+      const tables = namedTables(text);
+      // A statement the proof cannot read is refused by it whatever the facts: none are needed.
+      if (Array.isArray(tables)) for (const table of tables) named.add(table.toLowerCase());
+    }
+    const tables: Record<string, { uniqueOk: boolean }> = {};
+    const viewNames: string[] = [];
+    const wanted = column.toLowerCase();
+    // Names compared without regard to case: a table the text names in another case than the database spells it
+    // (or two tables whose names differ only in case) is a tenant table when any spelling of it has the column.
+    const spellings = database.tablesWithColumn ? await once(withColumn, wanted, () => database.tablesWithColumn!(column)) : undefined;
+    for (const table of [...named].sort()) {
+      if (database.viewsAmong && (await once(views, table, async () => (await database.viewsAmong!([table])).length > 0))) viewNames.push(table);
+      const names = spellings
+        ? spellings.filter((name) => name.toLowerCase() === table)
+        : (await columnsOf(table)).some((candidate) => candidate.name.toLowerCase() === wanted)
+          ? [table]
+          : [];
+      if (names.length === 0) continue;
+      let uniqueOk = true;
+      for (const name of names) {
+        const keys = await once(uniques, name, () => database.uniqueKeysOf(name));
+        uniqueOk &&= keys.every((key) => key.some((part) => part.toLowerCase() === wanted));
+      }
+      tables[table] = { uniqueOk };
+    }
+    return { column, tables, views: viewNames };
+  };
+}
+
+/** One step's tenant facts, asked of the database without a cache shared with other steps. */
+export function tenantsOf(
+  step: SqlStep,
+  column: string,
+  database: StatementDescriber,
+  columnsOf: (table: string) => Promise<TableColumn[]>,
+): Promise<TenantFacts> {
+  return tenantFactsAsker(database, columnsOf)(step, column);
 }
 
 /** What the database says of each column a list orders by (its page key, its sort's columns). */

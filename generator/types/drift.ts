@@ -1,5 +1,6 @@
 // A step's snapshot entry against what the database says now, named change by change: what `generate
 // --refresh-types` prints and `xmlrest check` reports, apart from the describing and the keeping.
+import type { TenantFacts } from '../analyse/tenancy.js';
 import type { ParamType, ResultColumn } from '../ir.js';
 import type { SnapshotEntry } from './snapshot.js';
 
@@ -21,7 +22,9 @@ export type TypeDrift =
       nowType: ParamType | undefined;
       /** `was` and `now` are the column's exact types (`int(11)`, `tinyint(4)`): its coarse type stayed the same. */
       exact?: true;
-    };
+    }
+  /** A table the statement names that gained (`now` true) or lost the tenant column (docs/internals/contract.md §14). */
+  | { kind: 'tenant-table'; table: string; column: string; now: boolean };
 
 export function typeDrift(before: SnapshotEntry, after: SnapshotEntry): TypeDrift[] {
   const drift: TypeDrift[] = [];
@@ -61,6 +64,18 @@ export function typeDrift(before: SnapshotEntry, after: SnapshotEntry): TypeDrif
         });
     }
   }
+  drift.push(...tenantDrift(before.tenants, after.tenants));
+  return drift;
+}
+
+/** The tables a step names that gained or lost the tenant column (docs/internals/contract.md §14), for one column. */
+export function tenantDrift(was: TenantFacts | undefined, now: TenantFacts | undefined): TypeDrift[] {
+  if (!was || !now || was.column !== now.column) return [];
+  const drift: TypeDrift[] = [];
+  for (const table of new Set([...Object.keys(was.tables), ...Object.keys(now.tables)])) {
+    const gained = table in now.tables;
+    if (gained !== table in was.tables) drift.push({ kind: 'tenant-table', table, column: now.column, now: gained });
+  }
   return drift;
 }
 
@@ -75,6 +90,8 @@ export function driftText(drift: TypeDrift): string {
       return `column ${drift.column} ${drift.was} -> ${drift.now}`;
     case 'param-type':
       return `parameter ${drift.param} ${drift.was} -> ${drift.now}`;
+    case 'tenant-table':
+      return drift.now ? `table ${drift.table} gained ${drift.column}: a tenant table now` : `table ${drift.table} lost ${drift.column}: no tenant table now`;
   }
 }
 

@@ -1,5 +1,6 @@
 // The committed snapshot of what the database said of each statement: its shape and its text, apart so that the
 // analysers that read it (analyse/list.ts, analyse/ownership.ts) need not import the stage that makes it (types.ts).
+import type { TenantFacts } from '../analyse/tenancy.js';
 import type { ParamType, ResultColumn } from '../ir.js';
 
 /**
@@ -20,6 +21,11 @@ export interface SnapshotEntry {
   owners?: Owners;
   /** A list's order columns (docs/internals/contract.md §11), by `table.column`: what its checks need of the database. */
   keys?: Record<string, KeyFacts>;
+  /**
+   * Of a tenant backend's step (docs/internals/contract.md §14): its tenant column, which of the tables it names
+   * have it (and whether every unique key of each holds it), and which are views: what the tenant proof reads.
+   */
+  tenants?: TenantFacts;
   /** The exact types under the coarse ones above, which `xmlrest check` compares (absent in a snapshot made before them). */
   exact?: ExactTypes;
 }
@@ -74,7 +80,8 @@ export function snapshotText(snapshot: TypeSnapshot): string {
       : '';
     const owners = entry.owners ? `,\n    "owners": ${JSON.stringify(entry.owners)}` : '';
     const exact = entry.exact ? `,\n    "exact": ${JSON.stringify(entry.exact)}` : '';
-    return `  ${JSON.stringify(key)}: {\n    "sql": ${JSON.stringify(entry.sql)},\n    "columns": ${list}${params}${owners}${keys}${exact}\n  }`;
+    const tenants = entry.tenants ? `,\n    "tenants": ${JSON.stringify(entry.tenants)}` : '';
+    return `  ${JSON.stringify(key)}: {\n    "sql": ${JSON.stringify(entry.sql)},\n    "columns": ${list}${params}${owners}${tenants}${keys}${exact}\n  }`;
   });
   return entries.length === 0 ? '{}\n' : `{\n${entries.join(',\n')}\n}\n`;
 }

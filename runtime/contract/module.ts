@@ -134,7 +134,8 @@ export interface PluginContext {
  * oldest shape it still serves. A release whose modules keep the last one's shape leaves both as they are: its
  * modules differ from the last release's only in their stamp, and either runtime serves them.
  */
-export const MODULE_FORMAT = 1;
+// 2: a tenant backend's handlers call RequestScope.caller (docs/internals/contract.md §14); format 1 modules never do.
+export const MODULE_FORMAT = 2;
 export const OLDEST_MODULE_FORMAT = 1;
 
 /** Which xmlrest made a project's modules, and their shape: the project index's `generator` export. */

@@ -5,6 +5,7 @@ import {
   databaseUrlFromEnvironment,
   describedSql,
   describeStep,
+  driftText,
   NO_ANSWER,
   openDescriber,
   type ParamType,
@@ -14,6 +15,7 @@ import {
   sqlSteps,
   type TypeSnapshot,
   tableColumns,
+  tenantFactsAsker,
   typeDrift,
 } from '../../generator/index.js';
 import { NO_COLUMN, NO_TABLE } from '../../runtime/db/index.js';
@@ -34,7 +36,7 @@ export interface CheckProblem {
   col: number;
   method: string;
   step: string;
-  kind: 'stale' | 'missing-table' | 'missing-column' | 'refused' | 'column-type' | 'column-added' | 'column-removed' | 'param-type';
+  kind: 'stale' | 'missing-table' | 'missing-column' | 'refused' | 'column-type' | 'column-added' | 'column-removed' | 'param-type' | 'tenant-table';
   /** The table, column or parameter it is about, where there is one. */
   column?: string;
   /** What column-types.json holds, and what the database says now. */
@@ -70,9 +72,10 @@ export async function checkProject(root: string, databaseUrl: string, deadlineMs
   const database = await openDescriber(databaseUrl, deadlineMs === undefined ? {} : { deadlineMs });
   const problems: CheckProblem[] = [];
   const columnsOf = tableColumns(database);
+  const askTenants = tenantFactsAsker(database, columnsOf);
   let statements = 0;
   try {
-    for (const { key, operation, step } of sqlSteps(project)) {
+    for (const { key, operation, step, resource } of sqlSteps(project)) {
       statements++;
       const at = { file: step.at.file, line: step.at.line, col: step.at.col, method: operation.method, step: step.id };
       const where = `${operation.method} step "${step.id}"`;
@@ -83,7 +86,8 @@ export async function checkProject(root: string, databaseUrl: string, deadlineMs
       }
       let now: SnapshotEntry;
       try {
-        now = await describeStep(step, database, columnsOf);
+        const tenantColumn = project.backends.find((backend) => backend.name === resource.backend)?.tenant?.column;
+        now = await describeStep(step, database, columnsOf, undefined, tenantColumn === undefined ? undefined : { column: tenantColumn, ask: askTenants });
       } catch (error) {
         // The connection's end, not the statement's: what is left cannot be checked, and none of it is "refused".
         const lost = error as { fatal?: boolean; errno?: unknown; code?: unknown };
@@ -100,6 +104,14 @@ export async function checkProject(root: string, databaseUrl: string, deadlineMs
           problems.push({ ...at, kind: 'param-type', column, was, now, message: `${where}: parameter ${drift.param} (${column}) was ${was}, now ${now}` });
         } else if (drift.kind === 'column-type') {
           problems.push({ ...at, ...drift, message: `${where}: column ${drift.column} was ${drift.was}, now ${drift.now}` });
+        } else if (drift.kind === 'tenant-table') {
+          // A table that gained or lost the tenant column changes what the proof proved: generate proves it again.
+          problems.push({
+            ...at,
+            kind: 'tenant-table',
+            column: drift.table,
+            message: `${where}: ${driftText(drift)} (run npm run generate to prove the step again)`,
+          });
         } else if (drift.kind === 'column-added') {
           problems.push({ ...at, ...drift, message: `${where}: column ${drift.column} is new, ${drift.now} (select * sees it)` });
         } else {

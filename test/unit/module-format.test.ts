@@ -17,9 +17,10 @@ describe('checkModuleFormat', () => {
 
   it('refuses a future format, naming both versions and the command that fixes it', () => {
     const refusal = () => checkModuleFormat({ generator: { version: '9.0.0', format: MODULE_FORMAT + 1 } }, '0.1.0');
+    const served = (OLDEST_MODULE_FORMAT as number) === MODULE_FORMAT ? `format ${MODULE_FORMAT}` : `formats ${OLDEST_MODULE_FORMAT} to ${MODULE_FORMAT}`;
     expect(refusal).toThrow(ModuleFormatError);
     expect(refusal).toThrow(
-      `the modules in generated/ were made by xmlrest 9.0.0 (module format ${MODULE_FORMAT + 1}), and xmlrest 0.1.0 serves format ${MODULE_FORMAT}: ` +
+      `the modules in generated/ were made by xmlrest 9.0.0 (module format ${MODULE_FORMAT + 1}), and xmlrest 0.1.0 serves ${served}: ` +
         'run `npx xmlrest generate` to make them again with xmlrest 0.1.0 (then `npm run build` before `npm start`)',
     );
   });

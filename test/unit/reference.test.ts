@@ -8,6 +8,7 @@ import { analyseBackend, BACKEND_ATTRIBUTES } from '../../generator/analyse/back
 import { ISSUER_ATTRIBUTE_NAMES } from '../../generator/analyse/issuer.js';
 import { FILTER_ATTRIBUTE_NAMES, PAGE_ATTRIBUTE_NAMES, SORT_ATTRIBUTE_NAMES } from '../../generator/analyse/list-elements.js';
 import { REQUEST_ATTRIBUTE_NAMES } from '../../generator/analyse/ownership.js';
+import { STEP_TENANT_ATTRIBUTE_NAMES, TENANT_ATTRIBUTE_NAMES } from '../../generator/analyse/tenant.js';
 import { WEBHOOK_ATTRIBUTE_NAMES } from '../../generator/analyse/webhook.js';
 import { Diagnostics } from '../../generator/diagnostics.js';
 import type { Backend } from '../../generator/ir.js';
@@ -146,6 +147,7 @@ describe('the schema and the analyser', () => {
     const tables: Record<string, readonly string[]> = {
       Backend: BACKEND_ATTRIBUTES.map((attribute) => attribute.name),
       Issuer: ISSUER_ATTRIBUTE_NAMES,
+      Tenant: TENANT_ATTRIBUTE_NAMES,
       Webhook: WEBHOOK_ATTRIBUTE_NAMES,
       Page: PAGE_ATTRIBUTE_NAMES,
       Filter: FILTER_ATTRIBUTE_NAMES,
@@ -157,6 +159,7 @@ describe('the schema and the analyser', () => {
   it('give Request and Resource the attributes of the tables they share (owner, audit_params)', () => {
     for (const name of [...REQUEST_ATTRIBUTE_NAMES, ...AUDIT_ATTRIBUTE_NAMES]) expect(attributes('Request')).toContain(name);
     for (const name of AUDIT_ATTRIBUTE_NAMES) expect(attributes('Resource')).toContain(name);
+    for (const name of STEP_TENANT_ATTRIBUTE_NAMES) for (const step of ['Sql', 'Execute']) expect(attributes(step), step).toContain(name);
   });
 
   it("say Backend's defaults as the analyser has them", () => {

@@ -10,6 +10,7 @@ import { Hashing } from '../../../runtime/auth/passwords/hashing.js';
 import type { BackendModule } from '../../../runtime/index.js';
 import { grantsOf, queryableOf, userIdOf } from '../../schema.js';
 import { type CommandKit, generatedBackends, UsageError, withConnection } from '../command.js';
+import { routeTenant } from '../explain-tenant.js';
 import { readPasswordFromStdin } from '../password-stdin.js';
 
 /** `xmlrest explain`: may a user, or the user of a token's claims, call a route, and why. */
@@ -77,7 +78,7 @@ async function explainCommand(user: string, method: string, served: string, json
       return { ...explain(route, user, grants.roles), ends: grants.ends };
     });
   }
-  return printExplanation(user, answer, json);
+  return printExplanation(user, answer, json, routeTenant(backend, method, served));
 }
 
 /**
@@ -131,11 +132,21 @@ async function explainClaimsCommand(file: string, method: string, served: string
           explainClaims(route, backend, payload, async (sql, values) => (await connection.execute(sql, values as string[]))[0] as { user_id?: unknown }[]),
         )
       : await explainClaims(route, backend, payload);
-  return printExplanation(answer.user, answer, json);
+  return printExplanation(answer.user, answer, json, routeTenant(backend, method, served));
 }
 
-function printExplanation(user: string, answer: Explanation, json: boolean): number {
-  if (json) console.log(JSON.stringify({ allowed: answer.allowed, backend: answer.backend, needs: answer.needs, holds: answer.holds, reason: answer.reason }));
+function printExplanation(user: string, answer: Explanation, json: boolean, tenant: string | undefined): number {
+  if (json)
+    console.log(
+      JSON.stringify({
+        allowed: answer.allowed,
+        backend: answer.backend,
+        needs: answer.needs,
+        holds: answer.holds,
+        reason: answer.reason,
+        ...(tenant !== undefined ? { tenant } : {}),
+      }),
+    );
   else {
     const needs =
       answer.needs === 'public'
@@ -154,6 +165,7 @@ function printExplanation(user: string, answer: Explanation, json: boolean): num
     const held = (role: string) => (answer.ends?.[role] ? `${role} (until ${answer.ends[role]})` : role);
     console.log(`  ${user} holds: ${answer.holds === null ? 'unknown' : answer.holds.map(held).join(', ') || 'no role'}`);
     console.log(`  because ${answer.reason}`);
+    if (tenant !== undefined) console.log(`  tenant: ${tenant}`);
   }
   return answer.allowed === null ? 3 : answer.allowed ? 0 : 1;
 }

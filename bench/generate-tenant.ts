@@ -1,0 +1,77 @@
+import { analyseSources, describedSql, generate, type SourceFile, sqlSteps, type TypeSnapshot } from '../generator/index.js';
+
+/**
+ * Generation with the tenant proof against without it (issue 43: at most 1.1x): the same N resources, once in a
+ * tenant backend (`<Tenant column="org_id"/>`, every statement filtered by `$tenant` and proven) and once in a
+ * backend without one (`$org`, a parameter, in its place), each with the facts a database would have given
+ * (column-types.json in memory), so that only the analysis, the proof and the emit differ. In process, the core
+ * generator only (no files written), the median of `runs` interleaved runs of each.
+ */
+function sources(count: number, tenant: boolean): SourceFile[] {
+  const org = tenant ? '$tenant' : '$org';
+  const files: SourceFile[] = [
+    {
+      path: 'resources/bench/backend.xml',
+      text: `<Backend xmlns="urn:xmlrest:resource:1.0" auth_scheme="Bearer">${tenant ? '<Tenant column="org_id"/>' : ''}</Backend>`,
+    },
+  ];
+  for (let i = 0; i < count; i++) {
+    files.push({
+      path: `resources/bench/r${i}.xml`,
+      text: `<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0" auth="member">
+  <Request method="GET">
+    <Sql id="rows">select i.id, i.label from items i join kinds k on k.kind_id = i.kind_id and k.org_id = ${org} where i.org_id = ${org} and i.owner = $uid and i.kind_id = $kind limit $n</Sql>
+  </Request>
+  <Request method="POST" status="201">
+    <Sql id="added">insert into items (org_id, owner, label) values (${org}, $uid, $label)</Sql>
+    <Sql id="row">select i.id, i.label from items i where i.org_id = ${org} and i.id = $[added][0].insertId</Sql>
+  </Request>
+</Resource>
+`,
+    });
+  }
+  return files;
+}
+
+function factsOf(files: SourceFile[]): TypeSnapshot {
+  const { project } = analyseSources(files);
+  const types: TypeSnapshot = {};
+  for (const { key, step } of sqlSteps(project)) {
+    types[key] = {
+      sql: describedSql(step),
+      columns: (step.columns ?? []).map((name) => ({ name, sqlType: 'int', tsType: 'number', nullable: false })),
+      tenants: { column: 'org_id', tables: { items: { uniqueOk: true }, kinds: { uniqueOk: true } }, views: [] },
+    };
+  }
+  return types;
+}
+
+export interface TenantGenerationTiming {
+  resources: number;
+  withoutMs: number;
+  withMs: number;
+}
+
+export function measureTenantGeneration(count: number, runs = 5): TenantGenerationTiming {
+  const variants = [false, true].map((tenant) => {
+    const files = sources(count, tenant);
+    return { files, types: factsOf(files), times: [] as number[] };
+  });
+  for (let run = 0; run < runs; run++) {
+    for (const variant of variants) {
+      const started = performance.now();
+      const result = generate(variant.files, { types: variant.types });
+      if (!result.ok) throw new Error(result.errors.slice(0, 3).join('\n'));
+      variant.times.push(performance.now() - started);
+    }
+  }
+  const median = (times: number[]) => [...times].sort((a, b) => a - b)[Math.floor(times.length / 2)]!;
+  return { resources: count, withoutMs: median(variants[0]!.times), withMs: median(variants[1]!.times) };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const timing = measureTenantGeneration(Number(process.argv[2] ?? 1000));
+  process.stdout.write(
+    `| resources | without a tenant | with the proof | ratio |\n|---|---|---|---|\n| ${timing.resources} | ${Math.round(timing.withoutMs)} ms | ${Math.round(timing.withMs)} ms | ${(timing.withMs / timing.withoutMs).toFixed(2)}x |\n`,
+  );
+}
