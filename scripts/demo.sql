@@ -73,3 +73,45 @@ create table if not exists tickets (
   key tickets_user (user_id, ticket_id),
   constraint tickets_user foreign key (user_id) references usr (user_id) on delete cascade
 ) engine = InnoDB default charset = utf8mb4;
+
+-- The crm backend (resources/crm): organisations sharing one database, each row naming its organisation in
+-- org_id, and each user's organisation in usr.org_id (the backend's <Tenant user_column>). A user with none
+-- (the other backends' users) is refused by crm's routes (403, reason no_tenant).
+alter table usr add column if not exists org_id int unsigned null;
+
+create table if not exists crm_org (
+  org_id int unsigned not null primary key,
+  name varchar(100) not null
+) engine = InnoDB default charset = utf8mb4;
+
+create table if not exists crm_contact (
+  contact_id int unsigned not null auto_increment primary key,
+  org_id int unsigned not null,
+  name varchar(100) not null,
+  email varchar(200) not null,
+  created_on timestamp not null default current_timestamp,
+  unique key crm_contact_email (org_id, email),
+  key crm_contact_name (org_id, name, contact_id),
+  key crm_contact_by_email (org_id, email, contact_id),
+  constraint crm_contact_org foreign key (org_id) references crm_org (org_id)
+) engine = InnoDB default charset = utf8mb4;
+
+create table if not exists crm_note (
+  note_id int unsigned not null auto_increment primary key,
+  org_id int unsigned not null,
+  contact_id int unsigned not null,
+  body varchar(2000) not null,
+  created_on timestamp not null default current_timestamp,
+  key crm_note_contact (org_id, contact_id, note_id),
+  constraint crm_note_contact foreign key (contact_id) references crm_contact (contact_id),
+  constraint crm_note_org foreign key (org_id) references crm_org (org_id)
+) engine = InnoDB default charset = utf8mb4;
+
+insert ignore into crm_org (org_id, name) values (1, 'Acme'), (2, 'Globex');
+insert ignore into crm_contact (contact_id, org_id, name, email) values
+  (1, 1, 'Ann Archer', 'ann@example.com'),
+  (2, 1, 'Ben Baker', 'ben@example.com'),
+  (3, 2, 'Cai Cooper', 'cai@example.com');
+insert ignore into crm_note (note_id, org_id, contact_id, body) values
+  (1, 1, 1, 'Wants a quote for 40 teapots.'),
+  (2, 2, 3, 'Renewal due in March.');

@@ -179,6 +179,11 @@ ${database}
   The ticket's event, delivered to the demo's receiver (its line is printed here), and who called tickets:
     npx xmlrest events list --backend desk
     npx xmlrest audit list --backend desk
+  Tenants (crm): organisations on one database, each seeing its own rows only; erin is of Acme, grace of Globex:
+    curl -u erin:erin-pass ${base}/crm/v1.0/contacts
+    curl -u grace:grace-pass ${base}/crm/v1.0/contacts
+    curl -u grace:grace-pass -d contact_id=1 -d name=Taken -X PUT ${base}/crm/v1.0/contacts   # affectedRows 0: Acme's
+    curl -i -u heidi:heidi-pass ${base}/crm/v1.0/contacts    # 403, heidi belongs to no organisation
 
   Refused:
     curl -i ${base}/shop/v1.0/orders                         # 403, no credentials
@@ -191,6 +196,8 @@ ${database}
   Who may call what: access.lock; and why, here bob may read the report:
     npx xmlrest explain bob GET /shop/v1.0/report
 
-  Users: alice (customer), bob (customer, admin, xmlrest-operator), carol (staff), dave (guest); password: <name>-pass
+  Users: alice (customer), bob (customer, admin, xmlrest-operator), carol (staff), dave (guest),
+         erin (crm-user, crm-operator; Acme), frank (crm-user; Acme), grace (crm-user; Globex),
+         heidi (crm-user; no organisation); password: <name>-pass
 `;
 }

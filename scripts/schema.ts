@@ -27,11 +27,18 @@ const { users: USERS, roles: ROLES, userId: ID, userName: NAME, password: PASSWO
  * both consoles: shop's console role is admin (console_role in its backend.xml), staff's the default,
  * xmlrest-operator.
  */
-export const DEMO_USERS: readonly { id: number; name: string; roles: readonly string[] }[] = [
+export const DEMO_USERS: readonly { id: number; name: string; roles: readonly string[]; org?: number }[] = [
   { id: 1, name: 'alice', roles: ['customer'] },
   { id: 2, name: 'bob', roles: ['customer', 'admin', 'xmlrest-operator'] },
   { id: 3, name: 'carol', roles: ['staff'] },
   { id: 4, name: 'dave', roles: ['guest'] },
+  // The crm backend's users (resources/crm): erin and frank of Acme (organisation 1), grace of Globex (2); erin
+  // also runs the service (crm-operator: the report across organisations). heidi holds crm-user but belongs to no
+  // organisation yet, as the other backends' users: crm refuses her (403, no_tenant).
+  { id: 5, name: 'erin', roles: ['crm-user', 'crm-operator'], org: 1 },
+  { id: 6, name: 'frank', roles: ['crm-user'], org: 1 },
+  { id: 7, name: 'grace', roles: ['crm-user'], org: 2 },
+  { id: 8, name: 'heidi', roles: ['crm-user'] },
 ];
 
 /** The default tables, then the demo backends' tables and rows (scripts/demo.sql) and users; safe to run again. */
@@ -55,10 +62,12 @@ export async function createDemoDatabase(url: string): Promise<void> {
         for (const role of user.roles) if (!held.includes(role)) await grantRole(connection, user.id, role);
         continue;
       }
-      await connection.execute(`insert into ${USERS} (${ID}, ${NAME}, ${PASSWORD}) values (?, ?, ?)`, [
+      // usr.org_id is the demo's own column (scripts/demo.sql), crm's <Tenant user_column>.
+      await connection.execute(`insert into ${USERS} (${ID}, ${NAME}, ${PASSWORD}, org_id) values (?, ?, ?, ?)`, [
         user.id,
         user.name,
         await hashPassword(`${user.name}-pass`),
+        user.org ?? null,
       ]);
       for (const role of user.roles) await grantRole(connection, user.id, role);
     }
