@@ -102,7 +102,7 @@ create table if not exists crm_note (
   contact_id int unsigned not null,
   body varchar(2000) not null,
   created_on timestamp not null default current_timestamp,
-  key crm_note_contact (org_id, contact_id, note_id),
+  key crm_note_by_contact (org_id, contact_id, note_id),
   constraint crm_note_contact foreign key (contact_id) references crm_contact (contact_id),
   constraint crm_note_org foreign key (org_id) references crm_org (org_id)
 ) engine = InnoDB default charset = utf8mb4;
