@@ -99,7 +99,12 @@ describe('the demo tenant backend (resources/crm), two organisations calling eve
     const zedsOfAcme = await allContacts(ERIN, '&q=Zed&sort=-email', 1);
     expect(zedsOfAcme.map((contact) => contact.contact_id)).toContain(mine);
     expect(zedsOfAcme.map((contact) => contact.contact_id)).not.toContain(theirs);
-    expect(zedsOfAcme.map((contact) => contact.email)).toEqual(zedsOfAcme.map((contact) => contact.email).sort().reverse());
+    expect(zedsOfAcme.map((contact) => contact.email)).toEqual(
+      zedsOfAcme
+        .map((contact) => contact.email)
+        .sort()
+        .reverse(),
+    );
     // frank is of Acme too: he sees what erin sees.
     expect((await allContacts(FRANK)).map((contact) => contact.contact_id)).toEqual(acme.map((contact) => contact.contact_id));
   });
