@@ -22,7 +22,9 @@ let url: string;
 let connection: mysql.Connection;
 
 async function triggers(): Promise<string[]> {
-  const [rows] = await connection.query("select trigger_name as name from information_schema.triggers where trigger_schema = database() and trigger_name like 'xmlrest\\_tenant\\_%' order by trigger_name");
+  const [rows] = await connection.query(
+    "select trigger_name as name from information_schema.triggers where trigger_schema = database() and trigger_name like 'xmlrest\\_tenant\\_%' order by trigger_name",
+  );
   return (rows as { name: string }[]).map((row) => row.name);
 }
 

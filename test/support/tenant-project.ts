@@ -32,7 +32,11 @@ export function writeTenantProject(root: string, project: TenantProject): void {
   const backend = {
     name: project.name ?? 'staff',
     authScheme: 'Basic',
-    authQuery: { sql: 'select r.user_id, r.role_name, u.pass_word from usr_role r inner join usr u on r.user_id = u.user_id where u.user_name = ?', binds: ['user'], passwordColumn: 'pass_word' },
+    authQuery: {
+      sql: 'select r.user_id, r.role_name, u.pass_word from usr_role r inner join usr u on r.user_id = u.user_id where u.user_name = ?',
+      binds: ['user'],
+      passwordColumn: 'pass_word',
+    },
     defaultTables: project.customQuery === undefined,
     uidType: 'integer',
     tokenLifetime: 3600,
@@ -57,12 +61,7 @@ export function writeTenantProject(root: string, project: TenantProject): void {
 }
 
 /** Runs `xmlrest ...args` in the project folder, on the database at `databaseUrl`. */
-export function xmlrestIn(
-  root: string,
-  databaseUrl: string,
-  args: string[],
-  stdin = '',
-): Promise<{ code: number; stdout: string; stderr: string }> {
+export function xmlrestIn(root: string, databaseUrl: string, args: string[], stdin = ''): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = execFile(
       process.execPath,
