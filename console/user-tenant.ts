@@ -5,6 +5,12 @@ import { revokeUserOn } from './user-revocation.js';
 
 const { users: USERS, userId: ID } = DEFAULT_USER_TABLES;
 
+/** A backend as far as its users' tenant goes: a generated module's, or the generator's IR's. */
+interface TenantHolder {
+  defaultTables: boolean;
+  tenant?: TenantSettings | undefined;
+}
+
 /** An unquoted identifier: the only column name a statement of the console names in its text. */
 const PLAIN_NAME = /^[A-Za-z_][A-Za-z0-9_$]*$/;
 
@@ -20,7 +26,7 @@ const MAX_INTEGER_TENANT = 18446744073709551615n;
  * tenant with a `<TenantQuery>` (its tables are its own to change). `TenantSettings.userColumn` when the generator
  * says it, else read back from the default query's text, the one form it makes.
  */
-export function userTenantColumn(backend: BackendModule): string | undefined {
+export function userTenantColumn(backend: TenantHolder): string | undefined {
   const tenant = backend.tenant;
   if (tenant === undefined || !backend.defaultTables) return undefined;
   const column = tenant.userColumn ?? DEFAULT_TENANT_QUERY.exec(tenant.userQuery?.sql.trim() ?? '')?.[1];
@@ -43,7 +49,7 @@ export function tenantProblem(type: TenantSettings['type'], text: string): strin
 }
 
 /** The backends that read a user's tenant from this column of `usr`: a change of it is theirs to revoke. */
-export function backendsReading(column: string, backends: readonly BackendModule[]): BackendModule[] {
+export function backendsReading<B extends TenantHolder>(column: string, backends: readonly B[]): B[] {
   return backends.filter((backend) => userTenantColumn(backend) === column);
 }
 

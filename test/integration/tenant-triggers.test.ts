@@ -3,6 +3,7 @@ import path from 'node:path';
 import type mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpError } from '../../runtime/errors.js';
+import { openDatabase, type Queryable } from '../../runtime/index.js';
 import { TENANT_REFUSAL, withTenant } from '../../runtime/tenants/triggers.js';
 import { connectTo } from '../../scripts/connection.js';
 import { queryableOf } from '../../scripts/schema.js';
@@ -124,5 +125,41 @@ describe('MariaDB refuses a crossing once @xmlrest_tenant is set', () => {
     expect(again!.tenant).toBeNull();
     const [[count]] = (await connection.query("select count(*) as n from ops_doc where body = 'via server'")) as unknown as [{ n: number }[]];
     expect(Number(count!.n)).toBe(1);
+  });
+});
+
+describe('what the second line costs', () => {
+  /**
+   * Not a speed test (the bench is for that; nothing here is asserted of time): the figures the README quotes,
+   * printed. Write transactions of one insert through the server's own Database (one after another, so on one pooled connection), in turns
+   * so that the machine's load falls on all three alike: into a table without triggers; into a tenant table with
+   * its triggers and @xmlrest_tenant NULL (the triggers' own cost); and as a tenant backend's route writes with
+   * triggers="on" (`withTenant`: the SET before the first write and the reset after it, two more round trips).
+   */
+  it('prints the median time of a write transaction without and with it', async () => {
+    await connection.query('create table ops_free (doc_id int unsigned auto_increment primary key, ops_org int unsigned null, body varchar(100) not null)');
+    const database = openDatabase(url);
+    const kinds = {
+      'no triggers': (db: Queryable) => db.write("insert into ops_free (ops_org, body) values (3, 'bench')", []),
+      'triggers, tenant not set': (db: Queryable) => db.write("insert into ops_doc (ops_org, body) values (3, 'bench')", []),
+      'triggers="on", tenant set and reset': (db: Queryable) =>
+        withTenant(db, '3', (scoped) => scoped.write("insert into ops_doc (ops_org, body) values (3, 'bench')", [])),
+    };
+    const times: Record<string, number[]> = Object.fromEntries(Object.keys(kinds).map((kind) => [kind, []]));
+    try {
+      for (let round = 0; round < 300; round++) {
+        for (const [kind, work] of Object.entries(kinds)) {
+          const start = process.hrtime.bigint();
+          await database.transaction(work);
+          times[kind]!.push(Number(process.hrtime.bigint() - start) / 1e6);
+        }
+      }
+    } finally {
+      await database.end();
+    }
+    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+    const lines = Object.entries(times).map(([kind, values]) => `${kind}: ${median(values).toFixed(3)} ms`);
+    process.stdout.write(`tenant triggers, median write transaction of one insert over 300 rounds: ${lines.join('; ')}\n`);
+    expect(Object.values(times).every((values) => values.length === 300)).toBe(true);
   });
 });
