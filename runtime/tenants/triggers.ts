@@ -28,7 +28,8 @@ const PLAIN_NAME = /^[A-Za-z_][A-Za-z0-9_$]*$/;
 
 /** A name for a trigger's DDL, in backticks (a backtick inside doubled). */
 function quoted(name: string): string {
-  return `\`${name.replaceAll('`', '``')}\``;
+  const tick = '`';
+  return tick + name.replaceAll(tick, tick + tick) + tick;
 }
 
 /** The triggers' names on a table: `xmlrest_tenant_<table>_ins` and `_upd`; undefined when the table's name is too long for them. */
