@@ -32,17 +32,18 @@ function quoted(name: string): string {
   return tick + name.replaceAll(tick, tick + tick) + tick;
 }
 
-/** The triggers' names on a table: `xmlrest_tenant_<table>_ins` and `_upd`; undefined when the table's name is too long for them. */
-export function triggerNames(table: string): { insert: string; update: string } | undefined {
+/** The triggers' names on a table: `xmlrest_tenant_<table>_ins`, `_upd` and `_del`; undefined when the table's name is too long for them. */
+export function triggerNames(table: string): { insert: string; update: string; delete: string } | undefined {
   if (table.length > MAX_TABLE_IN_NAME) return undefined;
-  return { insert: `xmlrest_tenant_${table}_ins`, update: `xmlrest_tenant_${table}_upd` };
+  return { insert: `xmlrest_tenant_${table}_ins`, update: `xmlrest_tenant_${table}_upd`, delete: `xmlrest_tenant_${table}_del` };
 }
 
 /**
- * The statements that make a tenant table's two triggers, each dropped first (MariaDB before 10.1.4 and MySQL have
- * no CREATE OR REPLACE TRIGGER), so that running `db init` again replaces them. An UPDATE is refused when the row
- * it changes, or the row it leaves, names another tenant: a row can neither be taken from another tenant nor
- * handed to one. `<=>`-free on purpose: a NULL tenant column is another tenant's row too (`not (x <=> t)`).
+ * The statements that make a tenant table's three triggers, each dropped first (MySQL has no CREATE OR REPLACE
+ * TRIGGER), so that running `db init` again replaces them. An UPDATE is refused when the row it changes, or the
+ * row it leaves, names another tenant: a row can neither be taken from another tenant nor handed to one; a DELETE
+ * when the row deleted does (a cascade of a foreign key fires no trigger: the proof at generate refuses those).
+ * A NULL tenant column is another tenant's row too: `not (x <=> t)`, where `x <> t` would let NULL through.
  */
 export function tenantTriggerStatements(table: string, column: string): string[] {
   if (!PLAIN_NAME.test(column)) throw new Error(`the tenant column is not a plain name: ${column}`);
@@ -59,6 +60,9 @@ export function tenantTriggerStatements(table: string, column: string): string[]
     `drop trigger if exists ${quoted(names.update)}`,
     `create trigger ${quoted(names.update)} before update on ${t} for each row
       if @xmlrest_tenant is not null and (${crosses('new')} or ${crosses('old')}) then ${refuse}; end if`,
+    `drop trigger if exists ${quoted(names.delete)}`,
+    `create trigger ${quoted(names.delete)} before delete on ${t} for each row
+      if @xmlrest_tenant is not null and ${crosses('old')} then ${refuse}; end if`,
   ];
 }
 

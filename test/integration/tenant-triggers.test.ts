@@ -12,7 +12,7 @@ import { writeTenantProject, xmlrestIn } from '../support/tenant-project.js';
 
 /**
  * The tenants' second line (issue 43 point 5, runtime/tenants/triggers.ts): `xmlrest db init` on a project whose
- * backend has `<Tenant … triggers="on"/>` puts BEFORE INSERT and BEFORE UPDATE triggers on every table of the
+ * backend has `<Tenant … triggers="on"/>` puts BEFORE INSERT, UPDATE and DELETE triggers on every table of the
  * database with the tenant column (xmlrest's own left out), idempotently; with `@xmlrest_tenant` set, MariaDB
  * itself refuses a raw write of another tenant's row inside a transaction and lets one of the same tenant through;
  * the server's wrapper sets the variable before a write, maps the refusal to a 403 and leaves the connection with
@@ -54,13 +54,13 @@ afterAll(async () => {
 });
 
 describe('xmlrest db init with triggers="on"', () => {
-  it('adds the two triggers on each table with the tenant column only, and running it again changes nothing', async () => {
+  it('adds the three triggers on each table with the tenant column only, and running it again changes nothing', async () => {
     const first = await xmlrestIn(ROOT, url, ['db', 'init']);
     expect(first).toMatchObject({ code: 0, stdout: expect.stringContaining('tenant triggers (ops_org) on ops_doc\n') });
-    expect(await triggers()).toEqual(['xmlrest_tenant_ops_doc_ins', 'xmlrest_tenant_ops_doc_upd']);
+    expect(await triggers()).toEqual(['xmlrest_tenant_ops_doc_del', 'xmlrest_tenant_ops_doc_ins', 'xmlrest_tenant_ops_doc_upd']);
     const again = await xmlrestIn(ROOT, url, ['db', 'init']);
     expect(again.code).toBe(0);
-    expect(await triggers()).toEqual(['xmlrest_tenant_ops_doc_ins', 'xmlrest_tenant_ops_doc_upd']);
+    expect(await triggers()).toEqual(['xmlrest_tenant_ops_doc_del', 'xmlrest_tenant_ops_doc_ins', 'xmlrest_tenant_ops_doc_upd']);
   });
 
   it('a backend without triggers="on" gets none', async () => {
@@ -68,7 +68,7 @@ describe('xmlrest db init with triggers="on"', () => {
     writeTenantProject(other, { column: 'ops_other' });
     await connection.query('create table if not exists ops_other_doc (id int unsigned auto_increment primary key, ops_other int unsigned null)');
     expect((await xmlrestIn(other, url, ['db', 'init'])).code).toBe(0);
-    expect(await triggers()).toEqual(['xmlrest_tenant_ops_doc_ins', 'xmlrest_tenant_ops_doc_upd']);
+    expect(await triggers()).toEqual(['xmlrest_tenant_ops_doc_del', 'xmlrest_tenant_ops_doc_ins', 'xmlrest_tenant_ops_doc_upd']);
   });
 });
 
@@ -80,13 +80,17 @@ describe('MariaDB refuses a crossing once @xmlrest_tenant is set', () => {
     await connection.query("set @xmlrest_tenant = '1'");
     await connection.beginTransaction();
     try {
+      // One at a time: each a statement of its own, sent once the one before was answered.
       for (const crossing of [
-        connection.execute("insert into ops_doc (ops_org, body) values (2, 'planted')"),
-        connection.execute("insert into ops_doc (ops_org, body) values (null, 'orphan')"),
-        connection.execute("update ops_doc set body = 'defaced' where doc_id = ?", [theirs!.doc_id]),
+        () => connection.execute("insert into ops_doc (ops_org, body) values (2, 'planted')"),
+        () => connection.execute("insert into ops_doc (ops_org, body) values (null, 'orphan')"),
+        () => connection.execute("update ops_doc set body = 'defaced' where doc_id = ?", [theirs!.doc_id]),
+        () => connection.execute('delete from ops_doc where doc_id = ?', [theirs!.doc_id]),
       ]) {
-        expect(await refusal(crossing)).toMatchObject({ errno: 1644, sqlMessage: TENANT_REFUSAL });
+        expect(await refusal(crossing())).toMatchObject({ errno: 1644, sqlMessage: TENANT_REFUSAL });
       }
+      const [gone] = (await connection.execute("insert into ops_doc (ops_org, body) values (1, 'mine, gone')")) as unknown as [{ insertId: number }];
+      await connection.execute('delete from ops_doc where doc_id = ?', [gone.insertId]);
       const [mine] = (await connection.execute("insert into ops_doc (ops_org, body) values (1, 'mine')")) as unknown as [{ insertId: number }];
       // Handing one's own row to another tenant is a crossing too (the new row's tenant).
       expect(await refusal(connection.execute('update ops_doc set ops_org = 2 where doc_id = ?', [mine.insertId]))).toMatchObject({ errno: 1644 });

@@ -59,13 +59,16 @@ describe('rows of another tenant in an answer', () => {
 
 describe('the tenant triggers', () => {
   it('are dropped and made again under names of the table, refusing a NULL tenant too', () => {
-    const [dropInsert, insert, dropUpdate, update] = tenantTriggerStatements('crm_contact', 'org_id');
+    const [dropInsert, insert, dropUpdate, update, dropDelete, remove] = tenantTriggerStatements('crm_contact', 'org_id');
     expect(dropInsert).toBe('drop trigger if exists `xmlrest_tenant_crm_contact_ins`');
     expect(dropUpdate).toBe('drop trigger if exists `xmlrest_tenant_crm_contact_upd`');
     expect(insert).toMatch(
       /before insert on `crm_contact` for each row\s+if @xmlrest_tenant is not null and not \(new\.`org_id` <=> @xmlrest_tenant\) then signal sqlstate '45000'/,
     );
     expect(update).toMatch(/before update on `crm_contact`.*not \(new\.`org_id` <=> @xmlrest_tenant\) or not \(old\.`org_id` <=> @xmlrest_tenant\)/s);
+    expect(dropDelete).toBe('drop trigger if exists `xmlrest_tenant_crm_contact_del`');
+    expect(remove).toMatch(/before delete on `crm_contact` for each row\s+if @xmlrest_tenant is not null and not \(old\.`org_id` <=> @xmlrest_tenant\)/);
+    expect(triggerNames('t'.repeat(45))).toBeDefined();
     expect(triggerNames('t'.repeat(46))).toBeUndefined();
     expect(() => tenantTriggerStatements('crm_contact', 'org`id')).toThrow(/plain name/);
   });
