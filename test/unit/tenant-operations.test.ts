@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { tenantProblem, userTenantColumn } from '../../console/user-tenant.js';
 import { tenantRefusal, tenantTriggerStatements, triggerNames } from '../../runtime/tenants/triggers.js';
 import { readLock } from '../../scripts/cli/verify-access/lock.js';
-import { foreignTenants } from '../../scripts/cli/verify-access/tenants.js';
+import { foreignTenants, rowTenants } from '../../scripts/cli/verify-access/tenants.js';
 
 /**
  * The operators' side of tenants (issue 43 points 4 and 5) that needs no database: the column of usr a backend's
@@ -54,6 +54,11 @@ describe('rows of another tenant in an answer', () => {
     expect(foreignTenants(JSON.stringify({ contacts: [{ org_id: 41 }] }), 'org_id', '41')).toEqual([]);
     expect(foreignTenants(JSON.stringify({ contacts: [{ name: 'no column shown' }] }), 'org_id', '41')).toEqual([]);
     expect(foreignTenants('not json', 'org_id', '41')).toEqual([]);
+  });
+
+  it('count the rows that do not show the column: their tenant cannot be told', () => {
+    expect(rowTenants(JSON.stringify({ contacts: [{ name: 'a' }, { org_id: 41 }], total: { n: 2 } }), 'org_id', '41')).toEqual({ foreign: [], untold: 1 });
+    expect(rowTenants(JSON.stringify({ contacts: [] }), 'org_id', '41')).toEqual({ foreign: [], untold: 0 });
   });
 });
 

@@ -64,38 +64,49 @@ export async function giveTenant(connection: mysql.Connection, column: string, u
 }
 
 /**
- * The tenants an answer's rows name that are not `tenant`: every object at any depth of its JSON with a property
- * named as the tenant column (any case). A row that does not show the column proves nothing either way.
+ * What an answer's rows say of their tenants: those not `tenant` that rows name (every object at any depth of its
+ * JSON with a property named as the tenant column, any case), and how many rows (objects in an array) do not show
+ * the column, whose tenant cannot be told.
  */
-export function foreignTenants(text: string, column: string, tenant: string): string[] {
+export function rowTenants(text: string, column: string, tenant: string): { foreign: string[]; untold: number } {
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
-    return [];
+    return { foreign: [], untold: 0 };
   }
   const found = new Set<string>();
+  let untold = 0;
   const name = column.toLowerCase();
-  const walk = (value: unknown): void => {
+  const walk = (value: unknown, inArray: boolean): void => {
     if (Array.isArray(value)) {
-      for (const item of value) walk(item);
+      for (const item of value) walk(item, true);
       return;
     }
     if (typeof value !== 'object' || value === null) return;
+    let shows = false;
     for (const [key, inner] of Object.entries(value)) {
-      if (key.toLowerCase() === name && (typeof inner === 'string' || typeof inner === 'number') && String(inner) !== tenant) found.add(String(inner));
-      else walk(inner);
+      if (key.toLowerCase() !== name) walk(inner, false);
+      else {
+        shows = true;
+        if ((typeof inner === 'string' || typeof inner === 'number') && String(inner) !== tenant) found.add(String(inner));
+      }
     }
+    if (inArray && !shows) untold++;
   };
-  walk(body);
-  return [...found].sort();
+  walk(body, false);
+  return { foreign: [...found].sort(), untold };
 }
+
+/** The tenants other than `tenant` that an answer's rows name. */
+export const foreignTenants = (text: string, column: string, tenant: string): string[] => rowTenants(text, column, tenant).foreign;
 
 /**
  * A read the guard admitted, called again as the caller and as its twin of another tenant with the same
  * credentials' kind: neither answer may hold a row that names another tenant than the caller's (fresh tenants own
- * nothing, so any such row is another tenant's). A line of a method that crosses tenants on purpose
- * (`tenant=all`) is never asked.
+ * nothing, so any such row is another tenant's). Rows that do not show the tenant column leave it unproven (they
+ * may be another tenant's, or of a table without tenants): never passed. A line of a method that crosses tenants
+ * on purpose (`tenant=all`) is never asked.
  */
 export async function tenantCheck(
   line: LockLine,
@@ -119,6 +130,7 @@ export async function tenantCheck(
   });
   if (twin === undefined) return done('unproven', null, 'no caller of another tenant with these credentials: another tenant’s rows not looked for');
   const crossed: string[] = [];
+  let untold = 0;
   for (const [who, tenant] of [
     [caller, tenants.own],
     [twin, tenants.other],
@@ -132,9 +144,13 @@ export async function tenantCheck(
     }
     if (answer.status < 200 || answer.status >= 300)
       return done('error', answer.status, `${messageOf(answer)} (as tenant ${tenant}, a 2xx answer was to come)`);
-    for (const other of foreignTenants(answer.text, column, tenant)) crossed.push(`tenant ${tenant} was answered rows of ${column} = ${other}`);
+    const rows = rowTenants(answer.text, column, tenant);
+    for (const other of rows.foreign) crossed.push(`tenant ${tenant} was answered rows of ${column} = ${other}`);
+    untold += rows.untold;
   }
   if (crossed.length > 0) return done('admitted', 200, `rows of another tenant came back: ${crossed.join('; ')}`);
+  if (untold > 0)
+    return done('unproven', 200, `${untold} row(s) came back without ${column}: whose they are cannot be told (select it, or see them stay empty)`);
   return done('refused', 200, 'no row of another tenant came back');
 }
 
