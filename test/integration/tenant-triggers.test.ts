@@ -3,11 +3,25 @@ import path from 'node:path';
 import type mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpError } from '../../runtime/errors.js';
-import { openDatabase, type Queryable } from '../../runtime/index.js';
+import {
+  type BackendModule,
+  createLogger,
+  createReloadableApp,
+  type Database,
+  listen,
+  openDatabase,
+  type ParamSpecs,
+  type Queryable,
+  type RequestScope,
+  type ResourceModule,
+} from '../../runtime/index.js';
 import { TENANT_REFUSAL, withTenant } from '../../runtime/tenants/triggers.js';
 import { connectTo } from '../../scripts/connection.js';
 import { queryableOf } from '../../scripts/schema.js';
+import { createTenantTriggers } from '../../scripts/tenant-triggers.js';
+import { DEMO_WEBHOOK_ENV } from '../support/demo-webhook.js';
 import { ownDatabase } from '../support/own-database.js';
+import { TEST_SECRET } from '../support/server.js';
 import { writeTenantProject, xmlrestIn } from '../support/tenant-project.js';
 
 /**
@@ -165,5 +179,90 @@ describe('what the second line costs', () => {
     const lines = Object.entries(times).map(([kind, values]) => `${kind}: ${median(values).toFixed(3)} ms`);
     process.stdout.write(`tenant triggers, median write transaction of one insert over 300 rounds: ${lines.join('; ')}\n`);
     expect(Object.values(times).every((values) => values.length === 300)).toBe(true);
+  });
+});
+
+describe('the server’s write transactions with triggers="on"', () => {
+  const PARAMS: ParamSpecs = { org: { kind: 'string', nullable: false, maxLength: 20 } };
+  /** A public POST writing a row of the tenant sent: what a module's transaction does, without the generator. */
+  const writer = (name: string): ResourceModule => ({
+    name,
+    version: '1.0',
+    auth: '',
+    source: `resources/${name}.xml`,
+    operations: {
+      POST: {
+        status: 201,
+        access: null,
+        handler: async (scope: RequestScope) => {
+          const params = await scope.params<{ org: string }>(PARAMS);
+          return scope.transaction(async (db) => ({ doc: await db.write("insert into ops_doc (ops_org, body) values (?, 'http')", [params.org]) }));
+        },
+      },
+    },
+  });
+  const backend = (name: string, triggers: boolean): BackendModule =>
+    ({
+      name,
+      authScheme: null,
+      authQuery: null,
+      defaultTables: true,
+      uidType: 'integer',
+      tokenLifetime: 3600,
+      clockSkew: 0,
+      rehashPlaintext: false,
+      credentialCacheSeconds: 60,
+      issuer: name,
+      iatUnit: 's',
+      consoleRole: 'xmlrest-operator',
+      absentCredentialsStatus: 403,
+      issuers: [],
+      apiKeys: false,
+      refreshLifetime: null,
+      sessionLifetime: 2592000,
+      ...(triggers ? { tenant: { column: 'ops_org', type: 'integer' as const, userQuery: null, triggers: true as const } } : {}),
+      resources: [writer('docs')],
+    }) as unknown as BackendModule;
+
+  it('refuses a crossing with a 403 JSON body, passes the same tenant, and leaves no tenant on the pooled connection', async () => {
+    // Made here too (idempotently), so that this test stands alone.
+    await createTenantTriggers(connection, [backend('tenanted', true)]);
+    const database: Database = openDatabase(url);
+    const server = createReloadableApp({
+      backends: [backend('tenanted', true), backend('plain', false)],
+      // Stands for RequestScope.caller (runtime/tenants/, another part of issue 43): the caller's tenant in ctx.state.
+      middleware: [
+        async (ctx, next) => {
+          const tenant = ctx.get('x-test-tenant');
+          if (tenant !== '') ctx.state.tenant = tenant;
+          await next();
+        },
+      ],
+      database,
+      jwtSecret: TEST_SECRET,
+      webhookSecrets: DEMO_WEBHOOK_ENV,
+      logger: createLogger('silent'),
+    });
+    const running = await listen(server.app, 0);
+    const post = async (path: string, org: string, tenant?: string) => {
+      const response = await fetch(`${running.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(tenant === undefined ? {} : { 'x-test-tenant': tenant }) },
+        body: JSON.stringify({ org }),
+      });
+      return { status: response.status, body: (await response.json()) as unknown };
+    };
+    try {
+      expect(await post('/tenanted/v1.0/docs', '2', '1')).toEqual({
+        status: 403,
+        body: { message: 'Forbidden: the row belongs to another tenant', status: 403 },
+      });
+      expect((await post('/tenanted/v1.0/docs', '1', '1')).status).toBe(201);
+      // The pool's connections went back with @xmlrest_tenant NULL: a backend without tenants writes any row.
+      for (let i = 0; i < 4; i++) expect((await post('/plain/v1.0/docs', '2')).status).toBe(201);
+    } finally {
+      await running.close();
+      await database.end();
+    }
   });
 });
