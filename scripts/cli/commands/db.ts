@@ -26,12 +26,17 @@ export function registerDbCommands(xmlrest: Command, { command, withConnection, 
     });
 }
 
-/** The project's backends, for their tenants' triggers; none in a folder that has generated nothing yet (db init comes first there). */
+/**
+ * The project's backends, for their tenants' triggers; none in a folder that has generated nothing yet (db init
+ * comes first there, `npm run dev` runs it so). A project whose generated/ cannot be read now still gets its
+ * tables, and is told that its tenants' triggers were not made.
+ */
 async function projectBackends(): Promise<BackendModule[]> {
   try {
     return await generatedBackends();
   } catch (error) {
-    if (error instanceof Error && /holds no generated\//.test(error.message)) return [];
-    throw error;
+    const message = error instanceof Error ? error.message : String(error);
+    if (!/holds no generated\//.test(message)) process.stderr.write(`xmlrest: no tenant triggers made: generated/ could not be read (${message})\n`);
+    return [];
   }
 }
