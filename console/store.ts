@@ -14,6 +14,7 @@ import {
   PASSWORD,
   ROLE,
   ROLES,
+  TENANT_COLUMN,
   UPSERT_FOR_GOOD,
   UPSERT_UNTIL,
   USER_COLUMNS,
@@ -70,10 +71,10 @@ export class UserStore {
   }
 
   /** One page of users in id order, after `after`; a name prefix narrows it. Keyset paging stays fast at any depth. */
-  async users(after: number, limit: number, prefix: string): Promise<{ users: UserRow[]; next: number | null }> {
+  async users(after: number, limit: number, prefix: string, tenantColumn?: string): Promise<{ users: UserRow[]; next: number | null }> {
     // LIMIT takes a literal: `limit` is a whole number the caller has bounded, never request text.
     const rows = await this.db.select<UserColumns>(
-      `select ${USER_COLUMNS} from ${USERS}
+      `select ${USER_COLUMNS}${TENANT_COLUMN(tenantColumn)} from ${USERS}
         where ${ID} > ? and ${NAME} like ? order by ${ID} limit ${wholeNumber(limit) + 1}`,
       [after, `${prefix.replace(/[\\%_]/g, '\\$&')}%`],
     );
@@ -98,8 +99,9 @@ export class UserStore {
     };
   }
 
-  async user(id: number): Promise<UserRow | undefined> {
-    const [row] = await this.db.select<UserColumns>(`select ${USER_COLUMNS} from ${USERS} where ${ID} = ?`, [id]);
+  /** A user with its current grants, and its tenant when given the column that holds it (console/user-tenant.ts). */
+  async user(id: number, tenantColumn?: string): Promise<UserRow | undefined> {
+    const [row] = await this.db.select<UserColumns>(`select ${USER_COLUMNS}${TENANT_COLUMN(tenantColumn)} from ${USERS} where ${ID} = ?`, [id]);
     if (!row) return undefined;
     const grants = await this.withEnds((ends) =>
       this.db.select<GrantRow>(`select ${GRANT_COLUMNS(ends)} from ${ROLES} where ${ID} = ? and ${CURRENT('', ends)} order by ${ROLE}`, [id]),

@@ -10,6 +10,8 @@ export interface UserRow {
   roles: string[];
   /** The roles whose grant ends, each with its end (ISO, UTC): runtime/auth/users/grants.ts. */
   ends: Record<string, string>;
+  /** The user's tenant (null: none), on a backend whose tenant is a column of usr (console/user-tenant.ts); absent elsewhere. */
+  tenant?: string | null;
 }
 
 export type UserColumns = Omit<UserRow, 'roles' | 'disabled' | 'ends'> & { disabled: number | string | boolean };

@@ -8,6 +8,9 @@ import type { Access } from '../runtime/index.js';
 export const { users: USERS, roles: ROLES, userId: ID, userName: NAME, password: PASSWORD, roleName: ROLE } = DEFAULT_USER_TABLES;
 export const USER_COLUMNS = `${ID} as user_id, ${NAME} as user_name, created_on, left(${PASSWORD}, 1) = '${LOCKED}' as disabled`;
 
+/** A user's tenant among its columns, as exact text (a BIGINT's past 2^53 too), on a backend whose tenant is a column of usr (console/user-tenant.ts). */
+export const TENANT_COLUMN = (column: string | undefined) => (column === undefined ? '' : `, cast(${column} as char) as tenant`);
+
 /**
  * A grant that has not ended (one past its end is deleted within moments by a server's poll: it is held no more).
  * `ends` false: a role table of an earlier version, without `expires_on` (`xmlrest db init` adds it), whose every

@@ -19,6 +19,7 @@ import { KeyStore } from './keys.js';
 import { checkRoleName, checkUserName } from './names.js';
 import { RoleScope } from './scope.js';
 import type { UserRow } from './store.js';
+import { backendsReading, setUserTenant, tenantProblem, userTenantColumn } from './user-tenant.js';
 
 /**
  * The console's users and roles, in the default user tables: listing and
@@ -32,6 +33,8 @@ import type { UserRow } from './store.js';
 export function usersApi(router: ConsoleRouter, console: Console): void {
   const { options, store } = console;
   const scopeOf = (ctx: ConsoleContext) => RoleScope.of(ctx.state.backend, options.backends(), store);
+  /** The column of usr that holds this backend's users' tenant; undefined without one (console/user-tenant.ts). */
+  const tenantColumn = (ctx: ConsoleContext) => userTenantColumn(ctx.state.backend);
 
   /** The roles this backend uses, and those no backend uses (a resource may name them); never another backend's alone. */
   router.get('/b/:backend/roles', async (ctx) => {
@@ -90,7 +93,7 @@ export function usersApi(router: ConsoleRouter, console: Console): void {
   router.get('/b/:backend/users', async (ctx) => {
     requireManageable(ctx.state.backend);
     const prefix = typeof ctx.query.q === 'string' ? ctx.query.q.slice(0, 190) : '';
-    ctx.body = await store.users(cursor(ctx.query.after), PAGE_SIZE, prefix);
+    ctx.body = await store.users(cursor(ctx.query.after), PAGE_SIZE, prefix, tenantColumn(ctx));
   });
 
   router.post('/b/:backend/users', console.json, async (ctx) => {
@@ -103,7 +106,7 @@ export function usersApi(router: ConsoleRouter, console: Console): void {
     const id = await store.addUser(checked.name, password);
     await console.record(ctx, 'create user', checked.name);
     ctx.status = 201;
-    ctx.body = await store.user(id);
+    ctx.body = await store.user(id, tenantColumn(ctx));
   });
 
   router.delete('/b/:backend/users/:id', async (ctx) => {
@@ -130,7 +133,7 @@ export function usersApi(router: ConsoleRouter, console: Console): void {
       if (disabled) await revokeUserTokens(options.database, '*', String(user.id));
       await console.refresh();
       await console.record(ctx, disabled ? 'disable user' : 'enable user', user.name);
-      ctx.body = await store.user(user.id);
+      ctx.body = await store.user(user.id, tenantColumn(ctx));
     });
   }
 
@@ -143,7 +146,7 @@ export function usersApi(router: ConsoleRouter, console: Console): void {
     await revokeUserTokens(options.database, '*', String(user.id));
     await console.refresh();
     await console.record(ctx, 'reset password', user.name);
-    ctx.body = await store.user(user.id);
+    ctx.body = await store.user(user.id, tenantColumn(ctx));
   });
 
   /** Grants a role, for good, or until a time (`{"until": ISO}`) or for a while (`{"for": "8h"}`): runtime/auth/users/grants.ts. */
@@ -160,7 +163,7 @@ export function usersApi(router: ConsoleRouter, console: Console): void {
     const outcome = await store.grant(user.id, checked.name, end.until);
     await console.refresh();
     if (outcome !== 'unchanged') await console.record(ctx, 'grant role', user.name, grantDetail(checked.name, end.until));
-    ctx.body = await store.user(user.id);
+    ctx.body = await store.user(user.id, tenantColumn(ctx));
   });
 
   router.delete('/b/:backend/users/:id/roles/:role', async (ctx) => {
@@ -173,7 +176,7 @@ export function usersApi(router: ConsoleRouter, console: Console): void {
     // reading that now makes this server refuse them at once, the others within a poll.
     await console.refresh();
     await console.record(ctx, 'revoke role', user.name, ctx.params.role ?? '');
-    ctx.body = await store.user(user.id);
+    ctx.body = await store.user(user.id, tenantColumn(ctx));
   });
 
   // Any user's tokens and API keys of this backend only: ending sessions here changes nothing anywhere else.
@@ -184,6 +187,44 @@ export function usersApi(router: ConsoleRouter, console: Console): void {
     await console.refresh();
     await console.record(ctx, 'revoke tokens', user.name, keys > 0 ? `and ${keys} API key${keys === 1 ? '' : 's'}` : '');
     ctx.body = { revoked: true, user: user.id, keys };
+  });
+
+  /**
+   * The backend's tenant as the users page shows it: none; a column of usr that the page sets; or a TenantQuery
+   * (or an AuthQuery of its own), whose tables are the backend's own to change: nothing to set here.
+   */
+  router.get('/b/:backend/tenant', (ctx) => {
+    const tenant = ctx.state.backend.tenant;
+    ctx.body = { tenant: tenant === undefined ? null : { type: tenant.type, column: tenant.column, settable: tenantColumn(ctx) !== undefined } };
+  });
+
+  /**
+   * Sets a user's tenant (`{"tenant": "42"}`, or null for none), checked against the tenant's type. The user's
+   * tokens, sessions and API keys end on every backend that reads the column, as a user's revocation ends them:
+   * each carries the tenant it was issued with.
+   */
+  router.put('/b/:backend/users/:id/tenant', console.json, async (ctx) => {
+    const user = await target(ctx);
+    const column = tenantColumn(ctx);
+    if (column === undefined) {
+      throw new HttpError(
+        409,
+        ctx.state.backend.tenant === undefined
+          ? `Backend ${ctx.state.backend.name} has no tenant`
+          : `Backend ${ctx.state.backend.name} reads its users' tenant with its TenantQuery: change it in the tables that query reads`,
+      );
+    }
+    const given = ((ctx.request as { body?: unknown }).body ?? {}) as { tenant?: unknown };
+    if (given.tenant !== null && typeof given.tenant !== 'string') throw new HttpError(400, 'Send {"tenant": "<tenant>"}, or {"tenant": null} for none');
+    const problem = given.tenant === null ? undefined : tenantProblem(ctx.state.backend.tenant!.type, given.tenant);
+    if (problem) throw new HttpError(400, `Not a tenant: ${problem}`);
+    (await scopeOf(ctx)).requireChangeable(user.row);
+    const readers = backendsReading(column, options.backends());
+    const { keys } = await setUserTenant(options.database, column, readers, user.id, given.tenant);
+    await console.refresh();
+    const keysEnded = keys > 0 ? `; ${keys} API key${keys === 1 ? '' : 's'} revoked` : '';
+    await console.record(ctx, 'set tenant', user.name, `${given.tenant ?? 'none'}${keysEnded}`);
+    ctx.body = await store.user(user.id, column);
   });
 
   /** Everything a user may call on this backend, method by method, and through which role. */

@@ -14,6 +14,7 @@ import type { Lists } from './lists/index.js';
 import { readParams } from './params.js';
 import type { RequestState } from './request-log.js';
 import { canonicalTenant } from './tenants/canonical.js';
+import { withTenant } from './tenants/triggers.js';
 
 /** What every request of one mounted route shares. */
 export interface ScopeOptions {
@@ -169,9 +170,11 @@ export class Scope implements RequestScope {
    * emits afresh.
    */
   private run<T>(work: (db: Queryable) => Promise<T>): Promise<T> {
+    // A tenant backend with triggers="on" sets @xmlrest_tenant for its writes (runtime/tenants/triggers.ts).
+    const tenant = this.options.guard.backend.tenant?.triggers ? (this.ctx.state as { tenant?: string }).tenant : undefined;
     const attempt = (db: Queryable) => {
       this.events = [];
-      return work(db);
+      return tenant === undefined ? work(db) : withTenant(db, tenant, work);
     };
     const options = { commit: (db: Queryable) => this.options.events.commit(db, this.events) };
     const trace = (this.ctx.state as RequestState).trace;

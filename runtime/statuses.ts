@@ -152,6 +152,12 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
     message: 'Forbidden access to resource',
     when: "a tenant backend's caller who has no tenant, or one not of the tenant's type (docs/internals/contract.md §14)",
   },
+  {
+    status: 403,
+    reason: 'tenant_crossed',
+    message: 'Forbidden: the row belongs to another tenant',
+    when: 'a write of a tenant backend with triggers="on" that the database\'s tenant triggers refused: its row names another tenant (runtime/tenants/triggers.ts)',
+  },
   { status: 403, reason: 'unknown_user', message: 'Forbidden access to resource', when: "an outside issuer's token that maps to no local user" },
   {
     status: 403,

@@ -3,6 +3,7 @@ import { userInfo } from 'node:os';
 import type { Connection } from 'mysql2/promise';
 import { AUDIT_TABLE, AuditLog } from '../console/audit.js';
 import { type GrantOutcome, ROLE_CATALOG, ROLE_CATALOG_BACKEND, UserStore } from '../console/store.js';
+import { setUserTenant } from '../console/user-tenant.js';
 import { API_AUDIT_REPEATS, API_AUDIT_TABLE, API_AUDIT_TENANT } from '../runtime/audit/index.js';
 import { API_KEY_TABLE } from '../runtime/auth/keys/api-key.js';
 import { SECRET_TABLE } from '../runtime/auth/keys/key-checksum.js';
@@ -146,13 +147,24 @@ function storeOn(connection: Connection): UserStore {
   return new UserStore(queryableOf(connection));
 }
 
-/** Creates a user with roles, in one transaction; returns the new user id. */
-export async function addUser(connection: Connection, name: string, password: string, roles: readonly string[]): Promise<number> {
+/**
+ * Creates a user with roles, and a tenant in the column of usr a tenant backend reads (console/user-tenant.ts), in
+ * one transaction; returns the new user id.
+ */
+export async function addUser(
+  connection: Connection,
+  name: string,
+  password: string,
+  roles: readonly string[],
+  tenant?: { column: string; tenant: string },
+): Promise<number> {
   await connection.beginTransaction();
   try {
     const store = storeOn(connection);
     // Never plain text: an argon2id hash, which the server verifies (runtime/auth/passwords/passwords.ts).
     const userId = await store.addUser(name, password);
+    // A new user has no credential to revoke yet: no backend to revoke on.
+    if (tenant !== undefined) await setUserTenant(queryableOf(connection), tenant.column, [], userId, tenant.tenant);
     for (const role of roles) await store.grant(userId, role);
     await connection.commit();
     return userId;

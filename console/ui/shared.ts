@@ -28,7 +28,11 @@ export interface User {
   roles: string[];
   /** The roles whose grant ends, each with its end (ISO). */
   ends: Record<string, string>;
+  /** The user's tenant (null: none), on a backend whose tenant is a column of usr. */
+  tenant?: string | null;
 }
+/** A backend's tenant as the users page shows it (console/users-api.ts `GET tenant`). */
+export type TenantInfo = { type: 'integer' | 'text'; column: string; settable: boolean } | null;
 export type Notice = { kind: 'ok' | 'error'; text: string } | null;
 
 export const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));

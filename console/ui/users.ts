@@ -1,7 +1,7 @@
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api } from './api.js';
-import { endText, errorText, inputValue, Message, type Notice, Pager, type Role, type User } from './shared.js';
+import { endText, errorText, inputValue, Message, type Notice, Pager, type Role, type TenantInfo, type User } from './shared.js';
 
 /**
  * Users, found by name: create them, grant and revoke roles, disable and
@@ -18,15 +18,34 @@ export function Users({ roles, manageable, onChanged }: { roles: Role[]; managea
   const [resetting, setResetting] = useState<{ user: User; password: string } | null>(null);
   const [removing, setRemoving] = useState<User | null>(null);
   const [notice, setNotice] = useState<Notice>(null);
+  const [tenant, setTenant] = useState<TenantInfo>(null);
+  /** Each row's tenant as typed, before it is set. */
+  const [tenants, setTenants] = useState<Record<number, string>>({});
   const load = (cursor: number, q = query) =>
     api<{ users: User[]; next: number | null }>('GET', `users?after=${cursor}&q=${encodeURIComponent(q)}`).then(setPage, (error) =>
       setNotice({ kind: 'error', text: errorText(error) }),
     );
   useEffect(() => {
+    void api<{ tenant: TenantInfo }>('GET', 'tenant').then(
+      (data) => setTenant(data.tenant),
+      () => setTenant(null),
+    );
     if (manageable) void load(0);
   }, []);
+  const queried = tenant !== null && !tenant.settable;
+  const tenantNote = queried
+    ? html`<p class="muted" data-testid="tenant-queried">Its users' tenant comes from its TenantQuery: there is nothing to set here; change it in the tables that query reads.</p>`
+    : null;
   if (!manageable)
-    return html`<section class="card"><h2>Users</h2><p class="muted" data-testid="unmanaged">This backend checks credentials with its own AuthQuery over other tables: manage its users there.</p></section>`;
+    return html`<section class="card"><h2>Users</h2><p class="muted" data-testid="unmanaged">This backend checks credentials with its own AuthQuery over other tables: manage its users there.</p>${tenantNote}</section>`;
+  const settable = tenant?.settable === true;
+  const setTenantOf = (user: User) => {
+    const typed = (tenants[user.user_id] ?? '').trim();
+    return act(
+      () => api<User>('PUT', `users/${user.user_id}/tenant`, { tenant: typed === '' ? null : typed }),
+      `${typed === '' ? `Cleared the tenant of ${user.user_name}` : `Moved ${user.user_name} to tenant ${typed}`}; their tokens, sessions and API keys ended.`,
+    );
+  };
   const replace = (user: User) => setPage({ ...page, users: page.users.map((old) => (old.user_id === user.user_id ? user : old)) });
   /** One call that changes a user, then its row and a notice; `fresh` false when the user is gone. */
   const act = async (call: () => Promise<User | unknown>, done: string, fresh = true) => {
@@ -65,6 +84,7 @@ export function Users({ roles, manageable, onChanged }: { roles: Role[]; managea
     <section class="card" data-testid="users">
       <h2>Users</h2>
       <${Message} notice=${notice} />
+      ${tenantNote}
       ${
         removing
           ? html`<div class="message error" data-testid="confirm-remove-user">
@@ -101,12 +121,21 @@ export function Users({ roles, manageable, onChanged }: { roles: Role[]; managea
         <button class="secondary" type="submit">Find</button>
       </form>
       <table>
-        <thead><tr><th>Id</th><th>User</th><th>Roles</th><th>Grant</th><th></th></tr></thead>
+        <thead><tr><th>Id</th><th>User</th>${settable ? html`<th>Tenant</th>` : null}<th>Roles</th><th>Grant</th><th></th></tr></thead>
         <tbody>
           ${page.users.map(
             (user) => html`<tr data-testid=${`user-${user.user_name}`}>
             <td>${user.user_id}</td>
             <td>${user.user_name}${user.disabled ? html` <span class="badge" data-testid="disabled-badge">disabled</span>` : null}</td>
+            ${
+              settable
+                ? html`<td class="actions"><div class="row">
+              <span data-testid=${`tenant-${user.user_name}`}>${user.tenant ?? html`<span class="muted">none</span>`}</span>
+              <input class="tenant" placeholder=${tenant!.type === 'integer' ? 'tenant id' : 'tenant'} aria-label=${`Tenant of ${user.user_name}`} value=${tenants[user.user_id] ?? ''} onInput=${(e: Event) => setTenants({ ...tenants, [user.user_id]: inputValue(e) })} />
+              <button class="secondary" aria-label=${`Set the tenant of ${user.user_name}`} onClick=${() => setTenantOf(user)}>Set</button>
+            </div></td>`
+                : null
+            }
             <td>${user.roles.map(
               (name) =>
                 html`<span class="chip" data-testid=${`grant-${user.user_name}-${name}`}>${name}${user.ends[name] ? html` <span class="muted" title="The grant ends then: every server stops admitting it within 5 s">until ${endText(user.ends[name]!)}</span>` : null}<button aria-label=${`Revoke ${name} from ${user.user_name}`} onClick=${() => role(user, name, false)}>×</button></span>`,

@@ -109,6 +109,7 @@ export function finishTenant(
       );
   }
   let userQuery: TenantSettings['userQuery'] = null;
+  let userColumn: string | undefined;
   if (customQuery) {
     if (given.has('user_column'))
       diagnostics.error(
@@ -128,13 +129,20 @@ export function finishTenant(
         "a TenantQuery belongs with an AuthQuery of the backend's own: on the default user tables, write user_column (default: column)",
       );
     const column = draft.userColumn ?? draft.column;
+    userColumn = column;
     userQuery = { sql: `select ${column} as tenant from ${DEFAULT_USER_TABLES.users} where ${DEFAULT_USER_TABLES.userId} = ?` };
   }
   if (diagnostics.count !== before || draft.column === '') {
     BROKEN_TENANTS.add(backend);
     return undefined;
   }
-  return { column: draft.column, type: draft.type, userQuery, ...(draft.triggers ? { triggers: true as const } : {}) };
+  return {
+    column: draft.column,
+    type: draft.type,
+    userQuery,
+    ...(userColumn === undefined ? {} : { userColumn }),
+    ...(draft.triggers ? { triggers: true as const } : {}),
+  };
 }
 
 /** `<TenantQuery>`: as a RolesQuery, only `$uid`, a SELECT, one column `tenant`. */

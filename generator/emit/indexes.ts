@@ -92,8 +92,9 @@ function tenantLines(backend: Backend): string[] {
   const tenant = backend.tenant;
   if (tenant === undefined) return [];
   const userQuery = tenant.userQuery === null ? 'null' : '{ sql: TENANT_QUERY_SQL }';
+  const userColumn = tenant.userColumn === undefined ? '' : `, userColumn: ${quote(tenant.userColumn)}`;
   const triggers = tenant.triggers ? ', triggers: true' : '';
-  return [`tenant: { column: ${quote(tenant.column)}, type: ${quote(tenant.type)}, userQuery: ${userQuery}${triggers} },`];
+  return [`tenant: { column: ${quote(tenant.column)}, type: ${quote(tenant.type)}, userQuery: ${userQuery}${userColumn}${triggers} },`];
 }
 
 function userQueryConstant(index: number): string {

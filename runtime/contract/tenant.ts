@@ -18,6 +18,8 @@ export interface TenantSettings {
    * no query for it. Null on a backend whose only callers are outside issuers' users.
    */
   userQuery: { sql: string } | null;
+  /** `user_column` of the default tables' `usr`, which the console and `xmlrest user tenant` set; absent with a `<TenantQuery>`. */
+  userColumn?: string;
   /**
    * The second line (`triggers="on"`): `xmlrest db init` adds triggers on the tenant tables refusing a write whose
    * row's tenant differs from `@xmlrest_tenant`, which the server sets at the start of each write transaction of

@@ -1,8 +1,7 @@
 import type mysql from 'mysql2/promise';
-import { KeyStore } from '../../console/keys.js';
+import { revokeUserOn } from '../../console/user-revocation.js';
 import { isCanonicalUid } from '../../runtime/auth/scheme.js';
-import { endUserSessions } from '../../runtime/auth/sessions/session-tables.js';
-import { revokeToken, revokeUserTokens } from '../../runtime/auth/tokens/revocations.js';
+import { revokeToken } from '../../runtime/auth/tokens/revocations.js';
 import type { BackendModule } from '../../runtime/index.js';
 import { queryableOf, userIdOf } from '../schema.js';
 
@@ -60,10 +59,7 @@ export async function revokeTokens(connection: mysql.Connection, options: Revoke
       throw new RevokeUsage(`--user-id is the canonical text of a ${backend.uidType} user id of ${backend.name}: "${id}"`);
     who = `user id ${id}`;
   }
-  await revokeUserTokens(db, backend.name, id);
-  const sessions =
-    backend.refreshLifetime === null ? 0 : (await endUserSessions(db, backend.name, id, 'revoked', backend.tokenLifetime + backend.clockSkew)).count;
-  const keys = await new KeyStore(db).revokeUser(id, backend.name);
+  const { sessions, keys } = await revokeUserOn(db, backend, id);
   const ended = backend.refreshLifetime === null ? '' : `, ended ${sessions} session(s)`;
   return `revoked every token of ${who} on ${backend.name} issued until now${ended}, and ${keys} API key${keys === 1 ? '' : 's'}`;
 }

@@ -7,20 +7,26 @@ export interface LockLine {
   path: string;
   method: string;
   rule: 'public' | '*' | string[];
-  /** On a tenant backend, the steps that may cross tenants (`tenant=all:<step>[,<step>]`, docs/internals/contract.md §14). */
+  /**
+   * The steps that cross tenants on purpose (`tenant="all"`, docs/internals/contract.md §14): the line's suffix
+   * ` tenant=all:<step>[,<step>]`. verify-access checks no other tenant's rows on such a line.
+   */
   tenantAll?: string[];
 }
+
+/** The suffix of a lock line whose method crosses tenants on purpose. */
+const TENANT_ALL = /^tenant=all:(.+)$/;
 
 export function readLock(text: string, file: string): LockLine[] {
   return text.split('\n').flatMap((line, index) => {
     if (line.trim() === '' || line.startsWith('#')) return [];
     const [backend, served, method, ...words] = line.trim().split(/\s+/);
-    const crossing = words.at(-1)?.startsWith('tenant=all:') ? words.pop()!.slice('tenant=all:'.length).split(',') : undefined;
-    const roles = words;
+    const crossing = TENANT_ALL.exec(words.at(-1) ?? '');
+    const roles = crossing ? words.slice(0, -1) : words;
     if (backend === undefined || served === undefined || method === undefined || roles.length === 0) {
       throw new VerifyUsage(`${file}:${index + 1}: not a line of access.lock: ${line}`);
     }
     const rule = roles.length === 1 && (roles[0] === 'public' || roles[0] === '*') ? (roles[0] as 'public' | '*') : roles;
-    return [{ backend, path: served, method, rule, ...(crossing ? { tenantAll: crossing } : {}) }];
+    return [{ backend, path: served, method, rule, ...(crossing ? { tenantAll: crossing[1]!.split(',') } : {}) }];
   });
 }

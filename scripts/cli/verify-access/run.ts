@@ -12,6 +12,7 @@ import { messageOfError, RemovalFailed, VerifyUsage } from './errors.js';
 import { readLock } from './lock.js';
 import { compareWithServer } from './server-match.js';
 import { signIn } from './sign-in.js';
+import { freshTenants, giveTenant, type TemporaryTenants, tenantCheck, tenantColumnOf } from './tenants.js';
 import {
   ANY_ROLE,
   GRANT_SECONDS,
@@ -22,6 +23,7 @@ import {
   removeUsers,
   requireGrantEnds,
   TEMPORARY_USER_PREFIX,
+  type TemporaryUser,
 } from './users.js';
 
 /** A run that goes on renews its users' grants (and signs them in again) this often, well before they end. */
@@ -89,6 +91,12 @@ export async function verifyAccess(options: VerifyOptions): Promise<Verdict> {
   // The backends of the default tables share their users: every one of those users calls every such backend.
   const served = lines.filter((line) => backends.get(line.backend)!.defaultTables && backends.get(line.backend)!.authScheme !== null);
   const roles = [...new Set(served.flatMap((line) => (Array.isArray(line.rule) ? line.rule : [])))].sort();
+  // A tenant backend's users each get a tenant of their own, and a twin of each (the same role) another one.
+  const tenanted = project.backends.filter((backend) => served.some((line) => line.backend === backend.name) && tenantColumnOf(backend) !== undefined);
+  const mains: TemporaryUser[] = [];
+  const twins: TemporaryUser[] = [];
+  /** By usr's column: the two tenants given, or why none could be. */
+  const tenants = new Map<string, TemporaryTenants | string>();
   const connection = await options.connect();
   const made: Made = { users: [], until: 0 };
   const removed: Made = { users: [], until: 0 };
@@ -107,12 +115,23 @@ export async function verifyAccess(options: VerifyOptions): Promise<Verdict> {
     if (served.length > 0) {
       const run = randomBytes(3).toString('hex');
       made.until = Math.floor(Date.now() / 1000) + GRANT_SECONDS;
-      for (const role of [...roles, ANY_ROLE]) {
-        options.signal?.throwIfAborted();
-        const user = { id: 0, name: `${TEMPORARY_USER_PREFIX}${run}-${made.users.length + 1}`, password: randomBytes(24).toString('base64url'), role };
-        user.id = await addUser(connection, user.name, user.password, []);
-        made.users.push(user);
-        await grantRole(connection, user.id, role, made.until);
+      for (const group of tenanted.length > 0 ? [mains, twins] : [mains]) {
+        for (const role of [...roles, ANY_ROLE]) {
+          options.signal?.throwIfAborted();
+          const user = { id: 0, name: `${TEMPORARY_USER_PREFIX}${run}-${made.users.length + 1}`, password: randomBytes(24).toString('base64url'), role };
+          user.id = await addUser(connection, user.name, user.password, []);
+          made.users.push(user);
+          group.push(user);
+          await grantRole(connection, user.id, role, made.until);
+        }
+      }
+      for (const backend of tenanted) {
+        const column = tenantColumnOf(backend)!;
+        if (tenants.has(column)) continue;
+        const fresh = await freshTenants(connection, backend, column, run);
+        const refused = (await giveTenant(connection, column, mains, fresh.own)) ?? (await giveTenant(connection, column, twins, fresh.other));
+        tenants.set(column, refused ?? fresh);
+        if (refused === undefined) say(`verify-access: the temporary users are of tenant ${fresh.own}, their twins of tenant ${fresh.other} (${column})`);
       }
       say(
         `verify-access: ${made.users.length} temporary users (${made.users.map((user) => `${user.name}: ${user.role}`).join(', ')}), their roles granted for ${GRANT_SECONDS / 60} minutes`,
@@ -122,13 +141,17 @@ export async function verifyAccess(options: VerifyOptions): Promise<Verdict> {
     for (const backend of project.backends) {
       const own = lines.filter((line) => line.backend === backend.name);
       if (own.length === 0) continue;
-      const users = backend.defaultTables && backend.authScheme !== null ? made.users : [];
+      const users = backend.defaultTables && backend.authScheme !== null ? mains : [];
       let callers = await signIn(backend, users, base, send, record, connection, made.until);
+      const column = tenantColumnOf(backend);
+      const given = column === undefined ? undefined : tenants.get(column);
+      let twinCallers = typeof given === 'object' ? await signIn(backend, twins, base, send, record, connection, made.until) : [];
       for (const line of own) {
         // A long run: the grants renewed before they end, and the callers' tokens and keys made again under them.
         if (Date.now() - renewedAt >= RENEW_AFTER_MS) {
           await renew();
           callers = await signIn(backend, users, base, send, () => {}, connection, made.until);
+          if (typeof given === 'object') twinCallers = await signIn(backend, twins, base, send, () => {}, connection, made.until);
         }
         const operation = operationOf(backend, line);
         const anonymous: Caller = { role: '(anonymous)', credentials: 'none', headers: {} };
@@ -139,9 +162,20 @@ export async function verifyAccess(options: VerifyOptions): Promise<Verdict> {
           for (const role of line.rule === '*' ? ['*'] : line.rule) record(unproven(line, role, 'its own users', 'admitted', note));
           continue;
         }
+        if (typeof given === 'string') {
+          for (const role of line.rule === '*' ? ['*'] : line.rule) record(unproven(line, role, 'temporary users', 'admitted', given));
+          continue;
+        }
         for (const caller of callers) {
           const admitted = line.rule === '*' || line.rule.includes(caller.role);
-          record(await check(line, operation, caller, admitted ? 'admitted' : 'refused', base, send));
+          const proved = await check(line, operation, caller, admitted ? 'admitted' : 'refused', base, send);
+          record(proved);
+          // Each read it proves, on a tenant backend: no row of another tenant, for the caller or its twin.
+          const read = line.method === 'GET' && proved.got === 'admitted' && proved.status !== null && proved.status >= 200 && proved.status < 300;
+          if (given !== undefined && read && line.tenantAll === undefined) {
+            const twin = twinCallers.find((other) => other.role === caller.role && other.credentials === caller.credentials);
+            record(await tenantCheck(line, caller, twin, backend.tenant!.column, given, base, send));
+          }
         }
       }
       for (const issuer of backend.issuers) {

@@ -44,6 +44,6 @@ export const backend: BackendModule = {
   apiKeys: false,
   refreshLifetime: null,
   sessionLifetime: 2592000,
-  tenant: { column: 'org_id', type: 'integer', userQuery: { sql: TENANT_QUERY_SQL }, triggers: true },
+  tenant: { column: 'org_id', type: 'integer', userQuery: { sql: TENANT_QUERY_SQL }, userColumn: 'home_org', triggers: true },
   resources: [report],
 };

@@ -33,6 +33,6 @@ export const backend: BackendModule = {
   apiKeys: false,
   refreshLifetime: null,
   sessionLifetime: 2592000,
-  tenant: { column: 'org_id', type: 'integer', userQuery: { sql: TENANT_QUERY_SQL } },
+  tenant: { column: 'org_id', type: 'integer', userQuery: { sql: TENANT_QUERY_SQL }, userColumn: 'org_id' },
   resources: [contact, contacts, countries, notes],
 };
