@@ -4,6 +4,7 @@ import type { BackendModule } from 'xmlrest/runtime';
 import { resource as contact } from './contact.js';
 import { resource as contacts } from './contacts.js';
 import { resource as countries } from './countries.js';
+import { resource as filtered } from './filtered.js';
 import { resource as notes } from './notes.js';
 
 /** Checks Basic credentials: returns user_id and role_name of every role the user holds. */
@@ -34,5 +35,5 @@ export const backend: BackendModule = {
   refreshLifetime: null,
   sessionLifetime: 2592000,
   tenant: { column: 'org_id', type: 'integer', userQuery: { sql: TENANT_QUERY_SQL }, userColumn: 'org_id' },
-  resources: [contact, contacts, countries, notes],
+  resources: [contact, contacts, countries, filtered, notes],
 };
