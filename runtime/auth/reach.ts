@@ -2,6 +2,7 @@ import type { BackendModule } from '../contract.js';
 import { HttpError } from '../errors.js';
 import type { Guard } from './guard.js';
 import { presentedKey } from './keys/api-key.js';
+import { canonicalTenant } from '../tenants/canonical.js';
 import type { Principal } from './scheme.js';
 
 /**
@@ -14,7 +15,11 @@ import type { Principal } from './scheme.js';
  * default tables are one, whichever backends read them), so that a wrong
  * password counts one failed login, not one per backend. No credentials: no
  * backend. Credentials that no backend accepts: the first refusal (a 401 with
- * its challenge, a 429), as the caller's next call would get it.
+ * its challenge, a 429), as the caller's next call would get it. A tenant
+ * backend (docs/internals/contract.md §14) reaches only a caller with a tenant
+ * there, as each of its routes would refuse any other (403 `no_tenant`); its
+ * tenant is its own (read with its own query), so its guard is always asked,
+ * the password's verdict remembered from the first check answering at once.
  */
 export async function callerReach(
   backends: readonly BackendModule[],
@@ -45,14 +50,14 @@ export async function callerReach(
     const directory = key === undefined && backend.authScheme === 'Basic' ? guard.credentials.directory : undefined;
     const known = directory === undefined ? undefined : directories.get(directory);
     if (known === 'refused') continue;
-    if (known !== undefined) {
+    if (known !== undefined && backend.tenant === undefined) {
       reach.set(backend.name, known);
       continue;
     }
     try {
       const principal = await guard.identify(authorization, '*', address, apiKey);
-      reach.set(backend.name, principal);
-      if (directory !== undefined) directories.set(directory, principal);
+      if (backend.tenant === undefined || canonicalTenant(backend.tenant.type, principal.tenant) !== undefined) reach.set(backend.name, principal);
+      if (directory !== undefined && backend.tenant === undefined) directories.set(directory, principal);
     } catch (error) {
       if (!(error instanceof HttpError) || (error.status !== 401 && error.status !== 403)) throw error;
       refusal ??= error;

@@ -133,6 +133,20 @@ const tbasic: BackendModule = {
   refreshLifetime: null,
 };
 
+/**
+ * A second Basic tenant backend on the same user tables whose tenant is another column of usr (`team_id`): the
+ * server's one credential cache remembers a password's verdict for both, and must never answer one backend's
+ * tenant for the other's.
+ */
+const TEAM_SQL = 'select team_id as tenant from usr where user_id = ?';
+const tteam: BackendModule = {
+  ...tbasic,
+  name: 'tteam',
+  issuer: 'tteam',
+  apiKeys: false,
+  tenant: { column: 'team_id', type: 'integer', userQuery: { sql: TEAM_SQL }, userColumn: 'team_id' },
+};
+
 /** An outside issuer of the Bearer backend, its tenant in the claim `org`. */
 const OUTSIDE = 'https://tenants.example';
 
@@ -185,12 +199,13 @@ describe('a caller of a tenant backend, by every way in', () => {
     tbear = bearerBackend(issuer.jwksUri);
     const own = await ownDatabase('tenant_callers');
     connection = await connectTo(own);
-    await connection.query('alter table usr add column org_id int unsigned null');
+    await connection.query('alter table usr add column if not exists org_id int unsigned null, add column if not exists team_id int unsigned null');
     await connection.query('create table tenant_note (note_id int unsigned not null primary key, org_id int unsigned not null, body varchar(50) not null)');
     await connection.query("insert into tenant_note values (1, 1, 'a1'), (2, 1, 'a2'), (3, 1, 'a3'), (4, 2, 'b1'), (5, 2, 'b2'), (6, 2, 'b3')");
     for (const name of ['ann', 'bob', 'nat'] as const) users[name] = await addUser(connection, `t_${name}`, `${name}-pass-1`, ['member']);
     await connection.query('update usr set org_id = 1 where user_id = ?', [users.ann]);
     await connection.query('update usr set org_id = 2 where user_id = ?', [users.bob]);
+    await connection.query('update usr set team_id = 7 where user_id = ?', [users.ann]);
     database = openDatabase(own);
     const select = database.select.bind(database);
     database.select = ((sql: string, values?: readonly unknown[]) => {
@@ -203,7 +218,7 @@ describe('a caller of a tenant backend, by every way in', () => {
         done();
       },
     });
-    const served = createReloadableApp({ backends: [tbasic, tbear], database, jwtSecret: TEST_SECRET, logger: pino({ level: 'info' }, sink) });
+    const served = createReloadableApp({ backends: [tbasic, tbear, tteam], database, jwtSecret: TEST_SECRET, logger: pino({ level: 'info' }, sink) });
     revocations = served.revocations;
     running = await listen(served.app, 0, '127.0.0.1');
   }, 120_000);
@@ -247,6 +262,16 @@ describe('a caller of a tenant backend, by every way in', () => {
     // A remembered password answers its tenant without a query.
     expect(tenantReads).toBe(reads);
     expect((await send(url('/tbasic/v1.0/who'), { headers: basic('bob') })).json()).toMatchObject({ tenant: '2' });
+  });
+
+  it('two Basic backends reading the tenant from different columns: a remembered password answers each its own tenant', async () => {
+    // ann's password is remembered with tbasic's tenant (org_id 1) by the test above, or here.
+    expect((await send(url('/tbasic/v1.0/who'), { headers: basic('ann') })).json()).toMatchObject({ tenant: '1' });
+    expect((await send(url('/tteam/v1.0/who'), { headers: basic('ann') })).json()).toMatchObject({ tenant: '7' });
+    expect((await send(url('/tbasic/v1.0/who'), { headers: basic('ann') })).json()).toMatchObject({ tenant: '1' });
+    // bob has no team: refused on tteam, whatever tbasic remembered for his password.
+    expect((await send(url('/tbasic/v1.0/who'), { headers: basic('bob') })).json()).toMatchObject({ tenant: '2' });
+    expectNoTenant(await send(url('/tteam/v1.0/who'), { headers: basic('bob') }));
   });
 
   it('a token of shape A carries the tenant as ten, signed at issue, and a request with it reads nothing', async () => {

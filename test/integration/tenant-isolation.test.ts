@@ -196,4 +196,19 @@ describe('the demo tenant backend (resources/crm), two organisations calling eve
     expect(rows).toEqual([{ n: 0 }]);
     expect(server.logs.some((line) => line.reason === 'no_tenant')).toBe(true);
   });
+
+  it("?for=me lists crm's operations to a caller it serves, and none to one it would refuse for want of an organisation", async () => {
+    const crmPaths = async (authorization: string) => {
+      const answer = await send(`${server.url}/openapi.json?for=me`, { headers: { authorization } });
+      expect(answer.status).toBe(200);
+      return Object.keys((answer.json() as { paths: Record<string, unknown> }).paths).filter((path) => path.startsWith('/crm/'));
+    };
+    expect((await crmPaths(ERIN)).sort()).toEqual(['/crm/v1.0/contacts', '/crm/v1.0/notes', '/crm/v1.0/org', '/crm/v1.0/report']);
+    expect((await crmPaths(GRACE)).sort()).toEqual(['/crm/v1.0/contacts', '/crm/v1.0/notes', '/crm/v1.0/org']);
+    // heidi holds crm-user, so her roles alone would list three; she has no organisation, and each would answer 403.
+    expect(await crmPaths(basic('heidi'))).toEqual([]);
+    // carol's password opens staff's routes (the same user tables): they stay hers.
+    const staff = await send(`${server.url}/openapi.json?for=me`, { headers: { authorization: basic('carol') } });
+    expect(Object.keys((staff.json() as { paths: Record<string, unknown> }).paths).some((path) => path.startsWith('/staff/'))).toBe(true);
+  });
 });

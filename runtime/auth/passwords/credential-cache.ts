@@ -29,8 +29,14 @@ export interface Verdict {
   plain: boolean;
 }
 
-/** A user's tenant as read at a password's check (undefined: none), and when that read began (ms). */
+/**
+ * A user's tenant as read at a password's check (undefined: none), and when that read began (ms). `source` is the
+ * query it was read with (TenantSettings.userQuery): the cache is the server's, shared by every backend on the same
+ * user tables, and two tenant backends may read a user's tenant from different columns: a tenant is remembered for
+ * the query that read it, never answered for another's.
+ */
 export interface RememberedTenant {
+  source: string;
   user: string;
   tenant: string | undefined;
   readAt: number;
@@ -38,7 +44,7 @@ export interface RememberedTenant {
 
 export class CredentialCache {
   private readonly digest = new SecretDigest();
-  private readonly entries = new Map<string, { plain: boolean; expiresAt: number; tenant?: RememberedTenant }>();
+  private readonly entries = new Map<string, { plain: boolean; expiresAt: number; tenants?: RememberedTenant[] }>();
   /** Checks under way, by the same key: at most one per client, stored value and password at any time. */
   private readonly running = new Map<string, Promise<Verdict & { ok: boolean }>>();
 
@@ -83,16 +89,17 @@ export class CredentialCache {
    * right for `stored` from `client`, for `user`, so that a remembered password answers its tenant without a query.
    * Undefined when there is no such verdict or it holds no tenant of this user's yet.
    */
-  tenant(client: string, stored: string, supplied: string, user: string): RememberedTenant | undefined {
+  tenant(client: string, stored: string, supplied: string, user: string, source: string): RememberedTenant | undefined {
     const entry = this.entries.get(this.digest.of(client, stored, supplied));
-    if (entry === undefined || entry.expiresAt <= Date.now() || entry.tenant?.user !== user) return undefined;
-    return entry.tenant;
+    if (entry === undefined || entry.expiresAt <= Date.now()) return undefined;
+    return entry.tenants?.find((tenant) => tenant.source === source && tenant.user === user);
   }
 
-  /** Keeps `tenant` with the verdict remembered for these credentials, if there is one (it ends with it). */
+  /** Keeps `tenant` with the verdict remembered for these credentials, if there is one (it ends with it), beside other sources' (a few at most: one a tenant backend). */
   rememberTenant(client: string, stored: string, supplied: string, tenant: RememberedTenant): void {
     const entry = this.entries.get(this.digest.of(client, stored, supplied));
-    if (entry !== undefined) entry.tenant = tenant;
+    if (entry === undefined) return;
+    entry.tenants = [...(entry.tenants ?? []).filter((known) => known.source !== tenant.source).slice(-7), tenant];
   }
 
   get size(): number {

@@ -107,19 +107,20 @@ export class CredentialChecker {
    * change, runtime/tenants/), else read with the backend's user query and remembered with the verdict.
    */
   private async withTenant(checked: CredentialCheck, rows: Row[], remembered?: { client: string; stored: string; pass: string }): Promise<CredentialCheck> {
-    if (this.backend.tenant?.userQuery == null || rows.length === 0) return checked;
+    const source = this.backend.tenant?.userQuery?.sql;
+    if (source === undefined || rows.length === 0) return checked;
     const first = rows[0]!;
     const user = String(first.user_id ?? first.sub);
     if (remembered !== undefined) {
       const { client, stored, pass } = remembered;
-      const known = this.cache.tenant(client, stored, pass, user);
+      const known = this.cache.tenant(client, stored, pass, user, source);
       if (known !== undefined && !this.revocations?.isUserRevokedSince(this.backend.name, user, this.backend.defaultTables, known.readAt)) {
         return { ...checked, tenant: known.tenant };
       }
     }
     const readAt = Date.now();
     const tenant = await readUserTenant(this.db, this.backend, user);
-    if (remembered !== undefined) this.cache.rememberTenant(remembered.client, remembered.stored, remembered.pass, { user, tenant, readAt });
+    if (remembered !== undefined) this.cache.rememberTenant(remembered.client, remembered.stored, remembered.pass, { source, user, tenant, readAt });
     return { ...checked, tenant };
   }
 
