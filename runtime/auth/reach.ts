@@ -1,8 +1,8 @@
 import type { BackendModule } from '../contract.js';
 import { HttpError } from '../errors.js';
+import { canonicalTenant } from '../tenants/canonical.js';
 import type { Guard } from './guard.js';
 import { presentedKey } from './keys/api-key.js';
-import { canonicalTenant } from '../tenants/canonical.js';
 import type { Principal } from './scheme.js';
 
 /**

@@ -1,3 +1,6 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import type mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectTo } from '../../scripts/connection.js';
@@ -211,4 +214,23 @@ describe('the demo tenant backend (resources/crm), two organisations calling eve
     const staff = await send(`${server.url}/openapi.json?for=me`, { headers: { authorization: basic('carol') } });
     expect(Object.keys((staff.json() as { paths: Record<string, unknown> }).paths).some((path) => path.startsWith('/staff/'))).toBe(true);
   });
+
+  it("xmlrest explain answers per tenant: the route proven or crossing, the user's tenant, and no tenant a refusal", async () => {
+    const explain = (...args: string[]) =>
+      promisify(execFile)(process.execPath, [path.resolve('scripts/xmlrest.mjs'), 'explain', ...args], { env: { ...process.env, DATABASE_URL: url } }).then(
+        (done) => ({ code: 0, stdout: done.stdout }),
+        (error: { code?: number; stdout?: string }) => ({ code: Number(error.code), stdout: error.stdout ?? '' }),
+      );
+    const [erin, heidi, report] = await Promise.all([
+      explain('erin', 'GET', '/crm/v1.0/contacts', '--json'),
+      explain('heidi', 'GET', '/crm/v1.0/contacts'),
+      explain('erin', 'GET', '/crm/v1.0/report'),
+    ]);
+    expect(erin.code).toBe(0);
+    expect(JSON.parse(erin.stdout)).toMatchObject({ allowed: true, userTenant: '1', tenant: "proven (every statement keeps to the caller's org_id)" });
+    expect(heidi.code).toBe(1);
+    expect(heidi.stdout).toContain('denied: heidi may not call GET /crm/v1.0/contacts on backend crm');
+    expect(heidi.stdout).toContain('heidi has no tenant on backend crm');
+    expect(report.stdout).toContain('tenant: all (step orgs may read and write every tenant\'s rows: tenant="all")');
+  }, 120_000);
 });

@@ -10,7 +10,7 @@ import { Hashing } from '../../../runtime/auth/passwords/hashing.js';
 import type { BackendModule } from '../../../runtime/index.js';
 import { grantsOf, queryableOf, userIdOf } from '../../schema.js';
 import { type CommandKit, generatedBackends, UsageError, withConnection } from '../command.js';
-import { routeTenant } from '../explain-tenant.js';
+import { claimsTenant, routeTenant, userTenant, withTenant } from '../explain-tenant.js';
 import { readPasswordFromStdin } from '../password-stdin.js';
 
 /** `xmlrest explain`: may a user, or the user of a token's claims, call a route, and why. */
@@ -52,21 +52,24 @@ async function explainCommand(user: string, method: string, served: string, json
   if (password !== undefined) {
     answer = await withConnection(async (connection) => {
       const checked = await checkCredentials(connection, backend, user, password);
-      if (checked.rows.length === 0 || !backend.defaultTables) return explainChecked(route, user, backend.authScheme, checked);
+      if (checked.rows.length === 0) return explainChecked(route, user, backend.authScheme, checked);
+      if (!backend.defaultTables) return withTenant(explainChecked(route, user, backend.authScheme, checked), backend, user, checked.tenant);
       // A grant past its end is deleted within moments (runtime/auth/users/grants.ts): it admits no more.
       const id = await userIdOf(connection, user);
       const grants = id === undefined ? undefined : await grantsOf(connection, id);
       const held = explainChecked(route, user, backend.authScheme, checked);
-      return grants === undefined
-        ? held
-        : {
-            ...explain(
-              route,
-              user,
-              (held.holds ?? []).filter((role) => grants.roles.includes(role)),
-            ),
-            ends: grants.ends,
-          };
+      const answer =
+        grants === undefined
+          ? held
+          : {
+              ...explain(
+                route,
+                user,
+                (held.holds ?? []).filter((role) => grants.roles.includes(role)),
+              ),
+              ends: grants.ends,
+            };
+      return withTenant(answer, backend, user, checked.tenant);
     });
   } else if (!backend.defaultTables) {
     answer = cannotTell(route, user, backend.name);
@@ -75,7 +78,8 @@ async function explainCommand(user: string, method: string, served: string, json
       const id = await userIdOf(connection, user);
       if (id === undefined) return { ...explain(route, user, null), reason: `there is no user ${user}` };
       const grants = await grantsOf(connection, id);
-      return { ...explain(route, user, grants.roles), ends: grants.ends };
+      const tenant = backend.tenant === undefined ? undefined : await userTenant(queryableOf(connection), backend, String(id));
+      return withTenant({ ...explain(route, user, grants.roles), ends: grants.ends }, backend, user, tenant);
     });
   }
   return printExplanation(user, answer, json, routeTenant(backend, method, served));
@@ -132,10 +136,10 @@ async function explainClaimsCommand(file: string, method: string, served: string
           explainClaims(route, backend, payload, async (sql, values) => (await connection.execute(sql, values as string[]))[0] as { user_id?: unknown }[]),
         )
       : await explainClaims(route, backend, payload);
-  return printExplanation(answer.user, answer, json, routeTenant(backend, method, served));
+  return printExplanation(answer.user, withTenant(answer, backend, answer.user, claimsTenant(backend, payload)), json, routeTenant(backend, method, served));
 }
 
-function printExplanation(user: string, answer: Explanation, json: boolean, tenant: string | undefined): number {
+function printExplanation(user: string, answer: Explanation & { tenant?: string }, json: boolean, tenant: string | undefined): number {
   if (json)
     console.log(
       JSON.stringify({
@@ -145,6 +149,7 @@ function printExplanation(user: string, answer: Explanation, json: boolean, tena
         holds: answer.holds,
         reason: answer.reason,
         ...(tenant !== undefined ? { tenant } : {}),
+        ...(answer.tenant !== undefined ? { userTenant: answer.tenant } : {}),
       }),
     );
   else {
@@ -165,7 +170,7 @@ function printExplanation(user: string, answer: Explanation, json: boolean, tena
     const held = (role: string) => (answer.ends?.[role] ? `${role} (until ${answer.ends[role]})` : role);
     console.log(`  ${user} holds: ${answer.holds === null ? 'unknown' : answer.holds.map(held).join(', ') || 'no role'}`);
     console.log(`  because ${answer.reason}`);
-    if (tenant !== undefined) console.log(`  tenant: ${tenant}`);
+    if (tenant !== undefined) console.log(`  tenant: ${tenant}${answer.tenant === undefined ? '' : `; ${user}'s is ${answer.tenant}`}`);
   }
   return answer.allowed === null ? 3 : answer.allowed ? 0 : 1;
 }
