@@ -1,8 +1,10 @@
 import { DEFAULT_USER_TABLES } from '../../runtime/auth/users/user-tables.js';
 import type { Diagnostics } from '../diagnostics.js';
 import type { Backend, Operation, Project, SqlStep } from '../ir.js';
+import { readStatement } from '../sql/blocks.js';
 import { columnsNamed, sourceColumn } from '../sql/tables.js';
 import { tablesOf } from '../sql/targets.js';
+import { comparison } from '../sql/terms.js';
 import { type Token, tokenize, unquote } from '../sql/tokens.js';
 import type { TableColumn } from '../types/columns.js';
 import type { TypeSnapshot } from '../types/snapshot.js';
@@ -196,9 +198,12 @@ export function uidColumns(step: Pick<SqlStep, 'sql' | 'binds'>): Set<string> | 
     tokens[at]?.type === 'punct' && tokens[at]!.text === '=' && !['<', '>', '!'].includes(tokens[at - 1]?.text ?? '') && tokens[at + 1]?.text !== '>';
   const met = new Set<string>();
   const joined: [string, string][] = [];
+  const whole = uidTerms(tokens, step.binds);
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]!;
     const bind = token.type === 'punct' && token.text === '?' ? step.binds[binds++] : undefined;
+    // A `col = $uid` under `or` or `not`, or inside a larger expression (`(o.user_id = $uid or 1)`), keeps no row to the caller.
+    if (bind?.kind === 'uid' && (equals(i - 1) || equals(i + 1)) && whole !== undefined && !whole.has(token.start)) continue;
     if (bind?.kind === 'uid') {
       const column = equals(i - 1) ? columnEndingAt(i - 2) : equals(i + 1) ? columnStartingAt(i + 2)?.name : undefined;
       if (column === undefined) return null;
@@ -221,6 +226,35 @@ export function uidColumns(step: Pick<SqlStep, 'sql' | 'binds'>): Set<string> | 
     }
   }
   return met;
+}
+
+/**
+ * Where the statement compares `$uid` as a whole AND term of a `where` or an `on` (`[q.]col = $uid`, either way
+ * round), by the offset of its `?`: the query blocks' reading the tenant proof uses (generator/sql/blocks.ts, terms.ts),
+ * so that a `$uid` under `or` or `not` binds nothing. Undefined when the statement is of a form that reading leaves
+ * unread: then every `$uid =` counts, as before it.
+ */
+function uidTerms(tokens: readonly Token[], binds: Pick<SqlStep, 'binds'>['binds']): Set<number> | undefined {
+  let bind = 0;
+  // The blocks' reader knows placeholders, not `?`: each `?` is its bind again.
+  const marked = tokens.map((token): Token => {
+    if (token.type !== 'punct' || token.text !== '?') return token;
+    const uid = binds[bind++]?.kind === 'uid';
+    return { ...token, type: 'placeholder', placeholder: uid ? { kind: 'uid' } : { kind: 'param', name: '?' } };
+  });
+  const statement = readStatement(marked);
+  if ('unread' in statement) return undefined;
+  const whole = new Set<number>();
+  for (const block of statement.blocks) {
+    for (const condition of [block.where, ...block.refs.map((ref) => ref.on)]) {
+      if (condition === null || condition.terms === 'disjunction') continue;
+      for (const term of condition.terms) {
+        const other = comparison(term)?.other;
+        if (other?.type === 'placeholder' && other.placeholder?.kind === 'uid') whole.add(other.start);
+      }
+    }
+  }
+  return whole;
 }
 
 /**

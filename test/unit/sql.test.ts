@@ -116,6 +116,15 @@ describe('the columns $uid meets (the unowned-read lint)', () => {
     return columns === null ? null : [...columns].sort();
   };
 
+  it('only as a whole AND term of a where or an on: never under or, not, or inside a larger expression', () => {
+    expect(meets('select order_id from orders o where o.user_id = ? or 1', [uid])).toEqual([]);
+    expect(meets('select order_id from orders o where o.user_id = ? || o.order_id > 0', [uid])).toEqual([]);
+    expect(meets('select order_id from orders o where (o.user_id = ? or 1) and o.order_id > 0', [uid])).toEqual([]);
+    expect(meets('select order_id from orders o where not o.user_id = ?', [uid])).toEqual([]);
+    expect(meets('select order_id from orders o where o.order_id > 0 and (o.user_id = ? and 1)', [uid])).toEqual(['orders.user_id']);
+    expect(meets('select order_id from orders o where o.order_id in (select order_id from orders where user_id = ?)', [uid])).toEqual(['orders.user_id']);
+  });
+
   it('compared with =, either way round, and through the joins of two columns', () => {
     expect(meets('select order_id from orders where user_id = ?', [uid])).toEqual(['orders.user_id']);
     expect(meets('select o.order_id from orders o where ? = o.user_id', [uid])).toEqual(['orders.user_id']);

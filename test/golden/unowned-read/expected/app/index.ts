@@ -3,6 +3,7 @@
 import type { BackendModule } from 'xmlrest/runtime';
 import { resource as allOrders } from './all-orders.js';
 import { resource as catalogue } from './catalogue.js';
+import { resource as either } from './either.js';
 import { resource as joined } from './joined.js';
 import { resource as mine } from './mine.js';
 import { resource as order } from './order.js';
@@ -33,5 +34,5 @@ export const backend: BackendModule = {
   apiKeys: false,
   refreshLifetime: null,
   sessionLifetime: 2592000,
-  resources: [allOrders, catalogue, joined, mine, order, ordered, theirs],
+  resources: [allOrders, catalogue, either, joined, mine, order, ordered, theirs],
 };
