@@ -153,7 +153,7 @@ describe('xmlrest verify-access', () => {
     );
     // No sign-in failed: nothing for the login limits to count.
     expect(verdict.checks.filter((check) => check.status === 401 && check.role !== '(anonymous)')).toEqual([]);
-    expect(stderr).toMatch(/removed 4 temporary users \(/);
+    expect(stderr).toMatch(/removed 12 temporary users \(/);
     expect(await leftovers()).toEqual([]);
     const [[keys]] = (await connection.query("select count(*) as n from xmlrest_api_key where name = 'verify-access'")) as unknown as [[{ n: number }]];
     expect(Number(keys.n)).toBe(0);
@@ -166,8 +166,8 @@ describe('xmlrest verify-access', () => {
       [demo.url],
     )) as unknown as [{ target: string; detail: string }[]];
     expect(history).toHaveLength(1);
-    expect(history[0]!.detail).toMatch(/^made and removed 4 temporary users \(ids \d+ \d+ \d+ \d+; their tokens end by \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\); /);
-    expect(history[0]!.detail).toMatch(/xmlrest-verify-\w+-\d: admin, .*: customer, .*: staff, .*: xmlrest-verify-any$/);
+    expect(history[0]!.detail).toMatch(/^made and removed 12 temporary users \(ids (?:\d+ ){11}\d+; their tokens end by \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\); /);
+    expect(history[0]!.detail).toMatch(/xmlrest-verify-\w+-\d: admin, .*: crm-operator, .*: crm-user, .*: customer, .*: staff, .*: xmlrest-verify-any, /);
     // The earlier run's rows are pruned (their tokens have ended); a user that exists, and an id no run named, keep theirs.
     const [revoked] = (await connection.query(
       "select sub from xmlrest_revoked_user where backend = '*' and sub in ('999001', '999002', '1', '999003') order by sub",
@@ -179,7 +179,7 @@ describe('xmlrest verify-access', () => {
       `select sub from xmlrest_revoked_user where backend = '*' and sub in (${ids.map(() => '?').join(', ')})`,
       ids,
     )) as unknown as [object[]];
-    expect(own).toHaveLength(4);
+    expect(own).toHaveLength(12);
   }, 60_000);
 
   it('names a wrong guard planted in a built module: a role added, a role list widened to *, a * narrowed to roles', async () => {
@@ -208,8 +208,9 @@ describe('xmlrest verify-access', () => {
       // Narrowed: * refuses the staff user and the user entitled to nothing.
       expect(stdout).toContain('disagree: shop GET /shop/v1.0/account as staff with Bearer (shape B): expected admitted, got refused (403)');
       expect(stdout).toContain('disagree: shop GET /shop/v1.0/account as xmlrest-verify-any with API key: expected admitted, got refused (403)');
-      expect(disagreements).toHaveLength(3 + 2 + 6);
-      expect(stdout).toMatch(/11 disagree, 0 unproven/);
+      // Every role each wrong guard misjudges, crm's two included (a demo user of each role calls every backend).
+      expect(disagreements).toHaveLength(3 + 4 + 12);
+      expect(stdout).toMatch(/19 disagree, 0 unproven/);
     } finally {
       for (const [file, text] of built) writeFileSync(path.join(ROOT, file), text);
       await server.stop();
@@ -233,7 +234,7 @@ describe('xmlrest verify-access', () => {
       expect(made, stderr).toBe(true);
       expect(code).toBe(130);
       expect(stderr).toContain('SIGINT: removing the temporary users, then stopping');
-      expect(stderr).toMatch(/removed 4 temporary users/);
+      expect(stderr).toMatch(/removed 12 temporary users/);
       expect(await leftovers()).toEqual([]);
     } finally {
       await hanging.close();
@@ -299,7 +300,7 @@ describe('xmlrest verify-access', () => {
       expect(limited.stderr).toContain(
         "xmlrest: verify-access could not finish: signing in as admin with Bearer (shape A): the server's login limits refused it",
       );
-      expect(limited.stderr).toMatch(/removed 4 temporary users/);
+      expect(limited.stderr).toMatch(/removed 12 temporary users/);
       expect(await leftovers()).toEqual([]);
     } finally {
       await odd.close();
@@ -311,7 +312,7 @@ describe('xmlrest verify-access', () => {
     try {
       const { code, stderr } = await verify([failing.url]).done;
       expect(code).toBe(2);
-      expect(stderr).toMatch(/removed 4 temporary users/);
+      expect(stderr).toMatch(/removed 12 temporary users/);
       expect(stderr).toContain(`xmlrest: verify-access could not finish: the server at ${failing.url} does not answer: fetch failed`);
       expect(stderr).toContain('its temporary users are removed');
       expect(await leftovers()).toEqual([]);
