@@ -44,16 +44,16 @@ describe('xmlrest commands', () => {
   });
 
   it('user add creates a user with roles; grant is idempotent; revoke removes', async () => {
-    const added = await xmlrest('user', 'add', 'erin', '--password', 'e:p', '--role', 'reader', '--role', 'writer');
+    const added = await xmlrest('user', 'add', 'ursula', '--password', 'e:p', '--role', 'reader', '--role', 'writer');
     expect(added.code).toBe(0);
-    expect(added.stdout).toMatch(/^created user erin \(user_id \d+\) with reader, writer\n$/);
+    expect(added.stdout).toMatch(/^created user ursula \(user_id \d+\) with reader, writer\n$/);
     expect(added.stdout + added.stderr).not.toContain('e:p');
-    expect(await rolesOf('erin')).toEqual(['reader', 'writer']);
-    expect((await xmlrest('role', 'grant', 'erin', 'reader')).code).toBe(0);
-    expect(await rolesOf('erin')).toEqual(['reader', 'writer']);
-    expect((await xmlrest('role', 'revoke', 'erin', 'writer')).stdout).toBe('erin no longer holds writer\n');
-    expect(await rolesOf('erin')).toEqual(['reader']);
-    const duplicate = await xmlrest('user', 'add', 'erin', '--password', 'x');
+    expect(await rolesOf('ursula')).toEqual(['reader', 'writer']);
+    expect((await xmlrest('role', 'grant', 'ursula', 'reader')).code).toBe(0);
+    expect(await rolesOf('ursula')).toEqual(['reader', 'writer']);
+    expect((await xmlrest('role', 'revoke', 'ursula', 'writer')).stdout).toBe('ursula no longer holds writer\n');
+    expect(await rolesOf('ursula')).toEqual(['reader']);
+    const duplicate = await xmlrest('user', 'add', 'ursula', '--password', 'x');
     expect(duplicate.code).toBe(1);
     expect(duplicate.stderr).toContain('Duplicate entry');
   });
@@ -203,7 +203,9 @@ describe('the server entry (npm start): the configuration, checked first and exp
       const started = await serve({ DATABASE_URL: `mysql://u:secret-pw@127.0.0.1:${port}/db`, PORT: 'eighty', QUERY_TIMEOUT_MS: 'soon' });
       expect(started.code).toBe(1);
       expect(started.output).toContain('xmlrest: cannot start: 3 problems with the configuration (the environment, or .env):');
-      expect(started.output).toContain('  - JWT_SECRET is not set: backends desk and shop sign and check Bearer tokens with it. Make one with node -e');
+      expect(started.output).toContain(
+        '  - JWT_SECRET is not set: backends desk and shop sign and check Bearer tokens with it, and backend crm signs the cursors of its pages with it. Make one with node -e',
+      );
       expect(started.output).toContain('  - PORT is not a port number: eighty');
       expect(started.output).toContain('  - QUERY_TIMEOUT_MS is a whole number, not soon');
       expect(started.output).not.toContain('secret-pw');
