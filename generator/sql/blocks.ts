@@ -328,7 +328,11 @@ class Reader {
     // An expression cut after an operator means a stop word the database reads as a name (`… and window or 1`):
     // the rest belongs to it, so the cut is the reader's mistake, never a filter to trust.
     const last = this.t[this.i - 1]!;
-    if ((last.type === 'punct' && last.text !== ')' && last.text !== '*') || (last.type === 'word' && DANGLING.has(last.text.toLowerCase()))) {
+    // `?` is a value: a list's widest statement holds them, and the facts of its tables are asked from that text.
+    if (
+      (last.type === 'punct' && last.text !== ')' && last.text !== '*' && last.text !== '?') ||
+      (last.type === 'word' && DANGLING.has(last.text.toLowerCase()))
+    ) {
       this.fail(`an expression cut at ${this.t[this.i]?.text ?? 'the end'}`);
     }
     return this.t.slice(start, this.i);
