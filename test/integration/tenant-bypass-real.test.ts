@@ -57,7 +57,7 @@ describe('the review’s bypasses, run on MariaDB', () => {
   });
 
   it("a list filter reading another table tells tenant 1 whether tenant 2 has a note; its table's facts are now asked", async () => {
-    const at = { file: 'x.xml', line: 1, column: 1 };
+    const at = { file: 'x.xml', line: 1, col: 1 };
     const list: List = {
       head: 'select o.id from orders o where o.org_id = ?',
       where: true,

@@ -238,7 +238,7 @@ describe('proveTenancy: the adversarial review', () => {
   it("asks facts of a list filter's tables: its widest statement, ? and all, is read", () => {
     // The facts (which tables have org_id) are asked of namedTables(widestStatement(list)), with `?` where values go;
     // read as unread, the filter's `notes` got no facts and its unfiltered read was proven as a table without org_id.
-    const at = { file: 'x.xml', line: 1, column: 1 };
+    const at = { file: 'x.xml', line: 1, col: 1 };
     const list: List = {
       head: 'select o.id from orders o where o.org_id = ?',
       where: true,
