@@ -221,10 +221,10 @@ class Reader {
       this.i = after;
       visible = [...ctes, ...defined.map((d) => d.name)];
     }
-    const arms = [this.arm(visible)];
+    const arms = this.arm(visible);
     while (this.eat('union', 'intersect', 'except')) {
       this.eat('all', 'distinct');
-      arms.push(this.arm(visible));
+      arms.push(...this.arm(visible));
     }
     if (this.is('order', 'limit')) this.tail(arms.at(-1)!, visible);
     parent?.children.push(...arms);
@@ -232,14 +232,17 @@ class Reader {
     return arms;
   }
 
-  private arm(ctes: readonly string[]): Block {
-    if (!this.punct('(')) return this.select(ctes);
+  /**
+   * One arm, or every arm of a parenthesised union: `insert … (select a, $tenant union select b, 2)` writes the rows
+   * of each, so each must be seen where an arm's select list is read.
+   */
+  private arm(ctes: readonly string[]): Block[] {
+    if (!this.punct('(')) return [this.select(ctes)];
     this.i++;
     if (!this.queryAhead()) this.fail('a parenthesised form the reader does not know');
-    const [first, ...rest] = this.query(ctes, null);
-    first!.children.push(...rest);
+    const arms = this.query(ctes, null);
     this.expect(')');
-    return first!;
+    return arms;
   }
 
   private select(ctes: readonly string[]): Block {

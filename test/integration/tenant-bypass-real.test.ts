@@ -5,7 +5,7 @@ import { namedTables, proveTenancy, type TenantFacts } from '../../generator/ana
 import type { List } from '../../generator/ir.js';
 import { connectTo } from '../../scripts/connection.js';
 import { ownDatabase } from '../support/own-database.js';
-import { REVIEW_BYPASSES } from '../support/tenant-bypasses.js';
+import { REVIEW_BYPASSES, REVIEW_WRITE_BYPASSES } from '../support/tenant-bypasses.js';
 
 /**
  * The adversarial review of the tenant proof (issue 43): each statement the proof once proved is run raw on MariaDB,
@@ -53,6 +53,19 @@ describe('the review’s bypasses, run on MariaDB', () => {
       rows.some((row) => row.id === 2 || Number(row.n) === 2),
       JSON.stringify(rows),
     ).toBe(true);
+    expect(proveTenancy(named(text), facts)).not.toEqual([]);
+  });
+
+  it.each(REVIEW_WRITE_BYPASSES)('%s writes a row of tenant 2 for tenant 1, and is refused', async (marked) => {
+    const text = marked.replace('^', '');
+    await connection.beginTransaction();
+    try {
+      await asTenantOne(text);
+      const [rows] = await connection.query('select count(*) n from bp_orders where org_id = 2 and id >= 5');
+      expect(Number((rows as { n: number }[])[0]!.n)).toBeGreaterThan(0);
+    } finally {
+      await connection.rollback();
+    }
     expect(proveTenancy(named(text), facts)).not.toEqual([]);
   });
 

@@ -23,3 +23,10 @@ export const REVIEW_BYPASSES: [string, string][] = [
   // ODBC braces `{x expr}` nest the filter in a comparison the reader did not see.
   ['select o.id from orders o where 1 and ^{x 1 and o.org_id = $tenant and 1} = 0', 'a character the reader does not know ("{")'],
 ];
+
+/** Writes the proof once proved that put a row in tenant 2 (an `orders` row of org_id 2 and id 5 or more). */
+export const REVIEW_WRITE_BYPASSES: [string, string][] = [
+  // A parenthesised union's arms after the first were not read as the insert's rows.
+  ['insert into orders (id, org_id, total) (select 5, $tenant, 0 union select 6, ^2, 0)', 'selects something other than $tenant'],
+  ['insert into orders (id, org_id, total) select 5, $tenant, 0 union (select 6, $tenant, 0 union select 7, ^2, 0)', 'selects something other than $tenant'],
+];

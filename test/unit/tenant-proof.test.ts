@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { widestStatement } from '../../generator/analyse/list-spec.js';
 import { namedTables, proveTenancy, type TenantFacts } from '../../generator/analyse/tenancy.js';
 import type { List } from '../../generator/ir.js';
-import { REVIEW_BYPASSES } from '../support/tenant-bypasses.js';
+import { REVIEW_BYPASSES, REVIEW_WRITE_BYPASSES } from '../support/tenant-bypasses.js';
 
 /** orders, items and notes keep every unique key with org_id; contacts has unique(email) alone. */
 const facts: TenantFacts = {
@@ -227,6 +227,7 @@ describe('proveTenancy: the bypasses', () => {
 
 describe('proveTenancy: the adversarial review', () => {
   it.each(REVIEW_BYPASSES)('refuses %s (%s)', (marked, fragment) => refused(marked, fragment));
+  it.each(REVIEW_WRITE_BYPASSES)('refuses the write %s (%s)', (marked, fragment) => refused(marked, fragment));
 
   it('proves what the review did not mean to refuse: reserved words after a dot, an exactly spelt alias, numbers', () => {
     proven('select o.id from orders o where o.org_id = $tenant and o.total = 1.5 and o.x = 1e3 and o.y = 0x1f and o.z = .5');
