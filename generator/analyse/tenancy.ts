@@ -170,7 +170,10 @@ const onlyTenant = (value: readonly Token[]) => value.length === 1 && isTenant(v
 /** An update's assignment that could move a row of a tenant table to another tenant. */
 function moves(block: Block, set: Assignment, facts: TenantFacts, tenantTable: (ref: TableRef) => boolean): TenantProblem[] {
   if (set.column.toLowerCase() !== facts.column.toLowerCase() || onlyTenant(set.value)) return [];
-  const targets = set.qualifier === null ? block.refs : block.refs.filter((r) => resolves(block, r, set.qualifier));
+  // Any reference the qualifier could name, whatever its letter case: where aliases are not case-sensitive
+  // (lower_case_table_names=1), `set o.org_id = …` moves the rows of `orders O`.
+  const q = set.qualifier?.toLowerCase();
+  const targets = q === undefined ? block.refs : block.refs.filter((r) => (r.alias ?? r.name).toLowerCase() === q);
   if (!targets.some(tenantTable)) return [];
   if (set.qualifier === null && block.refs.length > 1) {
     return [{ offset: set.offset, message: `an unqualified ${set.column} in a multi-table update: qualify it, and set it to $tenant only` }];
