@@ -47,12 +47,15 @@ const SPACE = /^[ \t\n\r\f\v]+$/;
  * Where the tokenizer and MariaDB's lexer could part, which a proof over the tokenizer's reading cannot trust:
  * a number run into a word (`1.5or 1` is `1.5 or 1` to MariaDB, one number to the tokenizer), a space the
  * tokenizer skips that MariaDB reads as a name's letter (U+00A0), a `--` comment by one reading and not the other
- * (`--` then U+00A0 or DEL), a control character.
+ * (`--` then U+00A0 or DEL), a control character, a backslash in a string (its end depends on the server's
+ * sql_mode).
  */
 function lexicalDoubt(token: Token): string | undefined {
   if (token.type === 'number' && !NUMBER.test(token.text)) return `a number run into a word (${token.text})`;
   if (token.type === 'space' && !SPACE.test(token.text)) return 'a space character other than space, tab or newline';
   if (token.type === 'punct' && !PUNCTUATION.has(token.text)) return `a character the reader does not know (${JSON.stringify(token.text)})`;
+  // `'a\' or 1 -- '` is one string by default and a string, an `or` and a comment under NO_BACKSLASH_ESCAPES.
+  if (token.type === 'string' && token.text.includes('\\')) return 'a backslash in a string (read otherwise under NO_BACKSLASH_ESCAPES)';
   if (token.type === 'comment' && token.text.startsWith('--') && token.text.length > 2 && !SPACE.test(token.text[2]!)) {
     return 'a -- comment not followed by a space, tab or newline';
   }

@@ -5,7 +5,7 @@ import { namedTables, proveTenancy, type TenantFacts } from '../../generator/ana
 import type { List } from '../../generator/ir.js';
 import { connectTo } from '../../scripts/connection.js';
 import { ownDatabase } from '../support/own-database.js';
-import { REVIEW_BYPASSES, REVIEW_WRITE_BYPASSES } from '../support/tenant-bypasses.js';
+import { NO_BACKSLASH_ESCAPES_BYPASS, REVIEW_BYPASSES, REVIEW_WRITE_BYPASSES } from '../support/tenant-bypasses.js';
 
 /**
  * The adversarial review of the tenant proof (issue 43): each statement the proof once proved is run raw on MariaDB,
@@ -65,6 +65,21 @@ describe('the review’s bypasses, run on MariaDB', () => {
       expect(Number((rows as { n: number }[])[0]!.n)).toBeGreaterThan(0);
     } finally {
       await connection.rollback();
+    }
+    expect(proveTenancy(named(text), facts)).not.toEqual([]);
+  });
+
+  it("a backslash in a string returns tenant 2's rows where the server's sql_mode has NO_BACKSLASH_ESCAPES, and is refused", async () => {
+    const text = NO_BACKSLASH_ESCAPES_BYPASS[0].replace('^', '');
+    expect(await asTenantOne(text)).toEqual([]);
+    const [[mode]] = (await connection.query('select @@session.sql_mode m')) as unknown as [{ m: string }[]];
+    await connection.query("set session sql_mode = concat(@@session.sql_mode, ',NO_BACKSLASH_ESCAPES')");
+    try {
+      // A statement prepared afresh: mysql2 keeps each prepared one by its text.
+      connection.unprepare(named(text).replace(/\$tenant\b/g, '?'));
+      expect((await asTenantOne(text)).map((row) => row.id)).toContain(2);
+    } finally {
+      await connection.query('set session sql_mode = ?', [mode!.m]);
     }
     expect(proveTenancy(named(text), facts)).not.toEqual([]);
   });

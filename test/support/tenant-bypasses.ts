@@ -30,3 +30,9 @@ export const REVIEW_WRITE_BYPASSES: [string, string][] = [
   ['insert into orders (id, org_id, total) (select 5, $tenant, 0 union select 6, ^2, 0)', 'selects something other than $tenant'],
   ['insert into orders (id, org_id, total) select 5, $tenant, 0 union (select 6, $tenant, 0 union select 7, ^2, 0)', 'selects something other than $tenant'],
 ];
+
+/** Proven once, crossing tenants where the server's sql_mode has NO_BACKSLASH_ESCAPES (`'a\'` ends there). */
+export const NO_BACKSLASH_ESCAPES_BYPASS: [string, string] = [
+  "select o.id from orders o where o.org_id = $tenant and o.total = ^'a\\' or 1 -- '",
+  'a backslash in a string',
+];

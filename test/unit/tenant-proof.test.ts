@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { widestStatement } from '../../generator/analyse/list-spec.js';
 import { namedTables, proveTenancy, type TenantFacts } from '../../generator/analyse/tenancy.js';
 import type { List } from '../../generator/ir.js';
-import { REVIEW_BYPASSES, REVIEW_WRITE_BYPASSES } from '../support/tenant-bypasses.js';
+import { NO_BACKSLASH_ESCAPES_BYPASS, REVIEW_BYPASSES, REVIEW_WRITE_BYPASSES } from '../support/tenant-bypasses.js';
 
 /** orders, items and notes keep every unique key with org_id; contacts has unique(email) alone. */
 const facts: TenantFacts = {
@@ -228,6 +228,8 @@ describe('proveTenancy: the bypasses', () => {
 describe('proveTenancy: the adversarial review', () => {
   it.each(REVIEW_BYPASSES)('refuses %s (%s)', (marked, fragment) => refused(marked, fragment));
   it.each(REVIEW_WRITE_BYPASSES)('refuses the write %s (%s)', (marked, fragment) => refused(marked, fragment));
+
+  it('refuses a backslash in a string, read otherwise under NO_BACKSLASH_ESCAPES', () => refused(...NO_BACKSLASH_ESCAPES_BYPASS));
 
   it('finds an assignment to the tenant column whatever the letter case of its qualifier', () => {
     // Proving a filter, case must match (MariaDB's aliases on Linux); finding a move, any case could be meant.
