@@ -30,8 +30,17 @@ function read(text: string): Statement {
   if (problems.length > 0) return { unread: problems[0]!.message, offset: problems[0]!.offset };
   const doubt = all.find((token) => lexicalDoubt(token) !== undefined);
   if (doubt) return { unread: lexicalDoubt(doubt)!, offset: doubt.start };
-  return readStatement(all.filter((token) => token.type !== 'space' && token.type !== 'comment'));
+  const significant = all.filter((token) => token.type !== 'space' && token.type !== 'comment');
+  const session = significant.findIndex((token, k) => SESSION_COUNTS.has(token.text.toLowerCase()) && significant[k + 1]?.text === '(');
+  if (session !== -1) {
+    const token = significant[session]!;
+    return { unread: `${token.text}(), the count of whatever statement the pooled connection ran before, another tenant's too`, offset: token.start };
+  }
+  return readStatement(significant);
 }
+
+/** Functions that answer of the connection's previous statement: on a pooled connection, maybe another caller's. */
+const SESSION_COUNTS = new Set(['found_rows', 'row_count']);
 
 /** MariaDB's numbers: `12`, `1.5`, `1.`, `.5`, `1e5` (its sign is the next token), `0x1f`, `0b101`. */
 const NUMBER = /^(?:(?:\d+\.?\d*|\.\d+)(?:e\d*)?|0x[0-9a-f]+|0b[01]+)$/i;

@@ -84,6 +84,12 @@ describe('the review’s bypasses, run on MariaDB', () => {
     expect(proveTenancy(named(text), facts)).not.toEqual([]);
   });
 
+  it("found_rows() tells tenant 1 the count of tenant 2's statement run before on the connection, and is refused", async () => {
+    await connection.execute('select id from bp_orders where org_id = ? or id = 1', [2]);
+    expect(Number((await asTenantOne('select found_rows() n'))[0]!.n)).toBe(2);
+    expect(proveTenancy('select found_rows() n', facts)).not.toEqual([]);
+  });
+
   it("a list filter reading another table tells tenant 1 whether tenant 2 has a note; its table's facts are now asked", async () => {
     const at = { file: 'x.xml', line: 1, col: 1 };
     const list: List = {

@@ -231,6 +231,12 @@ describe('proveTenancy: the adversarial review', () => {
 
   it('refuses a backslash in a string, read otherwise under NO_BACKSLASH_ESCAPES', () => refused(...NO_BACKSLASH_ESCAPES_BYPASS));
 
+  it("refuses found_rows() and row_count(): the counts of the pooled connection's previous statement, maybe another tenant's", () => {
+    refused('select ^found_rows() n', 'found_rows()');
+    refused('select ^ROW_COUNT () n', 'ROW_COUNT()');
+    proven('select o.found_rows from orders o where o.org_id = $tenant');
+  });
+
   it('finds an assignment to the tenant column whatever the letter case of its qualifier', () => {
     // Proving a filter, case must match (MariaDB's aliases on Linux); finding a move, any case could be meant.
     refused('update orders O set ^o.org_id = 2 where O.org_id = $tenant', 'would move rows');
