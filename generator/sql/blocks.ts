@@ -58,7 +58,7 @@ export interface Block {
   /** A delete's deleted references (among `refs`). */
   deletes: TableRef[];
   insert: InsertInto | null;
-  /** Blocks nested in this one: subqueries, derived tables, CTE bodies, union arms after the first. */
+  /** Blocks nested in this one: the arms of its subqueries and derived tables, and (a query's first arm) its CTE bodies. */
   children: Block[];
 }
 
