@@ -26,9 +26,49 @@ export interface TenantProblem {
 
 function read(text: string): Statement {
   const problems: SqlProblem[] = [];
-  const tokens = tokenize(text, problems).filter((token) => token.type !== 'space' && token.type !== 'comment');
+  const all = tokenize(text, problems);
   if (problems.length > 0) return { unread: problems[0]!.message, offset: problems[0]!.offset };
-  return readStatement(tokens);
+  const doubt = all.find((token) => lexicalDoubt(token) !== undefined);
+  if (doubt) return { unread: lexicalDoubt(doubt)!, offset: doubt.start };
+  const significant = all.filter((token) => token.type !== 'space' && token.type !== 'comment');
+  const session = significant.findIndex((token, k) => SESSION_COUNTS.has(token.text.toLowerCase()) && significant[k + 1]?.text === '(');
+  if (session !== -1) {
+    const token = significant[session]!;
+    return { unread: `${token.text}(), the count of whatever statement the pooled connection ran before, another tenant's too`, offset: token.start };
+  }
+  return readStatement(significant);
+}
+
+/** Functions that answer of the connection's previous statement: on a pooled connection, maybe another caller's. */
+const SESSION_COUNTS = new Set(['found_rows', 'row_count']);
+
+/** MariaDB's numbers: `12`, `1.5`, `1.`, `.5`, `1e5` (its sign is the next token), `0x1f`, `0b101`. */
+const NUMBER = /^(?:(?:\d+\.?\d*|\.\d+)(?:e\d*)?|0x[0-9a-f]+|0b[01]+)$/i;
+/**
+ * The punctuation the reader knows: anything else is refused, a control character (it lexes differently there) and
+ * `{ }` (MariaDB's ODBC escape `{x expr}` nests an expression in brackets the reader does not count).
+ */
+const PUNCTUATION = new Set([...'(),.;=<>!+-*/%&|^~:?@']);
+/** The whitespace MariaDB's lexer skips, and the characters after `--` that make it a comment there. */
+const SPACE = /^[ \t\n\r\f\v]+$/;
+
+/**
+ * Where the tokenizer and MariaDB's lexer could part, which a proof over the tokenizer's reading cannot trust:
+ * a number run into a word (`1.5or 1` is `1.5 or 1` to MariaDB, one number to the tokenizer), a space the
+ * tokenizer skips that MariaDB reads as a name's letter (U+00A0), a `--` comment by one reading and not the other
+ * (`--` then U+00A0 or DEL), a control character, a backslash in a string (its end depends on the server's
+ * sql_mode).
+ */
+function lexicalDoubt(token: Token): string | undefined {
+  if (token.type === 'number' && !NUMBER.test(token.text)) return `a number run into a word (${token.text})`;
+  if (token.type === 'space' && !SPACE.test(token.text)) return 'a space character other than space, tab or newline';
+  if (token.type === 'punct' && !PUNCTUATION.has(token.text)) return `a character the reader does not know (${JSON.stringify(token.text)})`;
+  // `'a\' or 1 -- '` is one string by default and a string, an `or` and a comment under NO_BACKSLASH_ESCAPES.
+  if (token.type === 'string' && token.text.includes('\\')) return 'a backslash in a string (read otherwise under NO_BACKSLASH_ESCAPES)';
+  if (token.type === 'comment' && token.text.startsWith('--') && token.text.length > 2 && !SPACE.test(token.text[2]!)) {
+    return 'a -- comment not followed by a space, tab or newline';
+  }
+  return undefined;
 }
 
 const baseTable = (ref: TableRef) => ref.source !== 'derived' && ref.source !== 'cte' && ref.schema === null;
@@ -82,10 +122,14 @@ function refused(ref: TableRef, facts: TenantFacts): TenantProblem | undefined {
   return undefined;
 }
 
-/** Whether the qualifier `q` of a term in `block` names `ref` there (and nothing else), or, bare, `ref` is its only reference. */
+/**
+ * Whether the qualifier `q` of a term in `block` names `ref` there (and nothing else), or, bare, `ref` is its only
+ * reference. Letter case counts, as it does for MariaDB's aliases on Linux (lower_case_table_names=0): there
+ * `o.org_id` in a subquery over `items O` is the outer `o`'s column, and filters nothing of `O`.
+ */
 function resolves(block: Block, ref: TableRef, q: string | null): boolean {
   if (q === null) return block.refs.length === 1 && block.refs[0] === ref;
-  const named = block.refs.filter((r) => (r.alias ?? r.name).toLowerCase() === q.toLowerCase());
+  const named = block.refs.filter((r) => (r.alias ?? r.name) === q);
   return named.length === 1 && named[0] === ref;
 }
 
@@ -138,7 +182,10 @@ const onlyTenant = (value: readonly Token[]) => value.length === 1 && isTenant(v
 /** An update's assignment that could move a row of a tenant table to another tenant. */
 function moves(block: Block, set: Assignment, facts: TenantFacts, tenantTable: (ref: TableRef) => boolean): TenantProblem[] {
   if (set.column.toLowerCase() !== facts.column.toLowerCase() || onlyTenant(set.value)) return [];
-  const targets = set.qualifier === null ? block.refs : block.refs.filter((r) => resolves(block, r, set.qualifier));
+  // Any reference the qualifier could name, whatever its letter case: where aliases are not case-sensitive
+  // (lower_case_table_names=1), `set o.org_id = …` moves the rows of `orders O`.
+  const q = set.qualifier?.toLowerCase();
+  const targets = q === undefined ? block.refs : block.refs.filter((r) => (r.alias ?? r.name).toLowerCase() === q);
   if (!targets.some(tenantTable)) return [];
   if (set.qualifier === null && block.refs.length > 1) {
     return [{ offset: set.offset, message: `an unqualified ${set.column} in a multi-table update: qualify it, and set it to $tenant only` }];

@@ -47,10 +47,14 @@ export function readCondition(tokens: readonly Token[]): Condition {
     start = end;
   };
   for (let i = 0; i < tokens.length; i++) {
-    const token = tokens[i]!;
+    // A word after a dot is a name (`d.end`, `d.case`, `o.or`: MariaDB takes even reserved words there), never a
+    // keyword: read as one, `d.end` would close a case that is not open and hide an `or` after it.
+    const token = punct(tokens[i - 1], '.') && tokens[i]!.type === 'word' ? { ...tokens[i]!, type: 'quoted' as const } : tokens[i]!;
     const next = tokens[i + 1];
     if (punct(token, '(') || keyword(token, 'case')) depth++;
     else if (punct(token, ')') || keyword(token, 'end')) depth--;
+    // An `end` the reader pairs with no `case` is a column named end to the database: its brackets are not ours.
+    if (depth < 0) return { tokens, terms: 'disjunction', why: 'an end without its case' };
     if (depth !== 0 || punct(token, ')') || keyword(token, 'end')) {
       if (pair(token, next, ':=')) return { tokens, terms: 'disjunction', why: 'an assignment (:=)' };
       continue;
@@ -74,6 +78,7 @@ export function readCondition(tokens: readonly Token[]): Condition {
       i++;
     }
   }
+  if (depth !== 0) return { tokens, terms: 'disjunction', why: 'a case without its end' };
   close(tokens.length);
   return { tokens, terms };
 }
