@@ -1,5 +1,5 @@
 import { NOT_ALIAS, QueryReader } from './block-query.js';
-import type { Block, JoinKind, TableRef } from './blocks.js';
+import type { Block, JoinKind, TableRef } from './block-shapes.js';
 import { nameOf, readCondition } from './terms.js';
 
 /** The reader's FROM clause (generator/sql/blocks.ts): table references, joins and their conditions, derived tables. */

@@ -1,4 +1,4 @@
-import type { Block, TableRef } from './blocks.js';
+import type { Block, TableRef } from './block-shapes.js';
 import { nameOf, readCondition } from './terms.js';
 import type { Token } from './tokens.js';
 

@@ -1,6 +1,6 @@
 import { FromReader } from './block-from.js';
 import { ODKU_END, SET_END, type Stop, Unread, VALUES_END, WRITE_MODIFIERS } from './block-query.js';
-import type { Assignment, Block, InsertInto, TableRef } from './blocks.js';
+import type { Assignment, Block, InsertInto, TableRef } from './block-shapes.js';
 import { nameOf } from './terms.js';
 import type { Token } from './tokens.js';
 
