@@ -37,6 +37,7 @@ import {
   WRITE_SCENARIO,
   writeResults,
 } from './report.js';
+import { prepareTenantCallers, seedTenants, TENANT_SERVERS, tenantScenarios } from './tenants.js';
 
 /**
  * `npm run bench`: the generated server against a hand-written one and two
@@ -76,7 +77,17 @@ const PEER_DIR = 'bench/peers/platformatic';
 /** What each server runs: our servers from the compiled bench, the peer with its own Node (>= 22.19, from npm). */
 type Process = Exclude<
   ServerName,
-  'koa-select' | 'idp-rs256' | 'idp-es256' | 'api-key' | 'rate-limited' | 'emit' | 'audited' | 'basic-remembered' | 'basic-seed' | PageServer
+  | 'koa-select'
+  | 'idp-rs256'
+  | 'idp-es256'
+  | 'api-key'
+  | 'rate-limited'
+  | 'emit'
+  | 'audited'
+  | 'basic-remembered'
+  | 'basic-seed'
+  | PageServer
+  | (typeof TENANT_SERVERS)[number]
 >;
 /** The page scenarios' servers: each a first page or the page after PAGE_DEPTH rows, of a server above. */
 type PageServer = 'page-first' | 'page-deep' | 'raw-page-first' | `platformatic-${'offset' | 'cursor'}-${'first' | 'deep'}`;
@@ -361,6 +372,9 @@ const allScenarios: Scenario[] = [
     }),
     check: (status, body) => status === 200 && Array.isArray(body.items) && body.items.length > 0,
   },
+  // Issue 43: a tenant's GET and write, and Basic reading the tenant at each check, beside the same statements
+  // with the organisation sent by the client (bench/tenants.ts).
+  ...tenantScenarios,
 ];
 
 const scenarios = flags.only === undefined ? allScenarios : allScenarios.filter((scenario) => scenario.name.includes(flags.only!));
@@ -422,6 +436,7 @@ async function seed(url: string, users: number, items: number): Promise<void> {
     ]);
     await connection.query('insert into bench_items (user_id, title, price) values ?', [batch]);
   }
+  await seedTenants(connection);
   await connection.end();
 }
 
@@ -716,8 +731,13 @@ try {
   for (const peer of ['platformatic-offset-first', 'platformatic-offset-deep', 'platformatic-cursor-first', 'platformatic-cursor-deep'] as const) {
     if (flags.peers) servers.set(peer, servers.get('platformatic')!);
   }
-  await preparePages(url, servers.get('platformatic'));
+  for (const name of TENANT_SERVERS) servers.set(name, servers.get('generated')!);
   quiet = await mysql.createConnection({ uri: url });
+  await prepareTenantCallers(quiet, async (at) => {
+    const answer = await call(servers.get('generated')!, { method: 'POST', path: at, headers: form, body: 'auth=bearer&userid=bench-1&password=pass-1' });
+    return (answer.body as { token: string }).token;
+  });
+  await preparePages(url, servers.get('platformatic'));
   /** A load of a scenario's request, then, for the page scenarios, the database left to finish what the load began. */
   measure = async (scenario: Scenario, name: ServerName, seconds: number) => {
     const measurement = load(servers.get(name)!, scenario.request(name), seconds, scenario.connections?.(name));
