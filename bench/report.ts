@@ -215,7 +215,11 @@ export async function writeResults(
     const measured = results.get(scenario);
     const ratio = measured ? rpsRatio(measured.get(name)!, measured.get(against)!) : Number.NaN;
     const verdict = target === undefined ? '' : `${ratio >= target ? 'met' : 'missed'} (>= ${target})`;
-    return `| ${what} | ${ratio.toFixed(2)} | |${peer ? ' | |' : ''} | ${verdict} |`;
+    // Counted CPU (the tenant scenarios): the other's CPU a request over this one's, read as req/s are (higher is cheaper).
+    const cpu = (of: Measurement[]) => of.reduce((sum, m) => sum + (m.cpuSeconds ?? 0), 0) / of.reduce((sum, m) => sum + m.total, 0);
+    const cpuText =
+      measured?.get(name)?.[0]?.cpuSeconds === undefined ? '' : `; by CPU a request ${(cpu(measured.get(against)!) / cpu(measured.get(name)!)).toFixed(2)}`;
+    return `| ${what} | ${ratio.toFixed(2)}${cpuText} | |${peer ? ' | |' : ''} | ${verdict} |`;
   };
   const tenantRows = [
     sideBySide(TENANT_GET_SCENARIO, 'tenant', "tenant GET ($tenant, from the token's `ten`) vs the same GET with `org` sent by the client", 0.98, 'org-param'),
