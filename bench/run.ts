@@ -815,7 +815,10 @@ try {
         byServer.set(name, [...(byServer.get(name) ?? []), measured]);
         results.set(scenario.name, byServer);
         rss.set(name, Math.max(rss.get(name) ?? 0, rssOf(servers.get(name)!.child)));
-        const cpu = measured.cpuSeconds === undefined ? '' : `, ${Math.round((measured.cpuSeconds / measured.total) * 1e6)} us CPU a request until delivered`;
+        const cpu =
+          measured.cpuSeconds === undefined
+            ? ''
+            : `, ${Math.round((measured.cpuSeconds / measured.total) * 1e6)} us CPU a request${scenario.delivered ? ' until delivered' : ''}`;
         say(`round ${round + 1}/${rounds} ${scenario.name} ${name}: ${Math.round(measured.rps)} req/s, p99 ${measured.p99} ms${cpu}`);
       }
     }
