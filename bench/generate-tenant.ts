@@ -45,7 +45,7 @@ function factsOf(files: SourceFile[]): TypeSnapshot {
     types[key] = {
       sql: describedSql(step),
       columns: (step.columns ?? []).map((name) => ({ name, sqlType: 'int', tsType: 'number', nullable: false })),
-      tenants: { column: 'org_id', tables: { items: { uniqueOk: true }, kinds: { uniqueOk: true } }, views: [] },
+      tenants: { column: 'org_id', tables: { items: { uniqueOk: true }, kinds: { uniqueOk: true } }, views: [], routines: [] },
     };
   }
   return types;

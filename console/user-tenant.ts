@@ -35,6 +35,7 @@ export function tenantProblem(type: TenantSettings['type'], text: string): strin
   // The runtime's own rule (runtime/tenants/canonical.ts): what may be set is exactly what a caller may be served as.
   if (canonicalTenant(type, text) === text) return undefined;
   if (type === 'integer') return `a tenant here is a whole number from 0 to 18446744073709551615, written without sign or leading zeros: "${text}"`;
+  if (text.endsWith(' ')) return 'a tenant here does not end in a space (the database would take it for the same tenant without it)';
   return `a tenant here is a text of 1 to 255 characters (${[...text].length} given)`;
 }
 

@@ -87,6 +87,10 @@ export async function openDescriber(url: string, options: { deadlineMs?: number 
       );
       return (rows as { name: string }[]).map((row) => row.name).sort();
     },
+    async routines(): Promise<string[]> {
+      const [rows] = await connection.execute(`select distinct lower(routine_name) as name from information_schema.routines where routine_schema = database()`);
+      return (rows as { name: string }[]).map((row) => row.name).sort();
+    },
     async tablesWithColumn(column: string): Promise<string[]> {
       const [rows] = await connection.execute(
         `select distinct table_name as name from information_schema.columns

@@ -96,6 +96,8 @@ export interface StatementDescriber {
    * as the database spells the table (the tenant proof's facts); absent: each table's columns are asked instead.
    */
   tablesWithColumn?(column: string): Promise<string[]>;
+  /** The stored functions and procedures of the connection's database, in lower case (the tenant proof's facts). */
+  routines?(): Promise<string[]>;
 }
 
 const INTEGER_TYPES = new Set(['tinyint', 'smallint', 'mediumint', 'int', 'integer']);

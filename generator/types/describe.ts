@@ -6,6 +6,7 @@ import { namedTables, type TenantFacts } from '../analyse/tenancy.js';
 import { STEP_SOURCES } from '../analyse/tenant-proof.js';
 import type { Operation, ParamTarget, ParamType, Project, Resource, SqlStep } from '../ir.js';
 import { tablesOf } from '../sql/tables.js';
+import { tokenize, unquote } from '../sql/tokens.js';
 import { columnOf, exactColumn, paramTypeOf, type StatementDescriber, type TableColumn } from './columns.js';
 import type { ExactTypes, KeyFacts, Owners, SnapshotEntry } from './snapshot.js';
 
@@ -121,6 +122,8 @@ export function tenantFactsAsker(
   const uniques = new Map<string, Promise<string[][]>>();
   const views = new Map<string, Promise<boolean>>();
   const withColumn = new Map<string, Promise<string[]>>();
+  const collations = new Map<string, Promise<string | undefined>>();
+  let routines: Promise<string[]> | undefined;
   const once = <T>(cache: Map<string, Promise<T>>, table: string, ask: () => Promise<T>) => {
     let answer = cache.get(table);
     if (!answer) cache.set(table, (answer = ask()));
@@ -129,12 +132,16 @@ export function tenantFactsAsker(
   return async (step, column) => {
     const texts = [STEP_SOURCES.get(step)?.text ?? step.sql, ...(step.list ? [widestStatement(step.list)] : [])];
     const named = new Set<string>();
+    const called = new Set<string>();
     for (const text of texts) {
       const tables = namedTables(text);
       // A statement the proof cannot read is refused by it whatever the facts: none are needed.
       if (Array.isArray(tables)) for (const table of tables) named.add(table.toLowerCase());
+      for (const name of calledNames(text)) called.add(name);
     }
-    const tables: Record<string, { uniqueOk: boolean }> = {};
+    routines ??= database.routines ? database.routines() : Promise.resolve([]);
+    const calledRoutines = (await routines).filter((name) => called.has(name));
+    const tables: Record<string, { uniqueOk: boolean; collation?: string }> = {};
     const viewNames: string[] = [];
     const wanted = column.toLowerCase();
     // Names compared without regard to case: a table the text names in another case than the database spells it
@@ -149,14 +156,28 @@ export function tenantFactsAsker(
           : [];
       if (names.length === 0) continue;
       let uniqueOk = true;
+      let collation: string | undefined;
       for (const name of names) {
         const keys = await once(uniques, name, () => database.uniqueKeysOf(name));
         uniqueOk &&= keys.every((key) => key.some((part) => part.toLowerCase() === wanted));
+        // A text tenant column's collation: whether 'acme' and 'ACME' are one tenant to the database (tenant-proof.ts).
+        collation ??= await once(collations, name, async () => {
+          const found = (await columnsOf(name)).find((candidate) => candidate.name.toLowerCase() === wanted);
+          return found?.collation ?? undefined;
+        });
       }
-      tables[table] = { uniqueOk };
+      tables[table] = collation === undefined ? { uniqueOk } : { uniqueOk, collation };
     }
-    return { column, tables, views: viewNames };
+    return { column, tables, views: viewNames, routines: calledRoutines };
   };
+}
+
+/** The names a statement calls (`name(`), in lower case: which of them are the database's stored routines is asked. */
+function calledNames(text: string): string[] {
+  const tokens = tokenize(text, []).filter((token) => token.type !== 'space' && token.type !== 'comment');
+  return tokens.flatMap((token, k) =>
+    (token.type === 'word' || token.type === 'quoted') && tokens[k + 1]?.text === '(' ? [unquote(token).toLowerCase()] : [],
+  );
 }
 
 /** One step's tenant facts, asked of the database without a cache shared with other steps. */

@@ -51,7 +51,11 @@ beforeAll(async () => {
   </Request>`,
   );
   resource('countries', '  <Request method="GET">\n    <Sql id="countries">select code, name from tenant_probe_country</Sql>\n  </Request>');
-  resource('people', '  <Request method="GET">\n    <Sql id="people">select p.name from tenant_probe_people p where p.org_id = $tenant</Sql>\n  </Request>');
+  // A view's rows cannot be told apart by tenant (the proof refuses it): read here as crossing tenants, its facts kept.
+  resource(
+    'people',
+    '  <Request method="GET">\n    <Sql id="people" tenant="all">select p.name from tenant_probe_people p where p.org_id = $tenant</Sql>\n  </Request>',
+  );
 });
 
 afterAll(async () => {
@@ -65,15 +69,42 @@ describe("a tenant backend's facts, from the database", () => {
     expect(await generate(inject('databaseUrl')), lines.join('\n')).toBe(0);
     const facts = Object.fromEntries(Object.entries(snapshot()).map(([key, entry]) => [key, entry.tenants]));
     expect(facts).toEqual({
-      'resources/crm/contacts.xml GET contacts': { column: 'org_id', tables: { tenant_probe_contact: { uniqueOk: true } }, views: [] },
+      'resources/crm/contacts.xml GET contacts': { column: 'org_id', tables: { tenant_probe_contact: { uniqueOk: true } }, views: [], routines: [] },
       // unique (sku) without org_id: an upsert there could land on another tenant's row.
-      'resources/crm/contacts.xml POST added': { column: 'org_id', tables: { tenant_probe_item: { uniqueOk: false } }, views: [] },
-      'resources/crm/countries.xml GET countries': { column: 'org_id', tables: {}, views: [] },
-      'resources/crm/people.xml GET people': { column: 'org_id', tables: { tenant_probe_people: { uniqueOk: true } }, views: ['tenant_probe_people'] },
+      'resources/crm/contacts.xml POST added': { column: 'org_id', tables: { tenant_probe_item: { uniqueOk: false } }, views: [], routines: [] },
+      'resources/crm/countries.xml GET countries': { column: 'org_id', tables: {}, views: [], routines: [] },
+      'resources/crm/people.xml GET people': {
+        column: 'org_id',
+        tables: { tenant_probe_people: { uniqueOk: true } },
+        views: ['tenant_probe_people'],
+        routines: [],
+      },
     });
     expect(readFileSync(path.join(ROOT, 'generated/column-types.json'), 'utf8')).toContain(
-      '"tenants": {"column":"org_id","tables":{"tenant_probe_contact":{"uniqueOk":true}},"views":[]}',
+      '"tenants": {"column":"org_id","tables":{"tenant_probe_contact":{"uniqueOk":true}},"views":[],"routines":[]}',
     );
+  });
+
+  it("list the database's stored routines a statement calls, and the proof refuses each call: their statements are beyond it", async () => {
+    await sql(
+      'drop function if exists tenant_probe_total',
+      // Reads every tenant's rows, as a routine may: nothing in the calling statement says so.
+      'create function tenant_probe_total(x int) returns int reads sql data return (select count(*) from tenant_probe_contact where contact_id >= x)',
+    );
+    resource(
+      'totals',
+      '  <Request method="GET">\n    <Sql id="totals">select c.name, tenant_probe_total(c.contact_id) as n from tenant_probe_contact c where c.org_id = $tenant</Sql>\n  </Request>',
+    );
+    try {
+      lines = [];
+      expect(await generate(inject('databaseUrl'))).toBe(1);
+      expect(lines.join('\n')).toContain(
+        'resources/crm/totals.xml:3:37: step "totals": tenant_probe_total() is a stored routine of the database, whose own statements the tenant proof cannot read',
+      );
+    } finally {
+      rmSync(path.join(BACKEND, 'totals.xml'));
+      await sql('drop function if exists tenant_probe_total');
+    }
   });
 
   it('prove the same from the snapshot alone, without a database', async () => {

@@ -9,8 +9,11 @@ import { tenantsOf } from '../../generator/types/describe.js';
 import { snapshotText } from '../../generator/types/snapshot.js';
 
 interface Schema {
-  tables: Record<string, { columns: Record<string, string>; unique: string[][] }>;
+  /** Each table's columns and their types, unique keys, and the collation of a text column (`collations`). */
+  tables: Record<string, { columns: Record<string, string>; unique: string[][]; collations?: Record<string, string> }>;
   views?: string[];
+  /** The database's stored routines, in lower case. */
+  routines?: string[];
   omit?: string[];
 }
 
@@ -24,12 +27,14 @@ const columnsOf = async (table: string): Promise<TableColumn[]> =>
     columnType: sqlType,
     nullable: false,
     maxLength: /char|text/.test(sqlType) ? 100 : null,
+    collation: schema.tables[table.toLowerCase()]?.collations?.[name] ?? null,
   }));
 const database = {
   describe: async () => [],
   columnsOf,
   uniqueKeysOf: async (table: string) => schema.tables[table.toLowerCase()]?.unique ?? [],
   viewsAmong: async (tables: readonly string[]) => (schema.views ?? []).filter((view) => tables.includes(view)),
+  routines: async () => schema.routines ?? [],
 };
 const typeOf = (column: string) => {
   for (const table of Object.values(schema.tables)) if (column in table.columns) return table.columns[column]!;

@@ -18,7 +18,7 @@ const resource = (body: string, auth = 'staff') =>
 const facts = (sql: string, tables: Record<string, { uniqueOk: boolean }> = { contact: { uniqueOk: true } }, column = 'org_id') => ({
   sql,
   columns: [],
-  tenants: { column, tables, views: [] },
+  tenants: { column, tables, views: [], routines: [] },
 });
 
 describe('a tenant backend at generate', () => {
@@ -165,7 +165,7 @@ describe("a tenant backend's facts", () => {
     const { project } = analyseSources(sources);
     const old = { ...facts('select c.name from contact c where c.org_id = ?', {}, 'tenant_id'), exact: {} };
     const { snapshot } = await inferTypes(project, { [key]: old }, database, new Diagnostics(), { refresh: false });
-    expect(snapshot[key]?.tenants).toEqual({ column: 'org_id', tables: { contact: { uniqueOk: false } }, views: [] });
+    expect(snapshot[key]?.tenants).toEqual({ column: 'org_id', tables: { contact: { uniqueOk: false } }, views: [], routines: [] });
   });
 
   it('name a table that gained or lost the tenant column as a drift', () => {

@@ -58,6 +58,9 @@ describe('canonicalTenant', () => {
     expect(canonicalTenant('text', '')).toBeUndefined();
     expect(canonicalTenant('text', 'a'.repeat(256))).toBeUndefined();
     expect(canonicalTenant('text', 7)).toBeUndefined();
+    // PAD SPACE collations take 'acme ' for 'acme': a tenant that ends in a space is none.
+    expect(canonicalTenant('text', 'acme ')).toBeUndefined();
+    expect(canonicalTenant('text', ' acme')).toBe(' acme');
     expect(canonicalTenant('text', null)).toBeUndefined();
   });
 });
