@@ -1,4 +1,5 @@
 import type { Block, TableRef } from './block-shapes.js';
+import { SELECT_MODIFIERS } from './columns.js';
 import { nameOf, readCondition } from './terms.js';
 import type { Token } from './tokens.js';
 
@@ -35,18 +36,8 @@ export const NOT_ALIAS = new Set([
   'ignore',
   'force',
 ]);
-const SELECT_MODIFIERS = [
-  'all',
-  'distinct',
-  'distinctrow',
-  'high_priority',
-  'straight_join',
-  'sql_small_result',
-  'sql_big_result',
-  'sql_buffer_result',
-  'sql_cache',
-];
-SELECT_MODIFIERS.push('sql_no_cache', 'sql_calc_found_rows');
+/** The words between `select` and its list, as the column reader knows them (columns.ts). */
+const SELECT_OPTIONS = [...SELECT_MODIFIERS];
 export const WRITE_MODIFIERS = ['low_priority', 'delayed', 'high_priority', 'quick', 'ignore'];
 
 export type Stop = (at: number) => boolean;
@@ -219,7 +210,7 @@ export abstract class QueryReader {
   protected select(ctes: readonly string[]): Block {
     const block = this.block('select');
     this.expect('select');
-    while (this.eat(...SELECT_MODIFIERS));
+    while (this.eat(...SELECT_OPTIONS));
     do block.items.push(this.expression(block, ctes, this.itemEnd, true));
     while (this.punct(',') && ++this.i);
     if (this.eat('from')) this.refs(block, ctes, 'from');

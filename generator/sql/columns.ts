@@ -1,6 +1,7 @@
 import { isColumnReference, isName, isOperator, NOT_ALIASES, type SqlProblem, type Token, unquote } from './tokens.js';
 
-const SELECT_MODIFIERS = new Set([
+/** The words that may follow `select` before its list (MariaDB's SELECT options): the block reader skips them too. */
+export const SELECT_MODIFIERS = new Set([
   'distinct',
   'all',
   'distinctrow',
