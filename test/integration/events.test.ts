@@ -618,11 +618,18 @@ describe('servers', () => {
   it('restarted lose nothing, and prune delivered events after the retention', async () => {
     receivers.shared.delayMs = 0;
     await receivers.shared.down();
+    // Servers whose retry window (a minute) outlasts a restart on a busy machine: the file's 3 s would count from
+    // the first failed attempt, and a slow restart would see these events failed for good, not lost.
+    const WINDOW = { EVENTS_RETRY_SECONDS: '60' };
+    await Promise.all([main, ...others].map((server) => server.stop()));
+    others.length = 0;
+    main = await startBuiltServer({ root: ROOT, env: { ...ENV(), ...WINDOW } });
+    others.push(await startBuiltServer({ root: ROOT, env: { ...ENV(), ...WINDOW } }));
     for (let i = 0; i < 5; i++) expect((await post('shared', `after ${i}`)).status).toBe(201);
     // Every delivering server dies with those events pending.
     await Promise.all([main, ...others].map((server) => server.stop('SIGKILL')));
     await receivers.shared.up();
-    main = await startBuiltServer({ root: ROOT, env: { ...ENV(), EVENTS_RETENTION_SECONDS: '1' } });
+    main = await startBuiltServer({ root: ROOT, env: { ...ENV(), ...WINDOW, EVENTS_RETENTION_SECONDS: '1' } });
     // Nothing lost: the receiver gets every one (the outbox rows may be pruned by then: retention 1 s).
     const bodies = () =>
       new Set(
