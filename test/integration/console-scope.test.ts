@@ -66,7 +66,7 @@ describe("a backend's console changes only the roles its backend uses", () => {
       status: 403,
       body: {
         status: 403,
-        message: 'The role xmlrest-operator opens the console of backend desk and backend staff: the console of shop does not grant, revoke or delete it',
+        message: 'The role xmlrest-operator opens the console of backend crm, backend desk and backend staff: the console of shop does not grant, revoke or delete it',
       },
     });
     expect((await call(shop, 'PUT', `shop/users/${ids.get('shop-op')}/roles/xmlrest-operator`)).status).toBe(403);
@@ -118,7 +118,7 @@ describe("a backend's console changes only the roles its backend uses", () => {
     // xmlrest-operator is also the console role of the demo's desk backend (it names none of its own).
     for (const [name, owners] of [
       ['staff', 'backend staff'],
-      ['xmlrest-operator', 'backend desk and backend staff'],
+      ['xmlrest-operator', 'backend crm, backend desk and backend staff'],
     ]) {
       const created = await call(shop, 'POST', 'shop/roles', { name });
       expect(created.status, name).toBe(403);
@@ -140,7 +140,7 @@ describe("a backend's console changes only the roles its backend uses", () => {
     for (const auth of ['staff', 'xmlrest-operator', 'customer staff']) {
       const named = await call(shop, 'PUT', 'shop/resources/products/1.0/auth', { auth, etag });
       expect(named.status, auth).toBe(403);
-      expect(named.body.message).toMatch(/belongs to backend (desk and backend )?staff: naming it on a resource of shop here would let this console grant it/);
+      expect(named.body.message).toMatch(/belongs to backend (crm, backend desk and backend |desk and backend )?staff: naming it on a resource of shop here would let this console grant it/);
     }
     expect(readFileSync(file, 'utf8')).toBe(before);
   });
@@ -151,7 +151,7 @@ describe("a backend's console never touches a user who operates another backend"
     const shop = await shopOperator();
     const staffOp = ids.get('staff-op');
     const why =
-      'staff-op holds xmlrest-operator, the console role of backend desk and backend staff: the console of shop does not change a user who operates another backend';
+      'staff-op holds xmlrest-operator, the console role of backend crm, backend desk and backend staff: the console of shop does not change a user who operates another backend';
     for (const [method, route, body] of [
       ['PUT', `shop/users/${staffOp}/roles/customer`],
       ['DELETE', `shop/users/${staffOp}/roles/xmlrest-operator`],
