@@ -66,7 +66,8 @@ describe("a backend's console changes only the roles its backend uses", () => {
       status: 403,
       body: {
         status: 403,
-        message: 'The role xmlrest-operator opens the console of backend crm, backend desk and backend staff: the console of shop does not grant, revoke or delete it',
+        message:
+          'The role xmlrest-operator opens the console of backend crm, backend desk and backend staff: the console of shop does not grant, revoke or delete it',
       },
     });
     expect((await call(shop, 'PUT', `shop/users/${ids.get('shop-op')}/roles/xmlrest-operator`)).status).toBe(403);
@@ -140,7 +141,9 @@ describe("a backend's console changes only the roles its backend uses", () => {
     for (const auth of ['staff', 'xmlrest-operator', 'customer staff']) {
       const named = await call(shop, 'PUT', 'shop/resources/products/1.0/auth', { auth, etag });
       expect(named.status, auth).toBe(403);
-      expect(named.body.message).toMatch(/belongs to backend (crm, backend desk and backend |desk and backend )?staff: naming it on a resource of shop here would let this console grant it/);
+      expect(named.body.message).toMatch(
+        /belongs to backend (crm, backend desk and backend |desk and backend )?staff: naming it on a resource of shop here would let this console grant it/,
+      );
     }
     expect(readFileSync(file, 'utf8')).toBe(before);
   });
