@@ -163,7 +163,8 @@ describe('GET {base}/openapi.json?for=me: the caller’s own API (issue 30)', ()
   it('answers wrong credentials as a call would: 401 with the challenge; any other for is a 400', async () => {
     const wrong = await mine({ authorization: basic('carol', 'not-her-password') });
     expect(wrong.status).toBe(401);
-    expect(wrong.challenge).toBe('Basic realm="staff", charset="UTF-8"');
+    // The first Basic backend's refusal, as its next call would get it: crm comes first of the Basic backends.
+    expect(wrong.challenge).toBe('Basic realm="crm", charset="UTF-8"');
     const forged = await mine({ authorization: `Bearer ${'x'.repeat(20)}.${'y'.repeat(20)}.${'z'.repeat(20)}` });
     expect(forged.status).toBe(401);
     // The first Bearer backend's, by name (desk, then shop): a forged token names none.
