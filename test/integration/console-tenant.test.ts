@@ -55,7 +55,7 @@ const TEAMS: BackendModule = {
   authScheme: 'Bearer',
   name: 'teams',
   issuer: 'teams',
-  tenant: { column: 'org_id', type: 'integer', userQuery: { sql: 'select team_org as tenant from usr where user_id = ?' } },
+  tenant: { column: 'org_id', type: 'integer', userQuery: { sql: 'select team_org as tenant from usr where user_id = ?' }, userColumn: 'team_org' },
 };
 /** An AuthQuery of its own (the same text, but the backend's tables as far as the console knows) and a TenantQuery. */
 const MEMBERS: BackendModule = {
@@ -72,6 +72,9 @@ beforeAll(async () => {
   const databaseUrl = await ownDatabase('console_tenant');
   connection = await connectTo(databaseUrl);
   await connection.query('alter table usr add column team_org int unsigned null');
+  // The members backend's own table of tenants, which its TenantQuery reads at each sign-in.
+  await connection.query('create table member (user_id int unsigned not null primary key, org_id int unsigned not null)');
+  await connection.query('insert into member (user_id, org_id) values (2, 1)');
   carl = await addUser(connection, 'carl-team', 'carl-pass-long', ['xmlrest-operator']);
   await connection.query("update usr set team_org = 4 where user_name = 'carl-team'");
   await addUser(connection, 'tina-team', 'tina-pass-long', []);

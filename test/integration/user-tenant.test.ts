@@ -85,10 +85,16 @@ describe('xmlrest user add --tenant', () => {
     expect(await tenantOf('tif')).toBe('4294967295');
   });
 
-  it('is refused in a project with no tenant backend (the demo’s own)', async () => {
-    const demo = await xmlrestIn(process.cwd(), url, ['user', 'add', 'tig', '--password', 'long-password', '--tenant', '1']);
-    expect(demo).toMatchObject({ code: 2, stderr: expect.stringContaining('no backend of this project has a tenant') });
-    expect(await tenantOf('tig')).toBeUndefined();
+  it('is refused in a project with no tenant backend', async () => {
+    const plain = `${ROOT}-plain`;
+    writeTenantProject(plain, { name: 'shop', column: 'ops_org', none: true });
+    try {
+      const refused = await xmlrestIn(plain, url, ['user', 'add', 'tig', '--password', 'long-password', '--tenant', '1']);
+      expect(refused).toMatchObject({ code: 2, stderr: expect.stringContaining('no backend of this project has a tenant') });
+      expect(await tenantOf('tig')).toBeUndefined();
+    } finally {
+      rmSync(plain, { recursive: true, force: true });
+    }
   });
 });
 

@@ -17,6 +17,8 @@ export interface TenantProject {
   triggers?: boolean;
   /** A custom TenantQuery in place of the default tables' user column. */
   customQuery?: string;
+  /** The same backend without a tenant: a project none of whose backends has one. */
+  none?: boolean;
 }
 
 export function writeTenantProject(root: string, project: TenantProject): void {
@@ -27,6 +29,8 @@ export function writeTenantProject(root: string, project: TenantProject): void {
     column: project.column,
     type: project.type ?? 'integer',
     userQuery: { sql: project.customQuery ?? `select ${userColumn} as tenant from usr where user_id = ?` },
+    // As the generator writes it on the default tables: the column the console and `user tenant` set.
+    ...(project.customQuery === undefined ? { userColumn } : {}),
     ...(project.triggers ? { triggers: true } : {}),
   };
   const backend = {
@@ -51,7 +55,7 @@ export function writeTenantProject(root: string, project: TenantProject): void {
     apiKeys: true,
     refreshLifetime: null,
     sessionLifetime: 2592000,
-    tenant,
+    ...(project.none ? {} : { tenant }),
     resources: [],
   };
   writeFileSync(
