@@ -3,10 +3,8 @@
 // protected route of a tenant backend refuses them (403 no_tenant). Apart from the command, which only prints it.
 import { existsSync, readFileSync } from 'node:fs';
 import type { Explanation } from '../../console/access.js';
-import { claimAt } from '../../runtime/auth/issuer/claims.js';
-import type { BackendModule, Queryable } from '../../runtime/index.js';
-import { canonicalTenant } from '../../runtime/tenants/canonical.js';
-import { readUserTenant } from '../../runtime/tenants/user-tenant.js';
+import { tenantOf } from '../../runtime/auth/issuer/claims.js';
+import type { BackendModule } from '../../runtime/index.js';
 import { readLock } from './verify-access/lock.js';
 
 /** `proven (org_id)`, `all (steps counts, totals)`, or undefined on a backend without a tenant. */
@@ -20,17 +18,10 @@ export function routeTenant(backend: BackendModule, method: string, served: stri
     : `proven (every statement keeps to the caller's ${tenant.column})`;
 }
 
-/** A user's tenant as the server would read it: with the backend's user query (the default tables, or a TenantQuery). */
-export function userTenant(db: Queryable, backend: BackendModule, userId: string): Promise<string | undefined> {
-  return readUserTenant(db, backend, userId);
-}
-
-/** An outside issuer's user's tenant, from the claim the backend's Issuer names. */
+/** An outside issuer's user's tenant, from the claim the backend's Issuer names, as the server reads it (tenantOf). */
 export function claimsTenant(backend: BackendModule, payload: object): string | undefined {
-  const iss = (payload as { iss?: unknown }).iss;
-  const issuer = backend.issuers.find((candidate) => candidate.iss === iss);
-  if (backend.tenant === undefined || issuer?.tenant === undefined) return undefined;
-  return canonicalTenant(backend.tenant.type, claimAt(payload, issuer.tenant));
+  const issuer = backend.issuers.find((candidate) => candidate.iss === (payload as { iss?: unknown }).iss);
+  return issuer === undefined ? undefined : tenantOf(payload, issuer, backend);
 }
 
 /**

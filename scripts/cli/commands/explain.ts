@@ -8,9 +8,10 @@ import { CredentialCache } from '../../../runtime/auth/passwords/credential-cach
 import { CredentialChecker } from '../../../runtime/auth/passwords/credentials.js';
 import { Hashing } from '../../../runtime/auth/passwords/hashing.js';
 import type { BackendModule } from '../../../runtime/index.js';
+import { readUserTenant } from '../../../runtime/tenants/user-tenant.js';
 import { grantsOf, queryableOf, userIdOf } from '../../schema.js';
 import { type CommandKit, generatedBackends, UsageError, withConnection } from '../command.js';
-import { claimsTenant, routeTenant, userTenant, withTenant } from '../explain-tenant.js';
+import { claimsTenant, routeTenant, withTenant } from '../explain-tenant.js';
 import { readPasswordFromStdin } from '../password-stdin.js';
 
 /** `xmlrest explain`: may a user, or the user of a token's claims, call a route, and why. */
@@ -78,7 +79,7 @@ async function explainCommand(user: string, method: string, served: string, json
       const id = await userIdOf(connection, user);
       if (id === undefined) return { ...explain(route, user, null), reason: `there is no user ${user}` };
       const grants = await grantsOf(connection, id);
-      const tenant = backend.tenant === undefined ? undefined : await userTenant(queryableOf(connection), backend, String(id));
+      const tenant = backend.tenant === undefined ? undefined : await readUserTenant(queryableOf(connection), backend, String(id));
       return withTenant({ ...explain(route, user, grants.roles), ends: grants.ends }, backend, user, tenant);
     });
   }
