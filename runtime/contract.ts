@@ -22,6 +22,7 @@ export * from './contract/module.js';
 export * from './contract/params.js';
 export * from './contract/plugin.js';
 export * from './contract/rate-limit.js';
+export * from './contract/safe-writes.js';
 export * from './contract/tenant.js';
 
 export type { Queryable, SqlValue };

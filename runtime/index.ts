@@ -10,6 +10,7 @@ export type {
   BackendModule,
   ErrorBody,
   EventPayload,
+  ExpectedVersion,
   GeneratedIndex,
   GeneratorStamp,
   Handler,
@@ -30,6 +31,7 @@ export type {
   ResourceModule,
   Roles,
   SqlValue,
+  ValidatorKind,
   WebhookSettings,
 } from './contract.js';
 export { cell, MODULE_FORMAT, OLDEST_MODULE_FORMAT } from './contract.js';

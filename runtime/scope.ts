@@ -5,7 +5,21 @@ import { presentedKey } from './auth/keys/api-key.js';
 import { type Principal, principalName } from './auth/scheme.js';
 import { type CredentialRules, credentialsOf, screenLogin } from './auth/transport/transport.js';
 import type { FieldReader } from './body.js';
-import type { Caller, EventPayload, ListQuery, ListSpec, ParamSpecs, PluginContext, Queryable, RateLimit, RequestScope, Roles, SqlValue } from './contract.js';
+import type {
+  Caller,
+  EventPayload,
+  ExpectedVersion,
+  ListQuery,
+  ListSpec,
+  ParamSpecs,
+  PluginContext,
+  Queryable,
+  RateLimit,
+  RequestScope,
+  Roles,
+  SqlValue,
+  ValidatorKind,
+} from './contract.js';
 import type { Database } from './db/index.js';
 import { forbidden } from './errors.js';
 import type { EventRow, Events } from './events/index.js';
@@ -240,6 +254,19 @@ export class Scope implements RequestScope {
       path: ctx.path,
       link: (value) => ctx.set('Link', value),
     });
+  }
+
+  // docs/internals/contract.md §15: written by the validators' and the versioned writes' work (runtime/conditional/).
+  validate(_sql: string, _values: readonly SqlValue[], _kind: ValidatorKind): Promise<void> {
+    return Promise.reject(new Error('validate: not yet'));
+  }
+
+  ifMatch(_required: boolean): ExpectedVersion {
+    throw new Error('ifMatch: not yet');
+  }
+
+  mismatch(_db: Queryable, _sql: string, _values: readonly SqlValue[]): Promise<never> {
+    return Promise.reject(new Error('mismatch: not yet'));
   }
 
   get plugin(): PluginContext {

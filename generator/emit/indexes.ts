@@ -30,6 +30,7 @@ const SETTINGS = [
   'rolesQuery',
   'webhooks',
   'tenant',
+  'batch',
 ] as const satisfies readonly (keyof BackendSettings)[];
 // A setting added to the contract but not listed here is a compile error, not a module that lacks it.
 type Unlisted = Exclude<keyof BackendSettings, (typeof SETTINGS)[number]>;
@@ -151,6 +152,8 @@ export function emitBackendIndex(backend: Backend, file: string, options: EmitOp
     if (key === 'maxSessions') return backend.maxSessions === undefined ? [] : [`maxSessions: ${backend.maxSessions},`];
     if (key === 'rolesQuery') return backend.rolesQuery === undefined ? [] : ['rolesQuery: { sql: ROLES_QUERY_SQL },'];
     if (key === 'tenant') return tenantLines(backend);
+    // Batches (docs/internals/contract.md §15) are off unless backend.xml says batch="on".
+    if (key === 'batch') return backend.batch === undefined ? [] : [`batch: { maxOperations: ${backend.batch.maxOperations}, timeoutMs: ${backend.batch.timeoutMs} },`];
     return [`${key}: ${key === 'authQuery' ? authQueryLiteral(backend) : literal(backend[key])},`];
   };
   statements.push(

@@ -1,5 +1,6 @@
 import type { WebhookSettings } from './events.js';
 import type { IssuerSettings } from './issuer.js';
+import type { BatchSettings } from './safe-writes.js';
 import type { TenantSettings } from './tenant.js';
 
 /** A query the runtime runs with `$user`/`$pass` bound from the caller's credentials. */
@@ -76,4 +77,6 @@ export interface BackendSettings {
   webhooks?: readonly WebhookSettings[];
   /** A tenant backend's tenant (docs/internals/contract.md §14, `<Tenant>`); absent on a backend without tenants. */
   tenant?: TenantSettings;
+  /** `POST {base}/<backend>/batch` (docs/internals/contract.md §15, `batch="on"`); absent when off, the default. */
+  batch?: BatchSettings;
 }

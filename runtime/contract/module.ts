@@ -5,6 +5,7 @@ import type { EventPayload } from './events.js';
 import type { ListQuery, ListSpec } from './list.js';
 import type { ParamSpecs } from './params.js';
 import type { RateLimit } from './rate-limit.js';
+import type { ExpectedVersion, ValidatorKind } from './safe-writes.js';
 import type { Caller } from './tenant.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -45,6 +46,29 @@ export interface RequestScope {
    * paged list the cursor `after` (checked: a forged, foreign or stale one is a 400) and `limit`.
    */
   list(spec: ListSpec, params: object): ListQuery;
+  /**
+   * A GET's cheaper validator (`<Validator>`, docs/internals/contract.md §15), called after the guard and the
+   * parameters and before any step: runs `sql` (autocommit) and makes the answer's ETag from its rows as `kind`
+   * says. When the request's If-None-Match holds that tag, the request ends here: it throws the runtime's
+   * not-modified signal, which the route answers 304 (ETag, Cache-Control and Vary, no body). Otherwise the handler
+   * goes on, and its 200 carries that tag rather than a digest of its bytes.
+   */
+  validate(sql: string, values: readonly SqlValue[], kind: ValidatorKind): Promise<void>;
+  /**
+   * A versioned write's precondition (`version` on the Request, docs/internals/contract.md §15), read before its
+   * transaction: the version the request's If-Match names, or null when it sent none. Throws 428
+   * (`precondition_required`) when `required` and none was sent; 412 (`precondition_failed`) when If-Match names
+   * no version tag (a weak tag, a digest, a list of several). `*` is null here, and the route then answers 412 rather
+   * than 404 when there is no row.
+   */
+  ifMatch(required: boolean): ExpectedVersion;
+  /**
+   * A versioned write whose statement changed no row: reads the row's version with `sql` (the write's own `where`,
+   * made by the generator) in the write's transaction, and throws 412 with the row's current ETag when there is a
+   * row (another write moved it on), or 404 when there is none. A write that changed its row answers with the ETag
+   * of the version it moved on to (`expected` + 1) when it compared one.
+   */
+  mismatch(db: Queryable, sql: string, values: readonly SqlValue[]): Promise<never>;
 }
 
 export type Handler = (scope: RequestScope) => Promise<object>;
@@ -60,6 +84,18 @@ export interface Operation {
   audit?: AuditRule;
   /** It answers pages whose cursors the server signs (docs/internals/contract.md §11): the server needs its key (JWT_SECRET). */
   pages?: true;
+  /**
+   * A POST's Idempotency-Key (docs/internals/contract.md §15): `required` answers 400 to a POST without one. Every
+   * POST that runs a transaction takes the header when sent; this only makes it required.
+   */
+  idempotency?: 'required';
+  /**
+   * A versioned write (`version` on the Request): the column it compares and moves on, and whether If-Match is
+   * required (428 without it). For OpenAPI, the console and batches; the handler itself calls `scope.ifMatch`.
+   */
+  version?: { column: string; required: boolean };
+  /** A public GET's `max_age` (seconds): answered `Cache-Control: public, max-age=<n>` rather than `no-cache`. */
+  maxAge?: number;
   handler: Handler;
 }
 
@@ -135,7 +171,9 @@ export interface PluginContext {
  * modules differ from the last release's only in their stamp, and either runtime serves them.
  */
 // 2: a tenant backend's handlers call RequestScope.caller (docs/internals/contract.md §14); format 1 modules never do.
-export const MODULE_FORMAT = 2;
+// 3: handlers call RequestScope.validate, ifMatch and mismatch, operations carry idempotency, version and maxAge
+// (docs/internals/contract.md §15); modules of formats 1 and 2 never do, and are still served.
+export const MODULE_FORMAT = 3;
 export const OLDEST_MODULE_FORMAT = 1;
 
 /** Which xmlrest made a project's modules, and their shape: the project index's `generator` export. */
