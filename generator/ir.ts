@@ -199,6 +199,20 @@ export interface Operation {
   audit?: true;
   /** `audit_params`, its own or its resource's: the only parameters whose values its audit rows may keep (secrets never). */
   auditParams?: { names: string[]; at: SourceLocation };
+  /**
+   * A GET's `<Validator>` (docs/internals/contract.md §15): its statement with its binds (as a Sql step's), and how
+   * its rows make the ETag (`version` when it selects exactly the resource's version column).
+   */
+  validator?: { sql: string; binds: Bind[]; kind: 'rows' | 'version'; at: SourceLocation };
+  /** A public GET's `max_age` in seconds (`Cache-Control: public, max-age=<n>`). */
+  maxAge?: number;
+  /**
+   * A versioned write (`version="<column>"`, `if_match="required"`): the column, whether If-Match is required, and
+   * the id of its one update or delete step, whose statements the generator writes in the conditional forms.
+   */
+  version?: { column: string; required: boolean; step: string; at: SourceLocation };
+  /** `idempotency="required"` on a POST: 400 without an Idempotency-Key. */
+  idempotency?: 'required';
 }
 
 export interface Resource {
