@@ -153,7 +153,8 @@ export function emitBackendIndex(backend: Backend, file: string, options: EmitOp
     if (key === 'rolesQuery') return backend.rolesQuery === undefined ? [] : ['rolesQuery: { sql: ROLES_QUERY_SQL },'];
     if (key === 'tenant') return tenantLines(backend);
     // Batches (docs/internals/contract.md §15) are off unless backend.xml says batch="on".
-    if (key === 'batch') return backend.batch === undefined ? [] : [`batch: { maxOperations: ${backend.batch.maxOperations}, timeoutMs: ${backend.batch.timeoutMs} },`];
+    if (key === 'batch')
+      return backend.batch === undefined ? [] : [`batch: { maxOperations: ${backend.batch.maxOperations}, timeoutMs: ${backend.batch.timeoutMs} },`];
     return [`${key}: ${key === 'authQuery' ? authQueryLiteral(backend) : literal(backend[key])},`];
   };
   statements.push(
