@@ -107,6 +107,7 @@ export const safeWriteScenarios = [
   {
     name: NOT_MODIFIED_SCENARIO,
     servers: ['tag-200', 'tag-304'] as ServerName[],
+    cpu: true,
     status: (server: ServerName) => (server.endsWith('304') ? 304 : undefined),
     request: (server: ServerName) => ({
       method: 'GET' as const,
@@ -120,6 +121,7 @@ export const safeWriteScenarios = [
     // Beside the digest's 304 (scenario above) in the same slices. Its tag is not the digest of the answer's bytes.
     name: VALIDATOR_SCENARIO,
     servers: ['tag-304', 'validated-304', 'validated-200'] as ServerName[],
+    cpu: true,
     status: (server: ServerName) => (server.endsWith('304') ? 304 : undefined),
     request: (server: ServerName) => ({
       method: 'GET' as const,
