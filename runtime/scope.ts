@@ -251,7 +251,9 @@ export class Scope implements RequestScope {
   emit<Event extends EventPayload>(_db: Queryable, type: Event['type'], data: Event['data'], key?: SqlValue): Promise<void> {
     try {
       // Written as the transaction commits (`run`): its rows go with the COMMIT, in the same round trip.
-      (this.options.joined?.events ?? this.events).push(...this.options.events.event(this.options.guard.backend.name, type, data, key, this.ctx.state.tenant as string | undefined));
+      (this.options.joined?.events ?? this.events).push(
+        ...this.options.events.event(this.options.guard.backend.name, type, data, key, this.ctx.state.tenant as string | undefined),
+      );
       return Promise.resolve();
     } catch (error) {
       return Promise.reject(error);

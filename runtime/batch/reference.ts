@@ -19,7 +19,12 @@ function resolve(value: unknown, answers: (index: number) => unknown, index: num
   const resolved: Record<string, unknown> = {};
   // Defined, not assigned: a field named __proto__ stays a field, as JSON.parse made it.
   for (const key of keys)
-    Object.defineProperty(resolved, key, { value: resolve((value as Record<string, unknown>)[key], answers, index), enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(resolved, key, {
+      value: resolve((value as Record<string, unknown>)[key], answers, index),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   return resolved;
 }
 

@@ -74,6 +74,8 @@ export async function runBatch(ctx: Koa.Context, operations: readonly CheckedOpe
       if (sub.state.refreshToken !== undefined) (result as Record<string, unknown>).refresh_token = sub.state.refreshToken;
       answers.push({ status: route.operation.status, text: JSON.stringify(result) });
     }
+    // The last operation may have ended past the time too: nothing commits late.
+    if (Date.now() >= deadline) throw timedOut(run.settings.timeoutMs);
     return answers;
   };
   const options = { commit: (db: Queryable) => run.events.commit(db, events), withinMs: run.settings.timeoutMs };
