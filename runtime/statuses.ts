@@ -52,6 +52,30 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
   { status: 400, reason: '', message: "Parameter 'auth' must be 'bearer'", when: 'a token request (shape A) with another auth' },
   { status: 400, reason: '', message: "Parameter 'for' must be 'me'", when: 'openapi.json?for= anything else' },
   {
+    status: 400,
+    reason: '',
+    message: 'A batch is {"operations": [...]} / A batch is {"operations": [...]}, with no other field: *',
+    when: 'a batch (docs/internals/contract.md §15) whose body is not a list of operations; nothing runs',
+  },
+  {
+    status: 400,
+    reason: '',
+    message: 'A batch has 1 to * operations, not *',
+    when: 'a batch of no operation, or more than batch_max_operations; nothing runs',
+  },
+  {
+    status: 400,
+    reason: '',
+    message: 'Operation *: * is not a resource route of this backend / Operation *: header * is not taken: only If-Match and If-None-Match',
+    when: "a batch's operation that is not one of the backend's resource routes (a token or session door, the docs, the batch, another backend), or carries another header; nothing runs",
+  },
+  {
+    status: 400,
+    reason: '',
+    message: 'Operation *: $ref * names no earlier operation / Operation *: $ref * points at nothing',
+    when: "a batch's operation whose `$ref` names no earlier answer's value: the batch rolls back, answered as the operation's failure (`index`)",
+  },
+  {
     status: 401,
     reason: 'no_credentials',
     message: 'Credentials required',
@@ -227,6 +251,13 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
     headers: 'Retry-After',
   },
   { status: 503, reason: 'db_timeout', message: 'Service unavailable', when: `a statement past QUERY_TIMEOUT_MS: ${DB}`, headers: 'Retry-After' },
+  {
+    status: 503,
+    reason: 'batch_timeout',
+    message: 'The batch took longer than its * s',
+    when: 'a batch past batch_timeout between two operations (one in flight is cut as `db_timeout`): rolled back, as the failure of the operation not begun',
+    headers: 'Retry-After',
+  },
   {
     status: 503,
     reason: 'db_pool_exhausted',
