@@ -54,27 +54,24 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
   {
     status: 400,
     reason: '',
-    message: 'A batch is {"operations": [...]} / A batch is {"operations": [...]}, with no other field: *',
-    when: 'a batch (docs/internals/contract.md §15) whose body is not a list of operations; nothing runs',
+    message: 'A batch is {"operations": [...]}*',
+    when: 'a batch (docs/internals/contract.md §15) whose body is not a list of operations',
   },
+  { status: 400, reason: '', message: 'A batch has 1 to * operations, not *', when: 'a batch of no operation, or more than its batch_max_operations' },
   {
     status: 400,
     reason: '',
-    message: 'A batch has 1 to * operations, not *',
-    when: 'a batch of no operation, or more than batch_max_operations; nothing runs',
+    message: 'Operation *: * is not a resource route of this backend',
+    when: "a batch's operation that is not one of its backend's resource routes",
   },
-  {
-    status: 400,
-    reason: '',
-    message: 'Operation *: * is not a resource route of this backend / Operation *: header * is not taken: only If-Match and If-None-Match',
-    when: "a batch's operation that is not one of the backend's resource routes (a token or session door, the docs, the batch, another backend), or carries another header; nothing runs",
-  },
+  { status: 400, reason: '', message: 'Operation *: header * is not taken: only If-Match and If-None-Match', when: "a batch's operation with another header" },
   {
     status: 400,
     reason: '',
     message: 'Operation *: $ref * names no earlier operation / Operation *: $ref * points at nothing',
-    when: "a batch's operation whose `$ref` names no earlier answer's value: the batch rolls back, answered as the operation's failure (`index`)",
+    when: "a batch's `$ref` to no earlier answer's value",
   },
+
   {
     status: 401,
     reason: 'no_credentials',
@@ -255,7 +252,7 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
     status: 503,
     reason: 'batch_timeout',
     message: 'The batch took longer than its * s',
-    when: 'a batch past batch_timeout between two operations (one in flight is cut as `db_timeout`): rolled back, as the failure of the operation not begun',
+    when: 'a batch past its batch_timeout between two operations (one in flight is cut as `db_timeout`): rolled back',
     headers: 'Retry-After',
   },
   {
