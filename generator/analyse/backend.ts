@@ -113,21 +113,25 @@ export const BACKEND_ATTRIBUTES: readonly AttributeRule<Backend>[] = [
     },
     error: (value) => `batch is on or off, not "${value}"`,
   },
-  batchBound('batch_max_operations', 'maxOperations', 1, 1000, 1, 'batch_max_operations is a whole number of operations, 1 to 1000'),
-  batchBound('batch_timeout', 'timeoutMs', 1, 300, 1000, 'batch_timeout is a whole number of seconds, 1 to 300'),
+  {
+    name: 'batch_max_operations',
+    apply: batchBound('maxOperations', 1000, 1),
+    error: (value) => `batch_max_operations is a whole number of operations, 1 to 1000, not "${value}"`,
+  },
+  {
+    name: 'batch_timeout',
+    apply: batchBound('timeoutMs', 300, 1000),
+    error: (value) => `batch_timeout is a whole number of seconds, 1 to 300, not "${value}"`,
+  },
 ];
 
-/** A bound of a backend's batches: refused outside min..max; kept only when batch="on" (checked in analyseBackend). */
-function batchBound(name: string, field: 'maxOperations' | 'timeoutMs', min: number, max: number, unit: number, error: string): AttributeRule<Backend> {
-  return {
-    name,
-    apply: (value, target) => {
-      const parsed = whole(/^[1-9][0-9]{0,3}$/, max)(value);
-      if (parsed === undefined || parsed < min) return false;
-      if (target.batch !== undefined) target.batch = { ...target.batch, [field]: parsed * unit };
-      return true;
-    },
-    error: (value) => `${error}, not "${value}"`,
+/** A bound of a backend's batches, 1 to `max`: kept only when batch="on" (its absence is reported in analyseBackend). */
+function batchBound(field: 'maxOperations' | 'timeoutMs', max: number, unit: number): AttributeRule<Backend>['apply'] {
+  return (value, target) => {
+    const parsed = whole(/^[1-9][0-9]{0,3}$/, max)(value);
+    if (parsed === undefined) return false;
+    if (target.batch !== undefined) target.batch = { ...target.batch, [field]: parsed * unit };
+    return true;
   };
 }
 
