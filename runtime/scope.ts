@@ -243,7 +243,7 @@ export class Scope implements RequestScope {
   /** After the commit: events emitted in the transaction are due now, and this server looks for them. */
   private committed<T>(done: Promise<T>): Promise<T> {
     return done.then((result) => {
-      if (this.events.length > 0 && this.options.joined === undefined) this.options.events.emitted();
+      if (this.events.length > 0) this.options.events.emitted();
       return result;
     });
   }
