@@ -6,6 +6,7 @@ import { addressGroup } from './auth/limits/address.js';
 import { logoutDoor, refreshDoor } from './auth/sessions/session-doors.js';
 import { tokenShapeA } from './auth/tokens/token-a.js';
 import type { CredentialRules } from './auth/transport/transport.js';
+import { type BatchRoute, batchDoor } from './batch/index.js';
 import type { FieldReader } from './body.js';
 import type { BackendModule, HttpMethod, Operation, ResourceModule } from './contract.js';
 import type { Database } from './db/index.js';
@@ -86,6 +87,8 @@ export function buildRoutes(options: RoutesOptions): Routes {
       events: options.events,
       lists: options.lists,
     };
+    // What a batch runs (runtime/batch/): the backend's resource routes, by method and path, as mounted here.
+    const batchRoutes = new Map<string, BatchRoute>();
     for (const resource of backend.resources) {
       const path = resourcePath(options.basePath, backend.name, resource);
       const methods = Object.keys(resource.operations) as HttpMethod[];
@@ -120,8 +123,22 @@ export function buildRoutes(options: RoutesOptions): Routes {
           ctx.body = JSON.stringify(result);
         };
         mount(method, path, audit === undefined ? handle : audited(audit, handle));
+        batchRoutes.set(looseKey(method, path), { label, path, operation, scope: own, byAddress: byAddress ? { route, rule } : undefined });
       }
       allowed.set(loosePath(path), allowHeader(methods));
+    }
+    if (backend.batch !== undefined) {
+      const path = `${options.basePath}/${backend.name}/batch`;
+      const series = options.metrics.route(backend.name, 'batch', 'POST');
+      const routes = { find: (method: string, at: string) => batchRoutes.get(looseKey(method, at)) };
+      const run = batchDoor({ ...options, settings: backend.batch, routes });
+      mount('POST', path, (ctx, next) => {
+        ctx.state.backend = backend.name;
+        ctx.state.resource = 'batch';
+        ctx.state.series = series;
+        return run(ctx as unknown as Koa.Context, next);
+      });
+      allowed.set(loosePath(path), allowHeader(['POST']));
     }
     if (backend.authScheme === 'Bearer') {
       const path = `${options.basePath}/${backend.name}`;

@@ -48,6 +48,17 @@ export interface ScopeOptions {
   audit?: AuditRoute | undefined;
   /** Filters, sorts and pages (docs/internals/contract.md §11), with the server's cursor key. */
   lists: Lists;
+  /** An operation of a batch (runtime/batch/): its statements and emits join the batch's one transaction. */
+  joined?: JoinedTransaction | undefined;
+}
+
+/**
+ * A batch's transaction, which its operations join (docs/internals/contract.md §15): their statements run on its
+ * connection, their events wait in its list, written when the batch commits, and their `transaction` is a part of it.
+ */
+export interface JoinedTransaction {
+  db: Queryable;
+  events: EventRow[];
 }
 
 /** An audited operation: where its rows go, and what they say of it. */
@@ -115,6 +126,8 @@ export class Scope implements RequestScope {
 
   get db(): Queryable {
     // Traced, each statement is a child span of the request's (runtime/tracing/).
+    const joined = this.options.joined;
+    if (joined !== undefined) return joined.db;
     const trace = (this.ctx.state as RequestState).trace;
     return trace === undefined ? this.options.db : trace.statements(this.options.db);
   }
@@ -186,6 +199,9 @@ export class Scope implements RequestScope {
   private run<T>(work: (db: Queryable) => Promise<T>): Promise<T> {
     // A tenant backend with triggers="on" sets @xmlrest_tenant for its writes (runtime/tenants/triggers.ts).
     const tenant = this.options.guard.backend.tenant?.triggers ? (this.ctx.state as { tenant?: string }).tenant : undefined;
+    // In a batch, the work runs on the batch's transaction, which commits (or not) when every operation has run.
+    const joined = this.options.joined;
+    if (joined !== undefined) return tenant === undefined ? work(joined.db) : withTenant(joined.db, tenant, work);
     const attempt = (db: Queryable) => {
       this.events = [];
       return tenant === undefined ? work(db) : withTenant(db, tenant, work);
@@ -235,7 +251,9 @@ export class Scope implements RequestScope {
   emit<Event extends EventPayload>(_db: Queryable, type: Event['type'], data: Event['data'], key?: SqlValue): Promise<void> {
     try {
       // Written as the transaction commits (`run`): its rows go with the COMMIT, in the same round trip.
-      this.events.push(...this.options.events.event(this.options.guard.backend.name, type, data, key, this.ctx.state.tenant as string | undefined));
+      (this.options.joined?.events ?? this.events).push(
+        ...this.options.events.event(this.options.guard.backend.name, type, data, key, this.ctx.state.tenant as string | undefined),
+      );
       return Promise.resolve();
     } catch (error) {
       return Promise.reject(error);

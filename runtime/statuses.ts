@@ -52,6 +52,27 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
   { status: 400, reason: '', message: "Parameter 'auth' must be 'bearer'", when: 'a token request (shape A) with another auth' },
   { status: 400, reason: '', message: "Parameter 'for' must be 'me'", when: 'openapi.json?for= anything else' },
   {
+    status: 400,
+    reason: '',
+    message: 'A batch is {"operations": [...]}*',
+    when: 'a batch (docs/internals/contract.md §15) whose body is not a list of operations',
+  },
+  { status: 400, reason: '', message: 'A batch has 1 to * operations, not *', when: 'a batch of no operation, or more than its batch_max_operations' },
+  {
+    status: 400,
+    reason: '',
+    message: 'Operation *: * is not a resource route of this backend',
+    when: "a batch's operation that is not one of its backend's resource routes",
+  },
+  { status: 400, reason: '', message: 'Operation *: header * is not taken: only If-Match and If-None-Match', when: "a batch's operation with another header" },
+  {
+    status: 400,
+    reason: '',
+    message: 'Operation *: $ref * names no earlier operation / Operation *: $ref * points at nothing',
+    when: "a batch's `$ref` to no earlier answer's value",
+  },
+
+  {
     status: 401,
     reason: 'no_credentials',
     message: 'Credentials required',
@@ -227,6 +248,13 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
     headers: 'Retry-After',
   },
   { status: 503, reason: 'db_timeout', message: 'Service unavailable', when: `a statement past QUERY_TIMEOUT_MS: ${DB}`, headers: 'Retry-After' },
+  {
+    status: 503,
+    reason: 'batch_timeout',
+    message: 'The batch took longer than its * s',
+    when: 'a batch past its batch_timeout between two operations (one in flight is cut as `db_timeout`): rolled back',
+    headers: 'Retry-After',
+  },
   {
     status: 503,
     reason: 'db_pool_exhausted',

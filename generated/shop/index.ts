@@ -35,5 +35,6 @@ export const backend: BackendModule = {
   apiKeys: true,
   refreshLifetime: null,
   sessionLifetime: 2592000,
+  batch: { maxOperations: 100, timeoutMs: 10000 },
   resources: [account, orders, ordersV2_0, products, productsV2_0, productsV3_0, report, reviews, token],
 };
