@@ -165,7 +165,9 @@ function callerDocuments(document: object, basePath: string, { backends, guards 
       return rule === '*' || rule.some((role) => principal.roles.includes(role));
     };
     // The backends of which the caller may call a resource route: their batches are shown (never asked of a batch itself).
-    const batched: Set<string> = new Set(operations.filter((operation) => operation.resource && admits(operation.rule.backend, operation.rule.access)).map((operation) => operation.rule.backend));
+    const batched: Set<string> = new Set(
+      operations.filter((operation) => operation.resource && admits(operation.rule.backend, operation.rule.access)).map((operation) => operation.rule.backend),
+    );
     const admitted = operations.filter((operation) => admits(operation.rule.backend, operation.rule.access));
     const key = admitted.map((operation) => operation.key).join(' ');
     const known = made.get(key);

@@ -32,7 +32,8 @@ const HEADERS = {
   },
 };
 
-const IF_MATCH = 'The ETag a GET of the row gave (its version, "7"). The write runs only if the row still has that version, compared in the write itself; `*` any existing row. A weak tag, a digest or several tags never match (412).';
+const IF_MATCH =
+  'The ETag a GET of the row gave (its version, "7"). The write runs only if the row still has that version, compared in the write itself; `*` any existing row. A weak tag, a digest or several tags never match (412).';
 const IDEMPOTENCY_KEY = `A key the client makes for this request (1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} printable ASCII characters, a UUID say): the request runs once per key per caller. A retry with the same key and request answers the first answer again (Idempotent-Replayed: true); with another request, 422; while the first still runs, 409. Kept ${DEFAULT_IDEMPOTENCY_RETENTION_SECONDS / 3600} h by default.`;
 
 const PARAMETERS = {
@@ -43,7 +44,13 @@ const PARAMETERS = {
     description: 'The ETag (or tags, or `*`) of an answer the client holds: when it still matches, the answer is 304 with no body.',
     schema: { type: 'string' },
   },
-  IfMatch: { name: 'If-Match', in: 'header', required: false, description: `${IF_MATCH} Without it, the write runs unconditionally.`, schema: { type: 'string' } },
+  IfMatch: {
+    name: 'If-Match',
+    in: 'header',
+    required: false,
+    description: `${IF_MATCH} Without it, the write runs unconditionally.`,
+    schema: { type: 'string' },
+  },
   IfMatchRequired: { name: 'If-Match', in: 'header', required: true, description: `${IF_MATCH} Required: 428 without it.`, schema: { type: 'string' } },
   IdempotencyKey: {
     name: 'Idempotency-Key',
@@ -68,7 +75,9 @@ const RESPONSES = {
   },
   NotFound: errorResponse('No such row: nothing was written.'),
   PreconditionFailed: {
-    ...errorResponse('The row changed since the If-Match tag was read (or the tag is weak, a digest, or several): nothing was written. ETag is its current version.'),
+    ...errorResponse(
+      'The row changed since the If-Match tag was read (or the tag is weak, a digest, or several): nothing was written. ETag is its current version.',
+    ),
     headers: { ETag: HEADER('ETag') },
   },
   PreconditionRequired: errorResponse('This write requires If-Match: GET the row first and send its ETag.'),
@@ -233,7 +242,8 @@ const BATCH_SCHEMAS = {
       path: { type: 'string', description: "One of the backend's resource routes, with the base path; a query string allowed." },
       body: {
         type: 'object',
-        description: 'The parameters, as the route takes them in a JSON body. Any value may be {"$ref": "/<index>/<pointer>"}: what an earlier operation answered.',
+        description:
+          'The parameters, as the route takes them in a JSON body. Any value may be {"$ref": "/<index>/<pointer>"}: what an earlier operation answered.',
       },
       headers: {
         type: 'object',

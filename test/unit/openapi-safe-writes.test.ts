@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { compileErrors, validate } from '@readme/openapi-parser';
 import { describe, expect, it } from 'vitest';
+import { openapiTypes } from 'xmlrest-typed-client';
 import type { Operation, Project } from '../../generator/ir.js';
 import { openApiDocument } from '../../generator/openapi.js';
-import { openapiTypes } from '../../generator/typed-client/index.mjs';
 
 /**
  * The OpenAPI document of writes a client can retry and race safely (docs/internals/contract.md §15), made from the
@@ -14,7 +14,7 @@ function labProject(): Project {
   const project = JSON.parse(readFileSync('test/golden/lab/expected/ir.json', 'utf8')) as Project;
   const lab = project.backends[0]!;
   const resource = (name: string) => lab.resources.find((candidate) => candidate.name === name && candidate.version === '1.0')!;
-  const at = { file: 'resources/lab/echo.xml', line: 1, column: 1 };
+  const at = { file: 'resources/lab/echo.xml', line: 1, col: 1 };
   const echo = resource('echo');
   const get = echo.operations.find((operation) => operation.method === 'GET')!;
   get.maxAge = 60;
