@@ -1,6 +1,9 @@
-import { readFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { compileErrors, validate } from '@readme/openapi-parser';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { openapiTypes } from 'xmlrest-typed-client';
 import type { Operation, Project } from '../../generator/ir.js';
 import { openApiDocument } from '../../generator/openapi.js';
@@ -133,4 +136,55 @@ describe('the OpenAPI document of safe writes', () => {
     expect(batch).toMatch(/operations: components\['schemas'\]\['BatchOperation'\]\[\]/);
     expect(batch).toMatch(/'4XX': \{/);
   }, 60_000);
+
+  it('makes openapi-fetch insist on a required If-Match and Idempotency-Key, and type a batch', async () => {
+    mkdirSync(DIR, { recursive: true });
+    writeFileSync(path.join(DIR, 'openapi.d.ts'), await openapiTypes(document));
+    const client = (calls: string) =>
+      [
+        "import createClient from 'openapi-fetch';",
+        "import type { paths } from './openapi.js';",
+        "const lab = createClient<paths>({ baseUrl: 'http://127.0.0.1:3000' });",
+        'export async function calls() {',
+        calls,
+        '}',
+        '',
+      ].join('\n');
+    const right = client(
+      [
+        "  await lab.PUT('/lab/v1.0/echo', { params: { header: { 'If-Match': '\"7\"' } }, body: { a: 'x' } });",
+        "  await lab.POST('/lab/v1.0/export', { params: { header: { 'Idempotency-Key': 'k-1' } } });",
+        "  const { data } = await lab.POST('/lab/batch', { body: { operations: [{ method: 'GET', path: '/lab/v1.0/echo', headers: { 'If-None-Match': '*' } }] } });",
+        '  return data?.results[0]?.status;',
+      ].join('\n'),
+    );
+    expect(await compile('right', right)).toEqual({ code: 0, output: '' });
+    // Without If-Match, a batch operation with a header it does not take, a POST without its required key: each refused, at its line.
+    const wrong = client(
+      [
+        "  await lab.PUT('/lab/v1.0/echo', { body: { a: 'x' } });",
+        "  await lab.POST('/lab/batch', { body: { operations: [{ method: 'GET', path: '/lab/v1.0/echo', headers: { Cookie: 'x' } }] } });",
+        "  await lab.POST('/lab/v1.0/export', {});",
+      ].join('\n'),
+    );
+    const { code, output } = await compile('wrong', wrong);
+    expect(code).not.toBe(0);
+    const errors = output.split('\n').filter((line) => /\.ts\(\d+,\d+\): error/.test(line));
+    expect(errors.map((line) => /wrong\.ts\((\d+),/.exec(line)?.[1])).toEqual(['5', '6', '7']);
+  }, 120_000);
 });
+
+const DIR = 'test/.tmp/openapi-safe-writes';
+afterAll(() => rmSync(DIR, { recursive: true, force: true }));
+
+async function compile(name: string, text: string): Promise<{ code: number; output: string }> {
+  writeFileSync(path.join(DIR, `${name}.ts`), text);
+  writeFileSync(path.join(DIR, `${name}.tsconfig.json`), JSON.stringify({ extends: '../../../tsconfig.json', files: [`${name}.ts`] }));
+  try {
+    const { stdout } = await promisify(execFile)(path.resolve('node_modules/.bin/tsc'), ['--noEmit', '-p', path.join(DIR, `${name}.tsconfig.json`)]);
+    return { code: 0, output: stdout };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string };
+    return { code: failed.code, output: failed.stdout };
+  }
+}
