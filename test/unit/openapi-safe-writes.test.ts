@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { compileErrors, validate } from '@readme/openapi-parser';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openapiTypes } from 'xmlrest-typed-client';
+import { emitResource } from '../../generator/emit/resource.js';
 import type { Operation, Project } from '../../generator/ir.js';
 import { openApiDocument } from '../../generator/openapi.js';
 
@@ -172,6 +173,16 @@ describe('the OpenAPI document of safe writes', () => {
     const errors = output.split('\n').filter((line) => /\.ts\(\d+,\d+\): error/.test(line));
     expect(errors.map((line) => /wrong\.ts\((\d+),/.exec(line)?.[1])).toEqual(['5', '6', '7']);
   }, 120_000);
+});
+
+describe('the module of a GET with a validator', () => {
+  it('says validator: true, which the console shows, and nothing on a GET without one', () => {
+    const lab = labProject().backends[0]!;
+    const options = { outDir: 'generated', resourcesDir: 'resources', projectRoot: process.cwd(), generatorVersion: '0.0.0' };
+    const module = (name: string) => emitResource(lab.resources.find((resource) => resource.name === name)!, `generated/lab/${name}.ts`, options);
+    expect(module('whoami')).toMatch(/GET: \{[^\n]*validator: true, handler/);
+    expect(module('echo')).not.toContain('validator: true');
+  });
 });
 
 const DIR = 'test/.tmp/openapi-safe-writes';
