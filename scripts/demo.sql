@@ -14,6 +14,8 @@ create table if not exists orders (
   product_id int unsigned not null,
   quantity int not null,
   created_on timestamp not null default current_timestamp,
+  -- Moved on by every change of the order (resources/shop/orders.xml, PUT): what If-Match compares.
+  version bigint unsigned not null default 0,
   constraint orders_quantity_positive check (quantity > 0),
   constraint orders_user foreign key (user_id) references usr (user_id),
   constraint orders_product foreign key (product_id) references products (product_id)
