@@ -178,7 +178,12 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
     when: 'REQUIRE_TLS_FOR_CREDENTIALS and credentials over plain HTTP from beyond loopback',
   },
   { status: 403, reason: 'cross_site', message: 'Cross-site request refused', when: "a write from another site's page (Origin or Sec-Fetch-Site)" },
-  { status: 404, reason: '', message: 'Not found', when: 'no resource at the path (and any unknown path on the admin port); a versioned write whose row is not there' },
+  {
+    status: 404,
+    reason: '',
+    message: 'Not found',
+    when: 'no resource at the path (and any unknown path on the admin port); a versioned write whose row is not there',
+  },
   { status: 405, reason: '', message: 'Method * not allowed', when: 'the path is a resource without that method', headers: 'Allow' },
   { status: 408, reason: '', message: '(empty)', when: 'a client slower than REQUEST_TIMEOUT_MS to send its request', byNode: true },
   {
