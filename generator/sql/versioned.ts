@@ -6,7 +6,7 @@ import { type SqlProblem, type Token, tokenize } from './tokens.js';
  * (its `$` placeholders kept, so that the caller scans them as it scans any step, and the tenant proof reads them):
  * - `unconditional`: the update with `, <q>.<column> = <q>.<column> + 1` after its set list (a delete as written);
  * - `conditional`: the same with its where wrapped, `where (<where>) and <q>.<column> = $<EXPECTED>`;
- * - `probe`: `select <q>.<column> from <table> where <the where as written>`.
+ * - `probe`: `select <q>.<column> from <table> where <the where as written> lock in share mode`.
  * `<q>` is the table's alias, else its name. The where is the statement's last clause (an `order by` or `limit` is
  * refused), so the conditional's extra placeholder is its last, and the probe's are the step's last `whereBinds`.
  */
@@ -93,7 +93,8 @@ export function versionedTexts(text: string, column: string): VersionedTexts | V
   const whereKeyword = tokens[tokens.findIndex((token) => token.start === whereStart) - 1]!;
   const beforeWhere = tokens.filter((token) => token.start < whereKeyword.start).at(-1)!;
   const statementStart = tokens[0]!.start;
-  const probe = `${text.slice(0, statementStart)}select ${qualified} from ${factor}${text.slice(end(beforeWhere), whereEnd)}`;
+  // A locking read: the row's version as committed now, not as an earlier read of the transaction saw it.
+  const probe = `${text.slice(0, statementStart)}select ${qualified} from ${factor}${text.slice(end(beforeWhere), whereEnd)} lock in share mode`;
   const whereBinds = tokens.filter((token) => token.type === 'placeholder' && token.start >= whereStart && token.start < whereEnd).length;
   return { unconditional: moved, conditional, probe, whereBinds };
 }
