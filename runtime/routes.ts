@@ -121,7 +121,8 @@ export function buildRoutes(options: RoutesOptions): Routes {
           // Every answer is JSON, known before the first request: the type is set as it is, not looked up in
           // Koa's MIME table on every response, and the text made here rather than in Koa's respond.
           ctx.set('Content-Type', JSON_TYPE);
-          const written = writtenTag(ctx.state);
+          // A conditional change's new version (a versioned DELETE's row is gone: no tag).
+          const written = method === 'DELETE' ? undefined : writtenTag(ctx.state);
           if (written !== undefined) ctx.set('ETag', written);
           ctx.body = JSON.stringify(result);
         };

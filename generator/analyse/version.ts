@@ -67,6 +67,11 @@ export function analyseVersion(
     return undefined;
   }
   const step = writes[0]!;
+  // A deleted row has no version to answer: its ETag would name a version that never existed (runtime/routes.ts).
+  if (/^\s*delete\b/i.test(step.sql) && context.method !== undefined && context.method !== 'DELETE') {
+    diagnostics.error(step.at, `step "${step.id}": a versioned delete is a DELETE Request, not ${context.method}`);
+    return undefined;
+  }
   const source = context.sources.get(step);
   if (source === undefined) return undefined;
   const texts = versionedTexts(source.text, column);

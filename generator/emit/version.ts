@@ -17,7 +17,11 @@ export function versionConstants(operation: Operation, step: SqlStep): Statement
   });
   const step_ = `${operation.method} step "${step.id}"${step.output ? '' : ' (not in the response)'}`;
   return [
-    constant(sqlConstant(step), `${step_}, without If-Match: as written, moving ${version.column} on.`, version.statements.unconditional),
+    constant(
+      sqlConstant(step),
+      /^\s*delete\b/i.test(step.sql) ? `${step_}, without If-Match: as written.` : `${step_}, without If-Match: as written, moving ${version.column} on.`,
+      version.statements.unconditional,
+    ),
     constant(
       ifMatchConstant(step),
       `${step_}, with If-Match: only while ${version.column} is the version the caller names (its last bind).`,
