@@ -20,7 +20,8 @@ describe('a versioned write’s forms', () => {
   it('move the version on in the set list, compare it last in a wrapped where, and probe the row by the same where', () => {
     expect(forms('update orders o set o.quantity = $q, o.note = concat(o.note, $n) where o.order_id = $id or o.code = $code')).toEqual({
       unconditional: 'update orders o set o.quantity = ?, o.note = concat(o.note, ?), o.version = o.version + 1 where o.order_id = ? or o.code = ?',
-      conditional: 'update orders o set o.quantity = ?, o.note = concat(o.note, ?), o.version = o.version + 1 where (o.order_id = ? or o.code = ?) and o.version = ?',
+      conditional:
+        'update orders o set o.quantity = ?, o.note = concat(o.note, ?), o.version = o.version + 1 where (o.order_id = ? or o.code = ?) and o.version = ?',
       probe: 'select o.version from orders o where o.order_id = ? or o.code = ? lock in share mode',
       whereBinds: 2,
       last: { kind: 'param', name: EXPECTED },
@@ -38,7 +39,10 @@ describe('a versioned write’s forms', () => {
 
   it('keep a subquery’s binds in the where, in order', () => {
     const made = forms('update t set a = (select max(b) from u where u.k = $k) where t.id = $id and t.g in (select g from v where v.x = $x)');
-    expect(made).toMatchObject({ whereBinds: 2, probe: 'select t.version from t where t.id = ? and t.g in (select g from v where v.x = ?) lock in share mode' });
+    expect(made).toMatchObject({
+      whereBinds: 2,
+      probe: 'select t.version from t where t.id = ? and t.g in (select g from v where v.x = ?) lock in share mode',
+    });
   });
 
   it('refuse what could change another row, or the version by hand', () => {
