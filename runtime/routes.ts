@@ -8,6 +8,7 @@ import { tokenShapeA } from './auth/tokens/token-a.js';
 import type { CredentialRules } from './auth/transport/transport.js';
 import { type BatchRoute, batchDoor } from './batch/index.js';
 import type { FieldReader } from './body.js';
+import { refuseIfMatch, writtenTag } from './conditional/versions.js';
 import type { BackendModule, HttpMethod, Operation, ResourceModule } from './contract.js';
 import type { Database } from './db/index.js';
 import { mountDocs } from './docs.js';
@@ -107,12 +108,15 @@ export function buildRoutes(options: RoutesOptions): Routes {
           : undefined;
         const own: ScopeOptions = rule === undefined && audit === undefined ? scope : { ...scope, limit: rule && { rule, route }, audit };
         const byAddress = rule !== undefined && operation.access === null;
+        // If-Match on a write with no version column compares nothing: a 400, not a write that ignores it.
+        const unversioned = method !== 'GET' && operation.version === undefined;
         const handle: Koa.Middleware = async (ctx) => {
           ctx.state.backend = backend.name;
           ctx.state.resource = label;
           ctx.state.route = path;
           ctx.state.series = series;
           if (byAddress) await countCall(options.limiter, `${route}|a|${addressGroup(ctx.ip)}`, rule, ctx);
+          if (unversioned) refuseIfMatch(ctx as unknown as Koa.Context);
           const result = await operation.handler(new Scope(ctx as unknown as Koa.Context, own));
           // A token request that began a session (scope.ts, issueToken) answers its refresh token too.
           if (ctx.state.refreshToken !== undefined) (result as Record<string, unknown>).refresh_token = ctx.state.refreshToken;
@@ -120,6 +124,9 @@ export function buildRoutes(options: RoutesOptions): Routes {
           // Every answer is JSON, known before the first request: the type is set as it is, not looked up in
           // Koa's MIME table on every response, and the text made here rather than in Koa's respond.
           ctx.set('Content-Type', JSON_TYPE);
+          // A conditional change's new version (a versioned DELETE's row is gone: no tag).
+          const written = method === 'DELETE' ? undefined : writtenTag(ctx.state);
+          if (written !== undefined) ctx.set('ETag', written);
           ctx.body = JSON.stringify(result);
         };
         mount(method, path, audit === undefined ? handle : audited(audit, handle));

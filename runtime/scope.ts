@@ -5,6 +5,7 @@ import { presentedKey } from './auth/keys/api-key.js';
 import { type Principal, principalName } from './auth/scheme.js';
 import { type CredentialRules, credentialsOf, screenLogin } from './auth/transport/transport.js';
 import type { FieldReader } from './body.js';
+import { expectedVersion, mismatched } from './conditional/versions.js';
 import type {
   Caller,
   EventPayload,
@@ -279,12 +280,12 @@ export class Scope implements RequestScope {
     return Promise.reject(new Error('validate: not yet'));
   }
 
-  ifMatch(_required: boolean): ExpectedVersion {
-    throw new Error('ifMatch: not yet');
+  ifMatch(required: boolean): ExpectedVersion {
+    return expectedVersion(this.ctx, required);
   }
 
-  mismatch(_db: Queryable, _sql: string, _values: readonly SqlValue[]): Promise<never> {
-    return Promise.reject(new Error('mismatch: not yet'));
+  mismatch(db: Queryable, sql: string, values: readonly SqlValue[]): Promise<never> {
+    return mismatched(this.ctx, db, sql, values);
   }
 
   get plugin(): PluginContext {

@@ -71,7 +71,12 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
     message: 'Operation *: $ref * names no earlier operation / Operation *: $ref * points at nothing',
     when: "a batch's `$ref` to no earlier answer's value",
   },
-
+  {
+    status: 400,
+    reason: '',
+    message: 'If-Match is not taken here: this write has no version column to compare',
+    when: 'If-Match on a write whose Request has no version (docs/internals/contract.md §15)',
+  },
   {
     status: 401,
     reason: 'no_credentials',
@@ -193,7 +198,12 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
     when: 'REQUIRE_TLS_FOR_CREDENTIALS and credentials over plain HTTP from beyond loopback',
   },
   { status: 403, reason: 'cross_site', message: 'Cross-site request refused', when: "a write from another site's page (Origin or Sec-Fetch-Site)" },
-  { status: 404, reason: '', message: 'Not found', when: 'no resource at the path (and any unknown path on the admin port)' },
+  {
+    status: 404,
+    reason: '',
+    message: 'Not found',
+    when: 'no resource at the path (and any unknown path on the admin port); a versioned write whose row is not there',
+  },
   { status: 405, reason: '', message: 'Method * not allowed', when: 'the path is a resource without that method', headers: 'Allow' },
   { status: 408, reason: '', message: '(empty)', when: 'a client slower than REQUEST_TIMEOUT_MS to send its request', byNode: true },
   {
@@ -201,6 +211,13 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
     reason: '',
     message: 'Conflict: a row with this key already exists / Conflict: the row refers to, or is referred to by, another row',
     when: 'a duplicate key, or a foreign key',
+  },
+  {
+    status: 412,
+    reason: 'precondition_failed',
+    message: 'Precondition failed: the resource has changed since the ETag you sent',
+    when: "a versioned write whose If-Match is not the row's version (a weak tag, a digest, several tags never are), or `*` and no row",
+    headers: "ETag (the row's current version, when there is a row)",
   },
   { status: 413, reason: '', message: 'Request body too large', when: 'a body past 1 MB' },
   {
@@ -210,6 +227,12 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
     when: 'an Emit whose event is past EVENTS_MAX_BYTES',
   },
   { status: 415, reason: '', message: 'Unsupported body type: send JSON or form-encoded', when: 'a body of another content type' },
+  {
+    status: 428,
+    reason: 'precondition_required',
+    message: 'Precondition required: send If-Match with the ETag of the version you change',
+    when: 'a write whose Request says if_match="required", without If-Match',
+  },
   {
     status: 429,
     reason: 'rate_limited',

@@ -14,6 +14,7 @@ import { analyseList, LIST_ELEMENTS } from './list.js';
 import { readOwner } from './ownership.js';
 import { checkPluginTenant, checkTenantParam, readStepTenant, tenantBindable } from './tenant.js';
 import { STEP_SOURCES } from './tenant-proof.js';
+import { analyseVersion, type StepSource } from './version.js';
 
 /** A request of a resource file: its method, status and steps, each bind checked against the steps before it. */
 const STEP_ID = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -46,6 +47,8 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
   const owner = readOwner(attrs.optional('owner'), diagnostics);
   const ownAudit = attrs.optional('audit');
   const ownAuditParams = readAuditParams(attrs.optional('audit_params'), diagnostics);
+  const versionAttr = attrs.optional('version');
+  const ifMatchAttr = attrs.optional('if_match');
   attrs.rejectOthers();
   const audit = ownAudit ? (readBool(ownAudit, diagnostics) ?? context.audit) : context.audit;
   const rateLimit = ownRate ? readRateLimit(ownRate, diagnostics) : context.rateLimit;
@@ -72,6 +75,7 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
   /** Page, Filter and Sort (docs/internals/contract.md §11), read once the steps are known; and each Sql step's text as written. */
   const listElements: RawElement[] = [];
   const texts = new Map<SqlStep, string>();
+  const sources = new Map<SqlStep, StepSource>();
   let usesUid = false;
   let usesTenant = false;
   const bindOf = (placeholder: Placeholder, at: SourceLocation, where: string): Bind | undefined => {
@@ -189,6 +193,7 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
       };
       steps.push(step);
       texts.set(step, child.text);
+      sources.set(step, { text: child.text, locate: (offset) => child.locate(offset) });
       // What the tenant proof reads (analyse/tenant-proof.ts): the text as written, and where its offsets are.
       if (context.backend.tenant) STEP_SOURCES.set(step, { text: child.text, locate: (offset) => child.locate(offset) });
     } else {
@@ -216,6 +221,7 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
   }
   if (steps.length === 0) diagnostics.error(element.at, 'a Request needs at least one Sql or Execute step');
   checkEmitsWrite(emits, steps, diagnostics);
+  const version = analyseVersion(versionAttr, ifMatchAttr, { method: httpMethod, steps, sources, backend: context.backend, at: element.at }, diagnostics);
   if (!httpMethod) return undefined;
   const list = analyseList(listElements, { method: httpMethod, steps, params, texts }, diagnostics);
   const allParams = list ? [...params, ...list.params] : params;
@@ -245,6 +251,7 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
     ...(emits.length > 0 ? { emits } : {}),
     ...(audit ? { audit: true as const } : {}),
     ...(auditParams ? { auditParams } : {}),
+    ...(version ? { version } : {}),
   };
 }
 

@@ -1,6 +1,7 @@
 import type { Diagnostics, SourceLocation } from '../diagnostics.js';
 import type { Backend, Operation, Project, SqlStep } from '../ir.js';
 import { tokenize } from '../sql/tokens.js';
+import { versionedTexts } from '../sql/versioned.js';
 import type { TypeSnapshot } from '../types/snapshot.js';
 import { widestStatement } from './list-spec.js';
 import { proveTenancy, type TenantFacts } from './tenancy.js';
@@ -63,6 +64,15 @@ export function proveTenants(
           const problems = proveTenancy(source.text, facts);
           if (tenant.type === 'text') problems.push(...inexactCollations(facts, tenant.column));
           for (const problem of problems) diagnostics.error(source.locate(problem.offset), `step "${step.id}": ${problem.message}`);
+          // A versioned write's forms (docs/internals/contract.md §15) are proven as they run: adding an AND term to
+          // a where and a set item of a column that is not the tenant's (analyse/version.ts) cannot break a proof,
+          // and the probe keeps the where's terms on the same reference, but each is proven rather than argued.
+          if (problems.length === 0 && operation.version?.step === step.id) {
+            const forms = versionedTexts(source.text, operation.version.column);
+            for (const text of 'message' in forms ? [] : [forms.unconditional, forms.conditional, forms.probe]) {
+              for (const problem of proveTenancy(text, facts)) diagnostics.error(step.at, `step "${step.id}", as its versioned forms run: ${problem.message}`);
+            }
+          }
           // What a list serves: its own statement with every filter and the page's condition added.
           if (problems.length === 0 && step.list) {
             for (const problem of proveTenancy(widestText(step), facts))

@@ -4,6 +4,7 @@ import type { CodeBlockWriter } from 'ts-morph';
 import type { Bind, Emit, Operation, Resource, SqlStep, Step } from '../ir.js';
 import { accessExpression, eventType, listConstantName, paramsConstant, rowType, sqlConstant } from './module-names.js';
 import { propertyAccess, propertyName, quote } from './print.js';
+import { writeIfMatch, writeVersionedStep } from './version.js';
 
 export function writeHandlerBody(writer: CodeBlockWriter, resource: Resource, operation: Operation, prefix: string): void {
   // Order is the contract's: authentication and role first, then parameters (docs/internals/contract.md §3).
@@ -27,6 +28,7 @@ export function writeHandlerBody(writer: CodeBlockWriter, resource: Resource, op
       writeStep(writer, step, db, operation);
       for (const emit of operation.emits ?? []) if (emit.after === index + 1) writeEmit(writer, emit, db);
     });
+  writeIfMatch(writer, operation);
   if (operation.transaction) {
     writer.write('return scope.transaction(async (db) => {').newLine();
     writer.indent(() => {
@@ -58,6 +60,8 @@ function writeStep(writer: CodeBlockWriter, step: Step, db: string, operation: O
     writer.writeLine(`const list = scope.list(${listConstantName(step)}, params);`);
     const select = `await ${db}.select<${rowType(step)}>(list.sql, list.values(${step.binds.map(bindExpression).join(', ')}))`;
     writer.writeLine(`${target}${step.list.page ? `list.page(${select})` : select};`);
+  } else if (step.kind === 'sql' && operation.version?.step === step.id) {
+    writeVersionedStep(writer, step, db, step.binds.map(bindExpression), operation.version.probeBinds.map(bindExpression));
   } else if (step.kind === 'sql') {
     const values = `[${step.binds.map(bindExpression).join(', ')}]`;
     const call = step.statement === 'read' ? `${db}.select<${rowType(step)}>` : `${db}.write`;

@@ -28,6 +28,15 @@ export function sqlConstant(step: SqlStep): string {
   return `${constant(step.id)}_SQL`;
 }
 
+/** A versioned write's conditional form and its probe (docs/internals/contract.md §15), beside the step's own. */
+export function ifMatchConstant(step: Pick<SqlStep, 'id'>): string {
+  return `${constant(step.id)}_IF_MATCH_SQL`;
+}
+
+export function versionConstant(step: Pick<SqlStep, 'id'>): string {
+  return `${constant(step.id)}_VERSION_SQL`;
+}
+
 export function rowType(step: SqlStep): string {
   return `${pascal(step.id)}Row`;
 }

@@ -9,6 +9,7 @@ import { listConstant } from './list-constant.js';
 import { accessExpression, eventType, handlerName, paramsConstant, rolesConstant, rowType, sqlConstant, stepResultType } from './module-names.js';
 import { paramDoc, paramSpecLiteral, paramTsType } from './params.js';
 import { doc, finish, importPath, objectConstant, propertyName, quote, runtimeImport, templateLiteral } from './print.js';
+import { versionConstants, versionText } from './version.js';
 
 /**
  * One resource's module: a named SQL constant per step, the row, parameter
@@ -58,6 +59,7 @@ export function emitResource(resource: Resource, file: string, options: EmitOpti
     for (const step of operation.steps) {
       if (step.kind !== 'sql') continue;
       if (step.list) statements.push(listConstant(operation, step));
+      else if (operation.version?.step === step.id) statements.push(...versionConstants(operation, step));
       else {
         statements.push({
           kind: StructureKind.VariableStatement,
@@ -187,7 +189,7 @@ export function emitResource(resource: Resource, file: string, options: EmitOpti
       'operations: {',
       ...resource.operations.map(
         (operation) =>
-          `  ${operation.method}: { status: ${operation.status}, access: ${accessExpression(resource, operation)}, ${rateLimitText(operation)}${operation.audit ? `audit: ${auditRuleName(resource, operation)}, ` : ''}${pagedStep(operation) ? 'pages: true, ' : ''}${operation.validator ? 'validator: true, ' : ''}handler: ${handlerName(operation)} },`,
+          `  ${operation.method}: { status: ${operation.status}, access: ${accessExpression(resource, operation)}, ${rateLimitText(operation)}${operation.audit ? `audit: ${auditRuleName(resource, operation)}, ` : ''}${pagedStep(operation) ? 'pages: true, ' : ''}${operation.validator ? 'validator: true, ' : ''}${versionText(operation)}handler: ${handlerName(operation)} },`,
       ),
       '},',
     ]),
