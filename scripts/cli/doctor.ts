@@ -32,6 +32,7 @@ const OWN_TABLES = [
   'xmlrest_outbox',
   'xmlrest_webhook_stop',
   'xmlrest_api_audit',
+  'xmlrest_idempotency',
 ];
 const NODE_NEEDED = [20, 12] as const;
 
