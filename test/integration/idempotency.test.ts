@@ -3,9 +3,10 @@ import { rmSync } from 'node:fs';
 import path from 'node:path';
 import type mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KeyStore } from '../../console/keys.js';
 import { recordId } from '../../runtime/idempotency/index.js';
 import { connectTo } from '../../scripts/connection.js';
-import { addUser } from '../../scripts/schema.js';
+import { addUser, queryableOf } from '../../scripts/schema.js';
 import { type BuiltServer, startBuiltServer } from '../support/built-server.js';
 import { basicHeader, formBody, type RawResponse, send } from '../support/http.js';
 import { ownDatabase } from '../support/own-database.js';
@@ -40,7 +41,7 @@ beforeAll(async () => {
   await buildScratchProject(ROOT, {
     databaseUrl,
     files: {
-      'resources/idem/backend.xml': '<Backend xmlns="urn:xmlrest:resource:1.0" auth_scheme="Basic"/>\n',
+      'resources/idem/backend.xml': '<Backend xmlns="urn:xmlrest:resource:1.0" auth_scheme="Basic" api_keys="on"/>\n',
       // An order, then its tag (unique: a later step that can fail), then the order as written.
       'resources/idem/orders.xml': `<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0" auth="buyer">
   <Request method="POST" status="201">
@@ -98,10 +99,12 @@ function startServer(env: Record<string, string> = {}): Promise<BuiltServer> {
 /** A fresh key, so that the tests share nothing. */
 const newKey = () => `k-${randomBytes(12).toString('base64url')}`;
 
-function order(server: BuiltServer, body: object, headers: Record<string, string>): Promise<RawResponse> {
+/** Alice's order, by password unless `headers` say otherwise (an undefined header is not sent). */
+function order(server: BuiltServer, body: object, headers: Record<string, string | undefined>): Promise<RawResponse> {
+  const sent = Object.entries({ authorization: ALICE, 'content-type': 'application/json', ...headers }).filter(([, value]) => value !== undefined);
   return send(`${server.url}/idem/v1.0/orders`, {
     method: 'POST',
-    headers: { authorization: ALICE, 'content-type': 'application/json', ...headers },
+    headers: Object.fromEntries(sent) as Record<string, string>,
     body: JSON.stringify(body),
   });
 }
@@ -267,6 +270,24 @@ describe('Idempotency-Key on a POST', () => {
     expect(bobSame.status).toBe(201);
     expect((await recordOf('idem', `u:${aliceId}`, key))?.body).toBe(alice.text);
     expect((await recordOf('idem', `u:${bobId}`, key))?.body).toBe(bob.text);
+  });
+
+  it("an API key's calls are a caller of their own: its user's same key by password is another record", async () => {
+    const { key: apiKey } = await new KeyStore(queryableOf(connection)).create({
+      backend: 'idem',
+      userId: String(aliceId),
+      name: 'idempotency test',
+      roles: ['buyer'],
+      expires: null,
+      rate: null,
+    });
+    const key = newKey();
+    const keyed = await order(first, { item: 'jar', qty: 1, tag: `k-${key}` }, { 'idempotency-key': key, authorization: undefined, 'x-api-key': apiKey });
+    expect(keyed.status).toBe(201);
+    const byPassword = await order(second, { item: 'jar', qty: 1, tag: `p-${key}` }, { 'idempotency-key': key });
+    expect([byPassword.status, byPassword.headers['idempotent-replayed']]).toEqual([201, undefined]);
+    const again = await order(second, { item: 'jar', qty: 1, tag: `k-${key}` }, { 'idempotency-key': key, authorization: undefined, 'x-api-key': apiKey });
+    expect([again.status, again.headers['idempotent-replayed'], again.text]).toEqual([201, 'true', keyed.text]);
   });
 
   it('a token request with a key is never recorded: it runs again, and no token is stored', async () => {
