@@ -3,6 +3,7 @@ import { resolveEnvironment } from './config/environment.js';
 import { ConfigError } from './config/error.js';
 import { databaseUrlOf, secretOf, webhookSecretsOf } from './config/secrets.js';
 import { bounded, type ConsoleMode, consoleModeOf, flag, loginCounters, portOf, proxyHops, tlsFiles, whole } from './config/values.js';
+import { DEFAULT_IDEMPOTENCY_RETENTION_SECONDS } from './contract/safe-writes.js';
 import type { BackendModule } from './contract.js';
 import { DEFAULT_DELIVERY, DEFAULT_EVENT_BYTES, type DeliverySettings } from './events/index.js';
 import { type LogLevel, parseLogLevel } from './log.js';
@@ -73,6 +74,8 @@ export interface ServerConfig {
   backends: readonly BackendModule[];
   /** The API audit (docs/internals/contract.md §12): rows older than this many days are pruned (AUDIT_RETENTION_DAYS). */
   audit: { retentionDays: number };
+  /** Idempotency-Key records (docs/internals/contract.md §15): pruned after this many seconds (IDEMPOTENCY_RETENTION_SECONDS). */
+  idempotency: { retentionSeconds: number };
   /** Where traces go (OTEL_EXPORTER_OTLP_ENDPOINT, or its _TRACES_ form); unset, tracing is off (runtime/tracing/). */
   otlpEndpoint: string | undefined;
 }
@@ -187,6 +190,12 @@ function settingsFrom(
     },
     events: eventsOf(env, checked),
     audit: { retentionDays: checked(() => bounded(env.AUDIT_RETENTION_DAYS, 90, 1, 36_500, 'AUDIT_RETENTION_DAYS'), 90) },
+    idempotency: {
+      retentionSeconds: checked(
+        () => bounded(env.IDEMPOTENCY_RETENTION_SECONDS, DEFAULT_IDEMPOTENCY_RETENTION_SECONDS, 1, 31_536_000, 'IDEMPOTENCY_RETENTION_SECONDS'),
+        DEFAULT_IDEMPOTENCY_RETENTION_SECONDS,
+      ),
+    },
     otlpEndpoint: checked(() => tracingEndpoint(env), undefined),
   };
 }

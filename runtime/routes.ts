@@ -14,6 +14,8 @@ import type { Database } from './db/index.js';
 import { mountDocs } from './docs.js';
 import { HttpError } from './errors.js';
 import type { Events } from './events/index.js';
+import { idempotencyKeyOf } from './idempotency/key.js';
+import { answeredReplay, answerText } from './idempotency/request.js';
 import { countCall, type RateLimiter } from './limits/index.js';
 import type { Lists } from './lists/index.js';
 import type { Metrics } from './metrics.js';
@@ -78,7 +80,7 @@ export function buildRoutes(options: RoutesOptions): Routes {
   };
   for (const backend of options.backends) {
     const guard = options.guards.get(backend.name)!;
-    const scope: ScopeOptions = {
+    const scope: Omit<ScopeOptions, 'status'> = {
       guard,
       db: options.db,
       readFields: options.readFields,
@@ -106,10 +108,11 @@ export function buildRoutes(options: RoutesOptions): Routes {
         const audit: AuditRoute | undefined = operation.audit
           ? { trail: options.audit, backend: backend.name, resource: resource.name, version: resource.version, method, status: operation.status, keeps }
           : undefined;
-        const own: ScopeOptions = rule === undefined && audit === undefined ? scope : { ...scope, limit: rule && { rule, route }, audit };
+        const own: ScopeOptions = { ...scope, status: operation.status, limit: rule && { rule, route }, audit };
         const byAddress = rule !== undefined && operation.access === null;
         // If-Match on a write with no version column compares nothing: a 400, not a write that ignores it.
         const unversioned = method !== 'GET' && operation.version === undefined;
+        const keyRequired = operation.idempotency === 'required';
         const handle: Koa.Middleware = async (ctx) => {
           ctx.state.backend = backend.name;
           ctx.state.resource = label;
@@ -117,7 +120,15 @@ export function buildRoutes(options: RoutesOptions): Routes {
           ctx.state.series = series;
           if (byAddress) await countCall(options.limiter, `${route}|a|${addressGroup(ctx.ip)}`, rule, ctx);
           if (unversioned) refuseIfMatch(ctx as unknown as Koa.Context);
-          const result = await operation.handler(new Scope(ctx as unknown as Koa.Context, own));
+          // A POST's Idempotency-Key, checked before the handler (docs/internals/contract.md §15); its transaction claims it.
+          if (method === 'POST') ctx.state.idempotencyKey = idempotencyKeyOf(ctx.req.headers['idempotency-key'], keyRequired);
+          let result: object;
+          try {
+            result = await operation.handler(new Scope(ctx as unknown as Koa.Context, own));
+          } catch (error) {
+            if (answeredReplay(ctx as unknown as Koa.Context, error)) return;
+            throw error;
+          }
           // A token request that began a session (scope.ts, issueToken) answers its refresh token too.
           if (ctx.state.refreshToken !== undefined) (result as Record<string, unknown>).refresh_token = ctx.state.refreshToken;
           ctx.status = operation.status;
@@ -127,7 +138,7 @@ export function buildRoutes(options: RoutesOptions): Routes {
           // A conditional change's new version (a versioned DELETE's row is gone: no tag).
           const written = method === 'DELETE' ? undefined : writtenTag(ctx.state);
           if (written !== undefined) ctx.set('ETag', written);
-          ctx.body = JSON.stringify(result);
+          ctx.body = answerText(ctx as unknown as Koa.Context, result);
         };
         mount(method, path, audit === undefined ? handle : audited(audit, handle));
         batchRoutes.set(looseKey(method, path), { label, path, operation, scope: own, byAddress: byAddress ? { route, rule } : undefined });

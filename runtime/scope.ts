@@ -24,6 +24,7 @@ import type {
 import type { Database } from './db/index.js';
 import { forbidden } from './errors.js';
 import type { EventRow, Events } from './events/index.js';
+import { claimedAttempt } from './idempotency/request.js';
 import { countCall, type RateLimiter } from './limits/index.js';
 import type { Lists } from './lists/index.js';
 import { readParams } from './params.js';
@@ -49,6 +50,8 @@ export interface ScopeOptions {
   audit?: AuditRoute | undefined;
   /** Filters, sorts and pages (docs/internals/contract.md §11), with the server's cursor key. */
   lists: Lists;
+  /** The operation's success status: what an Idempotency-Key's record answers again (docs/internals/contract.md §15). */
+  status: number;
   /** An operation of a batch (runtime/batch/): its statements and emits join the batch's one transaction. */
   joined?: JoinedTransaction | undefined;
 }
@@ -209,7 +212,11 @@ export class Scope implements RequestScope {
     };
     const options = { commit: (db: Queryable) => this.options.events.commit(db, this.events) };
     const trace = (this.ctx.state as RequestState).trace;
-    return trace === undefined ? this.options.db.transaction(attempt, options) : trace.transaction(this.options.db, attempt, options);
+    const transact = (each: (db: Queryable) => Promise<T>) =>
+      trace === undefined ? this.options.db.transaction(each, options) : trace.transaction(this.options.db, each, options);
+    // A POST with an Idempotency-Key claims its record first in each attempt and completes it last (runtime/idempotency/).
+    if (this.ctx.state.idempotencyKey === undefined) return transact(attempt);
+    return claimedAttempt(this.ctx, this.options, attempt).then((claimed) => transact(claimed ?? attempt));
   }
 
   transaction<T>(work: (db: Queryable) => Promise<T>): Promise<T> {
@@ -301,9 +308,12 @@ export class Scope implements RequestScope {
       tenant: ctx.state.tenant as string | undefined,
       signToken: (claims) => {
         if (guard.tokens === null) throw new Error(`backend "${guard.backend.name}" has no JWT key: set JWT_SECRET`);
+        // An answer that carries a token is never kept as an idempotency record (runtime/idempotency/).
+        ctx.state.tokenIssued = true;
         return guard.tokens.sign(claims);
       },
       issueToken: async (claims) => {
+        ctx.state.tokenIssued = true;
         // On a tenant backend the token carries `ten`: the one given, else the user's, read by `sub` (guard.ts).
         const { token, refreshToken } = await guard.issue(claims.sub, claims.aud, undefined, claims.ten);
         // A session began: its refresh token goes into the answer beside the step's output (routes.ts).

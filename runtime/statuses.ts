@@ -31,6 +31,18 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
   { status: 400, reason: '', message: 'Malformed request body', when: 'a body that cannot be read: bad JSON, bad gzip, an aborted upload' },
   {
     status: 400,
+    reason: 'bad_idempotency_key',
+    message: 'Idempotency-Key must be 1 to * printable ASCII characters',
+    when: 'a POST whose Idempotency-Key is empty, longer than 255 characters, or holds a space, a control or a character beyond ASCII',
+  },
+  {
+    status: 400,
+    reason: 'idempotency_key_required',
+    message: 'This request requires an Idempotency-Key header',
+    when: 'a POST of a Request with idempotency="required" sent without one',
+  },
+  {
+    status: 400,
     reason: '',
     message: 'A value was rejected by the database: check the parameters',
     when: 'the database refused a value (NULL, out of range, too long, a CHECK)',
@@ -213,6 +225,13 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
     when: 'a duplicate key, or a foreign key',
   },
   {
+    status: 409,
+    reason: 'idempotency_in_progress',
+    message: 'A request with this Idempotency-Key is still running',
+    when: "a POST whose Idempotency-Key's first use has not committed within a second (docs/internals/contract.md §15)",
+    headers: 'Retry-After: 1',
+  },
+  {
     status: 412,
     reason: 'precondition_failed',
     message: 'Precondition failed: the resource has changed since the ETag you sent',
@@ -247,7 +266,20 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
     when: 'more sessions begun than LOGIN_MAX_SESSIONS in the window',
     headers: 'Retry-After',
   },
+  {
+    status: 422,
+    reason: 'idempotency_key_reused',
+    message: 'This Idempotency-Key was used with another request',
+    when: 'a POST whose Idempotency-Key the caller used before with another method, path, query string or body',
+  },
   { status: 431, reason: '', message: '(empty)', when: 'a header block past MAX_HEADER_BYTES', byNode: true },
+  {
+    status: 503,
+    reason: 'idempotency_unavailable',
+    message: 'Idempotency-Key is not available: run xmlrest db init',
+    when: 'a POST with an Idempotency-Key on a database without xmlrest_idempotency',
+    headers: 'Retry-After',
+  },
   { status: 500, reason: '', message: 'Internal error', when: 'a fault of the server (the log has its details under requestId)' },
   {
     status: 503,

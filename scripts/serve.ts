@@ -85,6 +85,7 @@ async function prepare() {
       webhookSecrets: config.webhookSecrets,
       events: config.events,
       audit: config.audit,
+      idempotency: config.idempotency,
       tracing,
     });
     adminConsole?.attach(server);

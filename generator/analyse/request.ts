@@ -10,6 +10,7 @@ import { type AuditParams, readAuditParams, requestAuditParams } from './audit.j
 import { ARG_NAME, type BackendWithPlugins } from './backend-plugins.js';
 import { type AnalyseOptions, AttributeReader, type RawAttribute, type RawElement, readBool, readDesc, type SourceFile, scanCached } from './elements.js';
 import { analyseEmit, checkEmitsWrite } from './emit.js';
+import { readIdempotency } from './idempotency.js';
 import { analyseList, LIST_ELEMENTS } from './list.js';
 import { readOwner } from './ownership.js';
 import { checkPluginTenant, checkTenantParam, readStepTenant, tenantBindable } from './tenant.js';
@@ -49,6 +50,7 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
   const ownAuditParams = readAuditParams(attrs.optional('audit_params'), diagnostics);
   const versionAttr = attrs.optional('version');
   const ifMatchAttr = attrs.optional('if_match');
+  const ownIdempotency = attrs.optional('idempotency');
   attrs.rejectOthers();
   const audit = ownAudit ? (readBool(ownAudit, diagnostics) ?? context.audit) : context.audit;
   const rateLimit = ownRate ? readRateLimit(ownRate, diagnostics) : context.rateLimit;
@@ -229,6 +231,7 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
   const auditParams = requestAuditParams(ownAuditParams, context.auditParams, { audit, method: httpMethod, params: allParams }, diagnostics);
   const sqlSteps = steps.filter((step): step is SqlStep => step.kind === 'sql');
   const transaction = sqlSteps.length > 1 || sqlSteps.some((step) => step.statement === 'write');
+  const idempotency = readIdempotency(ownIdempotency, { method: httpMethod, transaction }, diagnostics);
   // A request that checks credentials reads its fields from the body only, so it needs a body.
   const login = steps.find((step): step is ExecuteStep => step.kind === 'execute' && step.plugin.login === true);
   if (login && (httpMethod === 'GET' || httpMethod === 'DELETE')) {
@@ -252,6 +255,7 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
     ...(audit ? { audit: true as const } : {}),
     ...(auditParams ? { auditParams } : {}),
     ...(version ? { version } : {}),
+    ...(idempotency ? { idempotency } : {}),
   };
 }
 

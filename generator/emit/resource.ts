@@ -189,7 +189,7 @@ export function emitResource(resource: Resource, file: string, options: EmitOpti
       'operations: {',
       ...resource.operations.map(
         (operation) =>
-          `  ${operation.method}: { status: ${operation.status}, access: ${accessExpression(resource, operation)}, ${rateLimitText(operation)}${operation.audit ? `audit: ${auditRuleName(resource, operation)}, ` : ''}${pagedStep(operation) ? 'pages: true, ' : ''}${operation.validator ? 'validator: true, ' : ''}${versionText(operation)}handler: ${handlerName(operation)} },`,
+          `  ${operation.method}: { status: ${operation.status}, access: ${accessExpression(resource, operation)}, ${rateLimitText(operation)}${operation.audit ? `audit: ${auditRuleName(resource, operation)}, ` : ''}${operation.idempotency ? `idempotency: '${operation.idempotency}', ` : ''}${pagedStep(operation) ? 'pages: true, ' : ''}${operation.validator ? 'validator: true, ' : ''}${versionText(operation)}handler: ${handlerName(operation)} },`,
       ),
       '},',
     ]),

@@ -48,6 +48,8 @@ export interface ServerOptions {
   events?: { deliver?: boolean; delivery?: Partial<DeliverySettings>; maxBytes?: number };
   /** The API audit: how many days its rows are kept (default 90). */
   audit?: { retentionDays?: number };
+  /** Idempotency-Key records (docs/internals/contract.md §15): how many seconds they are kept (default 86400). */
+  idempotency?: { retentionSeconds?: number };
   /** Each request a span, each SQL step a child span (runtime/tracing/, `startTracing`); none by default. */
   tracing?: Tracing | undefined;
 }

@@ -73,6 +73,7 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'EVENTS_MAX_BYTES', about: 'largest event body; a larger one fails its request', value: '65536' },
   { name: 'EVENTS_RETENTION_SECONDS', about: 'delivered events are removed after this', value: '604800' },
   { name: 'AUDIT_RETENTION_DAYS', about: 'audit rows older than this are removed', value: '90' },
+  { name: 'IDEMPOTENCY_RETENTION_SECONDS', about: 'Idempotency-Key records older than this are removed: a retry after it runs again', value: '86400' },
   {
     name: 'OTEL_EXPORTER_OTLP_ENDPOINT',
     about: 'an OTLP/HTTP collector: every request is a span; unset, tracing is off',

@@ -126,6 +126,6 @@ describe('headers', () => {
       headers: { ...origin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' },
     });
     expect(preflight.status).toBe(204);
-    expect(preflight.headers.get('access-control-allow-headers')).toBe('Authorization,Content-Type,X-API-Key');
+    expect(preflight.headers.get('access-control-allow-headers')).toBe('Authorization,Content-Type,X-API-Key,Idempotency-Key');
   });
 });

@@ -24,9 +24,23 @@ function labProject(): Project {
   get.maxAge = 60;
   const post = echo.operations.find((operation) => operation.method === 'POST')!;
   // A versioned PUT that requires If-Match, and a DELETE where it is optional: copies of the echo's POST.
-  const statements = { unconditional: 'update t set version = version + 1', conditional: 'update t set version = version + 1 where version = ?', probe: 'select version from t' };
-  const put: Operation = { ...structuredClone(post), method: 'PUT', status: 200, version: { column: 'version', required: true, step: 'echo', at, statements, probeBinds: [] } };
-  const del: Operation = { ...structuredClone(post), method: 'DELETE', status: 200, version: { column: 'version', required: false, step: 'echo', at, statements, probeBinds: [] } };
+  const statements = {
+    unconditional: 'update t set version = version + 1',
+    conditional: 'update t set version = version + 1 where version = ?',
+    probe: 'select version from t',
+  };
+  const put: Operation = {
+    ...structuredClone(post),
+    method: 'PUT',
+    status: 200,
+    version: { column: 'version', required: true, step: 'echo', at, statements, probeBinds: [] },
+  };
+  const del: Operation = {
+    ...structuredClone(post),
+    method: 'DELETE',
+    status: 200,
+    version: { column: 'version', required: false, step: 'echo', at, statements, probeBinds: [] },
+  };
   echo.operations.push(put, del);
   const whoami = resource('whoami').operations[0]!;
   whoami.validator = { sql: 'select 1', binds: [], kind: 'rows', at };
