@@ -149,7 +149,7 @@ export function buildRoutes(options: RoutesOptions): Routes {
       const path = `${options.basePath}/${backend.name}/batch`;
       const series = options.metrics.route(backend.name, 'batch', 'POST');
       const routes = { find: (method: string, at: string) => batchRoutes.get(looseKey(method, at)) };
-      const run = batchDoor({ ...options, settings: backend.batch, routes });
+      const run = batchDoor({ ...options, settings: backend.batch, routes, guard });
       mount('POST', path, (ctx, next) => {
         ctx.state.backend = backend.name;
         ctx.state.resource = 'batch';

@@ -1,10 +1,15 @@
 import type Koa from 'koa';
+import type { Guard } from '../auth/guard.js';
+import { principalName } from '../auth/scheme.js';
+import { credentialsOf } from '../auth/transport/transport.js';
 import type { FieldReader } from '../body.js';
 import type { BatchFailure } from '../contract.js';
 import { faultOf } from '../db/index.js';
 import { HttpError, httpErrorFromDatabase } from '../errors.js';
+import { type Claim, callerOf, claimOf, idempotencyKeyOf } from '../idempotency/index.js';
+import { answeredReplay } from '../idempotency/request.js';
 import { type BatchRoutes, checkOperations } from './operations.js';
-import { type BatchRun, BatchStopped, runBatch } from './transaction.js';
+import { type BatchRun, BatchStopped, batchAnswerText, runBatch } from './transaction.js';
 
 export type { BatchRoute, BatchRoutes } from './operations.js';
 
@@ -17,6 +22,8 @@ export interface BatchDoorOptions extends BatchRun {
   routes: BatchRoutes;
   readFields: FieldReader;
   maxParams: number;
+  /** The backend's guard: who sends a batch with an Idempotency-Key, for its record. */
+  guard: Guard;
 }
 
 /**
@@ -26,12 +33,15 @@ export interface BatchDoorOptions extends BatchRun {
  */
 export function batchDoor(options: BatchDoorOptions): Koa.Middleware {
   return async (ctx) => {
-    const { body } = options.readFields(ctx, options.maxParams);
-    const operations = checkOperations(await body, options.settings.maxOperations, options.routes);
+    const key = idempotencyKeyOf(ctx.req.headers['idempotency-key'], false);
+    const body = await options.readFields(ctx, options.maxParams).body;
+    const operations = checkOperations(body, options.settings.maxOperations, options.routes);
+    const claim = key === undefined ? undefined : await batchClaim(ctx, key, body, options.guard);
     let answers: Awaited<ReturnType<typeof runBatch>>;
     try {
-      answers = await runBatch(ctx, operations, options);
+      answers = await runBatch(ctx, operations, options, claim);
     } catch (error) {
+      if (answeredReplay(ctx, error)) return;
       if (!(error instanceof BatchStopped)) throw error;
       const known = answerOf(error.cause);
       // Not the client's nor the database's: a 500, logged whole by the front door.
@@ -51,9 +61,23 @@ export function batchDoor(options: BatchDoorOptions): Koa.Middleware {
     }
     ctx.status = 200;
     ctx.set('Content-Type', JSON_TYPE);
-    // Each answer's text as its route made it: the list is joined, not parsed and made again.
-    ctx.body = `{"results":[${answers.map((answer) => `{"status":${answer.status},"body":${answer.text}}`).join(',')}]}`;
+    ctx.body = batchAnswerText(answers);
   };
+}
+
+/**
+ * The claim of a batch sent with an Idempotency-Key: its record is the caller's whom the batch's credentials name
+ * (any role: each operation's own guard still checks its roles), `public` without credentials, so that one caller's
+ * key is never replayed to another; credentials the backend refuses are refused here, before anything runs.
+ */
+async function batchClaim(ctx: Koa.Context, key: string, body: unknown, guard: Guard): Promise<Claim> {
+  const { authorization, apiKey } = credentialsOf(ctx);
+  let caller = 'public';
+  if (authorization !== undefined || apiKey !== undefined) {
+    const principal = await guard.identify(authorization, '*', ctx.ip, apiKey);
+    caller = callerOf({ userId: principalName(principal), keyId: principal.keyId });
+  }
+  return claimOf({ backend: guard.backend.name, caller, key, method: ctx.method, route: 'batch', query: ctx.querystring, body });
 }
 
 /** A failed operation's answer, as errors.ts would give it alone; undefined for a fault of the server's own. */

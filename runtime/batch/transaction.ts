@@ -4,6 +4,7 @@ import type { BatchSettings, Queryable } from '../contract.js';
 import type { Database } from '../db/index.js';
 import { HttpError } from '../errors.js';
 import type { EventRow, Events } from '../events/index.js';
+import { type Claim, IdempotentReplay, idempotently } from '../idempotency/index.js';
 import { countCall, type RateLimiter } from '../limits/index.js';
 import type { RequestState } from '../request-log.js';
 import { auditEntry, Scope } from '../scope.js';
@@ -48,7 +49,7 @@ export class BatchStopped extends Error {
  * This is the one function a batch's transaction lives in: an Idempotency-Key's claim (first) and its record of
  * the answer (last) go inside `work`, beside the operations.
  */
-export async function runBatch(ctx: Koa.Context, operations: readonly CheckedOperation[], run: BatchRun): Promise<OperationAnswer[]> {
+export async function runBatch(ctx: Koa.Context, operations: readonly CheckedOperation[], run: BatchRun, claim?: Claim): Promise<OperationAnswer[]> {
   const deadline = Date.now() + run.settings.timeoutMs;
   let index = 0;
   let events: EventRow[] = [];
@@ -78,12 +79,18 @@ export async function runBatch(ctx: Koa.Context, operations: readonly CheckedOpe
     if (Date.now() >= deadline) throw timedOut(run.settings.timeoutMs);
     return answers;
   };
+  // A batch sent with an Idempotency-Key (docs/internals/contract.md §15) claims it first and records its answer last,
+  // in its one transaction; an answer that carries a token (a token request among its operations) is never recorded.
+  const attempt =
+    claim === undefined ? work : idempotently(claim, work, (answers) => (contexts.some(carriesToken) ? null : { status: 200, body: batchAnswerText(answers) }));
   const options = { commit: (db: Queryable) => run.events.commit(db, events), withinMs: run.settings.timeoutMs };
   const trace = (ctx.state as RequestState).trace;
   let answers: OperationAnswer[];
   try {
-    answers = await (trace === undefined ? run.db.transaction(work, options) : trace.transaction(run.db, work, options));
+    answers = await (trace === undefined ? run.db.transaction(attempt, options) : trace.transaction(run.db, attempt, options));
   } catch (error) {
+    // The claim's own answers (a replay, 409, 422) are the batch's, not an operation's failure.
+    if (error instanceof IdempotentReplay || (error instanceof HttpError && error.reason?.startsWith('idempotency_') === true)) throw error;
     // The failing operation's row, as a lone call's refusal gets one; the rows of the ones before it rolled back.
     const audit = operations[index]?.route.scope.audit;
     const sub = contexts[index];
@@ -98,6 +105,17 @@ export async function runBatch(ctx: Koa.Context, operations: readonly CheckedOpe
     if (audit !== undefined && sub.state.audited !== true) audit.trail.record(auditEntry(sub, audit, audit.status, at));
   });
   return answers;
+}
+
+/** A batch's answer when all committed: each operation's text as its route made it, joined rather than parsed and made again. */
+export function batchAnswerText(answers: readonly OperationAnswer[]): string {
+  return `{"results":[${answers.map((answer) => `{"status":${answer.status},"body":${answer.text}}`).join(',')}]}`;
+}
+
+/** Whether an operation's answer carries a token (a plug-in signed or issued one, a session began). */
+function carriesToken(sub: Koa.Context): boolean {
+  const state = sub.state as { tokenIssued?: boolean; refreshToken?: string };
+  return state.tokenIssued === true || state.refreshToken !== undefined;
 }
 
 /** The status a failure is answered with, for the failing operation's audit row. */

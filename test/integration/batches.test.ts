@@ -178,6 +178,48 @@ describe('a batch that commits', () => {
   });
 });
 
+describe('a batch sent with an Idempotency-Key', () => {
+  const keyed = (operations: Operation[], key: string, credentials = CLERK): Promise<RawResponse> =>
+    send(`${server.url}/bt/batch`, {
+      method: 'POST',
+      headers: { authorization: credentials, 'content-type': 'application/json', 'idempotency-key': key },
+      body: JSON.stringify({ operations }),
+    });
+
+  it('runs once: a retry answers the first answer again, marked as a replay, and writes nothing more; another batch with the key is 422', async () => {
+    const operations = [order({ total: 11 }), line('pear')];
+    const first = await keyed(operations, 'batch-key-1');
+    expect(first.status, first.text).toBe(200);
+    expect(first.headers['idempotent-replayed']).toBeUndefined();
+    const before = await counts();
+    const again = await keyed(operations, 'batch-key-1');
+    expect(again.status, again.text).toBe(200);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.text).toBe(first.text);
+    expect(await counts()).toEqual(before);
+    const other = await keyed([order({ total: 12 })], 'batch-key-1');
+    expect(other.status, other.text).toBe(422);
+    expect(await counts()).toEqual(before);
+    // Another caller's key of the same text is a record of its own: its batch runs (the clerk's record would be a 422).
+    const theirs = await keyed([order({ total: 13 }), line('plum')], 'batch-key-1', COUNTER);
+    expect(theirs.status, theirs.text).toBe(200);
+    expect(theirs.headers['idempotent-replayed']).toBeUndefined();
+  });
+
+  it('keeps no record of a batch that rolled back: its retry runs again', async () => {
+    const failing = [order(), order({ total: 'lots' })];
+    const first = await keyed(failing, 'batch-key-2');
+    expect(first.status).toBe(400);
+    const [rows] = await connection.query('select count(*) as n from xmlrest_idempotency');
+    const recorded = Number((rows as { n: number }[])[0]!.n);
+    const again = await keyed(failing, 'batch-key-2');
+    expect(again.status).toBe(400);
+    expect(again.headers['idempotent-replayed']).toBeUndefined();
+    const [after] = await connection.query('select count(*) as n from xmlrest_idempotency');
+    expect(Number((after as { n: number }[])[0]!.n)).toBe(recorded);
+  });
+});
+
 describe('all or nothing', () => {
   const failures: [string, Operation[], number, number][] = [
     ['a bad parameter in the first', [order({ total: 'thirty' }), line('a'), line('b'), { method: 'GET', path: '/bt/v1.0/orders', body: { id: 1 } }], 0, 400],
