@@ -7,6 +7,7 @@ import { logoutDoor, refreshDoor } from './auth/sessions/session-doors.js';
 import { tokenShapeA } from './auth/tokens/token-a.js';
 import type { CredentialRules } from './auth/transport/transport.js';
 import type { FieldReader } from './body.js';
+import { answerNotModified, answerRead, NOT_MODIFIED, readHeaders } from './conditional/reads.js';
 import type { BackendModule, HttpMethod, Operation, ResourceModule } from './contract.js';
 import type { Database } from './db/index.js';
 import { mountDocs } from './docs.js';
@@ -45,6 +46,8 @@ export interface RoutesOptions {
   audit: AuditTrail;
   /** Filters, sorts and pages (docs/internals/contract.md §11). */
   lists: Lists;
+  /** Validators on reads (docs/internals/contract.md §15); on unless false (ETAGS=off). */
+  etags?: boolean | undefined;
 }
 
 export interface Routes {
@@ -85,6 +88,7 @@ export function buildRoutes(options: RoutesOptions): Routes {
       limiter: options.limiter,
       events: options.events,
       lists: options.lists,
+      etags: options.etags !== false,
     };
     for (const resource of backend.resources) {
       const path = resourcePath(options.basePath, backend.name, resource);
@@ -104,15 +108,25 @@ export function buildRoutes(options: RoutesOptions): Routes {
           : undefined;
         const own: ScopeOptions = rule === undefined && audit === undefined ? scope : { ...scope, limit: rule && { rule, route }, audit };
         const byAddress = rule !== undefined && operation.access === null;
+        // A GET's 200 and 304 carry an ETag and say how they may be cached (runtime/conditional/reads.ts).
+        const reads = method === 'GET' && options.etags !== false ? readHeaders(operation) : undefined;
         const handle: Koa.Middleware = async (ctx) => {
           ctx.state.backend = backend.name;
           ctx.state.resource = label;
           ctx.state.route = path;
           ctx.state.series = series;
           if (byAddress) await countCall(options.limiter, `${route}|a|${addressGroup(ctx.ip)}`, rule, ctx);
-          const result = await operation.handler(new Scope(ctx as unknown as Koa.Context, own));
+          let result: object;
+          try {
+            result = await operation.handler(new Scope(ctx as unknown as Koa.Context, own));
+          } catch (error) {
+            // A <Validator>'s tag held the request's If-None-Match: the steps never ran.
+            if (error === NOT_MODIFIED && reads !== undefined) return answerNotModified(ctx as unknown as Koa.Context, reads);
+            throw error;
+          }
           // A token request that began a session (scope.ts, issueToken) answers its refresh token too.
           if (ctx.state.refreshToken !== undefined) (result as Record<string, unknown>).refresh_token = ctx.state.refreshToken;
+          if (reads !== undefined) return answerRead(ctx as unknown as Koa.Context, reads, operation.status, JSON.stringify(result));
           ctx.status = operation.status;
           // Every answer is JSON, known before the first request: the type is set as it is, not looked up in
           // Koa's MIME table on every response, and the text made here rather than in Koa's respond.

@@ -14,6 +14,7 @@ import { analyseList, LIST_ELEMENTS } from './list.js';
 import { readOwner } from './ownership.js';
 import { checkPluginTenant, checkTenantParam, readStepTenant, tenantBindable } from './tenant.js';
 import { STEP_SOURCES } from './tenant-proof.js';
+import { analyseValidator, readMaxAge } from './validator.js';
 
 /** A request of a resource file: its method, status and steps, each bind checked against the steps before it. */
 const STEP_ID = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -46,6 +47,7 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
   const owner = readOwner(attrs.optional('owner'), diagnostics);
   const ownAudit = attrs.optional('audit');
   const ownAuditParams = readAuditParams(attrs.optional('audit_params'), diagnostics);
+  const maxAgeAttr = attrs.optional('max_age');
   attrs.rejectOthers();
   const audit = ownAudit ? (readBool(ownAudit, diagnostics) ?? context.audit) : context.audit;
   const rateLimit = ownRate ? readRateLimit(ownRate, diagnostics) : context.rateLimit;
@@ -71,6 +73,8 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
   const params: string[] = [];
   /** Page, Filter and Sort (docs/internals/contract.md §11), read once the steps are known; and each Sql step's text as written. */
   const listElements: RawElement[] = [];
+  /** `<Validator>` (docs/internals/contract.md §15), read once the steps are known. */
+  const validatorElements: RawElement[] = [];
   const texts = new Map<SqlStep, string>();
   let usesUid = false;
   let usesTenant = false;
@@ -137,6 +141,10 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
     }
     if (LIST_ELEMENTS.has(child.name)) {
       listElements.push(child);
+      continue;
+    }
+    if (child.name === 'Validator') {
+      validatorElements.push(child);
       continue;
     }
     if (child.name !== 'Sql' && child.name !== 'Execute') {
@@ -216,6 +224,13 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
   }
   if (steps.length === 0) diagnostics.error(element.at, 'a Request needs at least one Sql or Execute step');
   checkEmitsWrite(emits, steps, diagnostics);
+  const validator = analyseValidator(
+    validatorElements,
+    { method: method?.value.toUpperCase(), tenant: context.backend.tenant !== undefined, file: context.file, options: context.options },
+    bindOf,
+    diagnostics,
+  );
+  const maxAge = readMaxAge(maxAgeAttr, method?.value.toUpperCase(), access === null, diagnostics);
   if (!httpMethod) return undefined;
   const list = analyseList(listElements, { method: httpMethod, steps, params, texts }, diagnostics);
   const allParams = list ? [...params, ...list.params] : params;
@@ -245,6 +260,8 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
     ...(emits.length > 0 ? { emits } : {}),
     ...(audit ? { audit: true as const } : {}),
     ...(auditParams ? { auditParams } : {}),
+    ...(validator ? { validator } : {}),
+    ...(maxAge !== undefined ? { maxAge } : {}),
   };
 }
 
