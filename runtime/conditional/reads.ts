@@ -98,7 +98,7 @@ export async function validateRead(
 }
 
 /** The tag of the one row's one column, when it is a canonical unsigned integer. */
-function versionOf(rows: readonly Record<string, unknown>[]): string | undefined {
+export function versionOf(rows: readonly Record<string, unknown>[]): string | undefined {
   if (rows.length !== 1) return undefined;
   const cells = Object.values(rows[0] as Record<string, unknown>);
   if (cells.length !== 1) return undefined;
