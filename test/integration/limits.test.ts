@@ -95,8 +95,9 @@ describe('headers', () => {
       const response = await fetch(plain.url + path);
       expect(response.headers.get('x-content-type-options'), path).toBe('nosniff');
       expect(response.headers.get('x-frame-options'), path).toBe('DENY');
-      // Rows and tokens are stored by no cache (OWASP's REST list; RFC 6749 §5.1 for tokens).
-      expect(response.headers.get('cache-control'), path).toBe('no-store');
+      // Rows and tokens are stored by no cache (OWASP's REST list; RFC 6749 §5.1 for tokens); a GET's 200 may be
+      // kept but not used unchecked: no-cache, with its ETag (docs/internals/contract.md §15).
+      expect(response.headers.get('cache-control'), path).toBe(path === '/shop/v1.0/products' ? 'no-cache' : 'no-store');
       // Never over plain HTTP (RFC 6797 §7.2); transport.test.ts sees it over HTTPS.
       expect(response.headers.get('strict-transport-security'), path).toBeNull();
       // A JSON answer loads nothing and is framed nowhere.
