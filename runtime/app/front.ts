@@ -37,8 +37,9 @@ export function frontLayers(
   if (corsOn) {
     const allowCors = cors({
       origin: (ctx) => (credentials.allowedOrigins.has(ctx.get('Origin')) ? ctx.get('Origin') : ''),
-      allowHeaders: ['Authorization', 'Content-Type', 'X-API-Key'],
-      exposeHeaders: ['X-Request-Id', 'WWW-Authenticate'],
+      // A page may revalidate a GET itself (docs/internals/contract.md §15): it sends If-None-Match and reads ETag.
+      allowHeaders: ['Authorization', 'Content-Type', 'X-API-Key', 'If-None-Match'],
+      exposeHeaders: ['X-Request-Id', 'WWW-Authenticate', 'ETag'],
     }) as Koa.Middleware;
     // Inside CORS's layer: a page of an allowed origin can read the 403 it gets (over plain HTTP, say).
     app.use((ctx, next) =>

@@ -127,6 +127,10 @@ describe('headers', () => {
       headers: { ...origin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' },
     });
     expect(preflight.status).toBe(204);
-    expect(preflight.headers.get('access-control-allow-headers')).toBe('Authorization,Content-Type,X-API-Key');
+    expect(preflight.headers.get('access-control-allow-headers')).toBe('Authorization,Content-Type,X-API-Key,If-None-Match');
+    // A page revalidates a GET itself: it reads the ETag (docs/internals/contract.md §15).
+    const allowed = await fetch(`${strict.url}/shop/v1.0/products`, { headers: origin });
+    expect(allowed.headers.get('access-control-expose-headers')).toBe('X-Request-Id,WWW-Authenticate,ETag');
+    expect(allowed.headers.get('etag')).toMatch(/^"[A-Za-z0-9_-]{27}"$/);
   });
 });
