@@ -22,7 +22,7 @@ function operationsOf(validator: string) {
   return project.backends[0]!.resources[0]!.operations;
 }
 
-const version = { name: 'version', value: 'row_version', at: { file: 'resources/app/orders.xml', line: 3, column: 20 } };
+const version = { name: 'version', value: 'row_version', at: { file: 'resources/app/orders.xml', line: 3, col: 20 } };
 
 describe('a Validator beside a versioned write', () => {
   it('is of kind version when it selects only the version column, and keeps its statement for the types and the proof', () => {
