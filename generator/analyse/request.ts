@@ -54,7 +54,7 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
   // A Request's own auth replaces the resource's; auth="" makes the method public (docs/internals/contract.md §8).
   const ownAccess = own ? readAccess(own, 'Request', context.backend, diagnostics) : undefined;
   const access = own ? (ownAccess === undefined ? '*' : ownAccess) : context.access;
-  if (element.hasMixedText) diagnostics.error(element.at, 'Request holds only Desc, Sql, Execute, Emit, Page, Filter and Sort elements, not text');
+  if (element.hasMixedText) diagnostics.error(element.at, 'Request holds only Desc, Validator, Sql, Execute, Emit, Page, Filter and Sort elements, not text');
   let httpMethod: HttpMethod | undefined;
   if (method) {
     const upper = method.value.toUpperCase() as HttpMethod;
@@ -148,7 +148,7 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
       continue;
     }
     if (child.name !== 'Sql' && child.name !== 'Execute') {
-      diagnostics.error(child.at, `unknown element in Request: ${child.name} (expected Desc, Sql, Execute, Emit, Page, Filter or Sort)`);
+      diagnostics.error(child.at, `unknown element in Request: ${child.name} (expected Desc, Validator, Sql, Execute, Emit, Page, Filter or Sort)`);
       continue;
     }
     const stepAttrs = new AttributeReader(child, diagnostics);
