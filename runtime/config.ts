@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { resolveEnvironment } from './config/environment.js';
 import { ConfigError } from './config/error.js';
 import { databaseUrlOf, secretOf, webhookSecretsOf } from './config/secrets.js';
-import { bounded, type ConsoleMode, consoleModeOf, flag, loginCounters, portOf, proxyHops, tlsFiles, whole } from './config/values.js';
+import { bounded, type ConsoleMode, consoleModeOf, etagsOf, flag, loginCounters, portOf, proxyHops, tlsFiles, whole } from './config/values.js';
 import { DEFAULT_IDEMPOTENCY_RETENTION_SECONDS } from './contract/safe-writes.js';
 import type { BackendModule } from './contract.js';
 import { DEFAULT_DELIVERY, DEFAULT_EVENT_BYTES, type DeliverySettings } from './events/index.js';
@@ -38,6 +38,8 @@ export interface ServerConfig {
   /** Browser origins allowed by CORS; empty leaves CORS off. */
   corsOrigins: string[];
   maxParams: number;
+  /** Validators on reads (docs/internals/contract.md §15): ETags and 304 on GETs; ETAGS=off for neither. */
+  etags: boolean;
   maxHeaderBytes: number;
   /** Longest a client may take to send a whole request (headers and body); slower ones are cut off. */
   requestTimeoutMs: number;
@@ -164,6 +166,7 @@ function settingsFrom(
       .map((origin) => origin.trim())
       .filter(Boolean),
     maxParams: number(env.MAX_PARAMS, 100, 'MAX_PARAMS'),
+    etags: checked(() => etagsOf(env.ETAGS), true),
     maxHeaderBytes: number(env.MAX_HEADER_BYTES, 16 * 1024, 'MAX_HEADER_BYTES'),
     requestTimeoutMs: number(env.REQUEST_TIMEOUT_MS, 30_000, 'REQUEST_TIMEOUT_MS'),
     headersTimeoutMs: number(env.HEADERS_TIMEOUT_MS, 10_000, 'HEADERS_TIMEOUT_MS'),

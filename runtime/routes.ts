@@ -8,6 +8,7 @@ import { tokenShapeA } from './auth/tokens/token-a.js';
 import type { CredentialRules } from './auth/transport/transport.js';
 import { type BatchRoute, batchDoor } from './batch/index.js';
 import type { FieldReader } from './body.js';
+import { answerNotModified, answerRead, NOT_MODIFIED, readHeaders } from './conditional/reads.js';
 import { refuseIfMatch, writtenTag } from './conditional/versions.js';
 import type { BackendModule, HttpMethod, Operation, ResourceModule } from './contract.js';
 import type { Database } from './db/index.js';
@@ -49,6 +50,8 @@ export interface RoutesOptions {
   audit: AuditTrail;
   /** Filters, sorts and pages (docs/internals/contract.md §11). */
   lists: Lists;
+  /** Validators on reads (docs/internals/contract.md §15); on unless false (ETAGS=off). */
+  etags?: boolean | undefined;
 }
 
 export interface Routes {
@@ -89,6 +92,7 @@ export function buildRoutes(options: RoutesOptions): Routes {
       limiter: options.limiter,
       events: options.events,
       lists: options.lists,
+      etags: options.etags !== false,
     };
     // What a batch runs (runtime/batch/): the backend's resource routes, by method and path, as mounted here.
     const batchRoutes = new Map<string, BatchRoute>();
@@ -113,6 +117,8 @@ export function buildRoutes(options: RoutesOptions): Routes {
         // If-Match on a write with no version column compares nothing: a 400, not a write that ignores it.
         const unversioned = method !== 'GET' && operation.version === undefined;
         const keyRequired = operation.idempotency === 'required';
+        // A GET's 200 and 304 carry an ETag and say how they may be cached (runtime/conditional/reads.ts).
+        const reads = method === 'GET' && options.etags !== false ? readHeaders(operation) : undefined;
         const handle: Koa.Middleware = async (ctx) => {
           ctx.state.backend = backend.name;
           ctx.state.resource = label;
@@ -127,10 +133,13 @@ export function buildRoutes(options: RoutesOptions): Routes {
             result = await operation.handler(new Scope(ctx as unknown as Koa.Context, own));
           } catch (error) {
             if (answeredReplay(ctx as unknown as Koa.Context, error)) return;
+            // A <Validator>'s tag held the request's If-None-Match: the steps never ran.
+            if (error === NOT_MODIFIED && reads !== undefined) return answerNotModified(ctx as unknown as Koa.Context, reads);
             throw error;
           }
           // A token request that began a session (scope.ts, issueToken) answers its refresh token too.
           if (ctx.state.refreshToken !== undefined) (result as Record<string, unknown>).refresh_token = ctx.state.refreshToken;
+          if (reads !== undefined) return answerRead(ctx as unknown as Koa.Context, reads, operation.status, JSON.stringify(result));
           ctx.status = operation.status;
           // Every answer is JSON, known before the first request: the type is set as it is, not looked up in
           // Koa's MIME table on every response, and the text made here rather than in Koa's respond.

@@ -5,6 +5,7 @@ import { presentedKey } from './auth/keys/api-key.js';
 import { type Principal, principalName } from './auth/scheme.js';
 import { type CredentialRules, credentialsOf, screenLogin } from './auth/transport/transport.js';
 import type { FieldReader } from './body.js';
+import { validateRead } from './conditional/reads.js';
 import { expectedVersion, mismatched } from './conditional/versions.js';
 import type {
   Caller,
@@ -52,6 +53,8 @@ export interface ScopeOptions {
   lists: Lists;
   /** The operation's success status: what an Idempotency-Key's record answers again (docs/internals/contract.md §15). */
   status: number;
+  /** Validators on reads (docs/internals/contract.md §15): off (ETAGS=off), a `<Validator>` runs nothing. */
+  etags?: boolean | undefined;
   /** An operation of a batch (runtime/batch/): its statements and emits join the batch's one transaction. */
   joined?: JoinedTransaction | undefined;
 }
@@ -282,9 +285,11 @@ export class Scope implements RequestScope {
     });
   }
 
-  // docs/internals/contract.md §15: written by the validators' and the versioned writes' work (runtime/conditional/).
-  validate(_sql: string, _values: readonly SqlValue[], _kind: ValidatorKind): Promise<void> {
-    return Promise.reject(new Error('validate: not yet'));
+  validate(sql: string, values: readonly SqlValue[], kind: ValidatorKind): Promise<void> {
+    if (this.options.etags === false) return Promise.resolve();
+    const state = this.ctx.state as { backend: string; resource: string; userId?: string; tenant?: string };
+    const route = { backend: state.backend, resource: state.resource, userId: state.userId, tenant: state.tenant, query: this.ctx.querystring };
+    return validateRead(this.ctx, this.db, sql, values, kind, route);
   }
 
   ifMatch(required: boolean): ExpectedVersion {

@@ -77,6 +77,7 @@ async function prepare() {
       logger,
       corsOrigins: config.corsOrigins,
       maxParams: config.maxParams,
+      etags: config.etags,
       loginLimits: config.loginLimits,
       loginCounters: config.loginCounters,
       proxyHops: config.proxyHops,

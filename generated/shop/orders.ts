@@ -41,21 +41,6 @@ export interface PlacedRow {
   quantity: number;
 }
 
-/** PUT step "history" (not in the response). */
-const HISTORY_SQL = `insert into order_changes (order_id, user_id, quantity) values (?, ?, ?)`;
-
-/** PUT step "changed", without If-Match: as written, moving version on. */
-const CHANGED_SQL = `update orders o set o.quantity = ?, o.version = o.version + 1
-where o.order_id = ? and o.user_id = ?`;
-
-/** PUT step "changed", with If-Match: only while version is the version the caller names (its last bind). */
-const CHANGED_IF_MATCH_SQL = `update orders o set o.quantity = ?, o.version = o.version + 1
-where (o.order_id = ? and o.user_id = ?) and o.version = ?`;
-
-/** PUT step "changed": the row's version when the write changed nothing, in its transaction (412 or 404). */
-const CHANGED_VERSION_SQL = `select o.version from orders o
-where o.order_id = ? and o.user_id = ? lock in share mode`;
-
 /** Who may call GET: a holder of customer. */
 const ORDERS_GET_ROLES = ['customer'] as const;
 
@@ -106,41 +91,6 @@ async function post(scope: RequestScope): Promise<OrdersPostResponse> {
   });
 }
 
-/** Who may call PUT: a holder of customer. */
-const ORDERS_PUT_ROLES = ['customer'] as const;
-
-/** What the parameters of PUT must be, from the columns they meet; checked before any step runs. */
-export const ORDERS_PUT_PARAMS: ParamSpecs = {
-  order_id: { kind: 'integer', nullable: false, unsigned: true },
-  quantity: { kind: 'integer', nullable: false },
-};
-
-/** Request parameters of PUT, from the query string or the body, converted to what their columns take. */
-export interface OrdersPutParams {
-  /** order_changes.order_id */
-  order_id: number;
-  /** order_changes.quantity */
-  quantity: number;
-}
-
-/** Response body of PUT: one field per step with output="true". */
-export interface OrdersPutResponse {
-  changed: WriteResult;
-}
-
-/** PUT shop/v1.0/orders: Changes the quantity of one of the caller's own orders, only while it is the version the caller read: If-Match with the ETag a change answered ("0" for a new order). */
-async function put(scope: RequestScope): Promise<OrdersPutResponse> {
-  const uid = await scope.authenticate(ORDERS_PUT_ROLES);
-  const params = await scope.params<OrdersPutParams>(ORDERS_PUT_PARAMS);
-  const expected = scope.ifMatch(true);
-  return scope.transaction(async (db) => {
-    await db.write(HISTORY_SQL, [params.order_id, uid, params.quantity]);
-    const changed = await db.write(expected === null ? CHANGED_SQL : CHANGED_IF_MATCH_SQL, expected === null ? [params.quantity, params.order_id, uid] : [params.quantity, params.order_id, uid, expected]);
-    if (changed.affectedRows === 0) await scope.mismatch(db, CHANGED_VERSION_SQL, [params.order_id, uid]);
-    return { changed };
-  });
-}
-
 /** The calling customer's own orders. */
 export const resource: ResourceModule = {
   name: 'orders',
@@ -150,6 +100,5 @@ export const resource: ResourceModule = {
   operations: {
     GET: { status: 200, access: ORDERS_GET_ROLES, handler: get },
     POST: { status: 201, access: ORDERS_POST_ROLES, handler: post },
-    PUT: { status: 200, access: ORDERS_PUT_ROLES, version: { column: 'version', required: true }, handler: put },
   },
 };

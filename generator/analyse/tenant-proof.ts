@@ -5,6 +5,7 @@ import { versionedTexts } from '../sql/versioned.js';
 import type { TypeSnapshot } from '../types/snapshot.js';
 import { widestStatement } from './list-spec.js';
 import { proveTenancy, type TenantFacts } from './tenancy.js';
+import { VALIDATOR_STEPS } from './validator.js';
 
 /**
  * The tenant proof wired into generate (docs/internals/contract.md §14): every Sql step of a tenant backend, but one
@@ -42,7 +43,9 @@ export function proveTenants(
     if (tenant === undefined) continue;
     for (const resource of backend.resources) {
       for (const operation of resource.operations) {
-        for (const step of operation.steps) {
+        // A GET's Validator is proven as a step is: it is no way around the proof (analyse/validator.ts).
+        const validator = operation.validator && VALIDATOR_STEPS.get(operation.validator);
+        for (const step of validator === undefined ? operation.steps : [...operation.steps, validator]) {
           // A token request (a login plug-in) is the door itself: its read of the user tables is for no caller yet.
           if (step.tenant === 'all' && (operation.access === null || operation.access === '*') && operation.paramsFromBody !== true) {
             // Every tenant's rows to anyone at all, or to any user of any tenant: a warning, an error with --strict.

@@ -2,7 +2,7 @@
 // apart from the module's declarations (resource.ts), which only name the handler.
 import type { CodeBlockWriter } from 'ts-morph';
 import type { Bind, Emit, Operation, Resource, SqlStep, Step } from '../ir.js';
-import { accessExpression, eventType, listConstantName, paramsConstant, rowType, sqlConstant } from './module-names.js';
+import { accessExpression, eventType, listConstantName, paramsConstant, rowType, sqlConstant, VALIDATOR_CONSTANT } from './module-names.js';
 import { propertyAccess, propertyName, quote } from './print.js';
 import { writeIfMatch, writeVersionedStep } from './version.js';
 
@@ -18,6 +18,10 @@ export function writeHandlerBody(writer: CodeBlockWriter, resource: Resource, op
   if (operation.params.length > 0) {
     writer.writeLine(`const params = await scope.params<${prefix}Params>(${paramsConstant(resource, operation)});`);
   }
+  // A GET's Validator, before any step: a 304 ends the request here (docs/internals/contract.md §15).
+  const validator = operation.validator;
+  if (validator)
+    writer.writeLine(`await scope.validate(${VALIDATOR_CONSTANT}, [${validator.binds.map(bindExpression).join(', ')}], ${quote(validator.kind)});`);
   const response =
     `{ ${[...operation.steps.filter((step) => step.output).map((step) => step.id), ...(pagedStep(operation) ? ['next: list.next'] : [])].join(', ')} }`.replace(
       '{  }',

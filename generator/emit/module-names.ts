@@ -24,6 +24,9 @@ export function accessExpression(resource: Resource, operation: Operation): stri
   return operation.access === '*' ? quote('*') : rolesConstant(resource, operation);
 }
 
+/** The module's one `<Validator>` statement (a resource has one GET); no step id may take its name (analyse/validator.ts). */
+export const VALIDATOR_CONSTANT = 'VALIDATOR_SQL';
+
 export function sqlConstant(step: SqlStep): string {
   return `${constant(step.id)}_SQL`;
 }

@@ -5,7 +5,7 @@ import { type SqlProblem, type Token, tokenize } from './tokens.js';
  * A versioned write's three statements (docs/internals/contract.md §15), written from the step's text as written
  * (its `$` placeholders kept, so that the caller scans them as it scans any step, and the tenant proof reads them):
  * - `unconditional`: the update with `, <q>.<column> = <q>.<column> + 1` after its set list (a delete as written);
- * - `conditional`: the same with its where wrapped, `where (<where>) and <q>.<column> = $<EXPECTED>`;
+ * - `conditional`: the same with its where wrapped, `where (<where>) and <q>.<column> = cast($<EXPECTED> as unsigned)` (compared as an integer: a string against a bigint column would be compared as a double, exact only to 2^53);
  * - `probe`: `select <q>.<column> from <table> where <the where as written> lock in share mode`.
  * `<q>` is the table's alias, else its name. The where is the statement's last clause (an `order by` or `limit` is
  * refused), so the conditional's extra placeholder is its last, and the probe's are the step's last `whereBinds`.
@@ -87,7 +87,7 @@ export function versionedTexts(text: string, column: string): VersionedTexts | V
   const setEnd = lastSet === undefined ? -1 : end(lastSet.value.at(-1)!);
   const moved = setEnd === -1 ? text : `${text.slice(0, setEnd)}, ${qualified} = ${qualified} + 1${text.slice(setEnd)}`;
   const shift = setEnd === -1 ? 0 : moved.length - text.length;
-  const conditional = `${moved.slice(0, whereStart + shift)}(${where}) and ${qualified} = $${EXPECTED}${moved.slice(whereEnd + shift)}`;
+  const conditional = `${moved.slice(0, whereStart + shift)}(${where}) and ${qualified} = cast($${EXPECTED} as unsigned)${moved.slice(whereEnd + shift)}`;
 
   // The probe keeps the text from its where on, so that its lines keep their layout.
   const whereKeyword = tokens[tokens.findIndex((token) => token.start === whereStart) - 1]!;

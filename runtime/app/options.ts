@@ -23,6 +23,8 @@ export interface ServerOptions {
   corsOrigins?: readonly string[];
   /** Most query-string and body fields one request may carry; default 100. */
   maxParams?: number;
+  /** ETags and 304 on GETs (docs/internals/contract.md §15); default on. */
+  etags?: boolean;
   /** How often to read token revocations from the database; default 5 s, 0 never. */
   revocationPollMs?: number;
   /** How often to announce this server to the others on its database (xmlrest_server); default 5 s, 0 never. */

@@ -1,5 +1,7 @@
 import type Koa from 'koa';
 import { addressGroup } from '../auth/limits/address.js';
+import { NOT_MODIFIED } from '../conditional/reads.js';
+import { digestTag, noneMatchHolds } from '../conditional/tags.js';
 import type { BatchSettings, Queryable } from '../contract.js';
 import type { Database } from '../db/index.js';
 import { HttpError } from '../errors.js';
@@ -25,6 +27,9 @@ export interface OperationAnswer {
   status: number;
   text: string;
 }
+
+/** A GET operation whose If-None-Match held its tag: 304, and no body (null in the batch's answer). */
+const NOT_MODIFIED_ANSWER: OperationAnswer = { status: 304, text: 'null' };
 
 /**
  * Where a batch stopped: the operation that failed (the one in flight, when the transaction ran out of time) and
@@ -71,9 +76,20 @@ export async function runBatch(ctx: Koa.Context, operations: readonly CheckedOpe
       const { route } = operation;
       // A public limited route counts each client address, as routes.ts does for a lone call: once an operation.
       if (route.byAddress) await countCall(run.limiter, `${route.byAddress.route}|a|${addressGroup(ctx.ip)}`, route.byAddress.rule, sub);
-      const result = await route.operation.handler(new Scope(sub, { ...route.scope, joined: { db, events } }));
+      let result: object;
+      try {
+        result = await route.operation.handler(new Scope(sub, { ...route.scope, joined: { db, events } }));
+      } catch (error) {
+        // A GET whose <Validator> tag its If-None-Match holds: 304, its steps never ran, as alone.
+        if (error !== NOT_MODIFIED) throw error;
+        answers.push(NOT_MODIFIED_ANSWER);
+        continue;
+      }
       if (sub.state.refreshToken !== undefined) (result as Record<string, unknown>).refresh_token = sub.state.refreshToken;
-      answers.push({ status: route.operation.status, text: JSON.stringify(result) });
+      const text = JSON.stringify(result);
+      // A GET's If-None-Match holding the digest of its answer: 304 with no body, as alone (runtime/conditional/reads.ts).
+      const unchanged = operation.method === 'GET' && route.scope.etags !== false && noneMatchHolds(sub.get('If-None-Match'), digestTag(text));
+      answers.push(unchanged ? NOT_MODIFIED_ANSWER : { status: route.operation.status, text });
     }
     // The last operation may have ended past the time too: nothing commits late.
     if (Date.now() >= deadline) throw timedOut(run.settings.timeoutMs);

@@ -135,7 +135,7 @@ describe('conditional writes on the cluster', () => {
       const servers = [first, viaSecondNode];
       const change = (side: number, tag: string, quantity: number) => {
         const body = formBody({ order_id: String(orderId), quantity: String(quantity) });
-        return send(`${servers[side]!.url}/shop/v1.0/orders`, {
+        return send(`${servers[side]!.url}/shop/v1.0/order`, {
           method: 'PUT',
           headers: { authorization: alice, 'if-match': tag, ...body.headers },
           body: body.body,

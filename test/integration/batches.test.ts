@@ -153,6 +153,23 @@ describe('a batch that commits', () => {
     expect(lines).toEqual([{ order_id: id, sku: 'apple', qty: 2 }]);
   });
 
+  it("answers 304 with no body for a GET operation whose If-None-Match holds its answer's tag, as alone", async () => {
+    const placed = await batch([order({ total: 8 })]);
+    const id = (placed.json() as { results: { body: { order: { insertId: number } } }[] }).results[0]!.body.order.insertId;
+    const alone = await send(`${server.url}/bt/v1.0/orders?id=${id}`, { headers: { authorization: CLERK } });
+    expect(alone.status).toBe(200);
+    const tag = alone.headers.etag as string;
+    const read = await batch([
+      { method: 'GET', path: `/bt/v1.0/orders?id=${id}`, headers: { 'If-None-Match': tag } },
+      { method: 'GET', path: `/bt/v1.0/orders?id=${id}`, headers: { 'If-None-Match': '"another"' } },
+    ]);
+    expect(read.status, read.text).toBe(200);
+    const results = (read.json() as { results: { status: number; body: unknown }[] }).results;
+    expect(results.map((result) => result.status)).toEqual([304, 200]);
+    expect(results[0]!.body).toBeNull();
+    expect(JSON.stringify(results[1]!.body)).toBe(alone.text);
+  });
+
   it('takes a query string in an operation path', async () => {
     const placed = await batch([order({ total: 7 })]);
     const id = (placed.json() as { results: { body: { order: { insertId: number } } }[] }).results[0]!.body.order.insertId;

@@ -7,7 +7,7 @@ import { ownDatabase } from '../support/own-database.js';
 
 /**
  * Conditional writes (docs/internals/contract.md §15) over HTTP against the built server: the demo's
- * `PUT shop/v1.0/orders` (version="version", if_match="required") writes the order's history, then changes its
+ * `PUT shop/v1.0/order` (version="version", if_match="required") writes the order's history, then changes its
  * quantity only while its version is the one If-Match names.
  */
 let databaseUrl = '';
@@ -51,7 +51,7 @@ async function placeOrder(user = 'alice'): Promise<number> {
 }
 
 async function change(orderId: number, quantity: number, ifMatch: string | undefined, user = 'alice'): Promise<RawResponse> {
-  return send(`${server.url}/shop/v1.0/orders`, {
+  return send(`${server.url}/shop/v1.0/order`, {
     method: 'PUT',
     agent,
     headers: { authorization: await token(user), 'content-type': 'application/json', ...(ifMatch === undefined ? {} : { 'if-match': ifMatch }) },
@@ -80,6 +80,26 @@ describe('a versioned write', () => {
     expect(second.status).toBe(200);
     expect(second.headers.etag).toBe('"2"');
     expect(await row(order)).toEqual({ quantity: 3, version: '2', changes: 2 });
+  });
+
+  it("takes the ETag its GET answered (the Validator reads the version): a change with it runs, the GET's next tag is the new version, and the old one is 412", async () => {
+    const order = await placeOrder();
+    const read = async (ifNoneMatch?: string) =>
+      send(`${server.url}/shop/v1.0/order?order_id=${order}`, {
+        agent,
+        headers: { authorization: await token('alice'), ...(ifNoneMatch === undefined ? {} : { 'if-none-match': ifNoneMatch }) },
+      });
+    const first = await read();
+    expect({ status: first.status, etag: first.headers.etag }).toEqual({ status: 200, etag: '"0"' });
+    expect((first.json() as { order: { quantity: number }[] }).order[0]!.quantity).toBe(1);
+    expect((await read('"0"')).status).toBe(304);
+    const changed = await change(order, 4, first.headers.etag as string);
+    expect({ status: changed.status, etag: changed.headers.etag }).toEqual({ status: 200, etag: '"1"' });
+    const second = await read('"0"');
+    expect({ status: second.status, etag: second.headers.etag }).toEqual({ status: 200, etag: '"1"' });
+    expect((await read('"1"')).status).toBe(304);
+    expect((await change(order, 5, first.headers.etag as string)).status).toBe(412);
+    expect(await row(order)).toEqual({ quantity: 4, version: '1', changes: 1 });
   });
 
   it('answers 412 with the current ETag to a stale tag, and the whole request is rolled back (its history step too)', async () => {

@@ -7,7 +7,7 @@ import { ownDatabase } from '../support/own-database.js';
 
 /**
  * No lost update (issue 44, docs/internals/contract.md §15): two built servers on one database, and in each of
- * 1,000 rounds two clients change one order at once through the demo's `PUT shop/v1.0/orders`, one through each
+ * 1,000 rounds two clients change one order at once through the demo's `PUT shop/v1.0/order`, one through each
  * server, both with the ETag the last change answered. Each round exactly one change runs (200) and the other is
  * refused (412), so the version counts the rounds and the order's history holds one change per round.
  */
@@ -39,14 +39,17 @@ describe('two concurrent conditional updates with the same ETag, on two servers'
     expect(placed.status).toBe(201);
     const orderId = (placed.json() as { order: { insertId: number } }).order.insertId;
     const change = (side: 0 | 1, tag: string, quantity: number) =>
-      send(`${servers[side]!.url}/shop/v1.0/orders`, {
+      send(`${servers[side]!.url}/shop/v1.0/order`, {
         method: 'PUT',
         agent: agents[side],
         headers: { authorization, 'content-type': 'application/json', 'if-match': tag },
         body: JSON.stringify({ order_id: orderId, quantity }),
       });
 
-    let tag = '"0"';
+    // The first tag is the one a GET of the order answers (its <Validator> reads the version): what If-Match compares.
+    const read = await send(`${servers[0]!.url}/shop/v1.0/order?order_id=${orderId}`, { agent: agents[0], headers: { authorization } });
+    expect({ status: read.status, etag: read.headers.etag }).toEqual({ status: 200, etag: '"0"' });
+    let tag = read.headers.etag as string;
     const outcomes: string[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const answers = await Promise.all([change(0, tag, 2 * round + 1), change(1, tag, 2 * round + 2)]);

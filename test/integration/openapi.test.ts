@@ -139,7 +139,8 @@ describe('GET {base}/openapi.json?for=me: the caller’s own API (issue 30)', ()
       'GET /shop/v1.0/account',
       'GET /shop/v1.0/orders',
       'POST /shop/v1.0/orders',
-      'PUT /shop/v1.0/orders',
+      'GET /shop/v1.0/order',
+      'PUT /shop/v1.0/order',
       'POST /shop/v1.0/reviews',
       'GET /shop/v2.0/orders',
     ].sort();

@@ -13,7 +13,7 @@ where d.document_id = ? and (d.owner_id = ? or d.shared = 1)`;
 /** PUT step "renamed", with If-Match: only while revision is the version the caller names (its last bind). */
 const RENAMED_IF_MATCH_SQL = `update documents as d
 set d.title = ?, d.changed_by = ?, d.revision = d.revision + 1
-where (d.document_id = ? and (d.owner_id = ? or d.shared = 1)) and d.revision = ?`;
+where (d.document_id = ? and (d.owner_id = ? or d.shared = 1)) and d.revision = cast(? as unsigned)`;
 
 /** PUT step "renamed": the row's revision when the write changed nothing, in its transaction (412 or 404). */
 const RENAMED_VERSION_SQL = `select d.revision from documents as d
@@ -23,7 +23,7 @@ where d.document_id = ? and (d.owner_id = ? or d.shared = 1) lock in share mode`
 const TOUCHED_SQL = `update \`documents\` set \`title\` = concat(title, ?), documents.revision = documents.revision + 1 where \`document_id\` = ?`;
 
 /** PATCH step "touched", with If-Match: only while revision is the version the caller names (its last bind). */
-const TOUCHED_IF_MATCH_SQL = `update \`documents\` set \`title\` = concat(title, ?), documents.revision = documents.revision + 1 where (\`document_id\` = ?) and documents.revision = ?`;
+const TOUCHED_IF_MATCH_SQL = `update \`documents\` set \`title\` = concat(title, ?), documents.revision = documents.revision + 1 where (\`document_id\` = ?) and documents.revision = cast(? as unsigned)`;
 
 /** PATCH step "touched": the row's revision when the write changed nothing, in its transaction (412 or 404). */
 const TOUCHED_VERSION_SQL = `select documents.revision from \`documents\` where \`document_id\` = ? lock in share mode`;
@@ -32,7 +32,7 @@ const TOUCHED_VERSION_SQL = `select documents.revision from \`documents\` where 
 const REMOVED_SQL = `delete from documents where document_id = ?`;
 
 /** DELETE step "removed", with If-Match: only while revision is the version the caller names (its last bind). */
-const REMOVED_IF_MATCH_SQL = `delete from documents where (document_id = ?) and documents.revision = ?`;
+const REMOVED_IF_MATCH_SQL = `delete from documents where (document_id = ?) and documents.revision = cast(? as unsigned)`;
 
 /** DELETE step "removed": the row's revision when the write changed nothing, in its transaction (412 or 404). */
 const REMOVED_VERSION_SQL = `select documents.revision from documents where document_id = ? lock in share mode`;
