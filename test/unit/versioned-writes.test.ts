@@ -21,7 +21,7 @@ describe('a versioned write’s forms', () => {
     expect(forms('update orders o set o.quantity = $q, o.note = concat(o.note, $n) where o.order_id = $id or o.code = $code')).toEqual({
       unconditional: 'update orders o set o.quantity = ?, o.note = concat(o.note, ?), o.version = o.version + 1 where o.order_id = ? or o.code = ?',
       conditional:
-        'update orders o set o.quantity = ?, o.note = concat(o.note, ?), o.version = o.version + 1 where (o.order_id = ? or o.code = ?) and o.version = ?',
+        'update orders o set o.quantity = ?, o.note = concat(o.note, ?), o.version = o.version + 1 where (o.order_id = ? or o.code = ?) and o.version = cast(? as unsigned)',
       probe: 'select o.version from orders o where o.order_id = ? or o.code = ? lock in share mode',
       whereBinds: 2,
       last: { kind: 'param', name: EXPECTED },
@@ -31,7 +31,7 @@ describe('a versioned write’s forms', () => {
   it('keep a delete as written, qualify by the table when there is no alias, and quote what needs it', () => {
     expect(forms('delete from `my docs` where id = $id', 'rev')).toMatchObject({
       unconditional: 'delete from `my docs` where id = ?',
-      conditional: 'delete from `my docs` where (id = ?) and `my docs`.rev = ?',
+      conditional: 'delete from `my docs` where (id = ?) and `my docs`.rev = cast(? as unsigned)',
       probe: 'select `my docs`.rev from `my docs` where id = ? lock in share mode',
       whereBinds: 1,
     });
