@@ -18,6 +18,8 @@ const app = createApp({
   // server of the scenarios, as servers run by default, and the two whose deliveries are counted), off for the others.
   webhookSecrets: process.env,
   events: { deliver: process.env.EVENTS_DELIVERY !== 'off' },
+  // ETAGS=off: no ETag, no 304 (docs/internals/contract.md §15), so that one build runs both ways side by side.
+  etags: process.env.ETAGS !== 'off',
   // With OTEL_EXPORTER_OTLP_ENDPOINT set (the bench's traced server), as npm start: OpenTelemetry, else nothing.
   tracing: await startTracing(),
 });

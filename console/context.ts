@@ -137,6 +137,19 @@ export function describe(basePath: string, backend: BackendModule, resource: Res
       ]),
     ),
     source: resource.source,
+    /** Each method's safe writes (docs/internals/contract.md §15), for the methods that have any. */
+    safeWrites: Object.fromEntries(
+      Object.entries(resource.operations).flatMap(([method, operation]) => {
+        const { validator, version, idempotency, maxAge } = operation!;
+        const shown = {
+          ...(validator ? { validator } : {}),
+          ...(version ? { version } : {}),
+          ...(idempotency ? { idempotency } : {}),
+          ...(maxAge !== undefined ? { maxAge } : {}),
+        };
+        return Object.keys(shown).length > 0 ? [[method, shown]] : [];
+      }),
+    ),
   };
 }
 

@@ -35,6 +35,8 @@ export function resourcesApi(router: ConsoleRouter, console: Console): void {
   router.get('/b/:backend/resources', (ctx) => {
     const backend = ctx.state.backend;
     ctx.body = {
+      /** The backend's batches (docs/internals/contract.md §15): null when off. */
+      batch: backend.batch ? { maxOperations: backend.batch.maxOperations } : null,
       resources: backend.resources.map((resource) => {
         const text = readFileSync(path.join(options.root, resource.source), 'utf8');
         return {

@@ -210,7 +210,19 @@ export interface Operation {
    * A versioned write (`version="<column>"`, `if_match="required"`): the column, whether If-Match is required, and
    * the id of its one update or delete step, whose statements the generator writes in the conditional forms.
    */
-  version?: { column: string; required: boolean; step: string; at: SourceLocation };
+  version?: {
+    column: string;
+    required: boolean;
+    step: string;
+    at: SourceLocation;
+    /**
+     * The step's statement in the three forms the handler runs (generator/sql/versioned.ts), `?` for each bind:
+     * the step's binds go to `unconditional`, the same and the expected version last to `conditional`, and
+     * `probeBinds` (the where's) to `probe`.
+     */
+    statements: { unconditional: string; conditional: string; probe: string };
+    probeBinds: Bind[];
+  };
   /** `idempotency="required"` on a POST: 400 without an Idempotency-Key. */
   idempotency?: 'required';
 }

@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import { resolveEnvironment } from './config/environment.js';
 import { ConfigError } from './config/error.js';
 import { databaseUrlOf, secretOf, webhookSecretsOf } from './config/secrets.js';
-import { bounded, type ConsoleMode, consoleModeOf, flag, loginCounters, portOf, proxyHops, tlsFiles, whole } from './config/values.js';
+import { bounded, type ConsoleMode, consoleModeOf, etagsOf, flag, loginCounters, portOf, proxyHops, tlsFiles, whole } from './config/values.js';
+import { DEFAULT_IDEMPOTENCY_RETENTION_SECONDS } from './contract/safe-writes.js';
 import type { BackendModule } from './contract.js';
 import { DEFAULT_DELIVERY, DEFAULT_EVENT_BYTES, type DeliverySettings } from './events/index.js';
 import { type LogLevel, parseLogLevel } from './log.js';
@@ -37,6 +38,8 @@ export interface ServerConfig {
   /** Browser origins allowed by CORS; empty leaves CORS off. */
   corsOrigins: string[];
   maxParams: number;
+  /** Validators on reads (docs/internals/contract.md §15): ETags and 304 on GETs; ETAGS=off for neither. */
+  etags: boolean;
   maxHeaderBytes: number;
   /** Longest a client may take to send a whole request (headers and body); slower ones are cut off. */
   requestTimeoutMs: number;
@@ -73,6 +76,8 @@ export interface ServerConfig {
   backends: readonly BackendModule[];
   /** The API audit (docs/internals/contract.md §12): rows older than this many days are pruned (AUDIT_RETENTION_DAYS). */
   audit: { retentionDays: number };
+  /** Idempotency-Key records (docs/internals/contract.md §15): pruned after this many seconds (IDEMPOTENCY_RETENTION_SECONDS). */
+  idempotency: { retentionSeconds: number };
   /** Where traces go (OTEL_EXPORTER_OTLP_ENDPOINT, or its _TRACES_ form); unset, tracing is off (runtime/tracing/). */
   otlpEndpoint: string | undefined;
 }
@@ -161,6 +166,7 @@ function settingsFrom(
       .map((origin) => origin.trim())
       .filter(Boolean),
     maxParams: number(env.MAX_PARAMS, 100, 'MAX_PARAMS'),
+    etags: checked(() => etagsOf(env.ETAGS), true),
     maxHeaderBytes: number(env.MAX_HEADER_BYTES, 16 * 1024, 'MAX_HEADER_BYTES'),
     requestTimeoutMs: number(env.REQUEST_TIMEOUT_MS, 30_000, 'REQUEST_TIMEOUT_MS'),
     headersTimeoutMs: number(env.HEADERS_TIMEOUT_MS, 10_000, 'HEADERS_TIMEOUT_MS'),
@@ -187,6 +193,12 @@ function settingsFrom(
     },
     events: eventsOf(env, checked),
     audit: { retentionDays: checked(() => bounded(env.AUDIT_RETENTION_DAYS, 90, 1, 36_500, 'AUDIT_RETENTION_DAYS'), 90) },
+    idempotency: {
+      retentionSeconds: checked(
+        () => bounded(env.IDEMPOTENCY_RETENTION_SECONDS, DEFAULT_IDEMPOTENCY_RETENTION_SECONDS, 1, 31_536_000, 'IDEMPOTENCY_RETENTION_SECONDS'),
+        DEFAULT_IDEMPOTENCY_RETENTION_SECONDS,
+      ),
+    },
     otlpEndpoint: checked(() => tracingEndpoint(env), undefined),
   };
 }

@@ -115,14 +115,22 @@ function callerDocuments(document: object, basePath: string, { backends, guards 
     tags?: { name: string }[];
     info?: Record<string, unknown>;
   };
-  /** Who may call each operation of the document, by path and method; an operation not listed here is left out. */
-  const access = new Map<string, { backend: string; access: Access | 'session' }>();
+  /**
+   * Who may call each operation of the document, by path and method; an operation not listed here is left out.
+   * `batch`: a backend's batch (docs/internals/contract.md §15), shown to a caller who may call one of its resource
+   * routes, as a batch runs each operation through that route's own guard.
+   */
+  const access = new Map<string, { backend: string; access: Access | 'session' | 'batch' }>();
+  const resourceRoutes = new Set<string>();
   for (const backend of backends) {
     for (const resource of backend.resources) {
       for (const [method, operation] of Object.entries(resource.operations)) {
-        access.set(`${method.toLowerCase()} /${backend.name}/v${resource.version}/${resource.name}`, { backend: backend.name, access: operation!.access });
+        const route = `${method.toLowerCase()} /${backend.name}/v${resource.version}/${resource.name}`;
+        access.set(route, { backend: backend.name, access: operation!.access });
+        resourceRoutes.add(route);
       }
     }
+    if (backend.batch !== undefined) access.set(`post /${backend.name}/batch`, { backend: backend.name, access: 'batch' });
     if (backend.authScheme === 'Bearer') access.set(`post /${backend.name}/`, { backend: backend.name, access: null });
     if (backend.refreshLifetime !== null) {
       access.set(`post /${backend.name}/v1.0/token/refresh`, { backend: backend.name, access: null });
@@ -133,7 +141,9 @@ function callerDocuments(document: object, basePath: string, { backends, guards 
   const operations = Object.entries(paths ?? {}).flatMap(([path, item], index) =>
     Object.entries(item).flatMap(([method, operation]) => {
       const rule = access.get(`${method} ${path}`);
-      return rule === undefined ? [] : [{ path, index, key: `${index}${method}`, rule, json: `${JSON.stringify(method)}:${JSON.stringify(operation)}` }];
+      if (rule === undefined) return [];
+      const json = `${JSON.stringify(method)}:${JSON.stringify(operation)}`;
+      return [{ path, index, key: `${index}${method}`, rule, resource: resourceRoutes.has(`${method} ${path}`), json }];
     }),
   );
   /** The document up to its tags and paths, without its closing brace: the same for every caller. */
@@ -146,13 +156,18 @@ function callerDocuments(document: object, basePath: string, { backends, guards 
   let keptBytes = 0;
   return async (authorization: string | undefined, apiKey: string | undefined, address: string): Promise<string> => {
     const reach = await callerReach(backends, guards, authorization, apiKey, address);
-    const admits = (backend: string, rule: Access | 'session') => {
+    const admits = (backend: string, rule: Access | 'session' | 'batch'): boolean => {
+      if (rule === 'batch') return batched.has(backend);
       if (rule === null) return true;
       const principal = reach.get(backend);
       if (principal === undefined) return false;
       if (rule === 'session') return principal.sessionId !== undefined;
       return rule === '*' || rule.some((role) => principal.roles.includes(role));
     };
+    // The backends of which the caller may call a resource route: their batches are shown (never asked of a batch itself).
+    const batched: Set<string> = new Set(
+      operations.filter((operation) => operation.resource && admits(operation.rule.backend, operation.rule.access)).map((operation) => operation.rule.backend),
+    );
     const admitted = operations.filter((operation) => admits(operation.rule.backend, operation.rule.access));
     const key = admitted.map((operation) => operation.key).join(' ');
     const known = made.get(key);

@@ -6,12 +6,17 @@ import { addressGroup } from './auth/limits/address.js';
 import { logoutDoor, refreshDoor } from './auth/sessions/session-doors.js';
 import { tokenShapeA } from './auth/tokens/token-a.js';
 import type { CredentialRules } from './auth/transport/transport.js';
+import { type BatchRoute, batchDoor } from './batch/index.js';
 import type { FieldReader } from './body.js';
+import { answerNotModified, answerRead, NOT_MODIFIED, readHeaders } from './conditional/reads.js';
+import { refuseIfMatch, writtenTag } from './conditional/versions.js';
 import type { BackendModule, HttpMethod, Operation, ResourceModule } from './contract.js';
 import type { Database } from './db/index.js';
 import { mountDocs } from './docs.js';
 import { HttpError } from './errors.js';
 import type { Events } from './events/index.js';
+import { idempotencyKeyOf } from './idempotency/key.js';
+import { answeredReplay, answerText } from './idempotency/request.js';
 import { countCall, type RateLimiter } from './limits/index.js';
 import type { Lists } from './lists/index.js';
 import type { Metrics } from './metrics.js';
@@ -45,6 +50,8 @@ export interface RoutesOptions {
   audit: AuditTrail;
   /** Filters, sorts and pages (docs/internals/contract.md §11). */
   lists: Lists;
+  /** Validators on reads (docs/internals/contract.md §15); on unless false (ETAGS=off). */
+  etags?: boolean | undefined;
 }
 
 export interface Routes {
@@ -76,7 +83,7 @@ export function buildRoutes(options: RoutesOptions): Routes {
   };
   for (const backend of options.backends) {
     const guard = options.guards.get(backend.name)!;
-    const scope: ScopeOptions = {
+    const scope: Omit<ScopeOptions, 'status'> = {
       guard,
       db: options.db,
       readFields: options.readFields,
@@ -85,7 +92,10 @@ export function buildRoutes(options: RoutesOptions): Routes {
       limiter: options.limiter,
       events: options.events,
       lists: options.lists,
+      etags: options.etags !== false,
     };
+    // What a batch runs (runtime/batch/): the backend's resource routes, by method and path, as mounted here.
+    const batchRoutes = new Map<string, BatchRoute>();
     for (const resource of backend.resources) {
       const path = resourcePath(options.basePath, backend.name, resource);
       const methods = Object.keys(resource.operations) as HttpMethod[];
@@ -102,26 +112,60 @@ export function buildRoutes(options: RoutesOptions): Routes {
         const audit: AuditRoute | undefined = operation.audit
           ? { trail: options.audit, backend: backend.name, resource: resource.name, version: resource.version, method, status: operation.status, keeps }
           : undefined;
-        const own: ScopeOptions = rule === undefined && audit === undefined ? scope : { ...scope, limit: rule && { rule, route }, audit };
+        const own: ScopeOptions = { ...scope, status: operation.status, limit: rule && { rule, route }, audit };
         const byAddress = rule !== undefined && operation.access === null;
+        // If-Match on a write with no version column compares nothing: a 400, not a write that ignores it.
+        const unversioned = method !== 'GET' && operation.version === undefined;
+        const keyRequired = operation.idempotency === 'required';
+        // A GET's 200 and 304 carry an ETag and say how they may be cached (runtime/conditional/reads.ts).
+        const reads = method === 'GET' && options.etags !== false ? readHeaders(operation) : undefined;
         const handle: Koa.Middleware = async (ctx) => {
           ctx.state.backend = backend.name;
           ctx.state.resource = label;
           ctx.state.route = path;
           ctx.state.series = series;
           if (byAddress) await countCall(options.limiter, `${route}|a|${addressGroup(ctx.ip)}`, rule, ctx);
-          const result = await operation.handler(new Scope(ctx as unknown as Koa.Context, own));
+          if (unversioned) refuseIfMatch(ctx as unknown as Koa.Context);
+          // A POST's Idempotency-Key, checked before the handler (docs/internals/contract.md §15); its transaction claims it.
+          if (method === 'POST') ctx.state.idempotencyKey = idempotencyKeyOf(ctx.req.headers['idempotency-key'], keyRequired);
+          let result: object;
+          try {
+            result = await operation.handler(new Scope(ctx as unknown as Koa.Context, own));
+          } catch (error) {
+            if (answeredReplay(ctx as unknown as Koa.Context, error)) return;
+            // A <Validator>'s tag held the request's If-None-Match: the steps never ran.
+            if (error === NOT_MODIFIED && reads !== undefined) return answerNotModified(ctx as unknown as Koa.Context, reads);
+            throw error;
+          }
           // A token request that began a session (scope.ts, issueToken) answers its refresh token too.
           if (ctx.state.refreshToken !== undefined) (result as Record<string, unknown>).refresh_token = ctx.state.refreshToken;
+          if (reads !== undefined) return answerRead(ctx as unknown as Koa.Context, reads, operation.status, JSON.stringify(result));
           ctx.status = operation.status;
           // Every answer is JSON, known before the first request: the type is set as it is, not looked up in
           // Koa's MIME table on every response, and the text made here rather than in Koa's respond.
           ctx.set('Content-Type', JSON_TYPE);
-          ctx.body = JSON.stringify(result);
+          // A conditional change's new version (a versioned DELETE's row is gone: no tag).
+          const written = method === 'DELETE' ? undefined : writtenTag(ctx.state);
+          if (written !== undefined) ctx.set('ETag', written);
+          ctx.body = answerText(ctx as unknown as Koa.Context, result);
         };
         mount(method, path, audit === undefined ? handle : audited(audit, handle));
+        batchRoutes.set(looseKey(method, path), { label, path, operation, scope: own, byAddress: byAddress ? { route, rule } : undefined });
       }
       allowed.set(loosePath(path), allowHeader(methods));
+    }
+    if (backend.batch !== undefined) {
+      const path = `${options.basePath}/${backend.name}/batch`;
+      const series = options.metrics.route(backend.name, 'batch', 'POST');
+      const routes = { find: (method: string, at: string) => batchRoutes.get(looseKey(method, at)) };
+      const run = batchDoor({ ...options, settings: backend.batch, routes, guard });
+      mount('POST', path, (ctx, next) => {
+        ctx.state.backend = backend.name;
+        ctx.state.resource = 'batch';
+        ctx.state.series = series;
+        return run(ctx as unknown as Koa.Context, next);
+      });
+      allowed.set(loosePath(path), allowHeader(['POST']));
     }
     if (backend.authScheme === 'Bearer') {
       const path = `${options.basePath}/${backend.name}`;

@@ -5,6 +5,8 @@ import { presentedKey } from './auth/keys/api-key.js';
 import { type Principal, principalName } from './auth/scheme.js';
 import { type CredentialRules, credentialsOf, screenLogin } from './auth/transport/transport.js';
 import type { FieldReader } from './body.js';
+import { validateRead } from './conditional/reads.js';
+import { expectedVersion, mismatched } from './conditional/versions.js';
 import type {
   Caller,
   EventPayload,
@@ -23,6 +25,7 @@ import type {
 import type { Database } from './db/index.js';
 import { forbidden } from './errors.js';
 import type { EventRow, Events } from './events/index.js';
+import { claimedAttempt } from './idempotency/request.js';
 import { countCall, type RateLimiter } from './limits/index.js';
 import type { Lists } from './lists/index.js';
 import { readParams } from './params.js';
@@ -48,6 +51,21 @@ export interface ScopeOptions {
   audit?: AuditRoute | undefined;
   /** Filters, sorts and pages (docs/internals/contract.md §11), with the server's cursor key. */
   lists: Lists;
+  /** The operation's success status: what an Idempotency-Key's record answers again (docs/internals/contract.md §15). */
+  status: number;
+  /** Validators on reads (docs/internals/contract.md §15): off (ETAGS=off), a `<Validator>` runs nothing. */
+  etags?: boolean | undefined;
+  /** An operation of a batch (runtime/batch/): its statements and emits join the batch's one transaction. */
+  joined?: JoinedTransaction | undefined;
+}
+
+/**
+ * A batch's transaction, which its operations join (docs/internals/contract.md §15): their statements run on its
+ * connection, their events wait in its list, written when the batch commits, and their `transaction` is a part of it.
+ */
+export interface JoinedTransaction {
+  db: Queryable;
+  events: EventRow[];
 }
 
 /** An audited operation: where its rows go, and what they say of it. */
@@ -115,6 +133,8 @@ export class Scope implements RequestScope {
 
   get db(): Queryable {
     // Traced, each statement is a child span of the request's (runtime/tracing/).
+    const joined = this.options.joined;
+    if (joined !== undefined) return joined.db;
     const trace = (this.ctx.state as RequestState).trace;
     return trace === undefined ? this.options.db : trace.statements(this.options.db);
   }
@@ -186,13 +206,20 @@ export class Scope implements RequestScope {
   private run<T>(work: (db: Queryable) => Promise<T>): Promise<T> {
     // A tenant backend with triggers="on" sets @xmlrest_tenant for its writes (runtime/tenants/triggers.ts).
     const tenant = this.options.guard.backend.tenant?.triggers ? (this.ctx.state as { tenant?: string }).tenant : undefined;
+    // In a batch, the work runs on the batch's transaction, which commits (or not) when every operation has run.
+    const joined = this.options.joined;
+    if (joined !== undefined) return tenant === undefined ? work(joined.db) : withTenant(joined.db, tenant, work);
     const attempt = (db: Queryable) => {
       this.events = [];
       return tenant === undefined ? work(db) : withTenant(db, tenant, work);
     };
     const options = { commit: (db: Queryable) => this.options.events.commit(db, this.events) };
     const trace = (this.ctx.state as RequestState).trace;
-    return trace === undefined ? this.options.db.transaction(attempt, options) : trace.transaction(this.options.db, attempt, options);
+    const transact = (each: (db: Queryable) => Promise<T>) =>
+      trace === undefined ? this.options.db.transaction(each, options) : trace.transaction(this.options.db, each, options);
+    // A POST with an Idempotency-Key claims its record first in each attempt and completes it last (runtime/idempotency/).
+    if (this.ctx.state.idempotencyKey === undefined) return transact(attempt);
+    return claimedAttempt(this.ctx, this.options, attempt).then((claimed) => transact(claimed ?? attempt));
   }
 
   transaction<T>(work: (db: Queryable) => Promise<T>): Promise<T> {
@@ -235,7 +262,9 @@ export class Scope implements RequestScope {
   emit<Event extends EventPayload>(_db: Queryable, type: Event['type'], data: Event['data'], key?: SqlValue): Promise<void> {
     try {
       // Written as the transaction commits (`run`): its rows go with the COMMIT, in the same round trip.
-      this.events.push(...this.options.events.event(this.options.guard.backend.name, type, data, key, this.ctx.state.tenant as string | undefined));
+      (this.options.joined?.events ?? this.events).push(
+        ...this.options.events.event(this.options.guard.backend.name, type, data, key, this.ctx.state.tenant as string | undefined),
+      );
       return Promise.resolve();
     } catch (error) {
       return Promise.reject(error);
@@ -256,17 +285,19 @@ export class Scope implements RequestScope {
     });
   }
 
-  // docs/internals/contract.md §15: written by the validators' and the versioned writes' work (runtime/conditional/).
-  validate(_sql: string, _values: readonly SqlValue[], _kind: ValidatorKind): Promise<void> {
-    return Promise.reject(new Error('validate: not yet'));
+  validate(sql: string, values: readonly SqlValue[], kind: ValidatorKind): Promise<void> {
+    if (this.options.etags === false) return Promise.resolve();
+    const state = this.ctx.state as { backend: string; resource: string; userId?: string; tenant?: string };
+    const route = { backend: state.backend, resource: state.resource, userId: state.userId, tenant: state.tenant, query: this.ctx.querystring };
+    return validateRead(this.ctx, this.db, sql, values, kind, route);
   }
 
-  ifMatch(_required: boolean): ExpectedVersion {
-    throw new Error('ifMatch: not yet');
+  ifMatch(required: boolean): ExpectedVersion {
+    return expectedVersion(this.ctx, required);
   }
 
-  mismatch(_db: Queryable, _sql: string, _values: readonly SqlValue[]): Promise<never> {
-    return Promise.reject(new Error('mismatch: not yet'));
+  mismatch(db: Queryable, sql: string, values: readonly SqlValue[]): Promise<never> {
+    return mismatched(this.ctx, db, sql, values);
   }
 
   get plugin(): PluginContext {
@@ -282,9 +313,12 @@ export class Scope implements RequestScope {
       tenant: ctx.state.tenant as string | undefined,
       signToken: (claims) => {
         if (guard.tokens === null) throw new Error(`backend "${guard.backend.name}" has no JWT key: set JWT_SECRET`);
+        // An answer that carries a token is never kept as an idempotency record (runtime/idempotency/).
+        ctx.state.tokenIssued = true;
         return guard.tokens.sign(claims);
       },
       issueToken: async (claims) => {
+        ctx.state.tokenIssued = true;
         // On a tenant backend the token carries `ten`: the one given, else the user's, read by `sub` (guard.ts).
         const { token, refreshToken } = await guard.issue(claims.sub, claims.aud, undefined, claims.ten);
         // A session began: its refresh token goes into the answer beside the step's output (routes.ts).

@@ -31,6 +31,18 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
   { status: 400, reason: '', message: 'Malformed request body', when: 'a body that cannot be read: bad JSON, bad gzip, an aborted upload' },
   {
     status: 400,
+    reason: 'bad_idempotency_key',
+    message: 'Idempotency-Key must be 1 to * printable ASCII characters',
+    when: 'a POST whose Idempotency-Key is empty, longer than 255 characters, or holds a space, a control or a character beyond ASCII',
+  },
+  {
+    status: 400,
+    reason: 'idempotency_key_required',
+    message: 'This request requires an Idempotency-Key header',
+    when: 'a POST of a Request with idempotency="required" sent without one',
+  },
+  {
+    status: 400,
     reason: '',
     message: 'A value was rejected by the database: check the parameters',
     when: 'the database refused a value (NULL, out of range, too long, a CHECK)',
@@ -51,6 +63,32 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
   { status: 400, reason: '', message: 'This token belongs to no session: *', when: 'logout with a token of no session' },
   { status: 400, reason: '', message: "Parameter 'auth' must be 'bearer'", when: 'a token request (shape A) with another auth' },
   { status: 400, reason: '', message: "Parameter 'for' must be 'me'", when: 'openapi.json?for= anything else' },
+  {
+    status: 400,
+    reason: '',
+    message: 'A batch is {"operations": [...]}*',
+    when: 'a batch (docs/internals/contract.md §15) whose body is not a list of operations',
+  },
+  { status: 400, reason: '', message: 'A batch has 1 to * operations, not *', when: 'a batch of no operation, or more than its batch_max_operations' },
+  {
+    status: 400,
+    reason: '',
+    message: 'Operation *: * is not a resource route of this backend',
+    when: "a batch's operation that is not one of its backend's resource routes",
+  },
+  { status: 400, reason: '', message: 'Operation *: header * is not taken: only If-Match and If-None-Match', when: "a batch's operation with another header" },
+  {
+    status: 400,
+    reason: '',
+    message: 'Operation *: $ref * names no earlier operation / Operation *: $ref * points at nothing',
+    when: "a batch's `$ref` to no earlier answer's value",
+  },
+  {
+    status: 400,
+    reason: '',
+    message: 'If-Match is not taken here: this write has no version column to compare',
+    when: 'If-Match on a write whose Request has no version (docs/internals/contract.md §15)',
+  },
   {
     status: 401,
     reason: 'no_credentials',
@@ -172,7 +210,12 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
     when: 'REQUIRE_TLS_FOR_CREDENTIALS and credentials over plain HTTP from beyond loopback',
   },
   { status: 403, reason: 'cross_site', message: 'Cross-site request refused', when: "a write from another site's page (Origin or Sec-Fetch-Site)" },
-  { status: 404, reason: '', message: 'Not found', when: 'no resource at the path (and any unknown path on the admin port)' },
+  {
+    status: 404,
+    reason: '',
+    message: 'Not found',
+    when: 'no resource at the path (and any unknown path on the admin port); a versioned write whose row is not there',
+  },
   { status: 405, reason: '', message: 'Method * not allowed', when: 'the path is a resource without that method', headers: 'Allow' },
   { status: 408, reason: '', message: '(empty)', when: 'a client slower than REQUEST_TIMEOUT_MS to send its request', byNode: true },
   {
@@ -180,6 +223,20 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
     reason: '',
     message: 'Conflict: a row with this key already exists / Conflict: the row refers to, or is referred to by, another row',
     when: 'a duplicate key, or a foreign key',
+  },
+  {
+    status: 409,
+    reason: 'idempotency_in_progress',
+    message: 'A request with this Idempotency-Key is still running',
+    when: "a POST whose Idempotency-Key's first use has not committed within a second (docs/internals/contract.md §15)",
+    headers: 'Retry-After: 1',
+  },
+  {
+    status: 412,
+    reason: 'precondition_failed',
+    message: 'Precondition failed: the resource has changed since the ETag you sent',
+    when: "a versioned write whose If-Match is not the row's version (a weak tag, a digest, several tags never are), or `*` and no row",
+    headers: "ETag (the row's current version, when there is a row)",
   },
   { status: 413, reason: '', message: 'Request body too large', when: 'a body past 1 MB' },
   {
@@ -189,6 +246,12 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
     when: 'an Emit whose event is past EVENTS_MAX_BYTES',
   },
   { status: 415, reason: '', message: 'Unsupported body type: send JSON or form-encoded', when: 'a body of another content type' },
+  {
+    status: 428,
+    reason: 'precondition_required',
+    message: 'Precondition required: send If-Match with the ETag of the version you change',
+    when: 'a write whose Request says if_match="required", without If-Match',
+  },
   {
     status: 429,
     reason: 'rate_limited',
@@ -203,7 +266,20 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
     when: 'more sessions begun than LOGIN_MAX_SESSIONS in the window',
     headers: 'Retry-After',
   },
+  {
+    status: 422,
+    reason: 'idempotency_key_reused',
+    message: 'This Idempotency-Key was used with another request',
+    when: 'a POST whose Idempotency-Key the caller used before with another method, path, query string or body',
+  },
   { status: 431, reason: '', message: '(empty)', when: 'a header block past MAX_HEADER_BYTES', byNode: true },
+  {
+    status: 503,
+    reason: 'idempotency_unavailable',
+    message: 'Idempotency-Key is not available: run xmlrest db init',
+    when: 'a POST with an Idempotency-Key on a database without xmlrest_idempotency',
+    headers: 'Retry-After',
+  },
   { status: 500, reason: '', message: 'Internal error', when: 'a fault of the server (the log has its details under requestId)' },
   {
     status: 503,
@@ -227,6 +303,13 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
     headers: 'Retry-After',
   },
   { status: 503, reason: 'db_timeout', message: 'Service unavailable', when: `a statement past QUERY_TIMEOUT_MS: ${DB}`, headers: 'Retry-After' },
+  {
+    status: 503,
+    reason: 'batch_timeout',
+    message: 'The batch took longer than its * s',
+    when: 'a batch past its batch_timeout between two operations (one in flight is cut as `db_timeout`): rolled back',
+    headers: 'Retry-After',
+  },
   {
     status: 503,
     reason: 'db_pool_exhausted',

@@ -14,9 +14,22 @@ create table if not exists orders (
   product_id int unsigned not null,
   quantity int not null,
   created_on timestamp not null default current_timestamp,
+  -- Moved on by every change of the order (resources/shop/orders.xml, PUT): what If-Match compares.
+  version bigint unsigned not null default 0,
   constraint orders_quantity_positive check (quantity > 0),
   constraint orders_user foreign key (user_id) references usr (user_id),
   constraint orders_product foreign key (product_id) references products (product_id)
+) engine = InnoDB default charset = utf8mb4;
+
+-- Each change of an order's quantity (resources/shop/orders.xml, PUT), written in the change's transaction: a
+-- change refused by its If-Match (412) leaves none.
+create table if not exists order_changes (
+  change_id int unsigned not null auto_increment primary key,
+  order_id int unsigned not null,
+  user_id int unsigned not null,
+  quantity int not null,
+  changed_on timestamp not null default current_timestamp,
+  key order_changes_order (order_id)
 ) engine = InnoDB default charset = utf8mb4;
 
 create table if not exists notes (

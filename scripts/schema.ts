@@ -15,6 +15,7 @@ import { GRANT_ENDS_COLUMN } from '../runtime/auth/users/grants.js';
 import { DEFAULT_USER_TABLES } from '../runtime/auth/users/user-tables.js';
 import { errnoOf, NO_TABLE } from '../runtime/db/index.js';
 import { OUTBOX_ROUTINES, OUTBOX_TABLES } from '../runtime/events/index.js';
+import { IDEMPOTENCY_TABLE } from '../runtime/idempotency/table.js';
 import type { Queryable } from '../runtime/index.js';
 import { RATE_LIMIT_TABLE } from '../runtime/limits/index.js';
 import { SERVER_TABLE } from '../runtime/peers.js';
@@ -126,6 +127,8 @@ export async function createDefaultTables(connection: Connection): Promise<void>
     "select column_name as name from information_schema.columns where table_schema = database() and table_name = 'xmlrest_api_audit' and column_name = 'tenant'",
   );
   if ((tenantColumns as unknown[]).length === 0) await connection.query(API_AUDIT_TENANT);
+  // Idempotency-Key records, claimed and completed in each request's own transaction (runtime/idempotency/).
+  await connection.query(IDEMPOTENCY_TABLE);
   // Replaced on every run (dropped above), so that `xmlrest db init` upgrades them (MySQL has no CREATE OR REPLACE TRIGGER).
   for (const [name, body] of Object.entries(DEFAULT_TABLE_TRIGGERS)) await connection.query(`create trigger ${name} ${body}`);
 }

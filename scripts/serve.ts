@@ -77,6 +77,7 @@ async function prepare() {
       logger,
       corsOrigins: config.corsOrigins,
       maxParams: config.maxParams,
+      etags: config.etags,
       loginLimits: config.loginLimits,
       loginCounters: config.loginCounters,
       proxyHops: config.proxyHops,
@@ -85,6 +86,7 @@ async function prepare() {
       webhookSecrets: config.webhookSecrets,
       events: config.events,
       audit: config.audit,
+      idempotency: config.idempotency,
       tracing,
     });
     adminConsole?.attach(server);

@@ -1,6 +1,7 @@
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api } from './api.js';
+import { BatchNote, SafeWritesOf } from './safe-writes.js';
 import { errorText, inputValue, Message, type Notice, names, type Resource, type Role } from './shared.js';
 
 interface ImpactSide {
@@ -39,6 +40,7 @@ const listOf = (auth: string | null | undefined) => (auth === null || auth === u
  */
 export function Resources({ roles, manageable, onChanged }: { roles: Role[]; manageable: boolean; onChanged: () => void }) {
   const [resources, setResources] = useState<Resource[]>([]);
+  const [batch, setBatch] = useState<{ maxOperations: number } | null>(null);
   const [filter, setFilter] = useState('');
   /** Per resource: the rule being edited ('' the resource's, or a method) and the role picked to add. */
   const [editing, setEditing] = useState<Record<string, string>>({});
@@ -46,8 +48,11 @@ export function Resources({ roles, manageable, onChanged }: { roles: Role[]; man
   const [pending, setPending] = useState<(Change & { gain: ImpactSide; lose: ImpactSide }) | null>(null);
   const [notice, setNotice] = useState<Notice>(null);
   const load = () =>
-    api<{ resources: Resource[] }>('GET', 'resources').then(
-      (data) => setResources(data.resources),
+    api<{ resources: Resource[]; batch: { maxOperations: number } | null }>('GET', 'resources').then(
+      (data) => {
+        setResources(data.resources);
+        setBatch(data.batch);
+      },
       (error) => setNotice({ kind: 'error', text: errorText(error) }),
     );
   useEffect(() => void load(), []);
@@ -139,6 +144,7 @@ export function Resources({ roles, manageable, onChanged }: { roles: Role[]; man
         </div>`
           : null
       }
+      <${BatchNote} batch=${batch} />
       <div class="row"><input placeholder="Filter by path or role" aria-label="Filter resources" value=${filter} onInput=${(e: Event) => setFilter(inputValue(e))} /></div>
       <table>
         <thead><tr><th>Path</th><th>Version</th><th>Methods</th><th>Auth</th><th>Change who may call</th></tr></thead>
@@ -149,7 +155,7 @@ export function Resources({ roles, manageable, onChanged }: { roles: Role[]; man
             return html`<tr data-testid=${`resource-${key}`}>
               <td><code>${resource.path}</code></td>
               <td>${resource.version}</td>
-              <td>${resource.methods.join(', ')}${Object.keys(resource.requestAuth).map((method) => html`<div class="muted" data-testid=${`method-access-${method}`}>${method}: ${describeAccess(resource.access[method] ?? 'public')}</div>`)}</td>
+              <td>${resource.methods.join(', ')}${Object.keys(resource.requestAuth).map((method) => html`<div class="muted" data-testid=${`method-access-${method}`}>${method}: ${describeAccess(resource.access[method] ?? 'public')}</div>`)}<${SafeWritesOf} resource=${resource} /></td>
               <td>${
                 resource.auth
                   ? html`<span class="badges" data-testid="auth-badge">${resource.auth.split(' ').map((role, i) => html`${i > 0 ? ' ' : ''}<span class="badge">${role}</span>`)}</span>`

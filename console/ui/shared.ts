@@ -13,6 +13,15 @@ export interface Resource {
   requestAuth: Record<string, string>;
   source: string;
   etag: string;
+  /** Each method's safe writes (docs/internals/contract.md §15), for the methods that have any. */
+  safeWrites: Record<string, SafeWrites>;
+}
+/** What a method does of docs/internals/contract.md §15, as its module says. */
+export interface SafeWrites {
+  validator?: true;
+  version?: { column: string; required: boolean };
+  idempotency?: 'required';
+  maxAge?: number;
 }
 export interface Role {
   name: string;

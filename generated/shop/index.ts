@@ -2,6 +2,7 @@
 
 import type { BackendModule } from 'xmlrest/runtime';
 import { resource as account } from './account.js';
+import { resource as order } from './order.js';
 import { resource as orders } from './orders.js';
 import { resource as ordersV2_0 } from './orders@2.0.js';
 import { resource as products } from './products.js';
@@ -35,5 +36,6 @@ export const backend: BackendModule = {
   apiKeys: true,
   refreshLifetime: null,
   sessionLifetime: 2592000,
-  resources: [account, orders, ordersV2_0, products, productsV2_0, productsV3_0, report, reviews, token],
+  batch: { maxOperations: 100, timeoutMs: 10000 },
+  resources: [account, order, orders, ordersV2_0, products, productsV2_0, productsV3_0, report, reviews, token],
 };

@@ -50,6 +50,6 @@ export const resource: ResourceModule = {
   auth: null,
   source: 'resources/shop/products@2.0.xml',
   operations: {
-    GET: { status: 200, access: null, handler: get },
+    GET: { status: 200, access: null, maxAge: 60, handler: get },
   },
 };

@@ -2,6 +2,9 @@
 
 import type { ParamSpecs, RequestScope, ResourceModule, WriteResult } from 'xmlrest/runtime';
 
+/** GET's Validator: run before the steps; the answer's ETag is a digest of its rows, the route, the caller and the query string, and a matching If-None-Match is a 304. */
+const VALIDATOR_SQL = `select count(*) as reviews, max(review_id) as last_review from reviews where product_id = ?`;
+
 /** GET step "reviews". */
 const REVIEWS_SQL = `select r.review_id, r.product_id, u.user_name, r.stars, r.body, r.created_on
 from reviews r inner join usr u on u.user_id = r.user_id
@@ -49,6 +52,7 @@ export interface ReviewsGetResponse {
 /** GET shop/v1.0/reviews: Public, although the resource is protected: no credentials needed. */
 async function get(scope: RequestScope): Promise<ReviewsGetResponse> {
   const params = await scope.params<ReviewsGetParams>(REVIEWS_GET_PARAMS);
+  await scope.validate(VALIDATOR_SQL, [params.product_id], 'rows');
   const reviews = await scope.db.select<ReviewsRow>(REVIEWS_SQL, [params.product_id]);
   return { reviews };
 }
@@ -124,7 +128,7 @@ export const resource: ResourceModule = {
   auth: 'customer',
   source: 'resources/shop/reviews.xml',
   operations: {
-    GET: { status: 200, access: null, handler: get },
+    GET: { status: 200, access: null, validator: true, handler: get },
     POST: { status: 201, access: REVIEWS_POST_ROLES, handler: post },
     DELETE: { status: 200, access: REVIEWS_DELETE_ROLES, handler: remove },
   },

@@ -1,5 +1,11 @@
 import { defaultAuthQuery } from '../../runtime/auth/users/user-tables.js';
-import { AUTH_SCHEMES, type AuthSchemeName, DEFAULT_CONSOLE_ROLE } from '../../runtime/contract.js';
+import {
+  AUTH_SCHEMES,
+  type AuthSchemeName,
+  DEFAULT_BATCH_MAX_OPERATIONS,
+  DEFAULT_BATCH_TIMEOUT_SECONDS,
+  DEFAULT_CONSOLE_ROLE,
+} from '../../runtime/contract.js';
 import type { Diagnostics, SourceLocation } from '../diagnostics.js';
 import type { AuthQuery, Backend } from '../ir.js';
 import { BUILTIN_PLUGINS } from '../plugins.js';
@@ -98,7 +104,36 @@ export const BACKEND_ATTRIBUTES: readonly AttributeRule<Backend>[] = [
     (value) => (value === 'on' ? true : value === 'off' ? false : undefined),
     (value) => `api_keys is on or off, not "${value}"`,
   ),
+  // Batches (docs/internals/contract.md §15): batch="on" first, so that its bounds below find the setting to change.
+  {
+    name: 'batch',
+    apply: (value, target) => {
+      if (value === 'on') target.batch = { maxOperations: DEFAULT_BATCH_MAX_OPERATIONS, timeoutMs: DEFAULT_BATCH_TIMEOUT_SECONDS * 1000 };
+      return value === 'on' || value === 'off';
+    },
+    error: (value) => `batch is on or off, not "${value}"`,
+  },
+  {
+    name: 'batch_max_operations',
+    apply: batchBound('maxOperations', 1000, 1),
+    error: (value) => `batch_max_operations is a whole number of operations, 1 to 1000, not "${value}"`,
+  },
+  {
+    name: 'batch_timeout',
+    apply: batchBound('timeoutMs', 300, 1000),
+    error: (value) => `batch_timeout is a whole number of seconds, 1 to 300, not "${value}"`,
+  },
 ];
+
+/** A bound of a backend's batches, 1 to `max`: kept only when batch="on" (its absence is reported in analyseBackend). */
+function batchBound(field: 'maxOperations' | 'timeoutMs', max: number, unit: number): AttributeRule<Backend>['apply'] {
+  return (value, target) => {
+    const parsed = whole(/^[1-9][0-9]{0,3}$/, max)(value);
+    if (parsed === undefined) return false;
+    if (target.batch !== undefined) target.batch = { ...target.batch, [field]: parsed * unit };
+    return true;
+  };
+}
 
 /** A backend, and where its issuer is said: the issuer attribute, or the Backend element when it is defaulted. */
 export interface AnalysedBackend {
@@ -226,6 +261,10 @@ export function analyseBackend(name: string, file: SourceFile | undefined, diagn
         apiKeys.at,
         'api_keys="on" needs the default user tables (usr, usr_role), whose roles a key\'s user must still hold: this backend has its own AuthQuery',
       );
+  }
+  for (const bound of ['batch_max_operations', 'batch_timeout']) {
+    const given = attrs.optional(bound);
+    if (given && backend.batch === undefined) diagnostics.error(given.at, `${bound} bounds batches, which batch="on" turns on: add batch="on"`);
   }
   if (backend.authScheme !== null) {
     backend.authQuery = analyseAuthQuery(backend.authScheme, customQuery, root, diagnostics);

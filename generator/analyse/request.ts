@@ -10,10 +10,13 @@ import { type AuditParams, readAuditParams, requestAuditParams } from './audit.j
 import { ARG_NAME, type BackendWithPlugins } from './backend-plugins.js';
 import { type AnalyseOptions, AttributeReader, type RawAttribute, type RawElement, readBool, readDesc, type SourceFile, scanCached } from './elements.js';
 import { analyseEmit, checkEmitsWrite } from './emit.js';
+import { readIdempotency } from './idempotency.js';
 import { analyseList, LIST_ELEMENTS } from './list.js';
 import { readOwner } from './ownership.js';
 import { checkPluginTenant, checkTenantParam, readStepTenant, tenantBindable } from './tenant.js';
 import { STEP_SOURCES } from './tenant-proof.js';
+import { analyseValidator, readMaxAge } from './validator.js';
+import { analyseVersion, type StepSource } from './version.js';
 
 /** A request of a resource file: its method, status and steps, each bind checked against the steps before it. */
 const STEP_ID = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -46,13 +49,17 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
   const owner = readOwner(attrs.optional('owner'), diagnostics);
   const ownAudit = attrs.optional('audit');
   const ownAuditParams = readAuditParams(attrs.optional('audit_params'), diagnostics);
+  const versionAttr = attrs.optional('version');
+  const ifMatchAttr = attrs.optional('if_match');
+  const ownIdempotency = attrs.optional('idempotency');
+  const maxAgeAttr = attrs.optional('max_age');
   attrs.rejectOthers();
   const audit = ownAudit ? (readBool(ownAudit, diagnostics) ?? context.audit) : context.audit;
   const rateLimit = ownRate ? readRateLimit(ownRate, diagnostics) : context.rateLimit;
   // A Request's own auth replaces the resource's; auth="" makes the method public (docs/internals/contract.md §8).
   const ownAccess = own ? readAccess(own, 'Request', context.backend, diagnostics) : undefined;
   const access = own ? (ownAccess === undefined ? '*' : ownAccess) : context.access;
-  if (element.hasMixedText) diagnostics.error(element.at, 'Request holds only Desc, Sql, Execute, Emit, Page, Filter and Sort elements, not text');
+  if (element.hasMixedText) diagnostics.error(element.at, 'Request holds only Desc, Validator, Sql, Execute, Emit, Page, Filter and Sort elements, not text');
   let httpMethod: HttpMethod | undefined;
   if (method) {
     const upper = method.value.toUpperCase() as HttpMethod;
@@ -71,7 +78,10 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
   const params: string[] = [];
   /** Page, Filter and Sort (docs/internals/contract.md §11), read once the steps are known; and each Sql step's text as written. */
   const listElements: RawElement[] = [];
+  /** `<Validator>` (docs/internals/contract.md §15), read once the steps are known. */
+  const validatorElements: RawElement[] = [];
   const texts = new Map<SqlStep, string>();
+  const sources = new Map<SqlStep, StepSource>();
   let usesUid = false;
   let usesTenant = false;
   const bindOf = (placeholder: Placeholder, at: SourceLocation, where: string): Bind | undefined => {
@@ -139,8 +149,12 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
       listElements.push(child);
       continue;
     }
+    if (child.name === 'Validator') {
+      validatorElements.push(child);
+      continue;
+    }
     if (child.name !== 'Sql' && child.name !== 'Execute') {
-      diagnostics.error(child.at, `unknown element in Request: ${child.name} (expected Desc, Sql, Execute, Emit, Page, Filter or Sort)`);
+      diagnostics.error(child.at, `unknown element in Request: ${child.name} (expected Desc, Validator, Sql, Execute, Emit, Page, Filter or Sort)`);
       continue;
     }
     const stepAttrs = new AttributeReader(child, diagnostics);
@@ -189,6 +203,7 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
       };
       steps.push(step);
       texts.set(step, child.text);
+      sources.set(step, { text: child.text, locate: (offset) => child.locate(offset) });
       // What the tenant proof reads (analyse/tenant-proof.ts): the text as written, and where its offsets are.
       if (context.backend.tenant) STEP_SOURCES.set(step, { text: child.text, locate: (offset) => child.locate(offset) });
     } else {
@@ -216,6 +231,14 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
   }
   if (steps.length === 0) diagnostics.error(element.at, 'a Request needs at least one Sql or Execute step');
   checkEmitsWrite(emits, steps, diagnostics);
+  const version = analyseVersion(versionAttr, ifMatchAttr, { method: httpMethod, steps, sources, backend: context.backend, at: element.at }, diagnostics);
+  const validator = analyseValidator(
+    validatorElements,
+    { method: method?.value.toUpperCase(), tenant: context.backend.tenant !== undefined, file: context.file, options: context.options },
+    bindOf,
+    diagnostics,
+  );
+  const maxAge = readMaxAge(maxAgeAttr, method?.value.toUpperCase(), access === null, diagnostics);
   if (!httpMethod) return undefined;
   const list = analyseList(listElements, { method: httpMethod, steps, params, texts }, diagnostics);
   const allParams = list ? [...params, ...list.params] : params;
@@ -223,6 +246,7 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
   const auditParams = requestAuditParams(ownAuditParams, context.auditParams, { audit, method: httpMethod, params: allParams }, diagnostics);
   const sqlSteps = steps.filter((step): step is SqlStep => step.kind === 'sql');
   const transaction = sqlSteps.length > 1 || sqlSteps.some((step) => step.statement === 'write');
+  const idempotency = readIdempotency(ownIdempotency, { method: httpMethod, transaction }, diagnostics);
   // A request that checks credentials reads its fields from the body only, so it needs a body.
   const login = steps.find((step): step is ExecuteStep => step.kind === 'execute' && step.plugin.login === true);
   if (login && (httpMethod === 'GET' || httpMethod === 'DELETE')) {
@@ -245,6 +269,10 @@ export function analyseRequest(element: RawElement, context: RequestContext, dia
     ...(emits.length > 0 ? { emits } : {}),
     ...(audit ? { audit: true as const } : {}),
     ...(auditParams ? { auditParams } : {}),
+    ...(version ? { version } : {}),
+    ...(idempotency ? { idempotency } : {}),
+    ...(validator ? { validator } : {}),
+    ...(maxAge !== undefined ? { maxAge } : {}),
   };
 }
 

@@ -8,6 +8,7 @@ import type { BackendWithPlugins } from './backend-plugins.js';
 import { type AnalyseOptions, AttributeReader, checkNamespace, parseCached, readBool, readDesc, type SourceFile, top } from './elements.js';
 import { checkEventNames } from './emit.js';
 import { analyseRequest } from './request.js';
+import { settleValidatorKind } from './validator.js';
 
 /** A resource file: its name and version from the file name and `v`, its `auth`, its requests. */
 const RESOURCE_FILE = /^([a-z][a-z0-9_-]*)(?:@([0-9]+(?:\.[0-9]+)*))?\.xml$/;
@@ -83,6 +84,9 @@ export function analyseResource(file: SourceFile, backend: BackendWithPlugins, d
   checkResourceAuditParams(auditParams, operations, diagnostics);
   checkStepNames(operations, diagnostics);
   checkEventNames(operations, diagnostics);
+  // A versioned write's column (its Request's `version`): a GET's Validator then tags with it (analyse/validator.ts).
+  const versions = root.children.flatMap((child) => (child.name === 'Request' ? child.attributes.filter((attribute) => attribute.name === 'version') : []));
+  settleValidatorKind(operations, versions, diagnostics);
   if (diagnostics.count > errorsBefore) return undefined;
   operations.sort((a, b) => HTTP_METHODS.indexOf(a.method) - HTTP_METHODS.indexOf(b.method));
   return { backend: backend.name, name: nameMatch[1]!, version, auth: auth?.value ?? null, source: file.path, description, operations };

@@ -1,9 +1,11 @@
 import type { Diagnostics, SourceLocation } from '../diagnostics.js';
 import type { Backend, Operation, Project, SqlStep } from '../ir.js';
 import { tokenize } from '../sql/tokens.js';
+import { versionedTexts } from '../sql/versioned.js';
 import type { TypeSnapshot } from '../types/snapshot.js';
 import { widestStatement } from './list-spec.js';
 import { proveTenancy, type TenantFacts } from './tenancy.js';
+import { VALIDATOR_STEPS } from './validator.js';
 
 /**
  * The tenant proof wired into generate (docs/internals/contract.md §14): every Sql step of a tenant backend, but one
@@ -41,7 +43,9 @@ export function proveTenants(
     if (tenant === undefined) continue;
     for (const resource of backend.resources) {
       for (const operation of resource.operations) {
-        for (const step of operation.steps) {
+        // A GET's Validator is proven as a step is: it is no way around the proof (analyse/validator.ts).
+        const validator = operation.validator && VALIDATOR_STEPS.get(operation.validator);
+        for (const step of validator === undefined ? operation.steps : [...operation.steps, validator]) {
           // A token request (a login plug-in) is the door itself: its read of the user tables is for no caller yet.
           if (step.tenant === 'all' && (operation.access === null || operation.access === '*') && operation.paramsFromBody !== true) {
             // Every tenant's rows to anyone at all, or to any user of any tenant: a warning, an error with --strict.
@@ -63,6 +67,15 @@ export function proveTenants(
           const problems = proveTenancy(source.text, facts);
           if (tenant.type === 'text') problems.push(...inexactCollations(facts, tenant.column));
           for (const problem of problems) diagnostics.error(source.locate(problem.offset), `step "${step.id}": ${problem.message}`);
+          // A versioned write's forms (docs/internals/contract.md §15) are proven as they run: adding an AND term to
+          // a where and a set item of a column that is not the tenant's (analyse/version.ts) cannot break a proof,
+          // and the probe keeps the where's terms on the same reference, but each is proven rather than argued.
+          if (problems.length === 0 && operation.version?.step === step.id) {
+            const forms = versionedTexts(source.text, operation.version.column);
+            for (const text of 'message' in forms ? [] : [forms.unconditional, forms.conditional, forms.probe]) {
+              for (const problem of proveTenancy(text, facts)) diagnostics.error(step.at, `step "${step.id}", as its versioned forms run: ${problem.message}`);
+            }
+          }
           // What a list serves: its own statement with every filter and the page's condition added.
           if (problems.length === 0 && step.list) {
             for (const problem of proveTenancy(widestText(step), facts))

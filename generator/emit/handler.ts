@@ -2,8 +2,9 @@
 // apart from the module's declarations (resource.ts), which only name the handler.
 import type { CodeBlockWriter } from 'ts-morph';
 import type { Bind, Emit, Operation, Resource, SqlStep, Step } from '../ir.js';
-import { accessExpression, eventType, listConstantName, paramsConstant, rowType, sqlConstant } from './module-names.js';
+import { accessExpression, eventType, listConstantName, paramsConstant, rowType, sqlConstant, VALIDATOR_CONSTANT } from './module-names.js';
 import { propertyAccess, propertyName, quote } from './print.js';
+import { writeIfMatch, writeVersionedStep } from './version.js';
 
 export function writeHandlerBody(writer: CodeBlockWriter, resource: Resource, operation: Operation, prefix: string): void {
   // Order is the contract's: authentication and role first, then parameters (docs/internals/contract.md §3).
@@ -17,6 +18,10 @@ export function writeHandlerBody(writer: CodeBlockWriter, resource: Resource, op
   if (operation.params.length > 0) {
     writer.writeLine(`const params = await scope.params<${prefix}Params>(${paramsConstant(resource, operation)});`);
   }
+  // A GET's Validator, before any step: a 304 ends the request here (docs/internals/contract.md §15).
+  const validator = operation.validator;
+  if (validator)
+    writer.writeLine(`await scope.validate(${VALIDATOR_CONSTANT}, [${validator.binds.map(bindExpression).join(', ')}], ${quote(validator.kind)});`);
   const response =
     `{ ${[...operation.steps.filter((step) => step.output).map((step) => step.id), ...(pagedStep(operation) ? ['next: list.next'] : [])].join(', ')} }`.replace(
       '{  }',
@@ -27,6 +32,7 @@ export function writeHandlerBody(writer: CodeBlockWriter, resource: Resource, op
       writeStep(writer, step, db, operation);
       for (const emit of operation.emits ?? []) if (emit.after === index + 1) writeEmit(writer, emit, db);
     });
+  writeIfMatch(writer, operation);
   if (operation.transaction) {
     writer.write('return scope.transaction(async (db) => {').newLine();
     writer.indent(() => {
@@ -58,6 +64,8 @@ function writeStep(writer: CodeBlockWriter, step: Step, db: string, operation: O
     writer.writeLine(`const list = scope.list(${listConstantName(step)}, params);`);
     const select = `await ${db}.select<${rowType(step)}>(list.sql, list.values(${step.binds.map(bindExpression).join(', ')}))`;
     writer.writeLine(`${target}${step.list.page ? `list.page(${select})` : select};`);
+  } else if (step.kind === 'sql' && operation.version?.step === step.id) {
+    writeVersionedStep(writer, step, db, step.binds.map(bindExpression), operation.version.probeBinds.map(bindExpression));
   } else if (step.kind === 'sql') {
     const values = `[${step.binds.map(bindExpression).join(', ')}]`;
     const call = step.statement === 'read' ? `${db}.select<${rowType(step)}>` : `${db}.write`;

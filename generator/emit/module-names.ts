@@ -24,8 +24,20 @@ export function accessExpression(resource: Resource, operation: Operation): stri
   return operation.access === '*' ? quote('*') : rolesConstant(resource, operation);
 }
 
+/** The module's one `<Validator>` statement (a resource has one GET); no step id may take its name (analyse/validator.ts). */
+export const VALIDATOR_CONSTANT = 'VALIDATOR_SQL';
+
 export function sqlConstant(step: SqlStep): string {
   return `${constant(step.id)}_SQL`;
+}
+
+/** A versioned write's conditional form and its probe (docs/internals/contract.md §15), beside the step's own. */
+export function ifMatchConstant(step: Pick<SqlStep, 'id'>): string {
+  return `${constant(step.id)}_IF_MATCH_SQL`;
+}
+
+export function versionConstant(step: Pick<SqlStep, 'id'>): string {
+  return `${constant(step.id)}_VERSION_SQL`;
 }
 
 export function rowType(step: SqlStep): string {

@@ -6,9 +6,20 @@ import { auditRuleConstant, auditRuleName } from './audit.js';
 import { pagedStep, writeHandlerBody } from './handler.js';
 import type { EmitOptions } from './layout.js';
 import { listConstant } from './list-constant.js';
-import { accessExpression, eventType, handlerName, paramsConstant, rolesConstant, rowType, sqlConstant, stepResultType } from './module-names.js';
+import {
+  accessExpression,
+  eventType,
+  handlerName,
+  paramsConstant,
+  rolesConstant,
+  rowType,
+  sqlConstant,
+  stepResultType,
+  VALIDATOR_CONSTANT,
+} from './module-names.js';
 import { paramDoc, paramSpecLiteral, paramTsType } from './params.js';
 import { doc, finish, importPath, objectConstant, propertyName, quote, runtimeImport, templateLiteral } from './print.js';
+import { versionConstants, versionText } from './version.js';
 
 /**
  * One resource's module: a named SQL constant per step, the row, parameter
@@ -55,9 +66,19 @@ export function emitResource(resource: Resource, file: string, options: EmitOpti
   }
 
   for (const operation of resource.operations) {
+    if (operation.validator) {
+      const tag = operation.validator.kind === 'version' ? 'the version it reads' : 'a digest of its rows, the route, the caller and the query string';
+      statements.push({
+        kind: StructureKind.VariableStatement,
+        docs: [`${operation.method}'s Validator: run before the steps; the answer's ETag is ${tag}, and a matching If-None-Match is a 304.`],
+        declarationKind: VariableDeclarationKind.Const,
+        declarations: [{ name: VALIDATOR_CONSTANT, initializer: templateLiteral(operation.validator.sql) }],
+      });
+    }
     for (const step of operation.steps) {
       if (step.kind !== 'sql') continue;
       if (step.list) statements.push(listConstant(operation, step));
+      else if (operation.version?.step === step.id) statements.push(...versionConstants(operation, step));
       else {
         statements.push({
           kind: StructureKind.VariableStatement,
@@ -187,7 +208,7 @@ export function emitResource(resource: Resource, file: string, options: EmitOpti
       'operations: {',
       ...resource.operations.map(
         (operation) =>
-          `  ${operation.method}: { status: ${operation.status}, access: ${accessExpression(resource, operation)}, ${rateLimitText(operation)}${operation.audit ? `audit: ${auditRuleName(resource, operation)}, ` : ''}${pagedStep(operation) ? 'pages: true, ' : ''}handler: ${handlerName(operation)} },`,
+          `  ${operation.method}: { status: ${operation.status}, access: ${accessExpression(resource, operation)}, ${rateLimitText(operation)}${operation.audit ? `audit: ${auditRuleName(resource, operation)}, ` : ''}${operation.idempotency ? `idempotency: '${operation.idempotency}', ` : ''}${pagedStep(operation) ? 'pages: true, ' : ''}${operation.validator ? 'validator: true, ' : ''}${versionText(operation)}${operation.maxAge !== undefined ? `maxAge: ${operation.maxAge}, ` : ''}handler: ${handlerName(operation)} },`,
       ),
       '},',
     ]),

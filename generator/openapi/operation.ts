@@ -5,6 +5,7 @@ import { camel } from '../names.js';
 import { auditKeeps } from '../secrets.js';
 import { LINK_HEADER, listNote, listOf, listParamDescription, NEXT_CURSOR } from './lists.js';
 import { errorResponse, RATE_LIMIT_FIELDS, requestBody, type Schema, shared } from './responses.js';
+import { safeWrites } from './safe-writes.js';
 import { paramSchema, stepSchema } from './schemas.js';
 import { REFRESH_TOKEN } from './tokens.js';
 
@@ -116,6 +117,7 @@ export function operationObject(backend: Backend, resource: Resource, operation:
   } else if (checksPasswords) responses['429'] = shared('TooManyLogins');
   responses['500'] = shared('InternalError');
   responses['503'] = shared('Unavailable');
+  safeWrites(operation, object, responses);
   object.responses = responses;
   return object;
 }

@@ -43,7 +43,7 @@ function rateLimited(description: string): Schema {
 }
 
 /** A refusal that says when to try again. */
-function retryLater(description: string): Schema {
+export function retryLater(description: string): Schema {
   return {
     ...errorResponse(description),
     headers: { 'Retry-After': { description: 'Seconds to wait before trying again.', schema: { type: 'string', pattern: '^[0-9]+$' } } },

@@ -4,6 +4,7 @@ import { widestStatement } from '../analyse/list-spec.js';
 import { identityText, ownsRows, type UserIdentity } from '../analyse/ownership.js';
 import { namedTables, type TenantFacts } from '../analyse/tenancy.js';
 import { STEP_SOURCES } from '../analyse/tenant-proof.js';
+import { VALIDATOR_STEPS } from '../analyse/validator.js';
 import type { Operation, ParamTarget, ParamType, Project, Resource, SqlStep } from '../ir.js';
 import { tablesOf } from '../sql/tables.js';
 import { tokenize, unquote } from '../sql/tokens.js';
@@ -26,6 +27,9 @@ export function* sqlSteps(project: Project): Generator<{ key: string; resource: 
         for (const step of operation.steps) {
           if (step.kind === 'sql') yield { key: stepKey(resource, operation, step), resource, operation, step };
         }
+        // A GET's Validator is described as a step is, after the steps: their types of a parameter come first.
+        const validator = operation.validator && VALIDATOR_STEPS.get(operation.validator);
+        if (validator !== undefined) yield { key: stepKey(resource, operation, validator), resource, operation, step: validator };
       }
     }
   }

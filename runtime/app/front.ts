@@ -37,8 +37,10 @@ export function frontLayers(
   if (corsOn) {
     const allowCors = cors({
       origin: (ctx) => (credentials.allowedOrigins.has(ctx.get('Origin')) ? ctx.get('Origin') : ''),
-      allowHeaders: ['Authorization', 'Content-Type', 'X-API-Key'],
-      exposeHeaders: ['X-Request-Id', 'WWW-Authenticate'],
+      // A page may revalidate a GET (If-None-Match, ETag), write under a precondition (If-Match), retry its POSTs with an
+      // Idempotency-Key and read whether an answer was a replay (docs/internals/contract.md §15).
+      allowHeaders: ['Authorization', 'Content-Type', 'X-API-Key', 'If-None-Match', 'If-Match', 'Idempotency-Key'],
+      exposeHeaders: ['X-Request-Id', 'WWW-Authenticate', 'ETag', 'Idempotent-Replayed', 'Retry-After'],
     }) as Koa.Middleware;
     // Inside CORS's layer: a page of an allowed origin can read the 403 it gets (over plain HTTP, say).
     app.use((ctx, next) =>

@@ -23,6 +23,8 @@ export interface ServerOptions {
   corsOrigins?: readonly string[];
   /** Most query-string and body fields one request may carry; default 100. */
   maxParams?: number;
+  /** ETags and 304 on GETs (docs/internals/contract.md §15); default on. */
+  etags?: boolean;
   /** How often to read token revocations from the database; default 5 s, 0 never. */
   revocationPollMs?: number;
   /** How often to announce this server to the others on its database (xmlrest_server); default 5 s, 0 never. */
@@ -48,6 +50,8 @@ export interface ServerOptions {
   events?: { deliver?: boolean; delivery?: Partial<DeliverySettings>; maxBytes?: number };
   /** The API audit: how many days its rows are kept (default 90). */
   audit?: { retentionDays?: number };
+  /** Idempotency-Key records (docs/internals/contract.md §15): how many seconds they are kept (default 86400). */
+  idempotency?: { retentionSeconds?: number };
   /** Each request a span, each SQL step a child span (runtime/tracing/, `startTracing`); none by default. */
   tracing?: Tracing | undefined;
 }

@@ -1,6 +1,8 @@
 import { AuditTrail } from '../audit/index.js';
+import { DEFAULT_IDEMPOTENCY_RETENTION_SECONDS } from '../contract/safe-writes.js';
 import { Events } from '../events/index.js';
 import { Housekeeping } from '../housekeeping.js';
+import { idempotencyPruning } from '../idempotency/index.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { Peers } from '../peers.js';
@@ -18,8 +20,9 @@ export function eventsAndAudit(options: ServerOptions, logger: Logger, metrics: 
     ...options.events,
   });
   const audit = new AuditTrail(options.database, logger, metrics.registry, options.audit?.retentionDays);
-  // Delivered events and audit rows past their retention: pruned by one server at a time, a batch a tick.
+  // Delivered events, audit rows and idempotency records past their retention: pruned by one server at a time, a batch a tick.
   const housekeeping = new Housekeeping(peers, logger);
-  housekeeping.start([events.pruning(), audit.pruning()]);
+  const idempotency = idempotencyPruning(options.database, options.idempotency?.retentionSeconds ?? DEFAULT_IDEMPOTENCY_RETENTION_SECONDS);
+  housekeeping.start([events.pruning(), audit.pruning(), idempotency]);
   return { events, audit, housekeeping };
 }

@@ -57,6 +57,7 @@ export function reloadableRoutes(
       readFields,
       basePath,
       maxParams: options.maxParams ?? 100,
+      etags: options.etags,
       credentials,
       openapi,
       metrics,

@@ -46,6 +46,7 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'DB_SYNC_WAIT', about: 'on a Galera node, causal reads (wsrep_sync_wait=1)', value: 'true' },
   { name: 'SHUTDOWN_TIMEOUT_MS', about: 'longest a graceful stop waits for requests in flight', value: '10000' },
   { name: 'MAX_PARAMS', about: 'most query-string and body fields in one request (400 past it)', value: '100' },
+  { name: 'ETAGS', about: "on: GETs answer ETags and 304 to If-None-Match; off: neither (a proxy's own, the bench)", value: 'on' },
   { name: 'MAX_HEADER_BYTES', about: 'largest header block (431 past it)', value: '16384' },
   { name: 'REQUEST_TIMEOUT_MS', about: 'longest a client may take to send a whole request (408 past it)', value: '30000' },
   { name: 'HEADERS_TIMEOUT_MS', about: 'longest a client may take to send its headers', value: '10000' },
@@ -73,6 +74,7 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'EVENTS_MAX_BYTES', about: 'largest event body; a larger one fails its request', value: '65536' },
   { name: 'EVENTS_RETENTION_SECONDS', about: 'delivered events are removed after this', value: '604800' },
   { name: 'AUDIT_RETENTION_DAYS', about: 'audit rows older than this are removed', value: '90' },
+  { name: 'IDEMPOTENCY_RETENTION_SECONDS', about: 'Idempotency-Key records older than this are removed: a retry after it runs again', value: '86400' },
   {
     name: 'OTEL_EXPORTER_OTLP_ENDPOINT',
     about: 'an OTLP/HTTP collector: every request is a span; unset, tracing is off',

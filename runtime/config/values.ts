@@ -30,6 +30,13 @@ export function flag(value: string | undefined, name: string): boolean {
   throw new Error(`${name} is true or false, not ${value}`);
 }
 
+/** ETAGS: `on` (the default) or `off`. */
+export function etagsOf(value: string | undefined): boolean {
+  if (value === undefined || value === '' || value === 'on') return true;
+  if (value === 'off') return false;
+  throw new Error(`ETAGS is on or off, not ${value}`);
+}
+
 /**
  * PROXY_HOPS says how many proxies stand in front; TRUST_PROXY=true, the older setting, says one does. Either
  * alone is enough; both must agree.

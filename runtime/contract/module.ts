@@ -96,6 +96,8 @@ export interface Operation {
   version?: { column: string; required: boolean };
   /** A public GET's `max_age` (seconds): answered `Cache-Control: public, max-age=<n>` rather than `no-cache`. */
   maxAge?: number;
+  /** A GET with a `<Validator>`: for the console, which shows it; the handler itself calls `scope.validate`. */
+  validator?: true;
   handler: Handler;
 }
 

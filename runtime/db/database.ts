@@ -67,7 +67,7 @@ export class Database extends EventEmitter<{ retry: [{ reason: string; attempt: 
    * say how it starts and how it commits).
    */
   transaction<T>(work: (db: Queryable) => Promise<T>, options?: TransactionOptions): Promise<T> {
-    return this.attempt({ transaction: true, retryConnectionFaults: true }, async (connection) => {
+    return this.attempt({ transaction: true, retryConnectionFaults: true, withinMs: options?.withinMs }, async (connection) => {
       const runner = new StatementRunner(connection);
       if (options?.isolation === 'read committed') await query(connection, 'set transaction isolation level read committed');
       await query(connection, 'start transaction');
@@ -128,10 +128,10 @@ export class Database extends EventEmitter<{ retry: [{ reason: string; attempt: 
    * statement timed out (it may still be running), is destroyed, not pooled.
    */
   private async attempt<T>(
-    options: { transaction: boolean; retryConnectionFaults: boolean },
+    options: { transaction: boolean; retryConnectionFaults: boolean; withinMs?: number | undefined },
     operation: (connection: PoolConnection) => Promise<T>,
   ): Promise<T> {
-    const deadline = Date.now() + this.timings.queryTimeoutMs + MARGIN_MS;
+    const deadline = Date.now() + (options.withinMs ?? this.timings.queryTimeoutMs) + MARGIN_MS;
     for (let attempt = 1; ; attempt++) {
       const connection = await this.acquire(deadline);
       let broken = false;
@@ -197,6 +197,11 @@ export interface TransactionOptions {
    * rolls back, or, when the connection failed, its outcome is unknown.
    */
   commit?: (db: Queryable) => Promise<boolean> | false;
+  /**
+   * How long the whole transaction may take, retries included (QUERY_TIMEOUT_MS otherwise): a batch's own bound
+   * (runtime/batch/), longer or shorter than one statement's. Each statement stays within QUERY_TIMEOUT_MS.
+   */
+  withinMs?: number;
 }
 
 const AUTOCOMMIT_READ = { transaction: false, retryConnectionFaults: true } as const;

@@ -14,7 +14,7 @@ import { staleSourcesOf } from '../install.js';
 import { generatedBackends } from './generated-backends.js';
 import { listIndexFindings } from './list-indexes.js';
 
-/** The tables `xmlrest db init` makes, besides the default user tables: revocations, roles, audit, login counters, servers, rate limits, API keys and their secret, sessions. */
+/** The tables `xmlrest db init` makes, besides the default user tables: revocations, roles, audit, login counters, servers, rate limits, API keys and their secret, sessions, idempotency records. */
 const OWN_TABLES = [
   'usr',
   'usr_role',
@@ -32,6 +32,7 @@ const OWN_TABLES = [
   'xmlrest_outbox',
   'xmlrest_webhook_stop',
   'xmlrest_api_audit',
+  'xmlrest_idempotency',
 ];
 const NODE_NEEDED = [20, 12] as const;
 

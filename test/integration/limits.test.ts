@@ -95,8 +95,9 @@ describe('headers', () => {
       const response = await fetch(plain.url + path);
       expect(response.headers.get('x-content-type-options'), path).toBe('nosniff');
       expect(response.headers.get('x-frame-options'), path).toBe('DENY');
-      // Rows and tokens are stored by no cache (OWASP's REST list; RFC 6749 §5.1 for tokens).
-      expect(response.headers.get('cache-control'), path).toBe('no-store');
+      // Rows and tokens are stored by no cache (OWASP's REST list; RFC 6749 §5.1 for tokens); a GET's 200 may be
+      // kept but not used unchecked: no-cache, with its ETag (docs/internals/contract.md §15).
+      expect(response.headers.get('cache-control'), path).toBe(path === '/shop/v1.0/products' ? 'no-cache' : 'no-store');
       // Never over plain HTTP (RFC 6797 §7.2); transport.test.ts sees it over HTTPS.
       expect(response.headers.get('strict-transport-security'), path).toBeNull();
       // A JSON answer loads nothing and is framed nowhere.
@@ -126,6 +127,10 @@ describe('headers', () => {
       headers: { ...origin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' },
     });
     expect(preflight.status).toBe(204);
-    expect(preflight.headers.get('access-control-allow-headers')).toBe('Authorization,Content-Type,X-API-Key');
+    expect(preflight.headers.get('access-control-allow-headers')).toBe('Authorization,Content-Type,X-API-Key,If-None-Match,If-Match,Idempotency-Key');
+    // A page revalidates a GET itself: it reads the ETag (docs/internals/contract.md §15).
+    const allowed = await fetch(`${strict.url}/shop/v1.0/products`, { headers: origin });
+    expect(allowed.headers.get('access-control-expose-headers')).toBe('X-Request-Id,WWW-Authenticate,ETag,Idempotent-Replayed,Retry-After');
+    expect(allowed.headers.get('etag')).toMatch(/^"[A-Za-z0-9_-]{27}"$/);
   });
 });

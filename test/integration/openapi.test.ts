@@ -4,6 +4,8 @@ import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyStore } from '../../console/keys.js';
 import { backends } from '../../generated/index.js';
+import type { Backend } from '../../generator/ir.js';
+import { batchOperation } from '../../generator/openapi/safe-writes.js';
 import { CHROMIUM_ARGS, ensureChromium } from '../../scripts/chromium.js';
 import { basic, startServer, type TestServer } from '../support/server.js';
 
@@ -53,8 +55,11 @@ describe('generated/openapi.json', () => {
 
   it('documents a list: optional filters, the sort, limit and after, and next with the Link header', () => {
     const products = document.paths['/shop/v3.0/products'].get;
-    const parameters = Object.fromEntries(products.parameters.map((parameter: { name: string }) => [parameter.name, parameter]));
+    const query = products.parameters.filter((parameter: { in?: string }) => parameter.in === 'query');
+    const parameters = Object.fromEntries(query.map((parameter: { name: string }) => [parameter.name, parameter]));
     expect(Object.keys(parameters)).toEqual(['max_price', 'q', 'sort', 'limit', 'after']);
+    // Beside them, If-None-Match (docs/internals/contract.md §15), a header every GET takes.
+    expect(products.parameters.at(-1)).toEqual({ $ref: '#/components/parameters/IfNoneMatch' });
     expect(Object.values(parameters).every((parameter: any) => parameter.required === false)).toBe(true);
     expect(parameters.sort.schema.enum).toEqual(['name', '-name', 'price', '-price']);
     expect(parameters.limit.schema).toEqual({ type: 'integer', minimum: 1, maximum: 100, default: 20 });
@@ -134,6 +139,8 @@ describe('GET {base}/openapi.json?for=me: the caller’s own API (issue 30)', ()
       'GET /shop/v1.0/account',
       'GET /shop/v1.0/orders',
       'POST /shop/v1.0/orders',
+      'GET /shop/v1.0/order',
+      'PUT /shop/v1.0/order',
       'POST /shop/v1.0/reviews',
       'GET /shop/v2.0/orders',
     ].sort();
@@ -172,6 +179,31 @@ describe('GET {base}/openapi.json?for=me: the caller’s own API (issue 30)', ()
     const other = await fetch(`${server.url}/api/openapi.json?for=everyone`);
     expect(other.status).toBe(400);
     expect(await other.json()).toEqual({ message: "Parameter 'for' must be 'me'", status: 400 });
+  });
+});
+
+describe('GET {base}/openapi.json?for=me with batches on (issue 44)', () => {
+  it("lists a backend's batch to a caller who may call one of its resource routes, and to no one else", async () => {
+    // shop has public routes, staff none: its batch is for callers staff's guard admits to one of its routes.
+    const batched = backends.map((backend) =>
+      backend.name === 'shop' || backend.name === 'staff' ? { ...backend, batch: { maxOperations: 10, timeoutMs: 10_000 } } : backend,
+    );
+    const withBatches = structuredClone(document);
+    for (const backend of batched) {
+      const batch = batchOperation(backend as unknown as Backend);
+      if (batch) withBatches.paths[`/${backend.name}/batch`] = { post: batch };
+    }
+    const batchServer = await startServer(batched, { basePath: '/api', openapi: withBatches });
+    try {
+      const batchesOf = async (headers: Record<string, string>) => {
+        const body = (await (await fetch(`${batchServer.url}/api/openapi.json?for=me`, { headers })).json()) as { paths: Record<string, unknown> };
+        return Object.keys(body.paths).filter((path) => path.endsWith('/batch'));
+      };
+      expect(await batchesOf({})).toEqual(['/shop/batch']);
+      expect(await batchesOf({ authorization: basic('carol', 'carol-pass') })).toEqual(['/shop/batch', '/staff/batch']);
+    } finally {
+      await batchServer.close();
+    }
   });
 });
 

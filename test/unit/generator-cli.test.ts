@@ -38,6 +38,7 @@ describe('generate', () => {
       'openapi.json',
       'shop/account.ts',
       'shop/index.ts',
+      'shop/order.ts',
       'shop/orders.ts',
       'shop/orders@2.0.ts',
       'shop/products.ts',
@@ -52,7 +53,7 @@ describe('generate', () => {
     const mtime = statSync(path.join(ROOT, 'generated/shop/orders.ts')).mtimeMs;
     lines = [];
     expect(await generate()).toBe(0);
-    expect(lines).toEqual(['xmlrest: 15 files from 10 resource files, 0 changed']);
+    expect(lines).toEqual(['xmlrest: 16 files from 11 resource files, 0 changed']);
     expect(statSync(path.join(ROOT, 'generated/shop/orders.ts')).mtimeMs).toBe(mtime);
     expect(await generate(true)).toBe(0);
   });
@@ -82,7 +83,7 @@ describe('generate', () => {
     expect(lines).toContain('update generated/shop/report.ts');
     lines = [];
     expect(await dev()).toBe(0);
-    expect(lines).toEqual(['xmlrest: 15 files from 10 resource files, 0 changed']);
+    expect(lines).toEqual(['xmlrest: 16 files from 11 resource files, 0 changed']);
   });
 
   it('types the OpenAPI document in openapi.d.ts, makes them again only for a changed document or a hand edit, and --check finds either', async () => {

@@ -5,6 +5,7 @@ import type { Registry } from 'prom-client';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AUDIT_ATTRIBUTE_NAMES } from '../../generator/analyse/audit.js';
 import { analyseBackend, BACKEND_ATTRIBUTES } from '../../generator/analyse/backend.js';
+import { IDEMPOTENCY_ATTRIBUTE_NAMES } from '../../generator/analyse/idempotency.js';
 import { ISSUER_ATTRIBUTE_NAMES } from '../../generator/analyse/issuer.js';
 import { FILTER_ATTRIBUTE_NAMES, PAGE_ATTRIBUTE_NAMES, SORT_ATTRIBUTE_NAMES } from '../../generator/analyse/list-elements.js';
 import { REQUEST_ATTRIBUTE_NAMES } from '../../generator/analyse/ownership.js';
@@ -157,7 +158,7 @@ describe('the schema and the analyser', () => {
   });
 
   it('give Request and Resource the attributes of the tables they share (owner, audit_params)', () => {
-    for (const name of [...REQUEST_ATTRIBUTE_NAMES, ...AUDIT_ATTRIBUTE_NAMES]) expect(attributes('Request')).toContain(name);
+    for (const name of [...REQUEST_ATTRIBUTE_NAMES, ...AUDIT_ATTRIBUTE_NAMES, ...IDEMPOTENCY_ATTRIBUTE_NAMES]) expect(attributes('Request')).toContain(name);
     for (const name of AUDIT_ATTRIBUTE_NAMES) expect(attributes('Resource')).toContain(name);
     for (const name of STEP_TENANT_ATTRIBUTE_NAMES) for (const step of ['Sql', 'Execute']) expect(attributes(step), step).toContain(name);
   });

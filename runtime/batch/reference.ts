@@ -1,0 +1,48 @@
+import { badRequest } from '../errors.js';
+
+/**
+ * An operation's body with every `{"$ref": "/<index>/<pointer>"}` replaced by the value it points at in the answers
+ * of the operations before it (docs/internals/contract.md §15): a JSON Pointer (RFC 6901) into that list. A
+ * reference to an operation not run yet, or to nothing, is a 400 naming the operation. A body without one is
+ * answered as it is, unchanged.
+ */
+export function resolveReferences(body: Record<string, unknown>, answers: (index: number) => unknown, index: number): Record<string, unknown> {
+  return resolve(body, answers, index) as Record<string, unknown>;
+}
+
+function resolve(value: unknown, answers: (index: number) => unknown, index: number): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map((item) => resolve(item, answers, index));
+  const keys = Object.keys(value);
+  const ref = (value as Record<string, unknown>).$ref;
+  if (keys.length === 1 && typeof ref === 'string') return pointAt(ref, answers, index);
+  const resolved: Record<string, unknown> = {};
+  // Defined, not assigned: a field named __proto__ stays a field, as JSON.parse made it.
+  for (const key of keys)
+    Object.defineProperty(resolved, key, {
+      value: resolve((value as Record<string, unknown>)[key], answers, index),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  return resolved;
+}
+
+function pointAt(pointer: string, answers: (index: number) => unknown, index: number): unknown {
+  const refuse = (why: string) => badRequest(`Operation ${index}: $ref ${JSON.stringify(pointer)} ${why}`);
+  if (!pointer.startsWith('/')) throw refuse('is a JSON Pointer: /<operation>/<field>...');
+  const tokens = pointer
+    .slice(1)
+    .split('/')
+    .map((token) => token.replaceAll('~1', '/').replaceAll('~0', '~'));
+  const first = tokens[0]!;
+  // The operation's index, in canonical digits: an earlier one, whose answer is known.
+  if (!/^(0|[1-9][0-9]*)$/.test(first) || Number(first) >= index) throw refuse('names no earlier operation');
+  let at: unknown = answers(Number(first));
+  for (const token of tokens.slice(1)) {
+    if (Array.isArray(at) && /^(0|[1-9][0-9]*)$/.test(token) && Number(token) < at.length) at = at[Number(token)];
+    else if (typeof at === 'object' && at !== null && !Array.isArray(at) && Object.hasOwn(at, token)) at = (at as Record<string, unknown>)[token];
+    else throw refuse('points at nothing');
+  }
+  return at;
+}
