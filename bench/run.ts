@@ -976,11 +976,14 @@ function printRatios(results: Map<string, Map<ServerName, Measurement[]>>): void
     const inserts = allScenarios.find((each) => each.name === scenario)?.inserts ?? (() => 1);
     for (const [name, measurements] of rest) {
       const ratios = measurements.map((m, round) => (m.rps * inserts(name)) / (first![1][round]!.rps * inserts(first![0])));
-      const cpu = (of: Measurement[]) => of.reduce((sum, m) => sum + (m.cpuSeconds ?? 0), 0) / of.reduce((sum, m) => sum + m.total, 0);
+      const per = inserts(name) === inserts(first![0]) ? 'a request' : 'an insert';
+      const cpu = (of: Measurement[], server: ServerName) =>
+        of.reduce((sum, m) => sum + (m.cpuSeconds ?? 0), 0) / of.reduce((sum, m) => sum + m.total * inserts(server), 0);
+      const [before, after] = [cpu(first![1], first![0]), cpu(measurements, name)];
       const cpuText =
         measurements[0]!.cpuSeconds === undefined
           ? ''
-          : `; CPU a request ${Math.round(cpu(first![1]) * 1e6)} vs ${Math.round(cpu(measurements) * 1e6)} us, ratio ${(cpu(first![1]) / cpu(measurements)).toFixed(2)}`;
+          : `; CPU ${per} ${Math.round(before * 1e6)} vs ${Math.round(after * 1e6)} us, ratio ${(before / after).toFixed(2)}`;
       say(
         `${scenario}: ${name} / ${first![0]} ${inserts(name) === inserts(first![0]) ? 'req/s' : 'inserts/s'} ${median(ratios).toFixed(2)} (rounds ${ratios.map((r) => r.toFixed(2)).join(', ')})${cpuText}`,
       );
