@@ -13,10 +13,10 @@ import { analyseEmit, checkEmitsWrite } from './emit.js';
 import { readIdempotency } from './idempotency.js';
 import { analyseList, LIST_ELEMENTS } from './list.js';
 import { readOwner } from './ownership.js';
+import { STEP_SOURCES, type StepSource } from './step-sources.js';
 import { checkPluginTenant, checkTenantParam, readStepTenant, tenantBindable } from './tenant.js';
-import { STEP_SOURCES } from './tenant-proof.js';
 import { analyseValidator, readMaxAge } from './validator.js';
-import { analyseVersion, type StepSource } from './version.js';
+import { analyseVersion } from './version.js';
 
 /** A request of a resource file: its method, status and steps, each bind checked against the steps before it. */
 const STEP_ID = /^[A-Za-z_][A-Za-z0-9_]*$/;

@@ -4,8 +4,8 @@ import { tokenize } from '../sql/tokens.js';
 import { versionedTexts } from '../sql/versioned.js';
 import type { TypeSnapshot } from '../types/snapshot.js';
 import { widestStatement } from './list-spec.js';
+import { STEP_SOURCES, VALIDATOR_STEPS } from './step-sources.js';
 import { proveTenancy, type TenantFacts } from './tenancy.js';
-import { VALIDATOR_STEPS } from './validator.js';
 
 /**
  * The tenant proof wired into generate (docs/internals/contract.md §14): every Sql step of a tenant backend, but one
@@ -14,14 +14,6 @@ import { VALIDATOR_STEPS } from './validator.js';
  * generated/column-types.json); a list's widest statement (every filter, the page's condition) too. Each problem is
  * an error at its place in the Sql element. No facts, or facts for another column: an error too, never a pass.
  */
-
-/** A tenant backend's Sql step as written (with `$tenant`, not `?`), and where an offset into it is in its file. */
-export interface StepSource {
-  text: string;
-  locate(offset: number): SourceLocation;
-}
-/** Kept beside the IR, not in it, so that ir.json stays as it is; filled by analyse/request.ts for tenant backends. */
-export const STEP_SOURCES = new WeakMap<SqlStep, StepSource>();
 
 /** The step's facts when they are current: made for this very statement and this tenant column. */
 export function tenantFacts(entry: TypeSnapshot[string] | undefined, column: string, described: string): TenantFacts | undefined {

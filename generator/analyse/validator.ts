@@ -3,7 +3,7 @@ import type { Bind, Operation, SqlStep } from '../ir.js';
 import { constant } from '../names.js';
 import type { Placeholder } from '../sql/index.js';
 import { AttributeReader, type RawAttribute, type RawElement, type SourceFile, scanCached } from './elements.js';
-import { STEP_SOURCES } from './tenant-proof.js';
+import { STEP_SOURCES, VALIDATOR_STEPS } from './step-sources.js';
 
 /**
  * A GET's `<Validator>` and `max_age` (docs/internals/contract.md §15). The validator's statement is analysed as a
@@ -14,9 +14,6 @@ import { STEP_SOURCES } from './tenant-proof.js';
 
 /** The name a validator goes by where a step's id stands (snapshot keys, messages): no step id can be it. */
 export const VALIDATOR_ID = '<Validator>';
-
-/** The validator's statement as a Sql step, by the IR's `validator`: kept beside the IR so that ir.json stays as it is. */
-export const VALIDATOR_STEPS = new WeakMap<NonNullable<Operation['validator']>, SqlStep>();
 
 /** What the validator's placeholders become: the request's `bindOf`, which joins its parameters to the operation's. */
 type BindOf = (placeholder: Placeholder, at: SourceLocation, where: string) => Bind | undefined;

@@ -4,6 +4,7 @@ import { scanSql } from '../sql/index.js';
 import { EXPECTED, versionedTexts } from '../sql/versioned.js';
 import type { BackendWithPlugins } from './backend-plugins.js';
 import type { RawAttribute } from './elements.js';
+import type { StepSource } from './step-sources.js';
 
 /**
  * A versioned write (docs/internals/contract.md §15): `version="<column>"` and `if_match="required|optional"` on a
@@ -17,11 +18,6 @@ import type { RawAttribute } from './elements.js';
 /** A version column: a plain name, so that the generated forms need no quoting of it. */
 const COLUMN = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 const METHODS: readonly HttpMethod[] = ['POST', 'PUT', 'PATCH', 'DELETE'];
-
-export interface StepSource {
-  text: string;
-  locate: (offset: number) => SourceLocation;
-}
 
 export interface VersionContext {
   method: HttpMethod | undefined;

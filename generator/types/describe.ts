@@ -2,9 +2,8 @@
 // order columns): what `generate` and `xmlrest check` both ask, apart from the stage that keeps the answers.
 import { widestStatement } from '../analyse/list-spec.js';
 import { identityText, ownsRows, type UserIdentity } from '../analyse/ownership.js';
+import { STEP_SOURCES, VALIDATOR_STEPS } from '../analyse/step-sources.js';
 import { namedTables, type TenantFacts } from '../analyse/tenancy.js';
-import { STEP_SOURCES } from '../analyse/tenant-proof.js';
-import { VALIDATOR_STEPS } from '../analyse/validator.js';
 import type { Operation, ParamTarget, ParamType, Project, Resource, SqlStep } from '../ir.js';
 import { tablesOf } from '../sql/tables.js';
 import { tokenize, unquote } from '../sql/tokens.js';

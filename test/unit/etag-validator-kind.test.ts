@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { settleValidatorKind, VALIDATOR_STEPS } from '../../generator/analyse/validator.js';
+import { VALIDATOR_STEPS } from '../../generator/analyse/step-sources.js';
+import { settleValidatorKind } from '../../generator/analyse/validator.js';
 import { analyseSources } from '../../generator/core.js';
 import { Diagnostics } from '../../generator/diagnostics.js';
 
