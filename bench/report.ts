@@ -41,7 +41,16 @@ export type ServerName =
   | 'tenant'
   | 'org-param'
   | 'tenant-basic'
-  | 'org-basic';
+  | 'org-basic'
+  // Issue 44 (bench/safe-writes.ts): a second generated server with ETAGS=off, and the generated server's 10 KB
+  // answer as a 200 and a 304, tagged by a digest of its bytes or by a <Validator>, and 50 inserts as 50 POSTs or one batch.
+  | 'etags-off'
+  | 'tag-200'
+  | 'tag-304'
+  | 'validated-200'
+  | 'validated-304'
+  | 'posts-50'
+  | 'batch-50';
 
 export interface Measurement {
   rps: number;
@@ -116,6 +125,13 @@ export const TENANT_GET_SCENARIO = 'tenant GET ($tenant vs $org by hand)';
 export const TENANT_WRITE_SCENARIO = 'tenant write POST ($tenant vs $org by hand)';
 /** The same on Basic with the seed's AuthQuery: the tenant read from usr at every request's check. */
 export const TENANT_BASIC_SCENARIO = 'tenant Basic GET (tenant read from usr at each check)';
+/** Issue 44: the same GET with ETags and with ETAGS=off; a 304 against the 200 it replaces, by a digest and by a <Validator>; a batch. */
+export const ETAG_SCENARIO = 'GET with ETag vs ETAGS=off';
+export const NOT_MODIFIED_SCENARIO = '304 vs 200, 10 KB answer';
+export const VALIDATOR_SCENARIO = '304 with a <Validator>, 10 KB';
+export const BATCH_SCENARIO = 'batch of 50 inserts vs 50 POSTs';
+/** Inserts in the scenario's batch: its req/s are counted against the POSTs' over this many. */
+export const BATCH_SIZE = 50;
 /** Issue 31: pages of the table of 1,000,000 rows, by its primary key and newest first (two columns, descending). */
 export const PAGES_BY_ID = 'pages of 1,000,000 rows, key item_id';
 export const PAGES_NEWEST = 'pages of 1,000,000 rows, key created_on desc, item_id desc';
@@ -232,6 +248,20 @@ export async function writeResults(
       'org-basic',
     ),
   ];
+  // Issue 44 (bench/safe-writes.ts): each against the same route's other answer, or the other server, in the same slices.
+  const batch = results.get(BATCH_SCENARIO);
+  const batchRatio = batch ? rpsRatio(batch.get('batch-50')!, batch.get('posts-50')!) * BATCH_SIZE : Number.NaN;
+  // CPU (server and MariaDB) an insert: a batch's over its inserts.
+  const cpuOf = (of: Measurement[] | undefined, inserts: number) =>
+    (of ?? []).reduce((sum, m) => sum + (m.cpuSeconds ?? 0), 0) / (of ?? []).reduce((sum, m) => sum + m.total * inserts, 0);
+  const batchCpu = cpuOf(batch?.get('posts-50'), 1) / cpuOf(batch?.get('batch-50'), BATCH_SIZE);
+  const safeWriteRows = [
+    sideBySide(ETAG_SCENARIO, 'generated', 'one-row Bearer GET with its ETag vs the same GET of a second server with ETAGS=off', 0.97, 'etags-off'),
+    sideBySide(NOT_MODIFIED_SCENARIO, 'tag-304', '304 vs the 200 it replaces, 10 KB answer, the tag a digest of its bytes', 1.3, 'tag-200'),
+    sideBySide(VALIDATOR_SCENARIO, 'validated-304', "304 with a `<Validator>` (the list's version) vs the digest's 304, 10 KB answer", 1, 'tag-304'),
+    sideBySide(VALIDATOR_SCENARIO, 'validated-304', '304 with a `<Validator>` vs its own 200, 10 KB answer', 1.3, 'validated-200'),
+    `| batch of ${BATCH_SIZE} inserts vs ${BATCH_SIZE} POSTs of the same insert, one kept-alive connection (inserts a second) | ${batchRatio.toFixed(2)}; by CPU an insert ${batchCpu.toFixed(2)} | |${peer ? ' | |' : ''} | ${batchRatio >= 5 ? 'met' : 'missed'} (>= 5) |`,
+  ];
   const logins = results.get(LOGINS_SCENARIO);
   const seedRatio = logins ? rpsRatio(logins.get('basic-seed')!, logins.get('basic-remembered')!) : Number.NaN;
   const loginRow = `| Basic GET, 32 connections of one user: password compared in SQL (the seed's AuthQuery) vs a remembered hashed password | ${seedRatio.toFixed(2)} | |${peer ? ' | |' : ''} | ${seedRatio >= 0.9 ? 'met' : 'missed'} (>= 0.9) |`;
@@ -291,6 +321,7 @@ export async function writeResults(
     ...eventRows,
     loginRow,
     ...tenantRows,
+    ...safeWriteRows,
     `| valid callers (RS256 provider tokens) under a flood of ${flood.floodRate} distinct forged tokens/s vs alone | ${floodRatio.toFixed(2)} | |${peer ? ' | |' : ''} | ${floodRatio >= 0.8 ? 'met' : 'missed'} (>= 0.8) |`,
     `| the same, under ${flood.floodRate} requests/s without credentials (the control: what any request costs) | ${controlRatio.toFixed(2)} | |${peer ? ' | |' : ''} | |`,
     `| key requests to the provider in any 30 s of ${Math.round(flood.wallSeconds)} s of flood rounds (${flood.keyRequestTimes.length} in all) | ${busiest} | |${peer ? ' | |' : ''} | ${busiest <= 1 ? 'met' : 'missed'} (<= 1) |`,

