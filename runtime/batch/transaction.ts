@@ -1,10 +1,11 @@
 import type Koa from 'koa';
+import type { Guard } from '../auth/guard.js';
 import { addressGroup } from '../auth/limits/address.js';
 import { NOT_MODIFIED } from '../conditional/reads.js';
 import { digestTag, noneMatchHolds } from '../conditional/tags.js';
 import type { BatchSettings, Queryable } from '../contract.js';
 import type { Database } from '../db/index.js';
-import { HttpError } from '../errors.js';
+import { forbidden, HttpError } from '../errors.js';
 import type { EventRow, Events } from '../events/index.js';
 import { type Claim, IdempotentReplay, idempotently } from '../idempotency/index.js';
 import { countCall, type RateLimiter } from '../limits/index.js';
@@ -56,6 +57,9 @@ export class BatchStopped extends Error {
  */
 export async function runBatch(ctx: Koa.Context, operations: readonly CheckedOperation[], run: BatchRun, claim?: Claim): Promise<OperationAnswer[]> {
   const deadline = Date.now() + run.settings.timeoutMs;
+  // Every operation presents the batch's credentials: they are checked once, by the first operation that asks.
+  const guards = new Map<Guard, Guard>();
+  const guardOf = (guard: Guard) => guards.get(guard) ?? guards.set(guard, onceGuard(guard)).get(guard)!;
   let index = 0;
   let events: EventRow[] = [];
   let contexts: Koa.Context[] = [];
@@ -78,7 +82,7 @@ export async function runBatch(ctx: Koa.Context, operations: readonly CheckedOpe
       if (route.byAddress) await countCall(run.limiter, `${route.byAddress.route}|a|${addressGroup(ctx.ip)}`, route.byAddress.rule, sub);
       let result: object;
       try {
-        result = await route.operation.handler(new Scope(sub, { ...route.scope, joined: { db, events } }));
+        result = await route.operation.handler(new Scope(sub, { ...route.scope, guard: guardOf(route.scope.guard), joined: { db, events } }));
       } catch (error) {
         // A GET whose <Validator> tag its If-None-Match holds: 304, its steps never ran, as alone.
         if (error !== NOT_MODIFIED) throw error;
@@ -132,6 +136,23 @@ export function batchAnswerText(answers: readonly OperationAnswer[]): string {
 function carriesToken(sub: Koa.Context): boolean {
   const state = sub.state as { tokenIssued?: boolean; refreshToken?: string };
   return state.tokenIssued === true || state.refreshToken !== undefined;
+}
+
+/**
+ * A backend's guard for the operations of one batch: the credentials are authenticated once (any role, as for `'*'`),
+ * and each operation's roles are checked against what they proved, as the guard itself checks them
+ * (runtime/auth/guard.ts, `who`). A refusal is every later operation's too: the first one ends the batch.
+ */
+function onceGuard(guard: Guard): Guard {
+  let proven: ReturnType<Guard['identify']> | undefined;
+  const identify: Guard['identify'] = (header, roles, address, apiKey) => {
+    proven ??= guard.identify(header, '*', address, apiKey);
+    return proven.then((principal) => {
+      if (roles !== '*' && !roles.some((role) => principal.roles.includes(role))) throw forbidden('role_not_held');
+      return principal;
+    });
+  };
+  return Object.create(guard, { identify: { value: identify } }) as Guard;
 }
 
 /** The status a failure is answered with, for the failing operation's audit row. */

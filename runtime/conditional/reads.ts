@@ -44,7 +44,7 @@ interface TagState {
 export function answerRead(ctx: Koa.Context, headers: ReadHeaders, status: number, text: string): void {
   const tag = (ctx.state as TagState).etag ?? digestTag(text);
   setReadHeaders(ctx, headers, tag);
-  if (noneMatchHolds(ctx.get('If-None-Match'), tag)) {
+  if (noneMatchHolds(ctx.req.headers['if-none-match'], tag)) {
     ctx.status = 304;
     return;
   }
@@ -60,10 +60,13 @@ export function answerNotModified(ctx: Koa.Context, headers: ReadHeaders): void 
 }
 
 function setReadHeaders(ctx: Koa.Context, headers: ReadHeaders, tag: string): void {
-  ctx.set('ETag', tag);
-  ctx.set('Cache-Control', headers.cacheControl);
-  // Appended, not set: CORS may already vary the answer with Origin.
-  if (headers.vary !== undefined) ctx.vary(headers.vary);
+  const res = ctx.res;
+  res.setHeader('ETag', tag);
+  res.setHeader('Cache-Control', headers.cacheControl);
+  if (headers.vary === undefined) return;
+  // Appended, not set, when CORS already varies the answer with Origin; set as it is otherwise (most answers).
+  if (res.hasHeader('Vary')) ctx.vary(headers.vary);
+  else res.setHeader('Vary', headers.vary);
 }
 
 /** What a rows validator's tag depends on besides its rows: the same rows for two callers are two tags. */
@@ -94,7 +97,7 @@ export async function validateRead(
   const tag = kind === 'version' ? versionOf(rows) : digestTag(validatorText(route, rows));
   if (tag === undefined) return;
   (ctx.state as TagState).etag = tag;
-  if (noneMatchHolds(ctx.get('If-None-Match'), tag)) throw NOT_MODIFIED;
+  if (noneMatchHolds(ctx.req.headers['if-none-match'], tag)) throw NOT_MODIFIED;
 }
 
 /** The tag of the one row's one column, when it is a canonical unsigned integer. */

@@ -33,6 +33,8 @@ function members(header: string): { tag: string; weak: boolean }[] {
 /** Whether an If-None-Match header holds `tag` (weak comparison): the answer is then 304. */
 export function noneMatchHolds(header: string | undefined, tag: string): boolean {
   if (header === undefined || header === '') return false;
+  // What a client sends back most: the one tag it was given.
+  if (header === tag) return true;
   return members(header).some((member) => member.tag === '*' || member.tag === tag);
 }
 
