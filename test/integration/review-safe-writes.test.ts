@@ -90,8 +90,7 @@ function call(method: string, route: string, body: object | undefined, headers: 
   });
 }
 
-const batch = (operations: Operation[], headers: Record<string, string> = {}): Promise<RawResponse> =>
-  call('POST', '/rv/batch', { operations }, headers);
+const batch = (operations: Operation[], headers: Record<string, string> = {}): Promise<RawResponse> => call('POST', '/rv/batch', { operations }, headers);
 
 async function one<Row>(sql: string, values: unknown[]): Promise<Row> {
   const [rows] = await connection.query(sql, values);
@@ -194,6 +193,13 @@ describe('a versioned write', () => {
     const answer = await call('PUT', '/rv/v1.0/items', { qty: 9 }, { 'if-match': '"0"' });
     const [rows] = await connection.query('select item_id, qty from rv_items where item_id in (?, ?) order by item_id', [first, second]);
     // All the caller's items at 9, or none of them and a 412: never one of two with a 200.
-    expect(answer.status === 200 ? rows : answer.status, answer.text).toEqual(answer.status === 200 ? [{ item_id: first, qty: 9 }, { item_id: second, qty: 9 }] : 412);
+    expect(answer.status === 200 ? rows : answer.status, answer.text).toEqual(
+      answer.status === 200
+        ? [
+            { item_id: first, qty: 9 },
+            { item_id: second, qty: 9 },
+          ]
+        : 412,
+    );
   });
 });
