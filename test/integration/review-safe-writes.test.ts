@@ -232,6 +232,14 @@ describe("a Validator that reads users' rows", () => {
 });
 
 describe('a versioned write', () => {
+  it('at the largest version its column holds is answered a JSON error, not a 500, and the row is unchanged', async () => {
+    const note = await insert('insert into rv_notes (user_id, body, version) values (?, ?, 18446744073709551615)', [aliceId, 'old']);
+    const answer = await call('PUT', '/rv/v1.0/notes', { id: note, body: 'new' }, { 'if-match': '"18446744073709551615"' });
+    expect(answer.status, answer.text).toBeLessThan(500);
+    expect(answer.json()).toMatchObject({ status: answer.status });
+    expect(await one('select body from rv_notes where note_id = ?', [note])).toEqual({ body: 'old' });
+  });
+
   // FOOTGUN: the generator takes a versioned update whose `where` matches several rows (here: all the caller's items).
   // If-Match then changes only the rows still at that version and answers 200 with the ETag of the next one, while the
   // rows another write had moved on keep their older values: the client is told its change was made, and it was
