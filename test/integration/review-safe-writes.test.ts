@@ -170,6 +170,29 @@ describe('a batch takes no operation a lone call could not make', () => {
   });
 });
 
+describe('an Idempotency-Key on a body nested deep', () => {
+  // 200 KB of brackets, within the 1 MB body limit: JSON.parse takes it, and the fingerprint's canonical text recursed.
+  const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+  const post = (route: string, text: string) =>
+    send(`${server.url}${route}`, {
+      method: 'POST',
+      headers: { authorization: ALICE, 'content-type': 'application/json', 'idempotency-key': newKey() },
+      body: text,
+    });
+
+  it('is a 400 on a lone POST, not a 500, and nothing is written', async () => {
+    const answer = await post('/rv/v1.0/charges', `{"body": "deep lone", "deep": ${deep}}`);
+    expect(answer.status, answer.text).toBe(400);
+    expect(await one<{ n: number }>("select count(*) as n from rv_memos where body = 'deep lone'", [])).toEqual({ n: 0 });
+  });
+
+  it('is a 400 on a batch, not a 500, and nothing is written', async () => {
+    const answer = await post('/rv/batch', `{"operations": [{"method": "POST", "path": "/rv/v1.0/charges", "body": {"body": "deep batch", "deep": ${deep}}}]}`);
+    expect(answer.status, answer.text).toBe(400);
+    expect(await one<{ n: number }>("select count(*) as n from rv_memos where body = 'deep batch'", [])).toEqual({ n: 0 });
+  });
+});
+
 describe("ETags and preconditions say nothing of another caller's row", () => {
   it("another user's If-None-Match with the owner's ETag is no 304, and no credentials is refused before any validator", async () => {
     const note = await insert('insert into rv_notes (user_id, body) values (?, ?)', [aliceId, 'private']);
