@@ -173,10 +173,10 @@ describe('a batch takes no operation a lone call could not make', () => {
 describe('an Idempotency-Key on a body nested deep', () => {
   // 200 KB of brackets, within the 1 MB body limit: JSON.parse takes it, and the fingerprint's canonical text recursed.
   const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
-  const post = (route: string, text: string) =>
+  const post = (route: string, text: string, keyed = true) =>
     send(`${server.url}${route}`, {
       method: 'POST',
-      headers: { authorization: ALICE, 'content-type': 'application/json', 'idempotency-key': newKey() },
+      headers: { authorization: ALICE, 'content-type': 'application/json', ...(keyed ? { 'idempotency-key': newKey() } : {}) },
       body: text,
     });
 
@@ -190,6 +190,24 @@ describe('an Idempotency-Key on a body nested deep', () => {
     const answer = await post('/rv/batch', `{"operations": [{"method": "POST", "path": "/rv/v1.0/charges", "body": {"body": "deep batch", "deep": ${deep}}}]}`);
     expect(answer.status, answer.text).toBe(400);
     expect(await one<{ n: number }>("select count(*) as n from rv_memos where body = 'deep batch'", [])).toEqual({ n: 0 });
+  });
+
+  it('without a key, on a lone PUT, is no 500', async () => {
+    const answer = await send(`${server.url}/rv/v1.0/memos`, {
+      method: 'PUT',
+      headers: { authorization: ALICE, 'content-type': 'application/json' },
+      body: `{"id": 0, "body": "x", "deep": ${deep}}`,
+    });
+    expect(answer.status, answer.text).toBeLessThan(500);
+  });
+
+  it('without a key, on a batch whose $ref resolution walks it, is no 500 either', async () => {
+    const answer = await post(
+      '/rv/batch',
+      `{"operations": [{"method": "PUT", "path": "/rv/v1.0/memos", "body": {"id": 0, "body": "x", "deep": ${deep}}}]}`,
+      false,
+    );
+    expect(answer.status, answer.text).toBeLessThan(500);
   });
 });
 
