@@ -65,6 +65,7 @@ const CONFLICT_ERRNOS = new Set([
 const REJECTED_VALUE_ERRNOS = new Set([
   1048, // ER_BAD_NULL_ERROR
   1264, // ER_WARN_DATA_OUT_OF_RANGE
+  1690, // ER_DATA_OUT_OF_RANGE: arithmetic past its type (`stock - $quantity` below 0 unsigned, a version past its largest)
   1265, // WARN_DATA_TRUNCATED
   1292, // ER_TRUNCATED_WRONG_VALUE
   1366, // ER_TRUNCATED_WRONG_VALUE_FOR_FIELD

@@ -9,6 +9,7 @@ import { type Token, tokenize, unquote } from '../sql/tokens.js';
 import type { TableColumn } from '../types/columns.js';
 import type { TypeSnapshot } from '../types/snapshot.js';
 import { type AttributeRule, type RawAttribute, rule } from './elements.js';
+import { VALIDATOR_STEPS } from './validator.js';
 
 /**
  * Who owns the rows a protected request reads (OWASP API1, broken object-level
@@ -102,7 +103,9 @@ export function lintUnownedReads(
       for (const operation of resource.operations) {
         if (operation.access === null || operation.owner === 'shared') continue;
         const bound = boundSteps(operation);
-        for (const step of operation.steps) {
+        // A GET's <Validator> is read as a step is: a 304 tells a caller what it read (that a row is there, its version).
+        const validator = operation.validator && VALIDATOR_STEPS.get(operation.validator);
+        for (const step of validator === undefined ? operation.steps : [...operation.steps, validator]) {
           if (step.kind !== 'sql' || step.statement !== 'read') continue;
           const bindsUid = step.binds.some((bind) => bind.kind === 'uid');
           if (bound.has(step.id) && !bindsUid) continue;

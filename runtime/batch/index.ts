@@ -8,7 +8,7 @@ import { faultOf } from '../db/index.js';
 import { HttpError, httpErrorFromDatabase } from '../errors.js';
 import { type Claim, callerOf, claimOf, idempotencyKeyOf } from '../idempotency/index.js';
 import { answeredReplay } from '../idempotency/request.js';
-import { type BatchRoutes, checkOperations } from './operations.js';
+import { type BatchRoutes, checkOperations, refuseUnrunnable } from './operations.js';
 import { type BatchRun, BatchStopped, batchAnswerText, runBatch } from './transaction.js';
 
 export type { BatchRoute, BatchRoutes } from './operations.js';
@@ -36,6 +36,7 @@ export function batchDoor(options: BatchDoorOptions): Koa.Middleware {
     const key = idempotencyKeyOf(ctx.req.headers['idempotency-key'], false);
     const body = await options.readFields(ctx, options.maxParams).body;
     const operations = checkOperations(body, options.settings.maxOperations, options.routes);
+    refuseUnrunnable(operations, key !== undefined);
     const claim = key === undefined ? undefined : await batchClaim(ctx, key, body, options.guard);
     let answers: Awaited<ReturnType<typeof runBatch>>;
     try {

@@ -1,6 +1,6 @@
 import type { HttpMethod, Operation, RateLimit } from '../contract.js';
 import { HTTP_METHODS } from '../contract.js';
-import { badRequest } from '../errors.js';
+import { badRequest, HttpError } from '../errors.js';
 import type { ScopeOptions } from '../scope.js';
 
 /**
@@ -52,6 +52,24 @@ export function checkOperations(body: unknown, max: number, routes: BatchRoutes)
   const operations: unknown[] = body.operations;
   if (operations.length === 0 || operations.length > max) throw badRequest(`A batch has 1 to ${max} operations, not ${operations.length}`);
   return operations.map((operation, index) => checkOperation(operation, index, routes));
+}
+
+/**
+ * What routes.ts refuses of a lone call before its handler runs, refused of a batch's operations before any runs
+ * (400): If-Match on a write with no version column (alone it is never ignored, so it is not here either: a client
+ * would believe its overwrite conditional), and a POST whose route requires an Idempotency-Key in a batch sent
+ * without one (the batch's key is the operations' key).
+ */
+export function refuseUnrunnable(operations: readonly CheckedOperation[], keyed: boolean): void {
+  operations.forEach((operation, index) => {
+    const { method, route, headers } = operation;
+    if (method !== 'GET' && route.operation.version === undefined && (headers['if-match'] ?? '') !== '') {
+      throw badRequest(`Operation ${index}: If-Match is not taken here: this write has no version column to compare`);
+    }
+    if (!keyed && method === 'POST' && route.operation.idempotency === 'required') {
+      throw new HttpError(400, `Operation ${index}: this request requires an Idempotency-Key header: send it with the batch`, {}, 'idempotency_key_required');
+    }
+  });
 }
 
 function checkOperation(operation: unknown, index: number, routes: BatchRoutes): CheckedOperation {

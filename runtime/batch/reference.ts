@@ -7,12 +7,19 @@ import { badRequest } from '../errors.js';
  * answered as it is, unchanged.
  */
 export function resolveReferences(body: Record<string, unknown>, answers: (index: number) => unknown, index: number): Record<string, unknown> {
-  return resolve(body, answers, index) as Record<string, unknown>;
+  return resolve(body, answers, index, 0) as Record<string, unknown>;
 }
 
-function resolve(value: unknown, answers: (index: number) => unknown, index: number): unknown {
+/**
+ * Deepest nesting an operation's body may have: JSON.parse takes a 1 MB body of brackets 500,000 deep, which this
+ * recursion would answer with a stack overflow (500). No parameter is nested at all; a `$ref` is two levels.
+ */
+const MAX_DEPTH = 256;
+
+function resolve(value: unknown, answers: (index: number) => unknown, index: number, depth: number): unknown {
   if (typeof value !== 'object' || value === null) return value;
-  if (Array.isArray(value)) return value.map((item) => resolve(item, answers, index));
+  if (depth >= MAX_DEPTH) throw badRequest(`Operation ${index}: body is nested deeper than ${MAX_DEPTH} levels`);
+  if (Array.isArray(value)) return value.map((item) => resolve(item, answers, index, depth + 1));
   const keys = Object.keys(value);
   const ref = (value as Record<string, unknown>).$ref;
   if (keys.length === 1 && typeof ref === 'string') return pointAt(ref, answers, index);
@@ -20,7 +27,7 @@ function resolve(value: unknown, answers: (index: number) => unknown, index: num
   // Defined, not assigned: a field named __proto__ stays a field, as JSON.parse made it.
   for (const key of keys)
     Object.defineProperty(resolved, key, {
-      value: resolve((value as Record<string, unknown>)[key], answers, index),
+      value: resolve((value as Record<string, unknown>)[key], answers, index, depth + 1),
       enumerable: true,
       writable: true,
       configurable: true,

@@ -65,16 +65,23 @@ export function fingerprint(method: string, route: string, query: string, body: 
  * (`{"b":1,"a":2}` and `{"a":2,"b":1}` are one request). No body at all is the empty text, apart from every JSON value.
  */
 export function canonicalText(value: unknown): string {
-  return value === undefined ? '' : canonical(value);
+  return value === undefined ? '' : canonical(value, 0);
 }
 
+/**
+ * Deepest nesting a fingerprinted body may have: JSON.parse takes a 1 MB body of brackets 500,000 deep, which this
+ * recursion would answer with a stack overflow (500). No parameter is nested at all; a batch's values a few levels.
+ */
+const MAX_DEPTH = 256;
+
 /** Written out by hand rather than through an object with sorted keys: a member named `__proto__` stays a member. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+function canonical(value: unknown, depth: number): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (depth >= MAX_DEPTH) throw new HttpError(400, `The body is nested deeper than ${MAX_DEPTH} levels`);
+  if (Array.isArray(value)) return `[${value.map((item) => canonical(item, depth + 1)).join(',')}]`;
   const record = value as Record<string, unknown>;
   return `{${Object.keys(record)
     .sort()
-    .map((name) => `${JSON.stringify(name)}:${canonical(record[name])}`)
+    .map((name) => `${JSON.stringify(name)}:${canonical(record[name], depth + 1)}`)
     .join(',')}}`;
 }
