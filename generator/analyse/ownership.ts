@@ -9,7 +9,7 @@ import { type Token, tokenize, unquote } from '../sql/tokens.js';
 import type { TableColumn } from '../types/columns.js';
 import type { TypeSnapshot } from '../types/snapshot.js';
 import { type AttributeRule, type RawAttribute, rule } from './elements.js';
-import { VALIDATOR_STEPS } from './validator.js';
+import { VALIDATOR_STEPS } from './step-sources.js';
 
 /**
  * Who owns the rows a protected request reads (OWASP API1, broken object-level

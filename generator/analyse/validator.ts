@@ -87,15 +87,23 @@ export function analyseValidator(
 export function settleValidatorKind(operations: readonly Operation[], versionColumns: readonly RawAttribute[], diagnostics: Diagnostics): void {
   for (const operation of operations) {
     const validator = operation.validator;
+    // A GET beside a versioned write that answers a digest of its bytes gives tags If-Match never matches: the write
+    // then runs only under `*` (the review of issue 44). A lint, an error with --strict: the GET may be meant for lists.
+    const column = versionColumns[0];
+    if (validator === undefined && operation.method === 'GET' && column !== undefined)
+      diagnostics.warn(
+        column.at,
+        `this write's If-Match compares the version column ${column.value}, but the resource's GET answers digests of its bytes as ETags, which never match it: give the GET a <Validator> selecting ${column.value} alone`,
+      );
     if (validator === undefined) continue;
     // Its constant is VALIDATOR_SQL (emit/module-names.ts): a step whose id makes the same name would not compile.
     for (const step of operations.flatMap((other) => other.steps))
       if (constant(step.id) === 'VALIDATOR') diagnostics.error(step.at, `step id "${step.id}" is the name of the Validator's constant: rename the step`);
-    const column = versionColumns[0]?.value;
     if (column === undefined) continue;
     const columns = VALIDATOR_STEPS.get(validator)?.columns;
-    if (columns?.length === 1 && columns[0]!.toLowerCase() === column.toLowerCase()) operation.validator = { ...validator, kind: 'version' };
-    else diagnostics.error(validator.at, `the Validator must select only the version column ${column}, so that the GET's tags are what If-Match compares`);
+    if (columns?.length === 1 && columns[0]!.toLowerCase() === column.value.toLowerCase()) operation.validator = { ...validator, kind: 'version' };
+    else
+      diagnostics.error(validator.at, `the Validator must select only the version column ${column.value}, so that the GET's tags are what If-Match compares`);
     const settled = operation.validator;
     if (settled !== validator) VALIDATOR_STEPS.set(settled!, VALIDATOR_STEPS.get(validator)!);
   }
