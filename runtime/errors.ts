@@ -110,6 +110,18 @@ function clientErrorFromKoa(error: unknown): HttpError | undefined {
 const RETRY_AFTER = '1';
 
 /**
+ * What a client is answered for a failure, as `errorResponder` classifies it: a refusal (its HttpError, a database
+ * refusal, a bad body), a database fault (503 with Retry-After and the fault's reason), or undefined for a fault of
+ * the server's own (500). For an answer that holds failures of its own (a batch's failing operation, runtime/batch/).
+ */
+export function answerFor(error: unknown): HttpError | undefined {
+  if (error instanceof HttpError) return error;
+  const fault = faultOf(error);
+  if (fault) return new HttpError(503, 'Service unavailable', { 'Retry-After': RETRY_AFTER }, fault.reason);
+  return httpErrorFromDatabase(error) ?? clientErrorFromKoa(error);
+}
+
+/**
  * The one place where failures become JSON bodies (docs/internals/contract.md §3, §7):
  * the front door (front-door.ts) hands it whatever a request threw. A
  * database fault is 503 with Retry-After, never 500; the SQL and the
@@ -120,7 +132,7 @@ export function errorResponder(logger: Logger): (ctx: Koa.Context, error: unknow
   return (ctx, error) => {
     const requestId = String(ctx.state.requestId);
     const fault = error instanceof HttpError ? undefined : faultOf(error);
-    const known = error instanceof HttpError ? error : fault ? undefined : (httpErrorFromDatabase(error) ?? clientErrorFromKoa(error));
+    const known = fault ? undefined : answerFor(error);
     let body: ErrorBody;
     if (known) {
       ctx.set(known.headers);

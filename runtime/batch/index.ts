@@ -4,8 +4,7 @@ import { principalName } from '../auth/scheme.js';
 import { credentialsOf } from '../auth/transport/transport.js';
 import type { FieldReader } from '../body.js';
 import type { BatchFailure } from '../contract.js';
-import { faultOf } from '../db/index.js';
-import { HttpError, httpErrorFromDatabase } from '../errors.js';
+import { answerFor } from '../errors.js';
 import { type Claim, callerOf, claimOf, idempotencyKeyOf } from '../idempotency/index.js';
 import { answeredReplay } from '../idempotency/request.js';
 import { type BatchRoutes, checkOperations, refuseUnrunnable } from './operations.js';
@@ -14,9 +13,6 @@ import { type BatchRun, BatchStopped, batchAnswerText, runBatch } from './transa
 export type { BatchRoute, BatchRoutes } from './operations.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
-
-/** Seconds a client waits before trying again after a database fault (errors.ts says the same). */
-const RETRY_AFTER = '1';
 
 export interface BatchDoorOptions extends BatchRun {
   routes: BatchRoutes;
@@ -44,7 +40,7 @@ export function batchDoor(options: BatchDoorOptions): Koa.Middleware {
     } catch (error) {
       if (answeredReplay(ctx, error)) return;
       if (!(error instanceof BatchStopped)) throw error;
-      const known = answerOf(error.cause);
+      const known = answerFor(error.cause);
       // Not the client's nor the database's: a 500, logged whole by the front door.
       if (known === undefined) throw error.cause;
       if (known.reason !== undefined) ctx.state.reason = known.reason;
@@ -79,13 +75,4 @@ async function batchClaim(ctx: Koa.Context, key: string, body: unknown, guard: G
     caller = callerOf({ userId: principalName(principal), keyId: principal.keyId });
   }
   return claimOf({ backend: guard.backend.name, caller, key, method: ctx.method, route: 'batch', query: ctx.querystring, body });
-}
-
-/** A failed operation's answer, as errors.ts would give it alone; undefined for a fault of the server's own. */
-function answerOf(error: unknown): { status: number; message: string; headers: Record<string, string>; reason?: string | undefined } | undefined {
-  if (error instanceof HttpError) return { status: error.status, message: error.message, headers: error.headers, reason: error.reason };
-  const fault = faultOf(error);
-  if (fault) return { status: 503, message: 'Service unavailable', headers: { 'Retry-After': RETRY_AFTER }, reason: fault.reason };
-  const mapped = httpErrorFromDatabase(error);
-  return mapped && { status: mapped.status, message: mapped.message, headers: mapped.headers };
 }
