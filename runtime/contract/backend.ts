@@ -79,4 +79,9 @@ export interface BackendSettings {
   tenant?: TenantSettings;
   /** `POST {base}/<backend>/batch` (docs/internals/contract.md §15, `batch="on"`); absent when off, the default. */
   batch?: BatchSettings;
+  /**
+   * `POST {base}/<backend>/mcp`, the backend's resources as MCP tools (docs/internals/contract.md §16, `mcp="on"`);
+   * absent when off, the default.
+   */
+  mcp?: true;
 }
