@@ -1,5 +1,7 @@
 import type { IncomingMessage, OutgoingHttpHeader, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type Koa from 'koa';
+import type { Principal } from '../auth/scheme.js';
+import type { AuthenticatedState } from '../scope.js';
 
 /** A tool call's request as its route is to see it. */
 export interface ToolRequest {
@@ -11,6 +13,8 @@ export interface ToolRequest {
   headers: Record<string, string>;
   /** A write's arguments: its body, already parsed. */
   body: Record<string, unknown> | undefined;
+  /** Who the route's guard found the MCP request's credentials to be, when it did (its route checks its roles). */
+  principal: Principal | undefined;
 }
 
 /** The MCP request's headers a tool call does not inherit: its body's, and the preconditions, which are the call's own. */
@@ -56,7 +60,10 @@ export function toolContext(ctx: Koa.Context, call: ToolRequest): Koa.Context {
   };
   const res = new CallAnswer(ctx.res);
   const sub = ctx.app.createContext(req as unknown as IncomingMessage, res as unknown as ServerResponse) as Koa.Context;
-  sub.state = { requestId: ctx.state.requestId, trace: ctx.state.trace };
+  const state: Record<string, unknown> & AuthenticatedState = { requestId: ctx.state.requestId, trace: ctx.state.trace };
+  // Checked once per MCP request, not once more per call: the guard that checked them is the route's own.
+  if (call.principal !== undefined) state.authenticated = call.principal;
+  sub.state = state;
   if (call.body !== undefined) (sub.request as typeof sub.request & { body?: unknown }).body = call.body;
   return sub;
 }
