@@ -20,7 +20,8 @@ export function resourceMetadata(backend: BackendModule, endpointPath: string): 
   if (path === undefined) return undefined;
   const servers = [...new Set(backend.issuers.map((issuer) => issuer.iss))];
   // The origin as the client reached it: the request's scheme and host, behind proxies as PROXY_HOPS lets them say.
-  const url = (ctx: Koa.Context, at: string) => `${ctx.origin}${at}`;
+  // (Koa 3's `ctx.origin` is the request's Origin header, not this.)
+  const url = (ctx: Koa.Context, at: string) => `${ctx.protocol}://${ctx.host}${at}`;
   return {
     path,
     serve: (ctx) => {
