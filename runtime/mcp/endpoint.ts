@@ -3,10 +3,12 @@ import { type JSONRPCMessage, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextp
 import type Koa from 'koa';
 import type { Guard } from '../auth/guard.js';
 import { callerReach } from '../auth/reach.js';
-import type { Principal } from '../auth/scheme.js';
+import { type Principal, principalName } from '../auth/scheme.js';
 import { credentialsOf } from '../auth/transport/transport.js';
 import type { BackendModule } from '../contract.js';
 import { HttpError } from '../errors.js';
+import type { RequestState } from '../request-log.js';
+import { canonicalTenant } from '../tenants/canonical.js';
 import { refuseForeign } from './origin.js';
 import type { McpRequest } from './server.js';
 import type { ExchangeTransport } from './transport.js';
@@ -56,6 +58,7 @@ export function mcpEndpoint({ backend, guard, transport, allowedOrigins, challen
     }
     // Who the caller is, asked of the backend's guard as `?for=me` asks it; its refusal is the HTTP answer.
     const principal: Principal | undefined = (await callerReach(backends, guards, authorization, apiKey, ctx.ip)).get(backend.name);
+    if (principal !== undefined) nameCaller(ctx.state as RequestState, principal, backend);
     let parsed: unknown;
     try {
       parsed = JSON.parse(await bodyText(ctx.req));
@@ -95,6 +98,16 @@ export function mcpEndpoint({ backend, guard, transport, allowedOrigins, challen
     ctx.set('Cache-Control', 'no-store');
     ctx.body = JSON.stringify(batch ? answers : answers[0]);
   };
+}
+
+/**
+ * Who the caller is, in the request's access log line as a route's line names it (scope.ts): its user (an outside
+ * issuer's with the issuer), its key, its tenant. A tool call's own state is its sub-context's, which no line reads.
+ */
+function nameCaller(state: RequestState, principal: Principal & { keyId?: number }, backend: BackendModule): void {
+  state.userId = principalName(principal);
+  if (principal.keyId !== undefined) state.keyId = principal.keyId;
+  if (backend.tenant !== undefined) state.tenant = canonicalTenant(backend.tenant.type, principal.tenant);
 }
 
 /** A JSON-RPC error with no id, in a status of its own (the SDK transport's answers to what it cannot handle). */
