@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PrivateMariadb, startPrivateMariadb } from '../../scripts/mariadb.js';
-import { createDemoDatabase } from '../../scripts/schema.js';
+import { connectTo } from '../../scripts/connection.js';
+import { addUser, createDemoDatabase } from '../../scripts/schema.js';
 import { type BuiltServer, startBuiltServer } from '../support/built-server.js';
-import { formBody, send } from '../support/http.js';
+import { basicHeader, formBody, send } from '../support/http.js';
 
 /**
  * The MCP endpoint (docs/internals/contract.md §16, issue 45) attacked as an outsider would, over HTTP against the
@@ -42,8 +43,8 @@ interface Answer {
  * A POST to the shop's endpoint as an agent's HTTP client makes it, answered or refused by its own deadline: a
  * request the server never answers fails the test with a TimeoutError rather than holding it to vitest's limit.
  */
-async function post(message: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-  const response = await fetch(`${server.url}/shop/mcp`, {
+async function post(message: unknown, headers: Record<string, string> = {}, backend = 'shop'): Promise<Answer> {
+  const response = await fetch(`${server.url}/${backend}/mcp`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
     // A message given as text is sent as it is (one too deep for JSON.stringify here).
@@ -138,6 +139,32 @@ describe('the MCP endpoint under attack', () => {
     const smuggled = await post(call('shop_order_v1_0_put', { order_id: 1, quantity: 2, 'If-Match': '"1"\r\nAuthorization: x' }), alice);
     expect([400, 404, 412]).toContain((toolError(smuggled) as { status: number }).status);
   }, 60_000);
+
+  it("serves no caller another's tool list: a role named with a comma is not two roles", async () => {
+    const connection = await connectTo(db.url);
+    try {
+      await addUser(connection, 'trent', 'trent-pass-1', ['admin', 'staff']);
+      await addUser(connection, 'mallory', 'mallory-pass-1', ['admin,staff']);
+    } finally {
+      await connection.end();
+    }
+    const listed = async (user: string) => {
+      const answer = await post({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { authorization: basicHeader(user, `${user}-pass-1`) }, 'staff');
+      return (answer.body as { result: { tools: { name: string }[] } }).result.tools.map((tool) => tool.name).sort();
+    };
+    const operations = async (user: string) => {
+      const response = await send(`${server.url}/openapi.json?for=me`, { headers: { authorization: basicHeader(user, `${user}-pass-1`) } });
+      const paths = (response.json() as { paths: Record<string, Record<string, { operationId: string }>> }).paths;
+      return Object.entries(paths)
+        .filter(([path]) => path.startsWith('/staff/v'))
+        .flatMap(([, item]) => Object.values(item).map((operation) => operation.operationId))
+        .sort();
+    };
+    expect(await listed('trent')).toContain('staff_notes_v1_0_get');
+    // mallory's one role, `admin,staff`, admits no staff route: trent's list, listed just before, is not hers.
+    expect(await operations('mallory')).toEqual([]);
+    expect(await listed('mallory')).toEqual([]);
+  }, 30_000);
 
   it("keeps in the access log who called a tool, as a route's line over REST does", async () => {
     const headers = { authorization: tokens.alice!, 'x-request-id': 'review-mcp-log-1' };
