@@ -1,9 +1,12 @@
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type PrivateMariadb, startPrivateMariadb } from '../../scripts/mariadb.js';
 import { connectTo } from '../../scripts/connection.js';
+import { type PrivateMariadb, startPrivateMariadb } from '../../scripts/mariadb.js';
 import { addUser, createDemoDatabase } from '../../scripts/schema.js';
 import { type BuiltServer, startBuiltServer } from '../support/built-server.js';
 import { basicHeader, formBody, send } from '../support/http.js';
+import { type FixtureIssuer, type PrivateJwk, signingKey, startFixtureIssuer } from '../support/identity-provider.js';
+import { buildScratchProject } from '../support/scratch-project.js';
 
 /**
  * The MCP endpoint (docs/internals/contract.md §16, issue 45) attacked as an outsider would, over HTTP against the
@@ -178,4 +181,93 @@ describe('the MCP endpoint under attack', () => {
     expect(line('review-mcp-log-2')).toMatchObject({ userId: '1' });
     expect(line('review-mcp-log-1')).toMatchObject({ path: '/shop/mcp', userId: '1' });
   }, 30_000);
+});
+
+/**
+ * A Bearer backend with an Issuer (MCP's authorization for HTTP transports): every 401 of its endpoint points at its
+ * protected resource metadata, so that a client whose token was refused (expired, revoked, forged) learns from the
+ * 401 where to get another, as one that sent none does; and an outside user's tools are its mapped roles' routes.
+ */
+describe('the MCP endpoint of a Bearer backend with an Issuer', () => {
+  const ISSUER = 'https://idp.review.example';
+  const ROOT = path.resolve('test/.tmp/review-mcp-issuer');
+  let key: PrivateJwk;
+  let fixture: FixtureIssuer;
+  let issuing: BuiltServer;
+
+  beforeAll(async () => {
+    key = await signingKey('RS256', 'review');
+    fixture = await startFixtureIssuer([key]);
+    await buildScratchProject(ROOT, {
+      databaseUrl: db.url,
+      files: {
+        'resources/api/backend.xml': `<Backend xmlns="urn:xmlrest:resource:1.0" auth_scheme="Bearer" issuer="api" uid_type="text" mcp="on">
+  <Issuer iss="${ISSUER}" audience="review-api" jwks_uri="${fixture.jwksUri}"/>
+</Backend>
+`,
+        'resources/api/whoami.xml': `<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0" auth="*">
+  <Request method="GET"><Sql id="me">select cast($uid as char) as uid</Sql></Request>
+</Resource>
+`,
+        'resources/api/admin.xml': `<Resource xmlns="urn:xmlrest:resource:1.0" v="1.0" auth="admin">
+  <Request method="GET"><Sql id="area">select 'admin' as area</Sql></Request>
+</Resource>
+`,
+      },
+    });
+    issuing = await startBuiltServer({ root: ROOT, env: { DATABASE_URL: db.url } });
+  }, 240_000);
+
+  afterAll(async () => {
+    await issuing?.stop();
+    await fixture?.close();
+  });
+
+  const list = (headers: Record<string, string>) =>
+    send(`${issuing.url}/api/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+  const metadataUrl = () => `${issuing.url}/.well-known/oauth-protected-resource/api/mcp`;
+
+  it('answers 401 without credentials pointing at its protected resource metadata, which names the issuer', async () => {
+    const refused = await list({});
+    expect(refused.status).toBe(401);
+    expect(refused.headers['www-authenticate']).toBe(`Bearer resource_metadata="${metadataUrl()}"`);
+    const metadata = await send(metadataUrl());
+    expect(metadata.status).toBe(200);
+    expect(metadata.json()).toMatchObject({ resource: `${issuing.url}/api/mcp`, authorization_servers: [ISSUER] });
+  });
+
+  it('points every 401 at the metadata: a forged, an expired or a foreign token as well as none', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const expired = await fixture.sign(key, { iss: ISSUER, aud: 'review-api', sub: 'u1', iat: now - 7200, exp: now - 3600 });
+    const foreign = await fixture.sign(key, { iss: 'https://elsewhere.example', aud: 'review-api', sub: 'u1' });
+    for (const token of ['not.a.token', expired, foreign]) {
+      const refused = await list({ authorization: `Bearer ${token}` });
+      expect(refused.status).toBe(401);
+      expect(refused.headers['www-authenticate']).toMatch(/^Bearer /);
+      expect(refused.headers['www-authenticate']).toContain(`resource_metadata="${metadataUrl()}"`);
+    }
+  });
+
+  it("lists an outside user's tools by its mapped roles, as ?for=me does", async () => {
+    const tools = async (roles: string[]) => {
+      const authorization = `Bearer ${await fixture.sign(key, { iss: ISSUER, aud: 'review-api', sub: 'u1', roles })}`;
+      const listed = list({ authorization }).then((response) => response.json()) as Promise<{ result: { tools: { name: string }[] } }>;
+      const names = (await listed).result.tools.map((tool) => tool.name).sort();
+      const document = (await send(`${issuing.url}/openapi.json?for=me`, { headers: { authorization } })).json() as {
+        paths: Record<string, Record<string, { operationId: string }>>;
+      };
+      const operations = Object.entries(document.paths)
+        .filter(([path]) => path.startsWith('/api/v'))
+        .flatMap(([, item]) => Object.values(item).map((operation) => operation.operationId))
+        .sort();
+      expect(names).toEqual(operations);
+      return names;
+    };
+    expect(await tools(['admin'])).toEqual(['api_admin_v1_0_get', 'api_whoami_v1_0_get']);
+    expect(await tools([])).toEqual(['api_whoami_v1_0_get']);
+  });
 });
