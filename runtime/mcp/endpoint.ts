@@ -57,7 +57,10 @@ export function mcpEndpoint({ backend, guard, transport, allowedOrigins, challen
       throw new HttpError(401, 'Authentication required', { 'WWW-Authenticate': challenge(ctx as unknown as Koa.Context) }, 'no_credentials');
     }
     // Who the caller is, asked of the backend's guard as `?for=me` asks it; its refusal is the HTTP answer.
-    const principal: Principal | undefined = (await callerReach(backends, guards, authorization, apiKey, ctx.ip)).get(backend.name);
+    const reach = await callerReach(backends, guards, authorization, apiKey, ctx.ip).catch((error: unknown) => {
+      throw challenge === undefined ? error : pointed(error, challenge(ctx as unknown as Koa.Context));
+    });
+    const principal: Principal | undefined = reach.get(backend.name);
     if (principal !== undefined) nameCaller(ctx.state as RequestState, principal, backend);
     let parsed: unknown;
     try {
@@ -98,6 +101,18 @@ export function mcpEndpoint({ backend, guard, transport, allowedOrigins, challen
     ctx.set('Cache-Control', 'no-store');
     ctx.body = JSON.stringify(batch ? answers : answers[0]);
   };
+}
+
+/**
+ * A refused token's 401 pointing at the protected resource metadata too: MCP asks it of every 401, so that a client
+ * whose token expired or was revoked learns where to get another as one that sent none does. The scheme's own
+ * challenge (its error, its description) stays; the metadata is one more parameter of it.
+ */
+function pointed(error: unknown, challenge: string): unknown {
+  if (!(error instanceof HttpError) || error.status !== 401) return error;
+  const own = error.headers['WWW-Authenticate'];
+  const header = own === undefined || !/^Bearer\b/i.test(own) ? challenge : `${own}, ${challenge.replace(/^Bearer /, '')}`;
+  return new HttpError(401, error.message, { ...error.headers, 'WWW-Authenticate': header }, error.reason);
 }
 
 /**

@@ -238,6 +238,9 @@ describe('the MCP endpoint of a Bearer backend with an Issuer', () => {
     const metadata = await send(metadataUrl());
     expect(metadata.status).toBe(200);
     expect(metadata.json()).toMatchObject({ resource: `${issuing.url}/api/mcp`, authorization_servers: [ISSUER] });
+    // Publicly cacheable, so that no request's Origin may write it: a page's site is not the resource.
+    const asked = await send(metadataUrl(), { headers: { origin: 'https://evil.example' } });
+    expect(asked.json()).toMatchObject({ resource: `${issuing.url}/api/mcp` });
   });
 
   it('points every 401 at the metadata: a forged, an expired or a foreign token as well as none', async () => {
