@@ -143,6 +143,18 @@ describe('the MCP endpoint under attack', () => {
     expect([400, 404, 412]).toContain((toolError(smuggled) as { status: number }).status);
   }, 60_000);
 
+  // Left open: a tool call's line in the access log. The front door writes one line per HTTP request, so a refused
+  // tool call is `POST /shop/mcp 200` with resource `mcp`, and the route's status, reason and metrics series (set on
+  // the call's sub-context) reach no line and no counter, as a batch's operations do not either. Whether a call
+  // gets a line of its own, or the MCP request's line the call's fields, is the contract's to say (§7, §16).
+  it.fails("records a refused tool call in the access log as a route's refusal over REST is recorded", async () => {
+    const answer = await post(call('shop_report_v1_0_get', {}), { authorization: tokens.alice!, 'x-request-id': 'review-mcp-log-3' });
+    expect(toolError(answer)).toMatchObject({ status: 403 });
+    const lines = () => server.logs.filter((entry) => entry.msg === 'request' && entry.requestId === 'review-mcp-log-3');
+    await expect.poll(() => lines().length, { timeout: 10_000 }).toBeGreaterThan(0);
+    expect(lines()).toContainEqual(expect.objectContaining({ resource: 'report@1.0', status: 403, reason: 'role_not_held' }));
+  }, 30_000);
+
   it("serves no caller another's tool list: a role named with a comma is not two roles", async () => {
     const connection = await connectTo(db.url);
     try {
