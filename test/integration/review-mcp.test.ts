@@ -155,6 +155,22 @@ describe('the MCP endpoint under attack', () => {
     expect(lines()).toContainEqual(expect.objectContaining({ resource: 'report@1.0', status: 403, reason: 'role_not_held' }));
   }, 30_000);
 
+  it('runs a batch of audited calls (protocol 2025-03-26) without a warning of leaking listeners on the log', async () => {
+    const token = await send(`${server.url}/desk/v1.0/token`, { method: 'POST', ...formBody({ user: 'bob', pass: 'bob-pass' }) });
+    const authorization = `Bearer ${(token.json() as { token: string }).token}`;
+    const batch = Array.from({ length: 20 }, (_, id) => call('desk_tickets_v1_0_get', {}, id));
+    const answer = await post(batch, { authorization }, 'desk');
+    expect(answer.status).toBe(200);
+    expect((answer.body as unknown[]).map((each) => toolError({ status: 200, body: each }))).not.toContainEqual(expect.objectContaining({ status: 429 }));
+    // Node prints the warning on stderr a moment after: a while to let it arrive, then none may be there.
+    const warned = () => server.logs.some((entry) => String(entry.text ?? '').includes('MaxListenersExceededWarning'));
+    await expect
+      .poll(warned, { timeout: 3000 })
+      .toBe(true)
+      .catch(() => undefined);
+    expect(warned()).toBe(false);
+  }, 30_000);
+
   it("serves no caller another's tool list: a role named with a comma is not two roles", async () => {
     const connection = await connectTo(db.url);
     try {
