@@ -88,6 +88,9 @@ export function mcpEndpoint({ backend, guard, transport, allowedOrigins, challen
       if (!ctx.res.writableFinished) gone.abort();
     };
     ctx.res.once('close', closed);
+    // Each audited tool call waits for this answer to close (routes.ts, audited): a batch's calls are as many
+    // listeners, more than Node's default ten, which is no leak (each goes with the answer) but warns as one would.
+    if (messages.length > 1) ctx.res.setMaxListeners(ctx.res.getMaxListeners() + messages.length);
     const request: McpRequest = { ctx: ctx as unknown as Koa.Context, principal };
     const answers = await transport.handle(messages as JSONRPCMessage[], request, gone.signal);
     ctx.res.off('close', closed);
