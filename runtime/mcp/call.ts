@@ -1,7 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type Koa from 'koa';
-import { operationContext } from '../batch/context.js';
 import { badRequest, HttpError } from '../errors.js';
+import { callerFound, toolContext } from './context.js';
 import type { McpTool } from './tools.js';
 
 /** Classifies and logs what a route threw, as the front door does for a lone request (errors.ts, errorResponder). */
@@ -10,8 +10,7 @@ export type Responder = (ctx: Koa.Context, error: unknown) => void;
 /**
  * A tool call run through its route (docs/internals/contract.md §16): the route's middleware as mounted for REST
  * (its guard, parameters, steps, rate limits, audit, If-Match, Idempotency-Key), on a context of its own over the
- * MCP request's (its credentials, address and request id: runtime/batch/context.ts, as a batch's operation gets
- * one), with the arguments as the query string of a GET or DELETE and as the parsed JSON body of a write, the
+ * MCP request's (its credentials, address and request id: context.ts), with the arguments as the query string of a GET or DELETE and as the parsed JSON body of a write, the
  * header-named ones as headers. A 2xx is the route's JSON answer as structured content and as text; anything else
  * a tool error whose text is the route's error body, classified and logged as the front door would (a 500 says no
  * more than a route's 500, and its details are logged as one's are).
@@ -26,18 +25,17 @@ export async function callTool(
 ): Promise<CallToolResult> {
   const path = `${basePath}${tool.path}`;
   const write = tool.method !== 'GET' && tool.method !== 'DELETE';
-  const request = requestOf(tool, args, write);
+  const request = argumentsOf(tool, args, write);
   // Arguments no request could carry are refused on a context of the route's path, as the route would refuse them.
-  const { fields, headers, querystring } = request instanceof HttpError ? NO_REQUEST : request;
-  const sub = ownAnswer(
-    operationContext(ctx, { method: tool.method, path, querystring, headers, route: { label: tool.tool.name, path } }, write ? fields : undefined),
-  );
+  const { fields, headers, querystring } = request instanceof HttpError ? NO_ARGUMENTS : request;
+  const sub = toolContext(ctx, { method: tool.method, path, querystring, headers, body: write ? fields : undefined });
   try {
     if (request instanceof HttpError) throw request;
     await route(sub, async () => {});
   } catch (error) {
     respond(sub, error);
   }
+  callerFound(ctx, sub);
   const status = Number(sub.status);
   const text = typeof sub.body === 'string' ? sub.body : JSON.stringify(sub.body ?? null);
   if (status >= 200 && status < 300) {
@@ -48,14 +46,14 @@ export async function callTool(
   return { content: [{ type: 'text', text }], isError: true };
 }
 
-interface ToolRequest {
+interface ToolArguments {
   /** A write's JSON body, or a read's query parameters. */
   fields: Record<string, unknown>;
   headers: Record<string, string>;
   querystring: string;
 }
 
-const NO_REQUEST: ToolRequest = { fields: {}, headers: {}, querystring: '' };
+const NO_ARGUMENTS: ToolArguments = { fields: {}, headers: {}, querystring: '' };
 
 /**
  * The arguments as the route's request: the header-named ones as headers, the rest a write's body or a read's
@@ -65,7 +63,7 @@ const NO_REQUEST: ToolRequest = { fields: {}, headers: {}, querystring: '' };
  * words (params.ts), never text made of it: an object's text would pass where a route takes text, and a deep one
  * overflows the stack that would write it.
  */
-function requestOf(tool: McpTool, args: Record<string, unknown>, write: boolean): ToolRequest | HttpError {
+function argumentsOf(tool: McpTool, args: Record<string, unknown>, write: boolean): ToolArguments | HttpError {
   const fields: Record<string, unknown> = { ...args };
   const headers: Record<string, string> = {};
   for (const name of tool.headers) {
@@ -93,31 +91,3 @@ function isScalar(value: unknown): value is string | number | boolean {
 
 /** The route's own words for what is not one value (runtime/params.ts). */
 const notSingle = (name: string) => badRequest(`Parameter '${name}' must be a single string, number, boolean or null`);
-
-/**
- * The sub-context with a Node response of its own for the headers a route writes there directly (a read's ETag
- * and Cache-Control, conditional/reads.ts): they are the tool's answer's, never the MCP request's. Everything
- * else (the socket, `close`, whether the answer has gone: an audited route's row waits for it) is the MCP
- * request's own.
- */
-function ownAnswer(sub: Koa.Context): Koa.Context {
-  const kept = new Map<string, number | string | readonly string[]>();
-  const fixed = (value: unknown): PropertyDescriptor => ({ value, enumerable: true, writable: true, configurable: true });
-  const real = sub.res;
-  const res = Object.create(real, {
-    // Listeners on the real response: it is the one that closes.
-    once: fixed((event: string, listener: (...args: unknown[]) => void) => {
-      real.once(event, listener);
-      return res;
-    }),
-    setHeader: fixed((name: string, value: number | string | readonly string[]) => {
-      kept.set(name.toLowerCase(), value);
-      return res;
-    }),
-    getHeader: fixed((name: string) => kept.get(name.toLowerCase())),
-    hasHeader: fixed((name: string) => kept.has(name.toLowerCase())),
-    removeHeader: fixed((name: string) => kept.delete(name.toLowerCase())),
-  });
-  Object.defineProperty(sub, 'res', fixed(res));
-  return sub;
-}
