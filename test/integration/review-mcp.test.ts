@@ -171,6 +171,25 @@ describe('the MCP endpoint under attack', () => {
     expect(warned()).toBe(false);
   }, 30_000);
 
+  it("counts tool calls against the route's rate limit and answers the 61st of a minute 429, as over REST", async () => {
+    const token = await send(`${server.url}/desk/v1.0/token`, { method: 'POST', ...formBody({ user: 'alice', pass: 'alice-pass' }) });
+    const authorization = `Bearer ${(token.json() as { token: string }).token}`;
+    // The limit's windows are fixed minutes from the epoch (runtime/limits): begun early in one, so that no window
+    // ends among the calls however slow the machine.
+    const intoMinute = Date.now() % 60_000;
+    if (intoMinute > 30_000) await new Promise((resolve) => setTimeout(resolve, 60_500 - intoMinute));
+    const statuses: number[] = [];
+    for (let index = 0; index < 61; index++) {
+      const answer = await post(call('desk_tickets_v1_0_get', {}), { authorization }, 'desk');
+      const refusal = toolError(answer) as { status?: number };
+      statuses.push(refusal.status ?? 200);
+    }
+    expect(statuses.slice(0, 60).every((status) => status === 200)).toBe(true);
+    expect(statuses[60]).toBe(429);
+    const rest = await send(`${server.url}/desk/v1.0/tickets`, { headers: { authorization } });
+    expect(rest.status).toBe(429);
+  }, 90_000);
+
   it("serves no caller another's tool list: a role named with a comma is not two roles", async () => {
     const connection = await connectTo(db.url);
     try {
