@@ -1,5 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type Koa from 'koa';
+import { badRequest, HttpError } from '../errors.js';
 import { callerFound, toolContext } from './context.js';
 import type { McpRequest } from './server.js';
 import type { McpTool } from './tools.js';
@@ -23,18 +24,14 @@ export async function callTool(
   args: Record<string, unknown>,
   respond: Responder,
 ): Promise<CallToolResult> {
-  const fields: Record<string, unknown> = { ...args };
-  const headers: Record<string, string> = {};
-  for (const name of tool.headers) {
-    const value = fields[name];
-    delete fields[name];
-    if (value !== undefined && value !== null) headers[name.toLowerCase()] = String(value);
-  }
   const path = `${basePath}${tool.path}`;
   const write = tool.method !== 'GET' && tool.method !== 'DELETE';
-  const querystring = write ? '' : queryOf(fields);
+  const request = argumentsOf(tool, args, write);
+  // Arguments no request could carry are refused on a context of the route's path, as the route would refuse them.
+  const { fields, headers, querystring } = request instanceof HttpError ? NO_ARGUMENTS : request;
   const sub = toolContext(ctx, { method: tool.method, path, querystring, headers, body: write ? fields : undefined, principal });
   try {
+    if (request instanceof HttpError) throw request;
     await route(sub, async () => {});
   } catch (error) {
     respond(sub, error);
@@ -50,20 +47,48 @@ export async function callTool(
   return { content: [{ type: 'text', text }], isError: true };
 }
 
-/**
- * The arguments of a read as its query string, each as a form would send it: a text as it is, a number or a
- * boolean as its text, a list as the key repeated (which a route refuses, as it would over REST); `null` leaves
- * the parameter out.
- */
-function queryOf(fields: Record<string, unknown>): string {
-  const query = new URLSearchParams();
-  const add = (name: string, value: unknown) => {
-    if (value === undefined || value === null) return;
-    query.append(name, typeof value === 'object' ? JSON.stringify(value) : String(value));
-  };
-  for (const [name, value] of Object.entries(fields)) {
-    if (Array.isArray(value)) for (const item of value) add(name, item);
-    else add(name, value);
-  }
-  return query.toString();
+interface ToolArguments {
+  /** A write's JSON body, or a read's query parameters. */
+  fields: Record<string, unknown>;
+  headers: Record<string, string>;
+  querystring: string;
 }
+
+const NO_ARGUMENTS: ToolArguments = { fields: {}, headers: {}, querystring: '' };
+
+/**
+ * The arguments as the route's request: the header-named ones as headers, the rest a write's body or a read's
+ * query string, each query parameter as a form sends it (a text as it is, a number or a boolean as its text, a
+ * list as the key repeated, which a route refuses as it would over REST; `null` leaves it out). What no header
+ * and no query string can carry (an object, a list within a list, however deep) is the route's own 400 in its
+ * words (params.ts), never text made of it: an object's text would pass where a route takes text, and a deep one
+ * overflows the stack that would write it.
+ */
+function argumentsOf(tool: McpTool, args: Record<string, unknown>, write: boolean): ToolArguments | HttpError {
+  const fields: Record<string, unknown> = { ...args };
+  const headers: Record<string, string> = {};
+  for (const name of tool.headers) {
+    const value = fields[name];
+    delete fields[name];
+    if (value === undefined || value === null) continue;
+    if (!isScalar(value)) return notSingle(name);
+    headers[name.toLowerCase()] = String(value);
+  }
+  if (write) return { fields, headers, querystring: '' };
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(fields)) {
+    for (const item of Array.isArray(value) ? value : [value]) {
+      if (item === undefined || item === null) continue;
+      if (!isScalar(item)) return notSingle(name);
+      query.append(name, String(item));
+    }
+  }
+  return { fields, headers, querystring: query.toString() };
+}
+
+function isScalar(value: unknown): value is string | number | boolean {
+  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
+}
+
+/** The route's own words for what is not one value (runtime/params.ts). */
+const notSingle = (name: string) => badRequest(`Parameter '${name}' must be a single string, number, boolean or null`);

@@ -7,6 +7,8 @@ import { type Principal, principalName } from '../auth/scheme.js';
 import { credentialsOf } from '../auth/transport/transport.js';
 import type { BackendModule } from '../contract.js';
 import { HttpError } from '../errors.js';
+import type { RequestState } from '../request-log.js';
+import { canonicalTenant } from '../tenants/canonical.js';
 import { refuseForeign } from './origin.js';
 import type { McpRequest } from './server.js';
 import type { ExchangeTransport } from './transport.js';
@@ -55,9 +57,11 @@ export function mcpEndpoint({ backend, guard, transport, allowedOrigins, challen
       throw new HttpError(401, 'Authentication required', { 'WWW-Authenticate': challenge(ctx as unknown as Koa.Context) }, 'no_credentials');
     }
     // Who the caller is, asked of the backend's guard as `?for=me` asks it; its refusal is the HTTP answer.
-    const principal: Principal | undefined = (await callerReach(backends, guards, authorization, apiKey, ctx.ip)).get(backend.name);
-    // Who called, for the request's log line, as a route names its caller (scope.ts).
-    if (principal !== undefined) ctx.state.userId = principalName(principal);
+    const reach = await callerReach(backends, guards, authorization, apiKey, ctx.ip).catch((error: unknown) => {
+      throw challenge === undefined ? error : pointed(error, challenge(ctx as unknown as Koa.Context));
+    });
+    const principal: Principal | undefined = reach.get(backend.name);
+    if (principal !== undefined) nameCaller(ctx.state as RequestState, principal, backend);
     let parsed: unknown;
     try {
       parsed = JSON.parse(await bodyText(ctx.req));
@@ -84,6 +88,9 @@ export function mcpEndpoint({ backend, guard, transport, allowedOrigins, challen
       if (!ctx.res.writableFinished) transport.abandon(request);
     };
     ctx.res.once('close', closed);
+    // Each audited tool call waits for this answer to close (routes.ts, audited): a batch's calls are as many
+    // listeners, more than Node's default ten, which is no leak (each goes with the answer) but warns as one would.
+    if (messages.length > 1) ctx.res.setMaxListeners(ctx.res.getMaxListeners() + messages.length);
     const answers = await transport.handle(messages as JSONRPCMessage[], request);
     ctx.res.off('close', closed);
     if (answers.length === 0) {
@@ -96,6 +103,28 @@ export function mcpEndpoint({ backend, guard, transport, allowedOrigins, challen
     ctx.set('Cache-Control', 'no-store');
     ctx.body = JSON.stringify(batch ? answers : answers[0]);
   };
+}
+
+/**
+ * A refused token's 401 pointing at the protected resource metadata too: MCP asks it of every 401, so that a client
+ * whose token expired or was revoked learns where to get another as one that sent none does. The scheme's own
+ * challenge (its error, its description) stays; the metadata is one more parameter of it.
+ */
+function pointed(error: unknown, challenge: string): unknown {
+  if (!(error instanceof HttpError) || error.status !== 401) return error;
+  const own = error.headers['WWW-Authenticate'];
+  const header = own === undefined || !/^Bearer\b/i.test(own) ? challenge : `${own}, ${challenge.replace(/^Bearer /, '')}`;
+  return new HttpError(401, error.message, { ...error.headers, 'WWW-Authenticate': header }, error.reason);
+}
+
+/**
+ * Who the caller is, in the request's access log line as a route's line names it (scope.ts): its user (an outside
+ * issuer's with the issuer), its key, its tenant. A tool call's own state is its sub-context's, which no line reads.
+ */
+function nameCaller(state: RequestState, principal: Principal & { keyId?: number }, backend: BackendModule): void {
+  state.userId = principalName(principal);
+  if (principal.keyId !== undefined) state.keyId = principal.keyId;
+  if (backend.tenant !== undefined) state.tenant = canonicalTenant(backend.tenant.type, principal.tenant);
 }
 
 /** A JSON-RPC error with no id, in a status of its own (the SDK transport's answers to what it cannot handle). */

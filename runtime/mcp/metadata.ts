@@ -20,7 +20,7 @@ export function resourceMetadata(backend: BackendModule, endpointPath: string): 
   if (path === undefined) return undefined;
   const servers = [...new Set(backend.issuers.map((issuer) => issuer.iss))];
   // The origin as the client reached it: the request's scheme and host, behind proxies as PROXY_HOPS lets them say.
-  // (Koa 3's `ctx.origin` is the request's Origin header, not this.)
+  // Never `ctx.origin`: Koa 3's is the request's Origin header, which a page sends for its own site (or none: "null").
   const url = (ctx: Koa.Context, at: string) => `${ctx.protocol}://${ctx.host}${at}`;
   return {
     path,

@@ -58,7 +58,9 @@ export function mcpServer({ backend, tools, basePath, routes, respond }: McpServ
 
   server.setRequestHandler(ListToolsRequestSchema, (_request, extra) => {
     const { principal } = requestOf(extra.requestId);
-    const key = principal === undefined ? '' : `:${[...principal.roles].sort().join(',')}`;
+    // The role set as JSON: a role's name may hold any character (an outside issuer's claims say what it is), so that
+    // no joined text of two roles ever equals one role's name (`admin,staff`: the roles admin and staff are another set).
+    const key = principal === undefined ? '' : JSON.stringify([...principal.roles].sort());
     let list = lists.get(key);
     if (list === undefined) {
       list = { tools: tools.filter((tool) => admits(tool.access, principal)).map((tool) => tool.tool) };

@@ -1,5 +1,5 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, type JSONRPCMessage, McpError, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, isJSONRPCRequest, type JSONRPCMessage, McpError, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 
 /** What one HTTP request's JSON-RPC requests are handled for: its Koa context and who its caller is, as the endpoint made them. */
 export type Exchange = object;
@@ -23,7 +23,11 @@ interface Waiting {
  * under an id unique to this transport, and its answer given back under the client's own.
  *
  * Stateless and JSON-only: nothing the server sends on its own (a notification, a request of its own) has a
- * stream to travel in, so it is dropped; the server of this endpoint sends none.
+ * stream to travel in, so it is dropped; the server of this endpoint sends none. Nor does a client's notification
+ * reach the server: each concerns a session, which this endpoint keeps none of, and `notifications/cancelled`
+ * names a request by an id that, on this one server every caller shares, may be another caller's (a client ends
+ * its own request by closing its HTTP request: `abandon`). A request the SDK's server would not take as one (its
+ * params no object, say) is answered Invalid Request here: the server would drop it unanswered.
  */
 export class ExchangeTransport implements Transport {
   onclose?: () => void;
@@ -63,9 +67,12 @@ export class ExchangeTransport implements Transport {
   handle(messages: readonly JSONRPCMessage[], exchange: Exchange): Promise<JSONRPCMessage[]> {
     const answers: Promise<JSONRPCMessage>[] = [];
     for (const message of messages) {
-      if (!('method' in message)) continue; // A client's response to a request this server never sends.
-      if (!('id' in message)) {
-        this.onmessage?.(message);
+      // A client's response to a request this server never sends, or a notification (above): nothing to do.
+      if (!('method' in message) || !('id' in message)) continue;
+      const id = this.next;
+      const request = { ...message, id };
+      if (!isJSONRPCRequest(request)) {
+        answers.push(Promise.resolve({ jsonrpc: '2.0', id: message.id, error: { code: ErrorCode.InvalidRequest, message: 'Invalid Request' } }));
         continue;
       }
       const direct = this.direct.get(message.method);
@@ -73,14 +80,13 @@ export class ExchangeTransport implements Transport {
         answers.push(directly(message.id, direct, message.params, exchange));
         continue;
       }
-      const id = this.next;
       this.next = this.next === Number.MAX_SAFE_INTEGER ? 0 : this.next + 1;
       answers.push(
         new Promise<JSONRPCMessage>((answer) => {
           this.waiting.set(id, { id: message.id, exchange, answer });
         }),
       );
-      this.onmessage?.({ ...message, id });
+      this.onmessage?.(request);
     }
     return answers.length === 0 ? Promise.resolve([]) : Promise.all(answers);
   }
