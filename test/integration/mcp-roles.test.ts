@@ -8,7 +8,7 @@ import { type BuiltServer, startBuiltServer } from '../support/built-server.js';
 import { credentialsOn, operationsFor, restCall, tokenOf } from '../support/callers.js';
 import { DEMO_WEBHOOK_ENV } from '../support/demo-webhook.js';
 import { basicHeader } from '../support/http.js';
-import { callTool, listedTo, mcpClient } from '../support/mcp-client.js';
+import { callTool, listedTo, mcpClient, toolNames } from '../support/mcp-client.js';
 import { ownDatabase } from '../support/own-database.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -151,6 +151,8 @@ describe('tools/call: each kind of call answers what the same REST call answers'
     const bob = await credentialsOn(server.url, 'shop', 'bob', 'bob-pass');
     const [agent, admin] = await Promise.all([mcpClient(server.url, 'shop', alice), mcpClient(server.url, 'shop', bob)]);
     try {
+      // Listed first, so that the SDK's client checks every structured answer against its tool's outputSchema.
+      await Promise.all([toolNames(agent), toolNames(admin)]);
       const made = ['order_id', 'insertId', 'review_id', 'created_on'];
       // POST: an order placed either way.
       const order = { product_id: 2, quantity: 1 };
@@ -212,6 +214,7 @@ describe('tools/call: each kind of call answers what the same REST call answers'
     for (let placed = 0; placed < 5; placed++) await restCall(server.url, 'POST', '/shop/v1.0/orders', { product_id: 1 + (placed % 3), quantity: 1 }, carla);
     const agent = await mcpClient(server.url, 'shop', carla);
     try {
+      await toolNames(agent);
       for (const [tool, path, rows] of [
         ['shop_orders_v2_0_get', '/shop/v2.0/orders', 'orders'],
         ['shop_products_v3_0_get', '/shop/v3.0/products', 'products'],
@@ -319,6 +322,7 @@ describe('a write through tools/call records what the same REST call records', (
     const agent = await mcpClient(server.url, 'desk', { ...alice, 'x-request-id': 'mcp-roles-ticket-mcp' });
     let opened: Awaited<ReturnType<typeof callTool>>;
     try {
+      await toolNames(agent);
       opened = await callTool(agent, 'desk_tickets_v1_0_post', ticket);
     } finally {
       await agent.close();
@@ -365,6 +369,7 @@ describe('a tenant backend (crm, issue 43)', () => {
     const [erin, grace] = [{ authorization: basicHeader('erin', 'erin-pass') }, { authorization: basicHeader('grace', 'grace-pass') }];
     const [acme, globex] = await Promise.all([mcpClient(server.url, 'crm', erin), mcpClient(server.url, 'crm', grace)]);
     try {
+      await Promise.all([toolNames(acme), toolNames(globex)]);
       for (const [agent, headers, names] of [
         [acme, erin, ['Ann Archer', 'Ben Baker']],
         [globex, grace, ['Cai Cooper']],
