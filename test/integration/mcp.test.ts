@@ -72,7 +72,12 @@ describe('the MCP endpoint', () => {
     const client = await connect(tokens.alice);
     expect(client.getServerVersion()?.name).toBe('xmlrest-shop');
     expect(client.getServerCapabilities()).toEqual({ tools: { listChanged: false } });
-    const response = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    const response = await post({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    });
     expect(response.status).toBe(200);
     expect(response.headers['mcp-session-id']).toBeUndefined();
     expect(response.headers['content-type']).toMatch(/^application\/json/);
@@ -162,7 +167,11 @@ describe('the MCP endpoint', () => {
     const list = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
     expect((await post(list, { 'content-type': 'text/plain' })).status).toBe(415);
     expect((await post(list, { accept: 'text/event-stream' })).status).toBe(406);
-    const unparsable = await send(`${server.url}/shop/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: '{"jsonrpc":' });
+    const unparsable = await send(`${server.url}/shop/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: '{"jsonrpc":',
+    });
     expect(unparsable.status).toBe(400);
     expect(unparsable.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700 } });
     expect((await post(list, { 'mcp-protocol-version': '1999-01-01' })).status).toBe(400);

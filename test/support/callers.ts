@@ -20,9 +20,10 @@ export async function credentialsOn(server: string, backend: string, user: strin
 }
 
 /**
- * The operationIds of `backend`'s resource operations in the caller's own document, sorted: its paths
- * `/<backend>/v<version>/<resource>`, less the token request of shape B (`POST /<backend>/v<version>/token`), which
- * §16 makes no tool, as it makes none of shape A, the batch or the sessions' doors (paths without a version).
+ * The operationIds of `backend`'s resource operations in the caller's own document, sorted: those named
+ * `<backend>_<resource>_v<version>_<method>` at `/<backend>/v<version>/<resource>` (the sessions' doors, `logout`
+ * and `token/refresh`, are named otherwise), less the token request of shape B (`POST /<backend>/v<version>/token`):
+ * §16 makes no tool of a token request, the batch or a session's door.
  */
 export async function operationsFor(server: string, backend: string, headers: Record<string, string>): Promise<string[]> {
   const answer = await send(`${server}/openapi.json?for=me`, { headers });
@@ -33,6 +34,7 @@ export async function operationsFor(server: string, backend: string, headers: Re
     .filter(([path]) => resource.test(path))
     .flatMap(([path, item]) => Object.entries(item).filter(([method]) => !(method === 'post' && path.endsWith('/token'))))
     .map(([, operation]) => operation.operationId)
+    .filter((operationId) => /_v[0-9_]+_(get|post|put|patch|delete)$/.test(operationId))
     .sort();
 }
 
