@@ -27,20 +27,19 @@ export async function toolNames(client: Client): Promise<string[]> {
 
 /**
  * The tools one caller is listed, the client closed after; or the HTTP status the endpoint refused the caller
- * with before any JSON-RPC (401, 403, 429: docs/internals/contract.md §16), as the SDK's transport reports it.
+ * with before any JSON-RPC (401, 403, 429: docs/internals/contract.md §16), as the SDK's transport reports it, at
+ * its initialize or at its tools/list (credentials revoked between the two are refused at the second).
  */
 export async function listedTo(server: string, backend: string, headers: Record<string, string>): Promise<string[] | { refused: number }> {
-  let client: Client;
+  let client: Client | undefined;
   try {
     client = await mcpClient(server, backend, headers);
+    return await toolNames(client);
   } catch (error) {
     if (error instanceof StreamableHTTPError && typeof error.code === 'number') return { refused: error.code };
     throw error;
-  }
-  try {
-    return await toolNames(client);
   } finally {
-    await client.close();
+    await client?.close();
   }
 }
 
