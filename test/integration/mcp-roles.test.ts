@@ -370,6 +370,30 @@ describe('a write through tools/call records what the same REST call records', (
     expect(delivered.map((delivery) => delivery.payload?.type)).toEqual(['ticket.opened', 'ticket.opened']);
     expect(sameBut(delivered[0]!.payload, made)).toEqual(sameBut(delivered[1]!.payload, made));
   });
+  it('a read of an audited route: its row, written after the answer, as REST’s', async () => {
+    const alice = await credentialsOn(server.url, 'desk', 'alice', 'alice-pass');
+    const agent = await mcpClient(server.url, 'desk', { ...alice, 'x-request-id': 'mcp-roles-tickets-mcp' });
+    try {
+      const rest = await restCall(server.url, 'GET', '/desk/v1.0/tickets', {}, { ...alice, 'x-request-id': 'mcp-roles-tickets-rest' });
+      expect(await callTool(agent, 'desk_tickets_v1_0_get', {})).toMatchObject({ isError: false, body: rest.body });
+    } finally {
+      await agent.close();
+    }
+    const audit = await until(
+      async () =>
+        (
+          (await connection.query(
+            "select * from xmlrest_api_audit where request_id in ('mcp-roles-tickets-mcp', 'mcp-roles-tickets-rest') and method = 'GET' order by request_id",
+          )) as unknown as [Record<string, unknown>[]]
+        )[0],
+      (rows) => rows.length === 2,
+    );
+    expect(audit.map((row) => row.request_id)).toEqual(['mcp-roles-tickets-mcp', 'mcp-roles-tickets-rest']);
+    const { id: _a, at: _b, request_id: _c, ...viaTool } = audit[0]!;
+    const { id: _d, at: _e, request_id: _f, ...viaRest } = audit[1]!;
+    expect(viaTool).toEqual(viaRest);
+    expect(viaRest).toMatchObject({ resource: 'tickets', method: 'GET', status: 200, user_id: '1' });
+  });
 });
 
 describe('a tenant backend (crm, issue 43)', () => {
