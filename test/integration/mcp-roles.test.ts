@@ -419,5 +419,15 @@ describe('a tenant backend (crm, issue 43)', () => {
     } finally {
       await Promise.all([acme.close(), globex.close()]);
     }
+    // heidi holds crm-user but belongs to no organisation: listed nothing (the first test), refused as the route refuses her.
+    const heidi = { authorization: basicHeader('heidi', 'heidi-pass') };
+    const nobody = await mcpClient(server.url, 'crm', heidi);
+    try {
+      const rest = await restCall(server.url, 'GET', '/crm/v1.0/org', {}, heidi);
+      expect(rest.status).toBe(403);
+      expect(await callTool(nobody, 'crm_org_v1_0_get', {})).toMatchObject({ isError: true, body: rest.body });
+    } finally {
+      await nobody.close();
+    }
   });
 });
