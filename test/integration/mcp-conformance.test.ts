@@ -62,6 +62,18 @@ const NOT_OFFERED: Record<string, string> = {
   'prompts-get-with-image': 'no prompts',
 };
 
+/**
+ * What a scenario the endpoint does not offer meets: the method is not found (-32601), the suite's fixed tool is
+ * not one of the backend's (-32602, or not in the list), or no session id is given (a warning of the SSE
+ * scenarios). Any other failure of theirs (a 500, a refused connection) fails this test too.
+ */
+const NOT_OFFERED_SIGNS = [
+  /MCP error -32601: Method not found/,
+  /MCP error -32602: Unknown tool: test_\w+$/,
+  /^Tool 'json_schema_2020_12_tool' not found/,
+  /^$/,
+];
+
 let server: BuiltServer;
 
 /** Whether node_modules holds exactly the versions package.json pins (so a changed pin installs again). */
@@ -97,6 +109,20 @@ async function conformance(...args: string[]): Promise<{ code: number; output: s
   }
 }
 
+interface Check {
+  id: string;
+  status: string;
+  errorMessage?: string;
+  details?: unknown;
+}
+
+/** A scenario's checks as the suite saved them, in a folder of its own (`server-<scenario>-<time>`). */
+function checksOf(scenario: string): Check[] {
+  const folder = readdirSync(OUT).find((name) => name.startsWith(`server-${scenario}-`));
+  if (folder === undefined) throw new Error(`no results of ${scenario} in ${OUT}`);
+  return JSON.parse(readFileSync(path.join(OUT, folder, 'checks.json'), 'utf8')) as Check[];
+}
+
 describe('the MCP conformance suite against the demo shop', () => {
   it('names no server scenario this test does not sort into offered or not offered', async () => {
     const { code, output } = await conformance('list', '--server');
@@ -117,15 +143,25 @@ describe('the MCP conformance suite against the demo shop', () => {
     expect(code, output).toBe(0);
     expect(output).toContain('Baseline check passed');
     for (const scenario of OFFERED) {
-      // Each scenario's results in a folder of its own, `server-<scenario>-<time>`.
-      const folder = readdirSync(OUT).find((name) => name.startsWith(`server-${scenario}-`));
-      expect(folder, scenario).toBeDefined();
-      const checks = JSON.parse(readFileSync(path.join(OUT, folder!, 'checks.json'), 'utf8')) as { id: string; status: string; errorMessage?: string }[];
+      const checks = checksOf(scenario);
       expect(checks.length, scenario).toBeGreaterThan(0);
       expect(
         checks.filter((check) => check.status !== 'SUCCESS'),
         scenario,
       ).toEqual([]);
+    }
+    // tools-list passes on an empty list too: the shop's public tools were listed (its products and reviews).
+    const listed = checksOf('tools-list')[0]!.details as { tools: string[] };
+    expect(listed.tools.length).toBeGreaterThan(0);
+    expect(listed.tools.filter((name) => !/^shop_\w+_v\d+_\d+_get$/.test(name))).toEqual([]);
+    for (const scenario of Object.keys(NOT_OFFERED)) {
+      const unmet = checksOf(scenario).filter((check) => check.status === 'FAILURE' || check.status === 'WARNING');
+      expect(unmet.length, scenario).toBeGreaterThan(0);
+      for (const check of unmet)
+        expect(
+          NOT_OFFERED_SIGNS.some((sign) => sign.test(check.errorMessage ?? '')),
+          `${scenario}: ${check.errorMessage}`,
+        ).toBe(true);
     }
   });
 });
