@@ -64,7 +64,7 @@ export async function prepareMcp(token: (path: string) => Promise<string>): Prom
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
 const rpc = (method: string, params?: object) => JSON.stringify({ jsonrpc: '2.0', id: 1, method, ...(params ? { params } : {}) });
 const CALL_PUBLIC = rpc('tools/call', { name: 'mcp_catalog_v1_0_get', arguments: { id: 42 } });
-const CALL_BEARER = rpc('tools/call', { name: 'mcp_my_item_v1_0_get', arguments: {} });
+const CALL_BEARER = rpc('tools/call', { name: 'mcp_myItem_v1_0_get', arguments: {} });
 const LIST = rpc('tools/list');
 
 /** The servers' names of these scenarios, each the generated server. */

@@ -482,6 +482,8 @@ async function startServer(name: Process, url: string, env: Record<string, strin
       JWT_SECRET: SECRET,
       BENCH_WEBHOOK_SECRET: WEBHOOK_SECRET,
       EVENTS_DELIVERY: 'off',
+      // The generated OpenAPI document, as npm start reads it (the MCP backends' tools are made from it).
+      OPENAPI_FILE: 'bench/generated/openapi.json',
       ...(name === 'traced' ? tracedEnv() : {}),
       ...(name === 'etags-off' ? { ETAGS: 'off' } : {}),
       ...env,
