@@ -1,6 +1,6 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { MCP_CALL_SCENARIO, MCP_LIST_SCENARIO, type ServerName } from './report.js';
+import { MCP_BEARER_SCENARIO, MCP_CALL_SCENARIO, MCP_LIST_SCENARIO, type ServerName } from './report.js';
 
 /**
  * Issue 45's Speed in the bench (docs/internals/contract.md §16): a tools/call of a one-row GET against the same GET
@@ -85,20 +85,18 @@ export const toolsListRequest = () => ({
   body: LIST,
 });
 
+/** The one-row GET over REST, or as a tools/call of the MCP endpoint; a Bearer token on the Bearer pair's. */
+function oneRow(server: ServerName) {
+  const bearer: Record<string, string> = server.endsWith('bearer') ? { authorization: `Bearer ${state.token}` } : {};
+  if (server.startsWith('rest'))
+    return { method: 'GET' as const, path: server === 'rest-get' ? '/mcp/v1.0/catalog?id=42' : '/mcp/v1.0/my-item', headers: bearer };
+  return { method: 'POST' as const, path: '/mcp/mcp', headers: { ...MCP_HEADERS, ...bearer }, body: server === 'mcp-get' ? CALL_PUBLIC : CALL_BEARER };
+}
+
 export const mcpScenarios = [
-  {
-    // The same one-row GETs, the same server and slices: over REST, and as a tools/call of the MCP endpoint.
-    name: MCP_CALL_SCENARIO,
-    servers: ['rest-get', 'mcp-get', 'rest-bearer', 'mcp-bearer'] as ServerName[],
-    cpu: true,
-    request: (server: ServerName) => {
-      const bearer: Record<string, string> = server.endsWith('bearer') ? { authorization: `Bearer ${state.token}` } : {};
-      if (server.startsWith('rest'))
-        return { method: 'GET' as const, path: server === 'rest-get' ? '/mcp/v1.0/catalog?id=42' : '/mcp/v1.0/my-item', headers: bearer };
-      return { method: 'POST' as const, path: '/mcp/mcp', headers: { ...MCP_HEADERS, ...bearer }, body: server === 'mcp-get' ? CALL_PUBLIC : CALL_BEARER };
-    },
-    check: row,
-  },
+  // The same one-row GET, the same server and slices: over REST first, then as a tools/call of the MCP endpoint.
+  { name: MCP_CALL_SCENARIO, servers: ['rest-get', 'mcp-get'] as ServerName[], cpu: true, request: oneRow, check: row },
+  { name: MCP_BEARER_SCENARIO, servers: ['rest-bearer', 'mcp-bearer'] as ServerName[], cpu: true, request: oneRow, check: row },
   {
     // One connection, one tools/list after another: its req/s are the inverse of its latency.
     name: MCP_LIST_SCENARIO,

@@ -140,7 +140,8 @@ export const BATCH_SCENARIO = 'batch of 50 inserts vs 50 POSTs';
 /** Inserts in the scenario's batch: its req/s are counted against the POSTs' over this many. */
 export const BATCH_SIZE = 50;
 /** Issue 45: a tools/call of a one-row GET against the same GET over REST; tools/list on one connection, 100 routes. */
-export const MCP_CALL_SCENARIO = 'MCP tools/call vs REST, one-row GET';
+export const MCP_CALL_SCENARIO = 'MCP tools/call vs REST, one-row public GET';
+export const MCP_BEARER_SCENARIO = 'MCP tools/call vs REST, one-row Bearer GET';
 export const MCP_LIST_SCENARIO = 'MCP tools/list, 100 routes, 1 connection';
 
 /** tools/list's latency, one request after another on one connection (bench/latency.mjs): each round's median. */
@@ -286,7 +287,7 @@ export async function writeResults(
   const listMedian = toolsList ? median(toolsList.medians) : Number.NaN;
   const mcpRows = [
     sideBySide(MCP_CALL_SCENARIO, 'mcp-get', 'MCP tools/call of the one-row public GET vs the same GET over REST', 0.8, 'rest-get'),
-    sideBySide(MCP_CALL_SCENARIO, 'mcp-bearer', "MCP tools/call of a one-row Bearer GET (the caller's row) vs the same GET over REST", 0.8, 'rest-bearer'),
+    sideBySide(MCP_BEARER_SCENARIO, 'mcp-bearer', "MCP tools/call of a one-row Bearer GET (the caller's row) vs the same GET over REST", 0.8, 'rest-bearer'),
     `| MCP tools/list, a member of a backend of ${toolsList?.routes ?? ''} routes (${toolsList?.tools ?? ''} tools listed), one connection: median latency, ms (p90 ${toolsList ? median(toolsList.p90s).toFixed(2) : ''}) | ${listMedian.toFixed(2)} | |${peer ? ' | |' : ''} | ${listMedian < 5 ? 'met' : 'missed'} (< 5 ms) |`,
   ];
   const logins = results.get(LOGINS_SCENARIO);
