@@ -1,6 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type Koa from 'koa';
 import { callerFound, toolContext } from './context.js';
+import type { McpRequest } from './server.js';
 import type { McpTool } from './tools.js';
 
 /** Classifies and logs what a route threw, as the front door does for a lone request (errors.ts, errorResponder). */
@@ -15,7 +16,7 @@ export type Responder = (ctx: Koa.Context, error: unknown) => void;
  * more than a route's 500, and its details are logged as one's are).
  */
 export async function callTool(
-  ctx: Koa.Context,
+  { ctx, principal }: McpRequest,
   tool: McpTool,
   basePath: string,
   route: Koa.Middleware,
@@ -32,7 +33,7 @@ export async function callTool(
   const path = `${basePath}${tool.path}`;
   const write = tool.method !== 'GET' && tool.method !== 'DELETE';
   const querystring = write ? '' : queryOf(fields);
-  const sub = toolContext(ctx, { method: tool.method, path, querystring, headers, body: write ? fields : undefined });
+  const sub = toolContext(ctx, { method: tool.method, path, querystring, headers, body: write ? fields : undefined, principal });
   try {
     await route(sub, async () => {});
   } catch (error) {

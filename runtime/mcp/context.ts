@@ -1,5 +1,7 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeader, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type Koa from 'koa';
+import type { Principal } from '../auth/scheme.js';
+import type { AuthenticatedState } from '../scope.js';
 
 /** A tool call's request as its route is to see it. */
 export interface ToolRequest {
@@ -11,6 +13,8 @@ export interface ToolRequest {
   headers: Record<string, string>;
   /** A write's arguments: its body, already parsed. */
   body: Record<string, unknown> | undefined;
+  /** Who the route's guard found the MCP request's credentials to be, when it did (its route checks its roles). */
+  principal: Principal | undefined;
 }
 
 /** The MCP request's headers a tool call does not inherit: its body's, and the preconditions, which are the call's own. */
@@ -27,9 +31,9 @@ const CALLER = ['userId', 'keyId', 'issuer'] as const;
  * the route sets on its answer (status, headers, body) lands on the call's response, never the MCP request's;
  * whether that answer has gone, and `close`, are the MCP request's (an audited route's row waits for them).
  *
- * Batches make theirs with runtime/batch/context.ts, one object made with its properties described; this one
- * takes Koa's own path, which V8 keeps fast: the described objects cost some 30 µs a call and slowed every
- * property read the route made of them, which a tool call of a one-row read felt as a third of its time.
+ * Batches make theirs with runtime/batch/context.ts, objects described over the live ones; a tool call's are
+ * plain (measured on a tool call of the demo's one-row read: the described objects cost some 30 µs a call, and
+ * the live request and response, made prototypes, slowed Node's own writes of every answer after).
  */
 export function toolContext(ctx: Koa.Context, call: ToolRequest): Koa.Context {
   const headers: Record<string, string | string[] | undefined> = { ...ctx.req.headers };
@@ -39,29 +43,27 @@ export function toolContext(ctx: Koa.Context, call: ToolRequest): Koa.Context {
     headers['content-type'] = 'application/json';
     headers['content-length'] = '0';
   }
-  const req = Object.create(ctx.req) as typeof ctx.req;
-  req.headers = headers as typeof req.headers;
-  req.method = call.method;
-  req.url = call.querystring === '' ? call.path : `${call.path}?${call.querystring}`;
-  const real = ctx.res;
-  const kept = new Map<string, number | string | string[]>();
-  const res = Object.create(real) as Record<string, unknown>;
-  res.setHeader = (name: string, value: number | string | string[]) => {
-    kept.set(name.toLowerCase(), value);
-    return res;
+  const outer = ctx.req;
+  // What Koa and the routes read of a Node request, the MCP request's own but for what the call says. A plain
+  // object, not one made with the live request as its prototype: V8 would make that request a prototype, its
+  // shape unique, and every read Node's HTTP code makes of it slower for the rest of its life.
+  const req = {
+    headers,
+    rawHeaders: [] as string[],
+    method: call.method,
+    url: call.querystring === '' ? call.path : `${call.path}?${call.querystring}`,
+    socket: outer.socket,
+    connection: outer.socket,
+    httpVersion: outer.httpVersion,
+    httpVersionMajor: outer.httpVersionMajor,
+    httpVersionMinor: outer.httpVersionMinor,
   };
-  res.getHeader = (name: string) => kept.get(name.toLowerCase());
-  res.hasHeader = (name: string) => kept.has(name.toLowerCase());
-  res.removeHeader = (name: string) => void kept.delete(name.toLowerCase());
-  res.getHeaderNames = () => [...kept.keys()];
-  res.getHeaders = () => Object.fromEntries(kept) as ReturnType<ServerResponse['getHeaders']>;
-  // Listeners on the response that closes: the MCP request's.
-  res.once = (event: string, listener: (...args: unknown[]) => void) => {
-    real.once(event, listener);
-    return res;
-  };
-  const sub = ctx.app.createContext(req, res as unknown as ServerResponse) as Koa.Context;
-  sub.state = { requestId: ctx.state.requestId, trace: ctx.state.trace };
+  const res = new CallAnswer(ctx.res);
+  const sub = ctx.app.createContext(req as unknown as IncomingMessage, res as unknown as ServerResponse) as Koa.Context;
+  const state: Record<string, unknown> & AuthenticatedState = { requestId: ctx.state.requestId, trace: ctx.state.trace };
+  // Checked once per MCP request, not once more per call: the guard that checked them is the route's own.
+  if (call.principal !== undefined) state.authenticated = call.principal;
+  sub.state = state;
   if (call.body !== undefined) (sub.request as typeof sub.request & { body?: unknown }).body = call.body;
   return sub;
 }
@@ -70,4 +72,59 @@ export function toolContext(ctx: Koa.Context, call: ToolRequest): Koa.Context {
 export function callerFound(ctx: Koa.Context, sub: Koa.Context): void {
   if (ctx.state.userId !== undefined) return;
   for (const name of CALLER) if (sub.state[name] !== undefined) ctx.state[name] = sub.state[name];
+}
+
+/**
+ * What Koa and the routes do with a Node response, for a tool call: its status and headers kept here (they are the
+ * call's answer's, never the MCP request's), whether the answer has gone and its `close` the MCP request's (an
+ * audited route's row waits for them). Koa's response keeps the body itself.
+ */
+class CallAnswer {
+  statusCode = 404;
+  statusMessage = '';
+  private readonly fields = new Map<string, OutgoingHttpHeader>();
+
+  constructor(private readonly outer: ServerResponse) {}
+
+  get socket() {
+    return this.outer.socket;
+  }
+
+  get headersSent(): boolean {
+    return false;
+  }
+
+  get writableFinished(): boolean {
+    return this.outer.writableFinished;
+  }
+
+  once(event: string, listener: (...args: unknown[]) => void): this {
+    this.outer.once(event, listener);
+    return this;
+  }
+
+  setHeader(name: string, value: OutgoingHttpHeader): this {
+    this.fields.set(name.toLowerCase(), value);
+    return this;
+  }
+
+  getHeader(name: string): OutgoingHttpHeader | undefined {
+    return this.fields.get(name.toLowerCase());
+  }
+
+  hasHeader(name: string): boolean {
+    return this.fields.has(name.toLowerCase());
+  }
+
+  removeHeader(name: string): void {
+    this.fields.delete(name.toLowerCase());
+  }
+
+  getHeaderNames(): string[] {
+    return [...this.fields.keys()];
+  }
+
+  getHeaders(): OutgoingHttpHeaders {
+    return Object.fromEntries(this.fields);
+  }
 }

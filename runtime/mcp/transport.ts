@@ -44,11 +44,10 @@ export class ExchangeTransport implements Transport {
 
   /**
    * One HTTP request's messages handed to the server: its answers, one per request, in the order the requests
-   * came (notifications and a client's responses have none). `gone` ends the wait when the client goes away.
+   * came (notifications and a client's responses have none).
    */
-  handle(messages: readonly JSONRPCMessage[], exchange: Exchange, gone?: AbortSignal): Promise<JSONRPCMessage[]> {
+  handle(messages: readonly JSONRPCMessage[], exchange: Exchange): Promise<JSONRPCMessage[]> {
     const answers: Promise<JSONRPCMessage>[] = [];
-    const ids: number[] = [];
     for (const message of messages) {
       if (!('method' in message)) continue; // A client's response to a request this server never sends.
       if (!('id' in message)) {
@@ -57,7 +56,6 @@ export class ExchangeTransport implements Transport {
       }
       const id = this.next;
       this.next = this.next === Number.MAX_SAFE_INTEGER ? 0 : this.next + 1;
-      ids.push(id);
       answers.push(
         new Promise<JSONRPCMessage>((answer) => {
           this.waiting.set(id, { id: message.id, exchange, answer });
@@ -65,17 +63,19 @@ export class ExchangeTransport implements Transport {
       );
       this.onmessage?.({ ...message, id });
     }
-    if (ids.length === 0) return Promise.resolve([]);
-    // The client went away: its requests are answered to no one, so that the HTTP request ends (and the server's
-    // count of requests in flight with it) whatever the handlers still do; their late answers are dropped.
-    gone?.addEventListener('abort', () => {
-      for (const id of ids) {
-        const waiting = this.waiting.get(id);
-        this.waiting.delete(id);
-        waiting?.answer({ jsonrpc: '2.0', id: waiting.id, error: { code: ErrorCode.ConnectionClosed, message: 'Connection closed' } });
-      }
-    });
-    return Promise.all(answers);
+    return answers.length === 0 ? Promise.resolve([]) : Promise.all(answers);
+  }
+
+  /**
+   * The client of an exchange went away: its requests are answered to no one, so that the HTTP request ends (and
+   * the server's count of requests in flight with it) whatever their handlers still do; their late answers are dropped.
+   */
+  abandon(exchange: Exchange): void {
+    for (const [id, waiting] of this.waiting) {
+      if (waiting.exchange !== exchange) continue;
+      this.waiting.delete(id);
+      waiting.answer({ jsonrpc: '2.0', id: waiting.id, error: { code: ErrorCode.ConnectionClosed, message: 'Connection closed' } });
+    }
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
