@@ -1,8 +1,11 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, type JSONRPCMessage, McpError, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 
 /** What one HTTP request's JSON-RPC requests are handled for: its Koa context and who its caller is, as the endpoint made them. */
 export type Exchange = object;
+
+/** A request the transport answers from a handler of the server's own, without the server's generic dispatch. */
+export type DirectHandler = (params: unknown, exchange: Exchange) => Promise<Record<string, unknown>>;
 
 interface Waiting {
   /** The id the client gave the request. */
@@ -29,12 +32,23 @@ export class ExchangeTransport implements Transport {
 
   private next = 0;
   private readonly waiting = new Map<number, Waiting>();
+  private readonly direct = new Map<string, DirectHandler>();
 
   async start(): Promise<void> {}
 
   async close(): Promise<void> {
     this.waiting.clear();
     this.onclose?.();
+  }
+
+  /**
+   * A method whose requests go to the server's own handler for it at once, rather than through the SDK's generic
+   * dispatch (Protocol: three zod checks of the message's kind, an AbortController, a chain of promises, some
+   * 100 µs of a tool call's 250 measured): `tools/call`, every call of the endpoint. Its answer is made as the
+   * SDK makes one (a result, or an McpError's code and message).
+   */
+  handleDirectly(method: string, handler: DirectHandler): void {
+    this.direct.set(method, handler);
   }
 
   /** The exchange a request the server handles came in, by the id the server knows it by. */
@@ -52,6 +66,11 @@ export class ExchangeTransport implements Transport {
       if (!('method' in message)) continue; // A client's response to a request this server never sends.
       if (!('id' in message)) {
         this.onmessage?.(message);
+        continue;
+      }
+      const direct = this.direct.get(message.method);
+      if (direct !== undefined) {
+        answers.push(directly(message.id, direct, message.params, exchange));
         continue;
       }
       const id = this.next;
@@ -86,4 +105,16 @@ export class ExchangeTransport implements Transport {
     this.waiting.delete(message.id);
     waiting.answer({ ...message, id: waiting.id } as JSONRPCMessage);
   }
+}
+
+/** A request's answer from a direct handler, as the SDK's Protocol answers one: its result, or its error's code and message. */
+function directly(id: RequestId, handler: DirectHandler, params: unknown, exchange: Exchange): Promise<JSONRPCMessage> {
+  return handler(params, exchange).then(
+    (result) => ({ jsonrpc: '2.0', id, result }) as JSONRPCMessage,
+    (error: unknown) => {
+      // An McpError says what the request did wrong; anything else is the server's fault, and says no more.
+      const known = error instanceof McpError;
+      return { jsonrpc: '2.0', id, error: { code: known ? error.code : ErrorCode.InternalError, message: known ? error.message : 'Internal error' } };
+    },
+  );
 }
