@@ -20,7 +20,7 @@ import { answeredReplay, answerText } from './idempotency/request.js';
 import { countCall, type RateLimiter } from './limits/index.js';
 import type { Lists } from './lists/index.js';
 import type { Logger } from './log.js';
-import { mcpDoors } from './mcp/index.js';
+import { mcpMounts } from './mcp/mount.js';
 import type { Metrics } from './metrics.js';
 import { type AuditRoute, auditEntry, Scope, type ScopeOptions } from './scope.js';
 
@@ -84,26 +84,6 @@ export function buildRoutes(options: RoutesOptions): Routes {
     // Two paths that differ only in letter case: a loose spelling reaches the first, as the router's first match did.
     const key = looseKey(method, path);
     if (!loose.has(key)) loose.set(key, handle);
-  };
-  /** A backend's MCP endpoint (docs/internals/contract.md §16), or, when it cannot be made, the reason, said at start. */
-  const mountMcp = (backend: string, make: () => ReturnType<typeof mcpDoors> | string) => {
-    const doors = make();
-    if (typeof doors === 'string') {
-      options.logger?.warn({ backend }, `MCP endpoint not mounted: ${doors}`);
-      return;
-    }
-    const series = options.metrics.route(backend, 'mcp', 'POST');
-    mount('POST', doors.path, (ctx, next) => {
-      ctx.state.backend = backend;
-      ctx.state.resource = 'mcp';
-      ctx.state.series = series;
-      return doors.endpoint(ctx, next);
-    });
-    allowed.set(loosePath(doors.path), allowHeader(['POST']));
-    if (doors.metadata !== undefined) {
-      mount('GET', doors.metadata.path, doors.metadata.serve);
-      allowed.set(loosePath(doors.metadata.path), allowHeader(['GET']));
-    }
   };
   // A tool call's failure answered and logged as the front door answers and logs a request's (errors.ts).
   const respond = options.logger === undefined ? undefined : errorResponder(options.logger);
@@ -197,19 +177,30 @@ export function buildRoutes(options: RoutesOptions): Routes {
       });
       allowed.set(loosePath(path), allowHeader(['POST']));
     }
-    if (backend.mcp === true)
-      mountMcp(backend.name, () => {
-        if (options.openapi === undefined || respond === undefined) return 'no OpenAPI document to make its tools from (generated/openapi.json)';
-        return mcpDoors({
-          backend,
-          guard,
-          basePath: options.basePath,
-          openapi: options.openapi,
-          routes: toolRoutes,
-          credentials: options.credentials,
-          respond,
+    // MCP (docs/internals/contract.md §16): tools made from the OpenAPI document, each call run by toolRoutes' route.
+    if (backend.mcp === true && (options.openapi === undefined || respond === undefined)) {
+      options.logger?.warn({ backend: backend.name }, 'MCP endpoint not mounted: no OpenAPI document to make its tools from (generated/openapi.json)');
+    } else if (backend.mcp === true) {
+      const doors = {
+        backend,
+        guard,
+        basePath: options.basePath,
+        openapi: options.openapi!,
+        routes: toolRoutes,
+        credentials: options.credentials,
+        respond: respond!,
+      };
+      const series = options.metrics.route(backend.name, 'mcp', 'POST');
+      for (const { method, path, handle } of mcpMounts(doors, options.logger)) {
+        mount(method, path, (ctx, next) => {
+          ctx.state.backend = backend.name;
+          ctx.state.resource = 'mcp';
+          ctx.state.series = series;
+          return handle(ctx, next);
         });
-      });
+        allowed.set(loosePath(path), allowHeader([method]));
+      }
+    }
     if (backend.authScheme === 'Bearer') {
       const path = `${options.basePath}/${backend.name}`;
       const issue = tokenShapeA(guard, options.readFields, options.credentials);

@@ -18,8 +18,8 @@ interface Waiting {
  * The one transport of a backend's MCP server (docs/internals/contract.md §16): every HTTP request's messages
  * reach the one `Server`, made once, and each request's answer goes back to the HTTP request it came in. The
  * SDK's StreamableHTTPServerTransport serves one connection: stateless, it takes a transport and a `connect` per
- * request, and converts each request through @hono/node-server into a web Request and back (its cost, measured,
- * is in docs/internals/performance.md). Two agents may both send id 1 at once: a request is handed to the server
+ * request, and converts each request through @hono/node-server into a web Request and back (measured on the demo's
+ * one-row read: a tool call 0.16x to 0.35x the REST GET; docs/internals/contract.md §16). Two agents may both send id 1 at once: a request is handed to the server
  * under an id unique to this transport, and its answer given back under the client's own.
  *
  * Stateless and JSON-only: nothing the server sends on its own (a notification, a request of its own) has a
