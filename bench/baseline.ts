@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { tsImport } from 'tsx/esm/api';
 
@@ -34,11 +34,17 @@ export async function buildBaseline(ref: string, databaseUrl: string, log: (line
   const commit = execFileSync('git', ['rev-parse', '--short', ref], { encoding: 'utf8' }).trim();
   const archive = execFileSync('git', ['archive', '--format=tar', commit, 'runtime', 'generator', 'bench/serve-generated.ts'], { maxBuffer: 1 << 28 });
   execFileSync('tar', ['-x', '-C', BASELINE_DIR], { input: archive });
+  // bench/resources but the backends with MCP on (issue 45): the baseline serves only the tracing and write
+  // scenarios (the api backend), and a commit before the `mcp` attribute refuses a backend that has it.
+  for (const backend of readdirSync('bench/resources')) {
+    if (/\bmcp="on"/.test(readFileSync(path.join('bench/resources', backend, 'backend.xml'), 'utf8'))) continue;
+    cpSync(path.join('bench/resources', backend), path.join(BASELINE_DIR, 'resources', backend), { recursive: true });
+  }
   const { generateProject } = (await tsImport(path.resolve(BASELINE_DIR, 'generator/index.ts'), import.meta.url)) as typeof import('../generator/index.js');
   const generated = await generateProject({
     root: '.',
     check: false,
-    resourcesDir: 'bench/resources',
+    resourcesDir: `${BASELINE_DIR}/resources`,
     outDir: `${BASELINE_DIR}/bench/generated`,
     runtimeDir: `${BASELINE_DIR}/runtime`,
     lockFile: `${BASELINE_DIR}/access.lock`,

@@ -50,7 +50,14 @@ export type ServerName =
   | 'validated-200'
   | 'validated-304'
   | 'posts-50'
-  | 'batch-50';
+  | 'batch-50'
+  // Issue 45 (bench/mcp.ts): the same one-row GETs over REST and as an MCP tools/call (public, and Bearer), and
+  // tools/list for a member of a backend of 100 routes; each the generated server.
+  | 'rest-get'
+  | 'mcp-get'
+  | 'rest-bearer'
+  | 'mcp-bearer'
+  | 'tools-list';
 
 export interface Measurement {
   rps: number;
@@ -132,6 +139,19 @@ export const VALIDATOR_SCENARIO = '304 with a <Validator>, 10 KB';
 export const BATCH_SCENARIO = 'batch of 50 inserts vs 50 POSTs';
 /** Inserts in the scenario's batch: its req/s are counted against the POSTs' over this many. */
 export const BATCH_SIZE = 50;
+/** Issue 45: a tools/call of a one-row GET against the same GET over REST; tools/list on one connection, 100 routes. */
+export const MCP_CALL_SCENARIO = 'MCP tools/call vs REST, one-row public GET';
+export const MCP_BEARER_SCENARIO = 'MCP tools/call vs REST, one-row Bearer GET';
+export const MCP_LIST_SCENARIO = 'MCP tools/list, 100 routes, 1 connection';
+
+/** tools/list's latency, one request after another on one connection (bench/latency.mjs): each round's median. */
+export interface ToolsListFigures {
+  routes: number;
+  tools: number;
+  medians: number[];
+  p90s: number[];
+}
+
 /** Issue 31: pages of the table of 1,000,000 rows, by its primary key and newest first (two columns, descending). */
 export const PAGES_BY_ID = 'pages of 1,000,000 rows, key item_id';
 export const PAGES_NEWEST = 'pages of 1,000,000 rows, key created_on desc, item_id desc';
@@ -146,6 +166,7 @@ export async function writeResults(
   delivery: DeliveryFigures,
   tracing?: TracingFigures,
   tenantGeneration?: TenantGenerationTiming,
+  toolsList?: ToolsListFigures,
 ): Promise<void> {
   const { pinned } = flags;
   const when = new Date().toISOString().replace(/:\d\d\.\d+Z$/, 'Z');
@@ -262,6 +283,13 @@ export async function writeResults(
     sideBySide(VALIDATOR_SCENARIO, 'validated-304', '304 with a `<Validator>` vs its own 200, 10 KB answer', 1.3, 'validated-200'),
     `| batch of ${BATCH_SIZE} inserts vs ${BATCH_SIZE} POSTs of the same insert, one kept-alive connection (inserts a second) | ${batchRatio.toFixed(2)}; by CPU an insert ${batchCpu.toFixed(2)} | |${peer ? ' | |' : ''} | ${batchRatio >= 5 ? 'met' : 'missed'} (>= 5) |`,
   ];
+  // Issue 45 (bench/mcp.ts): a tools/call against the same GET over REST, in the same slices; tools/list's median latency.
+  const listMedian = toolsList ? median(toolsList.medians) : Number.NaN;
+  const mcpRows = [
+    sideBySide(MCP_CALL_SCENARIO, 'mcp-get', 'MCP tools/call of the one-row public GET vs the same GET over REST', 0.8, 'rest-get'),
+    sideBySide(MCP_BEARER_SCENARIO, 'mcp-bearer', "MCP tools/call of a one-row Bearer GET (the caller's row) vs the same GET over REST", 0.8, 'rest-bearer'),
+    `| MCP tools/list, a member of a backend of ${toolsList?.routes ?? ''} routes (${toolsList?.tools ?? ''} tools listed), one connection: median latency, ms (p90 ${toolsList ? median(toolsList.p90s).toFixed(2) : ''}) | ${listMedian.toFixed(2)} | |${peer ? ' | |' : ''} | ${listMedian < 5 ? 'met' : 'missed'} (< 5 ms) |`,
+  ];
   const logins = results.get(LOGINS_SCENARIO);
   const seedRatio = logins ? rpsRatio(logins.get('basic-seed')!, logins.get('basic-remembered')!) : Number.NaN;
   const loginRow = `| Basic GET, 32 connections of one user: password compared in SQL (the seed's AuthQuery) vs a remembered hashed password | ${seedRatio.toFixed(2)} | |${peer ? ' | |' : ''} | ${seedRatio >= 0.9 ? 'met' : 'missed'} (>= 0.9) |`;
@@ -322,6 +350,7 @@ export async function writeResults(
     loginRow,
     ...tenantRows,
     ...safeWriteRows,
+    ...mcpRows,
     `| valid callers (RS256 provider tokens) under a flood of ${flood.floodRate} distinct forged tokens/s vs alone | ${floodRatio.toFixed(2)} | |${peer ? ' | |' : ''} | ${floodRatio >= 0.8 ? 'met' : 'missed'} (>= 0.8) |`,
     `| the same, under ${flood.floodRate} requests/s without credentials (the control: what any request costs) | ${controlRatio.toFixed(2)} | |${peer ? ' | |' : ''} | |`,
     `| key requests to the provider in any 30 s of ${Math.round(flood.wallSeconds)} s of flood rounds (${flood.keyRequestTimes.length} in all) | ${busiest} | |${peer ? ' | |' : ''} | ${busiest <= 1 ? 'met' : 'missed'} (<= 1) |`,
@@ -357,7 +386,7 @@ export async function writeResults(
   writeFileSync(`${stem}.md`, markdown);
   // Every run's figures, so that a table can be recomputed or checked.
   const raw = Object.fromEntries([...results].map(([scenario, byServer]) => [scenario, Object.fromEntries(byServer)]));
-  writeFileSync(`${stem}.json`, JSON.stringify({ flags, rss: Object.fromEntries(rss), results: raw, flood, delivery }, null, 2) + '\n');
+  writeFileSync(`${stem}.json`, JSON.stringify({ flags, rss: Object.fromEntries(rss), results: raw, flood, delivery, toolsList }, null, 2) + '\n');
   writeFileSync('bench/results/latest.md', markdown.replace(`](${when.replaceAll(':', '')}.svg)`, '](latest.svg)'));
   const svg = await renderChart(chart);
   writeFileSync(`${stem}.svg`, svg);

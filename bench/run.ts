@@ -18,6 +18,7 @@ import { BASELINE_DIR, buildBaseline, defaultBaselineRef } from './baseline.js';
 import { type GenerationTiming, measureGeneration, writeSyntheticResources } from './generate.js';
 import { measureTenantGeneration } from './generate-tenant.js';
 import { type BenchIssuer, startBenchIssuer } from './issuer.js';
+import { MCP_SERVERS, mcpScenarios, prepareMcp, TOOL_ROUTES, TOOLS_SEEN, toolsListRequest, writeToolResources } from './mcp.js';
 import {
   AUDIT_SCENARIO,
   type DeliveryFigures,
@@ -25,6 +26,7 @@ import {
   type FloodFigures,
   KEY_SCENARIO,
   LOGINS_SCENARIO,
+  MCP_LIST_SCENARIO,
   type Measurement,
   median,
   PAGES_BY_ID,
@@ -33,6 +35,7 @@ import {
   pageLines,
   REFRESH_SCENARIO,
   type ServerName,
+  type ToolsListFigures,
   TRACING_SCENARIO,
   WRITE_SCENARIO,
   writeResults,
@@ -90,6 +93,7 @@ type Process = Exclude<
   | PageServer
   | (typeof TENANT_SERVERS)[number]
   | (typeof SAFE_WRITE_SERVERS)[number]
+  | (typeof MCP_SERVERS)[number]
 >;
 /** The page scenarios' servers: each a first page or the page after PAGE_DEPTH rows, of a server above. */
 type PageServer = 'page-first' | 'page-deep' | 'raw-page-first' | `platformatic-${'offset' | 'cursor'}-${'first' | 'deep'}`;
@@ -391,6 +395,8 @@ const allScenarios: Scenario[] = [
   ...tenantScenarios,
   // Issue 44: ETags, 304s with and without a <Validator>, and batches (bench/safe-writes.ts).
   ...safeWriteScenarios,
+  // Issue 45: an MCP tools/call against the same GET over REST, and tools/list of a backend of 100 routes (bench/mcp.ts).
+  ...mcpScenarios,
 ];
 
 const scenarios = flags.only === undefined ? allScenarios : allScenarios.filter((scenario) => scenario.name.includes(flags.only!));
@@ -476,6 +482,8 @@ async function startServer(name: Process, url: string, env: Record<string, strin
       JWT_SECRET: SECRET,
       BENCH_WEBHOOK_SECRET: WEBHOOK_SECRET,
       EVENTS_DELIVERY: 'off',
+      // The generated OpenAPI document, as npm start reads it (the MCP backends' tools are made from it).
+      OPENAPI_FILE: 'bench/generated/openapi.json',
       ...(name === 'traced' ? tracedEnv() : {}),
       ...(name === 'etags-off' ? { ETAGS: 'off' } : {}),
       ...env,
@@ -687,6 +695,7 @@ const [users, items] = flags.smoke ? [50, 500] : [10_000, 100_000];
 say(`seeding ${users} users and ${items} items ...`);
 await seed(url, users, items);
 say('generating bench/resources and compiling the servers ...');
+writeToolResources();
 if ((await generate({ root: '.', check: false, resourcesDir: 'bench/resources', outDir: 'bench/generated', databaseUrl: url, log: say })) !== 0)
   process.exit(1);
 execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'bench/tsconfig.json'], { stdio: 'inherit' });
@@ -749,7 +758,7 @@ try {
   for (const peer of ['platformatic-offset-first', 'platformatic-offset-deep', 'platformatic-cursor-first', 'platformatic-cursor-deep'] as const) {
     if (flags.peers) servers.set(peer, servers.get('platformatic')!);
   }
-  for (const name of [...TENANT_SERVERS, ...SAFE_WRITE_SERVERS]) servers.set(name, servers.get('generated')!);
+  for (const name of [...TENANT_SERVERS, ...SAFE_WRITE_SERVERS, ...MCP_SERVERS]) servers.set(name, servers.get('generated')!);
   quiet = await mysql.createConnection({ uri: url });
   const tokenOf = async (at: string) => {
     const answer = await call(servers.get('generated')!, { method: 'POST', path: at, headers: form, body: 'auth=bearer&userid=bench-1&password=pass-1' });
@@ -757,6 +766,7 @@ try {
   };
   await prepareTenantCallers(quiet, tokenOf);
   await prepareSafeWrites(quiet, tokenOf, async (at) => (await call(servers.get('generated')!, { method: 'GET', path: at })).headers.get('etag') ?? '');
+  await prepareMcp(tokenOf);
   await preparePages(url, servers.get('platformatic'));
   /** A load of a scenario's request, then, for the page scenarios, the database left to finish what the load began. */
   measure = async (scenario: Scenario, name: ServerName, seconds: number) => {
@@ -840,7 +850,12 @@ try {
       }
     }
   }
+  const toolsList = scenarios.some((scenario) => scenario.name === MCP_LIST_SCENARIO) ? await measureToolsList(servers.get('tools-list')!, rounds) : undefined;
   if (flags.only !== undefined) {
+    if (toolsList)
+      say(
+        `${MCP_LIST_SCENARIO}: median latency ${median(toolsList.medians).toFixed(2)} ms (rounds ${toolsList.medians.map((ms) => ms.toFixed(2)).join(', ')})`,
+      );
     for (const [scenario, byServer] of results) {
       for (const [name, measurements] of byServer) {
         process.stdout.write(`${scenario} | ${name} | ${measurements.map((m) => Math.round(m.rps)).join(' ')} req/s\n`);
@@ -889,6 +904,7 @@ try {
     delivery,
     tracingFigures,
     tenantGeneration,
+    toolsList,
   );
 } finally {
   await stopAll();
@@ -998,6 +1014,27 @@ function loadAsync(server: Running, request: Request, duration: number): Promise
 async function runLoad(config: object): Promise<Measurement> {
   const [command, args] = loadCommand(config);
   return measured((await promisify(execFile)(command, args, { encoding: 'utf8', maxBuffer: 1 << 22 })).stdout);
+}
+
+/**
+ * tools/list's latency (issue 45: under 5 ms at the median): one request after another on one connection, from
+ * a client pinned to the load generator's core (bench/latency.mjs, to the microsecond), each round's median.
+ */
+async function measureToolsList(server: Running, rounds: number): Promise<ToolsListFigures> {
+  const request = toolsListRequest();
+  const figures: ToolsListFigures = { routes: TOOL_ROUTES, tools: TOOLS_SEEN, medians: [], p90s: [] };
+  for (let round = 0; round < rounds; round++) {
+    const config = JSON.stringify({ url: server.url + request.path, ...request, warmup: 200, count: 2000 });
+    const [command, args] = pinned
+      ? ['taskset', ['-c', '0', process.execPath, 'bench/latency.mjs', config]]
+      : [process.execPath, ['bench/latency.mjs', config]];
+    const answer = JSON.parse((await promisify(execFile)(command, args, { encoding: 'utf8' })).stdout) as { median: number; p90: number; failed: number };
+    if (answer.failed > 0) say(`warning: ${MCP_LIST_SCENARIO}: ${answer.failed} answers not 200`);
+    figures.medians.push(answer.median);
+    figures.p90s.push(answer.p90);
+    say(`round ${round + 1}/${rounds} ${MCP_LIST_SCENARIO}: median ${answer.median.toFixed(2)} ms, p90 ${answer.p90.toFixed(2)} ms`);
+  }
+  return figures;
 }
 
 /** Stops a server and waits until its process is gone. */

@@ -1,4 +1,5 @@
 /** The generated server, as `npm start` runs it, over the benchmark's resources (bench/generated). */
+import { readFileSync } from 'node:fs';
 import { resolveEnvironment } from '../runtime/config.js';
 import { type BackendModule, createApp, createLogger, listen, openDatabase, startTracing } from '../runtime/index.js';
 
@@ -9,8 +10,13 @@ const generated = (await import(modulePath)) as { backends: BackendModule[] };
 // Their `${NAME}` settings read from the environment, as npm start reads them (docs/internals/contract.md §7).
 const backends = resolveEnvironment(generated.backends, process.env);
 
+// The generated OpenAPI document, which npm start reads too: a backend's MCP tools are made from it
+// (docs/internals/contract.md §16). bench/run.ts names it; the server of 1,000 routes is started without.
+const openapi = process.env.OPENAPI_FILE ? (JSON.parse(readFileSync(process.env.OPENAPI_FILE, 'utf8')) as object) : undefined;
+
 const app = createApp({
   backends,
+  openapi,
   database: openDatabase(process.env.DATABASE_URL ?? ''),
   jwtSecret: process.env.JWT_SECRET,
   logger: createLogger('warn'),
