@@ -40,6 +40,11 @@ export interface User {
   /** The user's tenant (null: none), on a backend whose tenant is a column of usr. */
   tenant?: string | null;
 }
+/**
+ * The MCP tools a user sees on the signed-in backend, each with its route (console/tools.ts); null when the backend has
+ * no MCP endpoint.
+ */
+export type UserTools = { endpoint: string; tools: { name: string; title?: string; readOnly: boolean; method: string; path: string }[] } | null;
 /** A backend's tenant as the users page shows it (console/users-api.ts `GET tenant`). */
 export type TenantInfo = { type: 'integer' | 'text'; column: string; settable: boolean } | null;
 export type Notice = { kind: 'ok' | 'error'; text: string } | null;
