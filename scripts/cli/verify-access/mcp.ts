@@ -27,6 +27,7 @@ export async function toolChecks(
   callers: readonly Caller[],
   base: string,
   fetch: McpFetch,
+  signal?: AbortSignal,
 ): Promise<Check[]> {
   const endpoint = `/${backend.name}/mcp`;
   const routes = lines.flatMap((line) => {
@@ -60,7 +61,7 @@ export async function toolChecks(
         tool,
         ...(note === undefined ? {} : { note }),
       });
-    const listed = await listTools(base + endpoint, caller.headers, fetch);
+    const listed = await listTools(base + endpoint, caller.headers, fetch, signal);
     if (!('names' in listed)) {
       const challenged = challenges && caller.credentials === 'none';
       const got = challenged && listed.status === 401 ? 'refused' : 'error';
@@ -80,7 +81,7 @@ export async function toolChecks(
 }
 
 /** tools/list at `url` with these headers, every page of it, through the SDK's client over Streamable HTTP. */
-async function listTools(url: string, headers: Record<string, string>, fetch: McpFetch): Promise<Listed> {
+async function listTools(url: string, headers: Record<string, string>, fetch: McpFetch, signal?: AbortSignal): Promise<Listed> {
   const client = new Client({ name: 'xmlrest verify-access', version: XMLREST_VERSION });
   const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers }, fetch });
   try {
@@ -95,7 +96,8 @@ async function listTools(url: string, headers: Record<string, string>, fetch: Mc
     return { names };
   } catch (error) {
     // The run's own stop (SIGINT) and a server gone away end the run, as a REST call's would.
-    if ((error as Error).name === 'AbortError' || (error instanceof TypeError && error.message === 'fetch failed')) throw error;
+    signal?.throwIfAborted();
+    if (error instanceof TypeError && error.message === 'fetch failed') throw error;
     const status = error instanceof StreamableHTTPError && error.code !== undefined && error.code > 0 ? error.code : null;
     return { status, message: messageOf(error) };
   } finally {

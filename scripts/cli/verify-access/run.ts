@@ -193,7 +193,7 @@ export async function verifyAccess(options: VerifyOptions): Promise<Verdict> {
       if (backend.mcp) {
         // tools/list as every caller who called the routes: the tools listed are exactly the routes the lock admits.
         const proven = typeof given === 'string' ? [] : callers;
-        for (const proved of await toolChecks(backend, own, tools, proven, base, mcpFetch)) record(proved);
+        for (const proved of await toolChecks(backend, own, tools, proven, base, mcpFetch, options.signal)) record(proved);
         const why = !backend.defaultTables
           ? `backend ${backend.name} checks credentials with its own AuthQuery over its own tables: verify-access cannot make users there`
           : typeof given === 'string'
