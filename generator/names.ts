@@ -86,3 +86,11 @@ export function binding(name: string, suffix: string): string {
   const plain = camel(name);
   return RESERVED_WORDS.has(plain) ? plain + suffix : plain;
 }
+
+/**
+ * An operation's id in the OpenAPI document, and its MCP tool's name (docs/internals/contract.md §16):
+ * `shop_order_v1_0_get`, from backend, resource, version and method.
+ */
+export function operationId(backend: string, resource: string, version: string, method: string): string {
+  return `${camel(backend)}_${camel(resource)}_v${version.replaceAll('.', '_')}_${method.toLowerCase()}`;
+}

@@ -109,6 +109,7 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
     rateLimiter,
     events,
     audit,
+    logger,
   });
   return {
     app,

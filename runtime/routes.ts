@@ -13,12 +13,14 @@ import { refuseIfMatch, writtenTag } from './conditional/versions.js';
 import type { BackendModule, HttpMethod, Operation, ResourceModule } from './contract.js';
 import type { Database } from './db/index.js';
 import { mountDocs } from './docs.js';
-import { HttpError } from './errors.js';
+import { errorResponder, HttpError } from './errors.js';
 import type { Events } from './events/index.js';
 import { idempotencyKeyOf } from './idempotency/key.js';
 import { answeredReplay, answerText } from './idempotency/request.js';
 import { countCall, type RateLimiter } from './limits/index.js';
 import type { Lists } from './lists/index.js';
+import type { Logger } from './log.js';
+import { mcpDoors } from './mcp/index.js';
 import type { Metrics } from './metrics.js';
 import { type AuditRoute, auditEntry, Scope, type ScopeOptions } from './scope.js';
 
@@ -52,6 +54,8 @@ export interface RoutesOptions {
   lists: Lists;
   /** Validators on reads (docs/internals/contract.md §15); on unless false (ETAGS=off). */
   etags?: boolean | undefined;
+  /** Where a tool call's failure is logged as a request's is (docs/internals/contract.md §16), and why MCP is off. */
+  logger?: Logger | undefined;
 }
 
 export interface Routes {
@@ -81,6 +85,28 @@ export function buildRoutes(options: RoutesOptions): Routes {
     const key = looseKey(method, path);
     if (!loose.has(key)) loose.set(key, handle);
   };
+  /** A backend's MCP endpoint (docs/internals/contract.md §16), or, when it cannot be made, the reason, said at start. */
+  const mountMcp = (backend: string, make: () => ReturnType<typeof mcpDoors> | string) => {
+    const doors = make();
+    if (typeof doors === 'string') {
+      options.logger?.warn({ backend }, `MCP endpoint not mounted: ${doors}`);
+      return;
+    }
+    const series = options.metrics.route(backend, 'mcp', 'POST');
+    mount('POST', doors.path, (ctx, next) => {
+      ctx.state.backend = backend;
+      ctx.state.resource = 'mcp';
+      ctx.state.series = series;
+      return doors.endpoint(ctx, next);
+    });
+    allowed.set(loosePath(doors.path), allowHeader(['POST']));
+    if (doors.metadata !== undefined) {
+      mount('GET', doors.metadata.path, doors.metadata.serve);
+      allowed.set(loosePath(doors.metadata.path), allowHeader(['GET']));
+    }
+  };
+  // A tool call's failure answered and logged as the front door answers and logs a request's (errors.ts).
+  const respond = options.logger === undefined ? undefined : errorResponder(options.logger);
   for (const backend of options.backends) {
     const guard = options.guards.get(backend.name)!;
     const scope: Omit<ScopeOptions, 'status'> = {
@@ -96,6 +122,8 @@ export function buildRoutes(options: RoutesOptions): Routes {
     };
     // What a batch runs (runtime/batch/): the backend's resource routes, by method and path, as mounted here.
     const batchRoutes = new Map<string, BatchRoute>();
+    // What a tool call runs (runtime/mcp/): each resource route's middleware as mounted here, by method and path.
+    const toolRoutes = new Map<string, Koa.Middleware>();
     for (const resource of backend.resources) {
       const path = resourcePath(options.basePath, backend.name, resource);
       const methods = Object.keys(resource.operations) as HttpMethod[];
@@ -149,7 +177,9 @@ export function buildRoutes(options: RoutesOptions): Routes {
           if (written !== undefined) ctx.set('ETag', written);
           ctx.body = answerText(ctx as unknown as Koa.Context, result);
         };
-        mount(method, path, audit === undefined ? handle : audited(audit, handle));
+        const mounted = audit === undefined ? handle : audited(audit, handle);
+        mount(method, path, mounted);
+        toolRoutes.set(`${method} ${path}`, mounted);
         batchRoutes.set(looseKey(method, path), { label, path, operation, scope: own, byAddress: byAddress ? { route, rule } : undefined });
       }
       allowed.set(loosePath(path), allowHeader(methods));
@@ -167,6 +197,19 @@ export function buildRoutes(options: RoutesOptions): Routes {
       });
       allowed.set(loosePath(path), allowHeader(['POST']));
     }
+    if (backend.mcp === true)
+      mountMcp(backend.name, () => {
+        if (options.openapi === undefined || respond === undefined) return 'no OpenAPI document to make its tools from (generated/openapi.json)';
+        return mcpDoors({
+          backend,
+          guard,
+          basePath: options.basePath,
+          openapi: options.openapi,
+          routes: toolRoutes,
+          credentials: options.credentials,
+          respond,
+        });
+      });
     if (backend.authScheme === 'Bearer') {
       const path = `${options.basePath}/${backend.name}`;
       const issue = tokenShapeA(guard, options.readFields, options.credentials);

@@ -34,5 +34,6 @@ export const backend: BackendModule = {
   refreshLifetime: null,
   sessionLifetime: 2592000,
   tenant: { column: 'org_id', type: 'integer', userQuery: { sql: TENANT_QUERY_SQL }, userColumn: 'org_id' },
+  mcp: true,
   resources: [contacts, notes, org, report],
 };

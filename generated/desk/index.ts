@@ -31,5 +31,6 @@ export const backend: BackendModule = {
   webhooks: [
     { events: ['ticket.*'], url: '${DESK_WEBHOOK_URL}', secret: 'DESK_WEBHOOK_SECRET' },
   ],
+  mcp: true,
   resources: [tickets, token],
 };

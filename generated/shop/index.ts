@@ -37,5 +37,6 @@ export const backend: BackendModule = {
   refreshLifetime: null,
   sessionLifetime: 2592000,
   batch: { maxOperations: 100, timeoutMs: 10000 },
+  mcp: true,
   resources: [account, order, orders, ordersV2_0, products, productsV2_0, productsV3_0, report, reviews, token],
 };

@@ -29,5 +29,6 @@ export const backend: BackendModule = {
   apiKeys: false,
   refreshLifetime: null,
   sessionLifetime: 2592000,
+  mcp: true,
   resources: [board, me, notes],
 };

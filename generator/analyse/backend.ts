@@ -113,6 +113,15 @@ export const BACKEND_ATTRIBUTES: readonly AttributeRule<Backend>[] = [
     },
     error: (value) => `batch is on or off, not "${value}"`,
   },
+  // MCP (docs/internals/contract.md §16): the backend's routes as tools at {base}/<backend>/mcp; absent when off.
+  {
+    name: 'mcp',
+    apply: (value, target) => {
+      if (value === 'on') target.mcp = true;
+      return value === 'on' || value === 'off';
+    },
+    error: (value) => `mcp is on or off, not "${value}"`,
+  },
   {
     name: 'batch_max_operations',
     apply: batchBound('maxOperations', 1000, 1),

@@ -4,6 +4,7 @@ import { binding } from '../names.js';
 import { analyseBackend } from './backend.js';
 import { type AnalyseOptions, compare, compareVersions, type SourceFile, top } from './elements.js';
 import { checkEventShapes } from './emit.js';
+import { checkToolNames } from './mcp.js';
 import { analyseResource } from './resource.js';
 
 /**
@@ -81,6 +82,7 @@ export function analyse(files: readonly SourceFile[], diagnostics: Diagnostics, 
     }
     backend.resources.sort((a, b) => compare(a.name, b.name) || compareVersions(a.version, b.version));
     checkEventShapes(backend, diagnostics);
+    checkToolNames(backend, diagnostics);
     // Sessions answer at {base}/<backend>/v1.0/logout (docs/internals/contract.md §10): no resource may take the path.
     const logout =
       backend.refreshLifetime === null ? undefined : backend.resources.find((resource) => resource.name === 'logout' && resource.version === '1.0');

@@ -31,6 +31,7 @@ const SETTINGS = [
   'webhooks',
   'tenant',
   'batch',
+  'mcp',
 ] as const satisfies readonly (keyof BackendSettings)[];
 // A setting added to the contract but not listed here is a compile error, not a module that lacks it.
 type Unlisted = Exclude<keyof BackendSettings, (typeof SETTINGS)[number]>;
@@ -155,6 +156,8 @@ export function emitBackendIndex(backend: Backend, file: string, options: EmitOp
     // Batches (docs/internals/contract.md §15) are off unless backend.xml says batch="on".
     if (key === 'batch')
       return backend.batch === undefined ? [] : [`batch: { maxOperations: ${backend.batch.maxOperations}, timeoutMs: ${backend.batch.timeoutMs} },`];
+    // MCP (docs/internals/contract.md §16) is off unless backend.xml says mcp="on": an old module without the field is off too.
+    if (key === 'mcp') return backend.mcp === undefined ? [] : ['mcp: true,'];
     return [`${key}: ${key === 'authQuery' ? authQueryLiteral(backend) : literal(backend[key])},`];
   };
   statements.push(

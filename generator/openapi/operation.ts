@@ -1,7 +1,7 @@
 // One resource method's operation object: its security, notes, parameters and every answer it can give; apart
 // from the document, which puts the operations, the token endpoints and the webhooks together.
 import type { Backend, Operation, Resource } from '../ir.js';
-import { camel } from '../names.js';
+import { operationId } from '../names.js';
 import { auditKeeps } from '../secrets.js';
 import { LINK_HEADER, listNote, listOf, listParamDescription, NEXT_CURSOR } from './lists.js';
 import { errorResponse, RATE_LIMIT_FIELDS, requestBody, type Schema, shared } from './responses.js';
@@ -13,7 +13,7 @@ const RATE_UNITS: Record<number, string> = { 1: 'second', 60: 'minute', 3600: 'h
 
 export function operationObject(backend: Backend, resource: Resource, operation: Operation): Schema {
   const object: Schema = {
-    operationId: `${camel(backend.name)}_${camel(resource.name)}_v${resource.version.replaceAll('.', '_')}_${operation.method.toLowerCase()}`,
+    operationId: operationId(backend.name, resource.name, resource.version, operation.method),
     tags: [backend.name],
     summary: operation.description ?? resource.description ?? `${operation.method} ${resource.name}`,
   };

@@ -8,6 +8,7 @@ import type { BackendModule } from '../contract.js';
 import type { Events } from '../events/index.js';
 import type { RateLimiter } from '../limits/index.js';
 import { CursorKey, Lists, pagedBackends } from '../lists/index.js';
+import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { buildRoutes, type Routes } from '../routes.js';
 import type { ServerOptions } from './options.js';
@@ -21,6 +22,7 @@ export interface RouterParts extends SharedAuth {
   rateLimiter: RateLimiter;
   events: Events;
   audit: AuditTrail;
+  logger: Logger;
 }
 
 /**
@@ -30,7 +32,23 @@ export interface RouterParts extends SharedAuth {
 export function reloadableRoutes(
   app: Koa,
   options: ServerOptions,
-  { basePath, jwtKey, keyFor, revocations, limiter, cache, hashing, issuerKeys, apiKeys, credentials, metrics, rateLimiter, events, audit }: RouterParts,
+  {
+    basePath,
+    jwtKey,
+    keyFor,
+    revocations,
+    limiter,
+    cache,
+    hashing,
+    issuerKeys,
+    apiKeys,
+    credentials,
+    metrics,
+    rateLimiter,
+    events,
+    audit,
+    logger,
+  }: RouterParts,
 ): { guardFor(backend: string): Guard | undefined; reload(backends: readonly BackendModule[], openapi?: object): void } {
   // Page cursors are signed with a key derived from the same secret (runtime/lists/cursor.ts), made once.
   let cursorKey: CursorKey | null = null;
@@ -65,6 +83,7 @@ export function reloadableRoutes(
       events,
       audit,
       lists,
+      logger,
     });
     return { ...routes, guards };
   };

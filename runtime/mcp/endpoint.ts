@@ -1,0 +1,137 @@
+import type { IncomingMessage } from 'node:http';
+import { type JSONRPCMessage, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import type Koa from 'koa';
+import type { Guard } from '../auth/guard.js';
+import { callerReach } from '../auth/reach.js';
+import type { Principal } from '../auth/scheme.js';
+import { credentialsOf } from '../auth/transport/transport.js';
+import type { BackendModule } from '../contract.js';
+import { HttpError } from '../errors.js';
+import { refuseForeign } from './origin.js';
+import type { McpRequest } from './server.js';
+import type { ExchangeTransport } from './transport.js';
+
+/** The most a request's body may hold: what every route's JSON body may (body.ts). */
+const MAX_BODY = 1024 * 1024;
+/** Most messages in one batch of the protocol versions that have batches. */
+const MAX_BATCH = 100;
+/** The first version whose POST carries one message, never a batch (MCP 2025-06-18, "Streamable HTTP"). */
+const SINGLE_MESSAGE_SINCE = '2025-06-18';
+
+export interface EndpointOptions {
+  backend: BackendModule;
+  guard: Guard;
+  transport: ExchangeTransport;
+  allowedOrigins: ReadonlySet<string>;
+  /** The 401's WWW-Authenticate without credentials on a Bearer backend with Issuers (RFC 9728); else undefined. */
+  challenge: ((ctx: Koa.Context) => string) | undefined;
+}
+
+/**
+ * `POST {base}/<backend>/mcp` (docs/internals/contract.md §16), the Streamable HTTP transport, stateless, answered
+ * in JSON: each check answered as the SDK's own transport answers it (406, 415, 400 with a JSON-RPC error), after
+ * the HTTP rules every door has (another site's page, DNS rebinding: 403; credentials the backend refuses: its 401
+ * or 429). Requests are answered 200 with their answers (one, or a batch's); notifications and responses alone 202.
+ */
+export function mcpEndpoint({ backend, guard, transport, allowedOrigins, challenge }: EndpointOptions): Koa.Middleware {
+  const backends = [backend];
+  const guards = new Map([[backend.name, guard]]);
+  return async (ctx) => {
+    refuseForeign(ctx as unknown as Koa.Context, allowedOrigins);
+    const accept = ctx.get('Accept');
+    if (!/application\/json|application\/\*|\*\/\*/i.test(accept)) return rpcError(ctx, 406, -32000, 'Not Acceptable: Client must accept application/json');
+    if (!isJson(ctx.get('Content-Type'))) return rpcError(ctx, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+    const version = ctx.get('MCP-Protocol-Version');
+    if (version !== '' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+      return rpcError(
+        ctx,
+        400,
+        -32000,
+        `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
+      );
+    }
+    const { authorization, apiKey } = credentialsOf(ctx);
+    if (authorization === undefined && apiKey === undefined && challenge !== undefined) {
+      throw new HttpError(401, 'Authentication required', { 'WWW-Authenticate': challenge(ctx as unknown as Koa.Context) }, 'no_credentials');
+    }
+    // Who the caller is, asked of the backend's guard as `?for=me` asks it; its refusal is the HTTP answer.
+    const principal: Principal | undefined = (await callerReach(backends, guards, authorization, apiKey, ctx.ip)).get(backend.name);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(await bodyText(ctx.req));
+    } catch (error) {
+      if (error instanceof HttpError) throw error;
+      return rpcError(ctx, 400, -32700, 'Parse error: Invalid JSON');
+    }
+    const batch = Array.isArray(parsed);
+    if (batch && (version >= SINGLE_MESSAGE_SINCE || (parsed as unknown[]).length === 0 || (parsed as unknown[]).length > MAX_BATCH)) {
+      return rpcError(
+        ctx,
+        400,
+        -32600,
+        `Invalid Request: ${version >= SINGLE_MESSAGE_SINCE ? `a POST carries one message in ${version}` : `a batch holds 1 to ${MAX_BATCH} messages`}`,
+      );
+    }
+    const messages = (batch ? parsed : [parsed]) as unknown[];
+    if (!messages.every(isMessage)) return rpcError(ctx, 400, -32600, 'Invalid Request: not a JSON-RPC 2.0 message');
+    if (batch && messages.some((message) => (message as { method?: unknown }).method === 'initialize')) {
+      return rpcError(ctx, 400, -32600, 'Invalid Request: initialize is sent alone');
+    }
+    const gone = new AbortController();
+    const closed = () => {
+      if (!ctx.res.writableFinished) gone.abort();
+    };
+    ctx.res.once('close', closed);
+    const request: McpRequest = { ctx: ctx as unknown as Koa.Context, principal };
+    const answers = await transport.handle(messages as JSONRPCMessage[], request, gone.signal);
+    ctx.res.off('close', closed);
+    if (answers.length === 0) {
+      ctx.status = 202;
+      return;
+    }
+    ctx.status = 200;
+    ctx.set('Content-Type', 'application/json');
+    // An answer for this caller alone: no shared cache keeps it.
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = JSON.stringify(batch ? answers : answers[0]);
+  };
+}
+
+/** A JSON-RPC error with no id, in a status of its own (the SDK transport's answers to what it cannot handle). */
+function rpcError(ctx: Koa.ParameterizedContext, status: number, code: number, message: string): void {
+  ctx.status = status;
+  ctx.set('Content-Type', 'application/json');
+  ctx.body = JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null });
+}
+
+/** `application/json`, with parameters or none (a parsed media type, never a substring). */
+function isJson(type: string): boolean {
+  return type.split(';')[0]!.trim().toLowerCase() === 'application/json';
+}
+
+/** A request, a notification or a response of JSON-RPC 2.0, by its shape; the server checks each request's params. */
+function isMessage(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const message = value as Record<string, unknown>;
+  if (message.jsonrpc !== '2.0') return false;
+  const id = message.id;
+  const validId = typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
+  if (typeof message.method === 'string') return !('id' in message) || validId;
+  return validId && ('result' in message || 'error' in message);
+}
+
+/** The body's text, refused past MAX_BODY (413) and when encoded (415): nothing else reads it. */
+async function bodyText(req: IncomingMessage): Promise<string> {
+  const encoding = req.headers['content-encoding'];
+  if (encoding !== undefined && encoding.toLowerCase() !== 'identity') throw new HttpError(415, 'Unsupported body encoding: send JSON as it is');
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > MAX_BODY) throw new HttpError(413, 'Request body too large');
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY) throw new HttpError(413, 'Request body too large');
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

@@ -1,0 +1,38 @@
+import type Koa from 'koa';
+import type { BackendModule } from '../contract.js';
+
+/**
+ * The protected resource metadata of a Bearer backend's MCP endpoint that takes outside issuers' tokens (RFC 9728;
+ * MCP's authorization for HTTP transports, docs/internals/contract.md §16): where it is served, its body, and the
+ * 401's challenge pointing at it, so that an MCP client without a token learns from the 401 which authorization
+ * servers issue the tokens this endpoint takes. At the RFC's place: the well-known name put between the host and
+ * the endpoint's path (`/.well-known/oauth-protected-resource{base}/<backend>/mcp`).
+ */
+export interface ResourceMetadata {
+  path: string;
+  serve: Koa.Middleware;
+  challenge: (ctx: Koa.Context) => string;
+}
+
+/** Undefined for a backend that takes no outside issuer's tokens: it has no authorization server to name. */
+export function resourceMetadata(backend: BackendModule, endpointPath: string): ResourceMetadata | undefined {
+  if (backend.authScheme !== 'Bearer' || backend.issuers.length === 0) return undefined;
+  const path = `/.well-known/oauth-protected-resource${endpointPath}`;
+  const servers = [...new Set(backend.issuers.map((issuer) => issuer.iss))];
+  // The origin as the client reached it: the request's scheme and host, behind proxies as PROXY_HOPS lets them say.
+  const url = (ctx: Koa.Context, at: string) => `${ctx.origin}${at}`;
+  return {
+    path,
+    serve: (ctx) => {
+      ctx.set('Content-Type', 'application/json');
+      ctx.set('Cache-Control', 'public, max-age=3600');
+      ctx.body = JSON.stringify({
+        resource: url(ctx as unknown as Koa.Context, endpointPath),
+        authorization_servers: servers,
+        bearer_methods_supported: ['header'],
+        resource_name: `${backend.name} (xmlrest MCP)`,
+      });
+    },
+    challenge: (ctx) => `Bearer resource_metadata="${url(ctx, path)}"`,
+  };
+}
