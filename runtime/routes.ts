@@ -21,6 +21,7 @@ import { countCall, type RateLimiter } from './limits/index.js';
 import type { Lists } from './lists/index.js';
 import type { Logger } from './log.js';
 import { mcpDoors } from './mcp/index.js';
+import type { McpTool } from './mcp/tools.js';
 import type { Metrics } from './metrics.js';
 import { type AuditRoute, auditEntry, Scope, type ScopeOptions } from './scope.js';
 
@@ -63,6 +64,8 @@ export interface Routes {
   routes: Koa.Middleware;
   /** After the router: 405 with Allow for a known path, 404 for anything else. */
   unmatched: Koa.Middleware;
+  /** Each MCP endpoint's tools, by backend (docs/internals/contract.md §16): absent for a backend without one. */
+  tools: ReadonlyMap<string, readonly McpTool[]>;
 }
 
 /**
@@ -85,6 +88,7 @@ export function buildRoutes(options: RoutesOptions): Routes {
     const key = looseKey(method, path);
     if (!loose.has(key)) loose.set(key, handle);
   };
+  const tools = new Map<string, readonly McpTool[]>();
   /** A backend's MCP endpoint (docs/internals/contract.md §16), or, when it cannot be made, the reason, said at start. */
   const mountMcp = (backend: string, make: () => ReturnType<typeof mcpDoors> | string) => {
     const doors = make();
@@ -92,6 +96,7 @@ export function buildRoutes(options: RoutesOptions): Routes {
       options.logger?.warn({ backend }, `MCP endpoint not mounted: ${doors}`);
       return;
     }
+    tools.set(backend, doors.tools);
     const series = options.metrics.route(backend, 'mcp', 'POST');
     mount('POST', doors.path, (ctx, next) => {
       ctx.state.backend = backend;
@@ -248,7 +253,7 @@ export function buildRoutes(options: RoutesOptions): Routes {
   if (options.openapi) mountDocs(router, options.basePath, options.openapi, { backends: options.backends, guards: options.guards });
   const dispatch = router.routes() as unknown as Koa.Middleware;
   const routes: Koa.Middleware = (ctx, next) => (exact.get(`${ctx.method} ${ctx.path}`) ?? loose.get(looseKey(ctx.method, ctx.path)) ?? dispatch)(ctx, next);
-  return { routes, unmatched: unmatched(allowed) };
+  return { routes, unmatched: unmatched(allowed), tools };
 }
 
 /** The status an audited call is recorded with when its client went away before the answer (nginx's "client closed request"). */

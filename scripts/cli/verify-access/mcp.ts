@@ -4,6 +4,8 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Backend } from '../../../generator/ir.js';
+import type { BackendModule } from '../../../runtime/index.js';
+import { toolsOf as serverTools } from '../../../runtime/mcp/tools.js';
 import { XMLREST_VERSION } from '../../../runtime/version.js';
 import { type Caller, type Check, REQUEST_TIMEOUT_MS } from './call.js';
 import type { LockLine } from './lock.js';
@@ -121,16 +123,17 @@ function messageOf(error: unknown): string {
 }
 
 /**
- * Each operation's tool, by `METHOD path`, from the resources' OpenAPI document as the server makes its tools from
- * its own: the tool's name is the operation's `operationId`.
+ * Each route's tool of a backend, by `METHOD path`, made from the resources' OpenAPI document as the server makes its
+ * tools from its own (runtime/mcp/tools.ts `toolsOf`: a route that takes a password is none). The resources are the
+ * generator's, given the module's shape that function reads (each method's access and status).
  */
-export function toolsOf(document: object): Map<string, string> {
-  const tools = new Map<string, string>();
-  const paths = (document as { paths?: Record<string, Record<string, { operationId?: unknown }>> }).paths ?? {};
-  for (const [pathname, item] of Object.entries(paths)) {
-    for (const [method, operation] of Object.entries(item)) {
-      if (typeof operation?.operationId === 'string') tools.set(`${method.toUpperCase()} ${pathname}`, operation.operationId);
-    }
-  }
-  return tools;
+export function toolsOf(document: object, backend: Backend): Map<string, string> {
+  const module = {
+    ...backend,
+    resources: backend.resources.map((resource) => ({
+      ...resource,
+      operations: Object.fromEntries(resource.operations.map((operation) => [operation.method, operation])),
+    })),
+  } as unknown as BackendModule;
+  return new Map(serverTools(document, module).map((tool) => [`${tool.method} ${tool.path}`, tool.tool.name]));
 }

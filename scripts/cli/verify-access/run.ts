@@ -98,7 +98,6 @@ export async function verifyAccess(options: VerifyOptions): Promise<Verdict> {
   // Before any user is made and anything else is sent: the server must serve what the resources say.
   const document = openApiDocument(project);
   await compareWithServer(base, send, project, document, options.resourcesDir);
-  const tools = toolsOf(document);
 
   // The backends of the default tables share their users: every one of those users calls every such backend.
   const served = lines.filter((line) => backends.get(line.backend)!.defaultTables && backends.get(line.backend)!.authScheme !== null);
@@ -193,7 +192,7 @@ export async function verifyAccess(options: VerifyOptions): Promise<Verdict> {
       if (backend.mcp) {
         // tools/list as every caller who called the routes: the tools listed are exactly the routes the lock admits.
         const proven = typeof given === 'string' ? [] : callers;
-        for (const proved of await toolChecks(backend, own, tools, proven, base, mcpFetch, options.signal)) record(proved);
+        for (const proved of await toolChecks(backend, own, toolsOf(document, backend), proven, base, mcpFetch, options.signal)) record(proved);
         const why = !backend.defaultTables
           ? `backend ${backend.name} checks credentials with its own AuthQuery over its own tables: verify-access cannot make users there`
           : typeof given === 'string'
