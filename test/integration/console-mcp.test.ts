@@ -14,7 +14,7 @@ import { TEST_SECRET } from '../support/server.js';
 /**
  * The console shows which MCP tools a user sees on a backend with MCP on (docs/internals/contract.md §16, issue 45
  * point 5), by the API and in headless Chromium: exactly the tools tools/list answers that user's own credentials
- * (the SDK's client, over HTTP), for users of several roles, a user whose roles were all revoked, and a disabled one;
+ * (the SDK's client, over HTTP), for users of several roles, a grant and its revocation, and a disabled user;
  * nothing on a backend with MCP off. The demo's backends, staff's MCP turned off by hand.
  */
 const ARTIFACTS = 'test/.artifacts';
@@ -65,10 +65,11 @@ async function tokenOf(user: string): Promise<string> {
   return `Bearer ${((await issued.json()) as { token: string }).token}`;
 }
 
-/** A console call as bob, the shop's operator (admin). */
-async function consoleCall(path: string, method = 'GET', backend = 'shop'): Promise<Response> {
+/** A console call as bob, the operator of both consoles: by token on the shop, by Basic on staff. */
+async function consoleCall(path: string, method = 'GET', body?: object, backend = 'shop'): Promise<Response> {
   const authorization = backend === 'shop' ? await tokenOf('bob') : basic('bob');
-  return fetch(`${url}/_console/api/b/${backend}/${path}`, { method, headers: { 'x-xmlrest-console': '1', authorization } });
+  const headers: Record<string, string> = { 'x-xmlrest-console': '1', authorization, ...(body === undefined ? {} : { 'content-type': 'application/json' }) };
+  return fetch(`${url}/_console/api/b/${backend}/${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
 }
 
 async function idOf(user: string): Promise<number> {
@@ -82,7 +83,7 @@ interface ShownTools {
 }
 
 async function shownTools(user: string, backend = 'shop'): Promise<ShownTools | null> {
-  const response = await consoleCall(`users/${await idOf(user)}/access`, 'GET', backend);
+  const response = await consoleCall(`users/${await idOf(user)}/access`, 'GET', undefined, backend);
   expect(response.status).toBe(200);
   return ((await response.json()) as { mcp: ShownTools | null }).mcp;
 }
@@ -120,18 +121,23 @@ describe('console: the MCP tools a user sees', () => {
     expect((await shownTools('bob'))!.tools.map((tool) => tool.name)).not.toContain('shop_token_v1_0_post');
   });
 
-  it('follow a revoked role, and a disabled user sees what a caller without credentials sees', async () => {
-    const dave = await idOf('dave');
+  it('follow a grant and its revocation, and a disabled user sees what a caller without credentials sees', async () => {
     const anonymous = await listed(undefined);
-    // dave holds guest alone: his roles revoked, the default tables' AuthQuery finds no row for him (401), so the
-    // public tools alone, as to a caller without credentials.
-    expect((await consoleCall(`users/${dave}/roles/guest`, 'DELETE')).status).toBe(200);
-    expect((await shownTools('dave'))!.tools.map((tool) => tool.name).sort()).toEqual(anonymous);
-    expect((await consoleCall(`users/${dave}/roles/customer`, 'PUT')).status).toBe(200);
-    expect((await shownTools('dave'))!.tools.map((tool) => tool.name).sort()).toEqual(await listed(await tokenOf('dave')));
-    expect((await consoleCall(`users/${dave}/disable`, 'POST')).status).toBe(200);
-    expect((await shownTools('dave'))!.tools.map((tool) => tool.name).sort()).toEqual(anonymous);
-    expect((await consoleCall(`users/${dave}/enable`, 'POST')).status).toBe(200);
+    // A user holding no role: the default tables' AuthQuery finds no row for them (401), so the public tools alone,
+    // as to a caller without credentials.
+    const made = await consoleCall('users', 'POST', { name: 'mcp-erin', password: 'mcp-erin-pass' });
+    expect(made.status).toBe(201);
+    const erin = ((await made.json()) as { user_id: number }).user_id;
+    expect((await shownTools('mcp-erin'))!.tools.map((tool) => tool.name).sort()).toEqual(anonymous);
+    expect((await consoleCall(`users/${erin}/roles/customer`, 'PUT', {})).status).toBe(200);
+    const customer = (await shownTools('mcp-erin'))!.tools.map((tool) => tool.name).sort();
+    expect(customer).toEqual(await listed(await tokenOf('mcp-erin')));
+    expect(customer).toContain('shop_orders_v1_0_get');
+    expect((await consoleCall(`users/${erin}/disable`, 'POST')).status).toBe(200);
+    expect((await shownTools('mcp-erin'))!.tools.map((tool) => tool.name).sort()).toEqual(anonymous);
+    expect((await consoleCall(`users/${erin}/enable`, 'POST')).status).toBe(200);
+    expect((await consoleCall(`users/${erin}/roles/customer`, 'DELETE')).status).toBe(200);
+    expect((await shownTools('mcp-erin'))!.tools.map((tool) => tool.name).sort()).toEqual(anonymous);
   });
 
   it('are none on a backend with MCP off', async () => {
