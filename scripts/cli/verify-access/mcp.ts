@@ -123,9 +123,10 @@ function messageOf(error: unknown): string {
 }
 
 /**
- * Each route's tool of a backend, by `METHOD path`, made from the resources' OpenAPI document as the server makes its
- * tools from its own (runtime/mcp/tools.ts `toolsOf`: a route that takes a password is none). The resources are the
- * generator's, given the module's shape that function reads (each method's access and status).
+ * Each route's tool of a backend, by `METHOD path`, made from the server's own OpenAPI document as the server makes
+ * its tools (runtime/mcp/tools.ts `toolsOf`: a route that takes a password is none); compareWithServer has proved
+ * that document's operations and parameters are the resources'. The resources are the generator's, given the
+ * module's shape that function reads (each method's access and status).
  */
 export function toolsOf(document: object, backend: Backend): Map<string, string> {
   const module = {

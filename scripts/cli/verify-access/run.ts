@@ -97,7 +97,8 @@ export async function verifyAccess(options: VerifyOptions): Promise<Verdict> {
 
   // Before any user is made and anything else is sent: the server must serve what the resources say.
   const document = openApiDocument(project);
-  await compareWithServer(base, send, project, document, options.resourcesDir);
+  // The server's own document, as its tools are made from it (a password's `format`, read from the database's types at generate).
+  const servedDocument = await compareWithServer(base, send, project, document, options.resourcesDir);
 
   // The backends of the default tables share their users: every one of those users calls every such backend.
   const served = lines.filter((line) => backends.get(line.backend)!.defaultTables && backends.get(line.backend)!.authScheme !== null);
@@ -192,7 +193,7 @@ export async function verifyAccess(options: VerifyOptions): Promise<Verdict> {
       if (backend.mcp) {
         // tools/list as every caller who called the routes: the tools listed are exactly the routes the lock admits.
         const proven = typeof given === 'string' ? [] : callers;
-        for (const proved of await toolChecks(backend, own, toolsOf(document, backend), proven, base, mcpFetch, options.signal)) record(proved);
+        for (const proved of await toolChecks(backend, own, toolsOf(servedDocument, backend), proven, base, mcpFetch, options.signal)) record(proved);
         const why = !backend.defaultTables
           ? `backend ${backend.name} checks credentials with its own AuthQuery over its own tables: verify-access cannot make users there`
           : typeof given === 'string'

@@ -10,9 +10,9 @@ import { VerifyUsage } from './errors.js';
  * resources (a write without parameters is never sent): a server deployed from other resources could run a write
  * that takes a parameter here and none there, so any difference stops the run before anything is sent and any
  * user made. Backends the server serves beside them (another project's) are left out. `document` is the resources'
- * (generator/openapi.ts `openApiDocument`).
+ * (generator/openapi.ts `openApiDocument`); the server's own is answered, which its MCP tools are made from.
  */
-export async function compareWithServer(base: string, send: Send, project: Project, document: object, resourcesDir: string): Promise<void> {
+export async function compareWithServer(base: string, send: Send, project: Project, document: object, resourcesDir: string): Promise<object> {
   const answer = await send('GET', `${base}/openapi.json`, {});
   let served: unknown;
   try {
@@ -44,6 +44,7 @@ export async function compareWithServer(base: string, send: Send, project: Proje
       `the server at ${base} was not built from these resources (${shown}${differences.length > 10 ? `; and ${differences.length - 10} more` : ''}): deploy them, or verify against the resources it runs (--lock, --resources); nothing was sent and no user made`,
     );
   }
+  return served;
 }
 
 /** Each operation of an OpenAPI document, `METHOD path`, with the sorted names of its parameters (query and body). */
