@@ -3,6 +3,7 @@
 // route, so the lock has no line of its own for it; apart from the REST calls, which call.ts proves.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { Backend } from '../../../generator/ir.js';
 import type { BackendModule } from '../../../runtime/index.js';
 import { toolsOf as serverTools } from '../../../runtime/mcp/tools.js';
@@ -82,9 +83,13 @@ export async function toolChecks(
   return checks;
 }
 
+/** One validator for every client of a run: the SDK's `Client` makes an Ajv of its own unless handed one. */
+let validator: AjvJsonSchemaValidator | undefined;
+
 /** tools/list at `url` with these headers, every page of it, through the SDK's client over Streamable HTTP. */
 async function listTools(url: string, headers: Record<string, string>, fetch: McpFetch, signal?: AbortSignal): Promise<Listed> {
-  const client = new Client({ name: 'xmlrest verify-access', version: XMLREST_VERSION });
+  validator ??= new AjvJsonSchemaValidator();
+  const client = new Client({ name: 'xmlrest verify-access', version: XMLREST_VERSION }, { jsonSchemaValidator: validator });
   const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers }, fetch });
   try {
     await client.connect(transport, { timeout: REQUEST_TIMEOUT_MS });
