@@ -159,7 +159,10 @@ export class Scope implements RequestScope {
 
   private async identify(roles: Roles): Promise<Principal> {
     const { authorization, apiKey } = credentialsOf(this.ctx);
-    const principal = await this.options.guard.identify(authorization, roles, this.ctx.ip, apiKey);
+    // A tool call's caller was authenticated by this guard for the MCP request it came in (runtime/mcp/context.ts).
+    const known = (this.ctx.state as AuthenticatedState).authenticated;
+    const principal =
+      known !== undefined ? this.options.guard.admit(known, roles) : await this.options.guard.identify(authorization, roles, this.ctx.ip, apiKey);
     this.ctx.state.userId = principal.userId;
     if (principal.issuer !== undefined) {
       // The log, the audit and cursors name an outside issuer's user with its issuer (auth/scheme.ts); `$uid` stays the claim.
@@ -359,6 +362,15 @@ export class Scope implements RequestScope {
  * A caller's count on a limited route: the backend's own user by id; an outside issuer's by issuer and id, the
  * issuer framed by its length, so that no user id, of the backend or of another issuer, makes the same key.
  */
+/**
+ * A request whose credentials the route's own guard authenticated already: set only by the MCP endpoint on a tool
+ * call's context (runtime/mcp/context.ts), with the principal that guard gave for the very credentials the call
+ * carries; the route's roles are still checked by the guard (`admit`).
+ */
+export interface AuthenticatedState {
+  authenticated?: Principal & { keyId?: number; rate?: RateLimit | null };
+}
+
 function callerKey(route: string, principal: Principal): string {
   const { issuer, userId } = principal;
   return issuer === undefined ? `${route}|u|${userId}` : `${route}|i|${issuer.length}|${issuer}|${userId}`;

@@ -150,6 +150,14 @@ export class Guard {
       throw forbidden('no_credentials');
     }
     const principal = key !== undefined ? await this.apiKeys!.authenticate(this.backend, key, address) : await this.scheme.authenticate(header!, address);
+    return this.admit(principal, roles);
+  }
+
+  /**
+   * The roles' check of `identify`, alone: for a caller this guard authenticated already in the same request (an
+   * MCP request's caller, whose tool calls run routes: runtime/mcp/), so that its credentials are checked once.
+   */
+  admit<P extends Principal>(principal: P, roles: Roles): P {
     // Any one of the roles admits (docs/internals/contract.md §8); '*' admits whoever authenticated.
     if (roles !== '*' && !roles.some((role) => principal.roles.includes(role))) throw forbidden('role_not_held');
     return principal;

@@ -39,8 +39,11 @@ export async function callerReach(
     const basic = /^\s*basic(?:\s|$)/i.test(authorization);
     candidates = guarded.filter((backend) => backend.authScheme === (basic ? 'Basic' : 'Bearer'));
     // The backend a token names is asked first: its refusal (expired, revoked) is the one to hear.
-    const named = basic ? undefined : namedBackend(authorization);
-    candidates.sort((a, b) => Number(b.name === named) - Number(a.name === named));
+    // Read only when there is an order to choose: one backend (an MCP endpoint's) is asked at once.
+    if (!basic && candidates.length > 1) {
+      const named = namedBackend(authorization);
+      candidates.sort((a, b) => Number(b.name === named) - Number(a.name === named));
+    }
   }
   let refusal: unknown;
   /** Principals by user directory: Basic credentials checked once for every backend reading the same tables. */

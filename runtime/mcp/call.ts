@@ -1,6 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type Koa from 'koa';
-import { operationContext } from '../batch/context.js';
+import { callerFound, toolContext } from './context.js';
+import type { McpRequest } from './server.js';
 import type { McpTool } from './tools.js';
 
 /** Classifies and logs what a route threw, as the front door does for a lone request (errors.ts, errorResponder). */
@@ -9,14 +10,13 @@ export type Responder = (ctx: Koa.Context, error: unknown) => void;
 /**
  * A tool call run through its route (docs/internals/contract.md §16): the route's middleware as mounted for REST
  * (its guard, parameters, steps, rate limits, audit, If-Match, Idempotency-Key), on a context of its own over the
- * MCP request's (its credentials, address and request id: runtime/batch/context.ts, as a batch's operation gets
- * one), with the arguments as the query string of a GET or DELETE and as the parsed JSON body of a write, the
+ * MCP request's (its credentials, address and request id: context.ts), with the arguments as the query string of a GET or DELETE and as the parsed JSON body of a write, the
  * header-named ones as headers. A 2xx is the route's JSON answer as structured content and as text; anything else
  * a tool error whose text is the route's error body, classified and logged as the front door would (a 500 says no
  * more than a route's 500, and its details are logged as one's are).
  */
 export async function callTool(
-  ctx: Koa.Context,
+  { ctx, principal }: McpRequest,
   tool: McpTool,
   basePath: string,
   route: Koa.Middleware,
@@ -33,14 +33,13 @@ export async function callTool(
   const path = `${basePath}${tool.path}`;
   const write = tool.method !== 'GET' && tool.method !== 'DELETE';
   const querystring = write ? '' : queryOf(fields);
-  const sub = ownAnswer(
-    operationContext(ctx, { method: tool.method, path, querystring, headers, route: { label: tool.tool.name, path } }, write ? fields : undefined),
-  );
+  const sub = toolContext(ctx, { method: tool.method, path, querystring, headers, body: write ? fields : undefined, principal });
   try {
     await route(sub, async () => {});
   } catch (error) {
     respond(sub, error);
   }
+  callerFound(ctx, sub);
   const status = Number(sub.status);
   const text = typeof sub.body === 'string' ? sub.body : JSON.stringify(sub.body ?? null);
   if (status >= 200 && status < 300) {
@@ -67,32 +66,4 @@ function queryOf(fields: Record<string, unknown>): string {
     else add(name, value);
   }
   return query.toString();
-}
-
-/**
- * The sub-context with a Node response of its own for the headers a route writes there directly (a read's ETag
- * and Cache-Control, conditional/reads.ts): they are the tool's answer's, never the MCP request's. Everything
- * else (the socket, `close`, whether the answer has gone: an audited route's row waits for it) is the MCP
- * request's own.
- */
-function ownAnswer(sub: Koa.Context): Koa.Context {
-  const kept = new Map<string, number | string | readonly string[]>();
-  const fixed = (value: unknown): PropertyDescriptor => ({ value, enumerable: true, writable: true, configurable: true });
-  const real = sub.res;
-  const res = Object.create(real, {
-    // Listeners on the real response: it is the one that closes.
-    once: fixed((event: string, listener: (...args: unknown[]) => void) => {
-      real.once(event, listener);
-      return res;
-    }),
-    setHeader: fixed((name: string, value: number | string | readonly string[]) => {
-      kept.set(name.toLowerCase(), value);
-      return res;
-    }),
-    getHeader: fixed((name: string) => kept.get(name.toLowerCase())),
-    hasHeader: fixed((name: string) => kept.has(name.toLowerCase())),
-    removeHeader: fixed((name: string) => kept.delete(name.toLowerCase())),
-  });
-  Object.defineProperty(sub, 'res', fixed(res));
-  return sub;
 }

@@ -69,12 +69,12 @@ export function mcpServer({ backend, tools, basePath, routes, respond }: McpServ
   });
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const { ctx } = requestOf(extra.requestId);
+    const caller = requestOf(extra.requestId);
     const tool = byName.get(request.params.name);
     // A name that is no tool of this backend is the request's fault (MCP's tools/call: Invalid params).
     if (tool === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
     const route = routes.get(`${tool.method} ${basePath}${tool.path}`)!;
-    return callTool(ctx, tool, basePath, route, request.params.arguments ?? {}, respond);
+    return callTool(caller, tool, basePath, route, request.params.arguments ?? {}, respond);
   });
 
   void server.connect(transport);
