@@ -250,7 +250,7 @@ export function usersApi(router: ConsoleRouter, console: Console): void {
           { ...describe(options.basePath, ctx.state.backend, resource), methods: callable.map((route) => route.method), because: [...through].join('; ') },
         ];
       }),
-      mcp: userTools(options.basePath, ctx.state.backend, options.server()?.toolsFor(ctx.state.backend.name), user),
+      mcp: await userTools(options.basePath, ctx.state.backend, options.server()?.toolsFor(ctx.state.backend.name), user),
     };
   });
 

@@ -32,8 +32,11 @@ export interface ReloadableApp {
   revocations: Revocations;
   /** The guard of a backend served now, shared with other doors to the same users (the console). */
   guardFor(backend: string): Guard | undefined;
-  /** The tools of a backend's MCP endpoint served now (docs/internals/contract.md §16); undefined without one. */
-  toolsFor(backend: string): readonly McpTool[] | undefined;
+  /**
+   * The tools of a backend's MCP endpoint served now (docs/internals/contract.md §16), once runtime/mcp/ is loaded;
+   * undefined without one.
+   */
+  toolsFor(backend: string): Promise<readonly McpTool[]> | undefined;
   /** The other servers on this database; `leave()` when a graceful stop begins. */
   peers: Peers;
   /** Outside issuers' keys (docs/internals/contract.md §9): start-up waits for their first fetch. */

@@ -20,7 +20,7 @@ import { answeredReplay, answerText } from './idempotency/request.js';
 import { countCall, type RateLimiter } from './limits/index.js';
 import type { Lists } from './lists/index.js';
 import type { Logger } from './log.js';
-import { mcpDoors } from './mcp/index.js';
+import { mcpMounts } from './mcp/mount.js';
 import type { McpTool } from './mcp/tools.js';
 import type { Metrics } from './metrics.js';
 import { type AuditRoute, auditEntry, Scope, type ScopeOptions } from './scope.js';
@@ -64,8 +64,11 @@ export interface Routes {
   routes: Koa.Middleware;
   /** After the router: 405 with Allow for a known path, 404 for anything else. */
   unmatched: Koa.Middleware;
-  /** Each MCP endpoint's tools, by backend (docs/internals/contract.md §16): absent for a backend without one. */
-  tools: ReadonlyMap<string, readonly McpTool[]>;
+  /**
+   * Each MCP endpoint's tools, by backend (docs/internals/contract.md §16), once runtime/mcp/ is loaded and its doors
+   * made: absent for a backend without one.
+   */
+  tools: ReadonlyMap<string, Promise<readonly McpTool[]>>;
 }
 
 /**
@@ -88,28 +91,7 @@ export function buildRoutes(options: RoutesOptions): Routes {
     const key = looseKey(method, path);
     if (!loose.has(key)) loose.set(key, handle);
   };
-  const tools = new Map<string, readonly McpTool[]>();
-  /** A backend's MCP endpoint (docs/internals/contract.md §16), or, when it cannot be made, the reason, said at start. */
-  const mountMcp = (backend: string, make: () => ReturnType<typeof mcpDoors> | string) => {
-    const doors = make();
-    if (typeof doors === 'string') {
-      options.logger?.warn({ backend }, `MCP endpoint not mounted: ${doors}`);
-      return;
-    }
-    tools.set(backend, doors.tools);
-    const series = options.metrics.route(backend, 'mcp', 'POST');
-    mount('POST', doors.path, (ctx, next) => {
-      ctx.state.backend = backend;
-      ctx.state.resource = 'mcp';
-      ctx.state.series = series;
-      return doors.endpoint(ctx, next);
-    });
-    allowed.set(loosePath(doors.path), allowHeader(['POST']));
-    if (doors.metadata !== undefined) {
-      mount('GET', doors.metadata.path, doors.metadata.serve);
-      allowed.set(loosePath(doors.metadata.path), allowHeader(['GET']));
-    }
-  };
+  const tools = new Map<string, Promise<readonly McpTool[]>>();
   // A tool call's failure answered and logged as the front door answers and logs a request's (errors.ts).
   const respond = options.logger === undefined ? undefined : errorResponder(options.logger);
   for (const backend of options.backends) {
@@ -202,19 +184,32 @@ export function buildRoutes(options: RoutesOptions): Routes {
       });
       allowed.set(loosePath(path), allowHeader(['POST']));
     }
-    if (backend.mcp === true)
-      mountMcp(backend.name, () => {
-        if (options.openapi === undefined || respond === undefined) return 'no OpenAPI document to make its tools from (generated/openapi.json)';
-        return mcpDoors({
-          backend,
-          guard,
-          basePath: options.basePath,
-          openapi: options.openapi,
-          routes: toolRoutes,
-          credentials: options.credentials,
-          respond,
+    // MCP (docs/internals/contract.md §16): tools made from the OpenAPI document, each call run by toolRoutes' route.
+    if (backend.mcp === true && (options.openapi === undefined || respond === undefined)) {
+      options.logger?.warn({ backend: backend.name }, 'MCP endpoint not mounted: no OpenAPI document to make its tools from (generated/openapi.json)');
+    } else if (backend.mcp === true) {
+      const doors = {
+        backend,
+        guard,
+        basePath: options.basePath,
+        openapi: options.openapi!,
+        routes: toolRoutes,
+        credentials: options.credentials,
+        respond: respond!,
+      };
+      const series = options.metrics.route(backend.name, 'mcp', 'POST');
+      const { mounts, tools: made } = mcpMounts(doors, options.logger);
+      tools.set(backend.name, made);
+      for (const { method, path, handle } of mounts) {
+        mount(method, path, (ctx, next) => {
+          ctx.state.backend = backend.name;
+          ctx.state.resource = 'mcp';
+          ctx.state.series = series;
+          return handle(ctx, next);
         });
-      });
+        allowed.set(loosePath(path), allowHeader([method]));
+      }
+    }
     if (backend.authScheme === 'Bearer') {
       const path = `${options.basePath}/${backend.name}`;
       const issue = tokenShapeA(guard, options.readFields, options.credentials);

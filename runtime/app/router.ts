@@ -52,7 +52,7 @@ export function reloadableRoutes(
   }: RouterParts,
 ): {
   guardFor(backend: string): Guard | undefined;
-  toolsFor(backend: string): readonly McpTool[] | undefined;
+  toolsFor(backend: string): Promise<readonly McpTool[]> | undefined;
   reload(backends: readonly BackendModule[], openapi?: object): void;
 } {
   // Page cursors are signed with a key derived from the same secret (runtime/lists/cursor.ts), made once.

@@ -77,13 +77,12 @@ export function mcpEndpoint({ backend, guard, transport, allowedOrigins, challen
     if (batch && messages.some((message) => (message as { method?: unknown }).method === 'initialize')) {
       return rpcError(ctx, 400, -32600, 'Invalid Request: initialize is sent alone');
     }
-    const gone = new AbortController();
+    const request: McpRequest = { ctx: ctx as unknown as Koa.Context, principal };
     const closed = () => {
-      if (!ctx.res.writableFinished) gone.abort();
+      if (!ctx.res.writableFinished) transport.abandon(request);
     };
     ctx.res.once('close', closed);
-    const request: McpRequest = { ctx: ctx as unknown as Koa.Context, principal };
-    const answers = await transport.handle(messages as JSONRPCMessage[], request, gone.signal);
+    const answers = await transport.handle(messages as JSONRPCMessage[], request);
     ctx.res.off('close', closed);
     if (answers.length === 0) {
       ctx.status = 202;
@@ -121,17 +120,26 @@ function isMessage(value: unknown): boolean {
 }
 
 /** The body's text, refused past MAX_BODY (413) and when encoded (415): nothing else reads it. */
-async function bodyText(req: IncomingMessage): Promise<string> {
+function bodyText(req: IncomingMessage): Promise<string> {
   const encoding = req.headers['content-encoding'];
   if (encoding !== undefined && encoding.toLowerCase() !== 'identity') throw new HttpError(415, 'Unsupported body encoding: send JSON as it is');
   const declared = Number(req.headers['content-length'] ?? 0);
   if (declared > MAX_BODY) throw new HttpError(413, 'Request body too large');
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY) throw new HttpError(413, 'Request body too large');
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+  // Read by its events: a stream's async iterator costs more than a small body's whole read.
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const data = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY) chunks.push(chunk);
+    };
+    const done = (error?: Error) => {
+      req.off('data', data).off('end', done).off('error', done).off('aborted', aborted);
+      if (error !== undefined) reject(error);
+      else if (size > MAX_BODY) reject(new HttpError(413, 'Request body too large'));
+      else resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8'));
+    };
+    const aborted = () => done(new HttpError(400, 'Request body aborted'));
+    req.on('data', data).on('end', done).on('error', done).on('aborted', aborted);
+  });
 }

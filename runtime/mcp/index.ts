@@ -5,6 +5,7 @@ import type { BackendModule } from '../contract.js';
 import type { Responder } from './call.js';
 import { mcpEndpoint } from './endpoint.js';
 import { resourceMetadata } from './metadata.js';
+import { mcpPath } from './paths.js';
 import { mcpServer } from './server.js';
 import { type McpTool, toolsOf } from './tools.js';
 
@@ -34,7 +35,7 @@ export interface McpDoors {
  * mounted: its tools from the OpenAPI document, its server on its one transport, and the endpoint's HTTP rules.
  */
 export function mcpDoors({ backend, guard, basePath, openapi, routes, credentials, respond }: McpDoorOptions): McpDoors {
-  const path = `${basePath}/${backend.name}/mcp`;
+  const path = mcpPath(basePath, backend.name);
   const tools = toolsOf(openapi, backend);
   const transport = mcpServer({ backend: backend.name, tools, basePath, routes, respond });
   const metadata = resourceMetadata(backend, path);

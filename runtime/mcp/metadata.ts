@@ -1,12 +1,12 @@
 import type Koa from 'koa';
 import type { BackendModule } from '../contract.js';
+import { metadataPath } from './paths.js';
 
 /**
  * The protected resource metadata of a Bearer backend's MCP endpoint that takes outside issuers' tokens (RFC 9728;
  * MCP's authorization for HTTP transports, docs/internals/contract.md §16): where it is served, its body, and the
  * 401's challenge pointing at it, so that an MCP client without a token learns from the 401 which authorization
- * servers issue the tokens this endpoint takes. At the RFC's place: the well-known name put between the host and
- * the endpoint's path (`/.well-known/oauth-protected-resource{base}/<backend>/mcp`).
+ * servers issue the tokens this endpoint takes. At the RFC's place (paths.ts).
  */
 export interface ResourceMetadata {
   path: string;
@@ -16,11 +16,12 @@ export interface ResourceMetadata {
 
 /** Undefined for a backend that takes no outside issuer's tokens: it has no authorization server to name. */
 export function resourceMetadata(backend: BackendModule, endpointPath: string): ResourceMetadata | undefined {
-  if (backend.authScheme !== 'Bearer' || backend.issuers.length === 0) return undefined;
-  const path = `/.well-known/oauth-protected-resource${endpointPath}`;
+  const path = metadataPath(backend, endpointPath);
+  if (path === undefined) return undefined;
   const servers = [...new Set(backend.issuers.map((issuer) => issuer.iss))];
   // The origin as the client reached it: the request's scheme and host, behind proxies as PROXY_HOPS lets them say.
-  const url = (ctx: Koa.Context, at: string) => `${ctx.origin}${at}`;
+  // (Koa 3's `ctx.origin` is the request's Origin header, not this.)
+  const url = (ctx: Koa.Context, at: string) => `${ctx.protocol}://${ctx.host}${at}`;
   return {
     path,
     serve: (ctx) => {

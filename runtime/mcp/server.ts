@@ -1,5 +1,5 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, type ListToolsResult, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, ErrorCode, ListToolsRequestSchema, type ListToolsResult, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type Koa from 'koa';
 import type { Principal } from '../auth/scheme.js';
@@ -68,14 +68,26 @@ export function mcpServer({ backend, tools, basePath, routes, respond }: McpServ
     return list;
   });
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const caller = requestOf(extra.requestId);
-    const tool = byName.get(request.params.name);
+  // tools/call, the endpoint's every call: the transport hands it to this handler directly (transport.ts), and the
+  // server holds it as its fallback (a tools/call the transport handed on would reach it there). Its params are
+  // checked here rather than by the SDK's schemas (which checked a call, and our own answer, three times over).
+  const call = async (params: unknown, exchange: object): Promise<CallToolResult> => {
+    const { name, arguments: args } = (params ?? {}) as { name?: unknown; arguments?: unknown };
+    if (typeof name !== 'string') throw new McpError(ErrorCode.InvalidParams, 'Invalid tools/call request: name is a string');
+    if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) {
+      throw new McpError(ErrorCode.InvalidParams, 'Invalid tools/call request: arguments is an object');
+    }
+    const tool = byName.get(name);
     // A name that is no tool of this backend is the request's fault (MCP's tools/call: Invalid params).
-    if (tool === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+    if (tool === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
     const route = routes.get(`${tool.method} ${basePath}${tool.path}`)!;
-    return callTool(caller, tool, basePath, route, request.params.arguments ?? {}, respond);
-  });
+    return callTool(exchange as McpRequest, tool, basePath, route, (args ?? {}) as Record<string, unknown>, respond);
+  };
+  transport.handleDirectly('tools/call', call);
+  server.fallbackRequestHandler = async (request, extra) => {
+    if (request.method !== 'tools/call') throw new McpError(ErrorCode.MethodNotFound, 'Method not found');
+    return call(request.params, requestOf(extra.requestId));
+  };
 
   void server.connect(transport);
   return transport;

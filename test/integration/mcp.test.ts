@@ -188,6 +188,58 @@ describe('the MCP endpoint', () => {
     expect(own.status).toBe(200);
   });
 
+  it('answers hostile messages with a 4xx or a JSON-RPC error, never a 500, and still answers after', async () => {
+    const call = (params: unknown) => ({ jsonrpc: '2.0', id: 7, method: 'tools/call', params });
+    const hostile: unknown[] = [
+      [],
+      [1],
+      {},
+      'null',
+      { jsonrpc: '1.0', id: 1, method: 'ping' },
+      { jsonrpc: '2.0', id: {}, method: 'ping' },
+      { jsonrpc: '2.0', id: 1, method: 7 },
+      { jsonrpc: '2.0', id: 1, method: 'resources/list' },
+      call({ name: 5 }),
+      call({ name: 'shop_order_v1_0_get', arguments: [1] }),
+      call({ name: 'shop_order_v1_0_get', arguments: { order_id: { nested: [1, { deeper: null }] } } }),
+      call({ name: 'shop_order_v1_0_get', arguments: JSON.parse('{"__proto__": {"admin": true}, "order_id": 1}') }),
+      call({ name: 'shop_orders_v1_0_post', arguments: { product_id: 'x'.repeat(100_000), quantity: -1 } }),
+      call({ name: 'shop_order_v1_0_put', arguments: { 'If-Match': '"1"', order_id: 1, quantity: 1, 'Idempotency-Key': 7 } }),
+    ];
+    for (const message of hostile) {
+      const response = await post(message, { authorization: tokens.alice! });
+      expect(response.status, JSON.stringify(message).slice(0, 80)).toBeLessThan(500);
+      if (response.status === 200) {
+        const answer = response.json() as { error?: { code: number }; result?: { isError?: boolean; content: { text: string }[] } };
+        if (answer.result?.isError === true) expect(JSON.parse(answer.result.content[0]!.text).status).toBeLessThan(500);
+        else if (answer.error !== undefined) expect(answer.error.code).toBeLessThan(-32000);
+      }
+    }
+    const large = await send(`${server.url}/shop/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { _meta: { pad: 'x'.repeat(2 * 1024 * 1024) } } }),
+    });
+    expect(large.status).toBe(413);
+    expect((await post({ jsonrpc: '2.0', id: 1, method: 'ping' })).json()).toEqual({ jsonrpc: '2.0', id: 1, result: {} });
+    // Nothing of it reached the server's own faults (the front door's or a tool call's "request failed", a 500).
+    expect(server.logs.filter((line) => line.msg === 'request failed' || line.status === 500)).toEqual([]);
+  });
+
+  it('answers a batch as its protocol version says: refused from 2025-06-18 on, answered in order before', async () => {
+    const batch = [
+      { jsonrpc: '2.0', id: 'a', method: 'ping' },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 'b', method: 'tools/list' },
+    ];
+    const current = await post(batch, { 'mcp-protocol-version': '2025-11-25' });
+    expect(current.status).toBe(400);
+    expect(current.json()).toMatchObject({ error: { code: -32600 } });
+    const older = await post(batch, { 'mcp-protocol-version': '2025-03-26' });
+    expect(older.status).toBe(200);
+    expect((older.json() as { id: string }[]).map((answer) => answer.id)).toEqual(['a', 'b']);
+  });
+
   it('gives two agents who send the same JSON-RPC id at once each its own answer', async () => {
     const call = (limit: number) => post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'shop_products_v3_0_get', arguments: { limit } } });
     const answers = await Promise.all([1, 2, 3, 1, 2, 3].map((limit) => call(limit)));
