@@ -70,8 +70,7 @@ export function toolContext(ctx: Koa.Context, call: ToolRequest): Koa.Context {
 
 /** Who the call's route found the caller to be, on the MCP request's state for its log line, unless it says already. */
 export function callerFound(ctx: Koa.Context, sub: Koa.Context): void {
-  if (ctx.state.userId !== undefined) return;
-  for (const name of CALLER) if (sub.state[name] !== undefined) ctx.state[name] = sub.state[name];
+  for (const name of CALLER) if (ctx.state[name] === undefined && sub.state[name] !== undefined) ctx.state[name] = sub.state[name];
 }
 
 /**

@@ -3,7 +3,7 @@ import { type JSONRPCMessage, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextp
 import type Koa from 'koa';
 import type { Guard } from '../auth/guard.js';
 import { callerReach } from '../auth/reach.js';
-import type { Principal } from '../auth/scheme.js';
+import { type Principal, principalName } from '../auth/scheme.js';
 import { credentialsOf } from '../auth/transport/transport.js';
 import type { BackendModule } from '../contract.js';
 import { HttpError } from '../errors.js';
@@ -56,6 +56,8 @@ export function mcpEndpoint({ backend, guard, transport, allowedOrigins, challen
     }
     // Who the caller is, asked of the backend's guard as `?for=me` asks it; its refusal is the HTTP answer.
     const principal: Principal | undefined = (await callerReach(backends, guards, authorization, apiKey, ctx.ip)).get(backend.name);
+    // Who called, for the request's log line, as a route names its caller (scope.ts).
+    if (principal !== undefined) ctx.state.userId = principalName(principal);
     let parsed: unknown;
     try {
       parsed = JSON.parse(await bodyText(ctx.req));
