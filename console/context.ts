@@ -23,9 +23,10 @@ export interface ConsoleOptions {
   /**
    * The server the console is part of (late-bound: the console is among its middleware). Operators sign in
    * through the very guard the API uses, so that a revoked token does not open the console, guesses here
-   * count with guesses at the API, and a role change here reaches the API's remembered logins.
+   * count with guesses at the API, and a role change here reaches the API's remembered logins. A user's MCP tools
+   * are the ones its endpoints serve, by its own rule (console/tools.ts).
    */
-  server: () => Pick<ReloadableApp, 'guardFor' | 'revocations' | 'peers'> | undefined;
+  server: () => Pick<ReloadableApp, 'guardFor' | 'toolsFor' | 'revocations' | 'peers'> | undefined;
   logger?: Logger;
   /** Refuse credentials sent over plain HTTP from anywhere but loopback (REQUIRE_TLS_FOR_CREDENTIALS). */
   requireTlsForCredentials?: boolean;

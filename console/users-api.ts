@@ -19,6 +19,7 @@ import { KeyStore } from './keys.js';
 import { checkRoleName, checkUserName } from './names.js';
 import { RoleScope } from './scope.js';
 import type { UserRow } from './store.js';
+import { userTools } from './tools.js';
 import { backendsReading, setUserTenant, tenantProblem, userTenantColumn } from './user-tenant.js';
 
 /**
@@ -227,7 +228,10 @@ export function usersApi(router: ConsoleRouter, console: Console): void {
     ctx.body = await store.user(user.id, column);
   });
 
-  /** Everything a user may call on this backend, method by method, and through which role. */
+  /**
+   * Everything a user may call on this backend, method by method, and through which role; and on a backend with MCP,
+   * the tools their agent sees there (console/tools.ts), null elsewhere.
+   */
   router.get('/b/:backend/users/:id/access', async (ctx) => {
     const { row: user } = await target(ctx);
     const holds = user.roles;
@@ -246,6 +250,7 @@ export function usersApi(router: ConsoleRouter, console: Console): void {
           { ...describe(options.basePath, ctx.state.backend, resource), methods: callable.map((route) => route.method), because: [...through].join('; ') },
         ];
       }),
+      mcp: await userTools(options.basePath, ctx.state.backend, options.server()?.toolsFor(ctx.state.backend.name), user),
     };
   });
 

@@ -15,6 +15,7 @@ import { InFlight } from './front-door.js';
 import type { Readiness } from './health.js';
 import { STOPPED } from './listen.js';
 import { createLogger } from './log.js';
+import type { McpTool } from './mcp/tools.js';
 import { Metrics } from './metrics.js';
 import { Peers } from './peers.js';
 
@@ -31,6 +32,11 @@ export interface ReloadableApp {
   revocations: Revocations;
   /** The guard of a backend served now, shared with other doors to the same users (the console). */
   guardFor(backend: string): Guard | undefined;
+  /**
+   * The tools of a backend's MCP endpoint served now (docs/internals/contract.md §16), once runtime/mcp/ is loaded;
+   * undefined without one.
+   */
+  toolsFor(backend: string): Promise<readonly McpTool[]> | undefined;
   /** The other servers on this database; `leave()` when a graceful stop begins. */
   peers: Peers;
   /** Outside issuers' keys (docs/internals/contract.md §9): start-up waits for their first fetch. */
@@ -118,6 +124,7 @@ export function createReloadableApp(options: ServerOptions): ReloadableApp {
     drain: (timeoutMs) => inFlight.drained(timeoutMs),
     revocations,
     guardFor: router.guardFor,
+    toolsFor: router.toolsFor,
     peers,
     issuerKeys,
     adminApp: adminAppMaker(app, { logger, metrics, readiness, screen }),

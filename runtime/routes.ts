@@ -21,6 +21,7 @@ import { countCall, type RateLimiter } from './limits/index.js';
 import type { Lists } from './lists/index.js';
 import type { Logger } from './log.js';
 import { mcpMounts } from './mcp/mount.js';
+import type { McpTool } from './mcp/tools.js';
 import type { Metrics } from './metrics.js';
 import { type AuditRoute, auditEntry, Scope, type ScopeOptions } from './scope.js';
 
@@ -63,6 +64,11 @@ export interface Routes {
   routes: Koa.Middleware;
   /** After the router: 405 with Allow for a known path, 404 for anything else. */
   unmatched: Koa.Middleware;
+  /**
+   * Each MCP endpoint's tools, by backend (docs/internals/contract.md §16), once runtime/mcp/ is loaded and its doors
+   * made: absent for a backend without one.
+   */
+  tools: ReadonlyMap<string, Promise<readonly McpTool[]>>;
 }
 
 /**
@@ -85,6 +91,7 @@ export function buildRoutes(options: RoutesOptions): Routes {
     const key = looseKey(method, path);
     if (!loose.has(key)) loose.set(key, handle);
   };
+  const tools = new Map<string, Promise<readonly McpTool[]>>();
   // A tool call's failure answered and logged as the front door answers and logs a request's (errors.ts).
   const respond = options.logger === undefined ? undefined : errorResponder(options.logger);
   for (const backend of options.backends) {
@@ -191,7 +198,9 @@ export function buildRoutes(options: RoutesOptions): Routes {
         respond: respond!,
       };
       const series = options.metrics.route(backend.name, 'mcp', 'POST');
-      for (const { method, path, handle } of mcpMounts(doors, options.logger)) {
+      const { mounts, tools: made } = mcpMounts(doors, options.logger);
+      tools.set(backend.name, made);
+      for (const { method, path, handle } of mounts) {
         mount(method, path, (ctx, next) => {
           ctx.state.backend = backend.name;
           ctx.state.resource = 'mcp';
@@ -239,7 +248,7 @@ export function buildRoutes(options: RoutesOptions): Routes {
   if (options.openapi) mountDocs(router, options.basePath, options.openapi, { backends: options.backends, guards: options.guards });
   const dispatch = router.routes() as unknown as Koa.Middleware;
   const routes: Koa.Middleware = (ctx, next) => (exact.get(`${ctx.method} ${ctx.path}`) ?? loose.get(looseKey(ctx.method, ctx.path)) ?? dispatch)(ctx, next);
-  return { routes, unmatched: unmatched(allowed) };
+  return { routes, unmatched: unmatched(allowed), tools };
 }
 
 /** The status an audited call is recorded with when its client went away before the answer (nginx's "client closed request"). */

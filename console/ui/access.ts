@@ -2,7 +2,7 @@ import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { Explanation } from '../access.js';
 import { api } from './api.js';
-import { endText, errorText, inputValue, Message, type Notice, type Resource, type User } from './shared.js';
+import { endText, errorText, inputValue, Message, type Notice, type Resource, type User, type UserTools } from './shared.js';
 
 /**
  * Who can call what: a user's whole reach (found by name), who can call a
@@ -11,7 +11,7 @@ import { endText, errorText, inputValue, Message, type Notice, type Resource, ty
  */
 export function Access({ manageable }: { manageable: boolean }) {
   const [userName, setUserName] = useState('');
-  const [forUser, setForUser] = useState<{ user: User; resources: (Resource & { because: string })[] } | null>(null);
+  const [forUser, setForUser] = useState<{ user: User; resources: (Resource & { because: string })[]; mcp: UserTools } | null>(null);
   const [resources, setResources] = useState<Resource[]>([]);
   const [chosen, setChosen] = useState('');
   const [forResource, setForResource] = useState<{ public: boolean; role: string | null; users: { user_id: number; user_name: string }[] } | null>(null);
@@ -100,6 +100,7 @@ export function Access({ manageable }: { manageable: boolean }) {
           : null
       }
       ${forUser ? html`<div data-testid="user-access"><p><b>${forUser.user.user_name}</b> can call:</p><ul>${forUser.resources.map((r) => html`<li><code>${r.methods.join(', ')} ${r.path}</code> — ${r.because === 'public' ? html`<span class="badge public">public</span>` : html`through <span class="badge">${r.because}</span>`}</li>`)}</ul></div>` : null}
+      ${forUser?.mcp ? html`<${ToolList} user=${forUser.user.user_name} mcp=${forUser.mcp} />` : null}
       <p class="row">
         <select aria-label="Resource" value=${chosen} onChange=${(e: Event) => byResource(inputValue(e))}>
           <option value="">Who can call this resource?</option>
@@ -147,6 +148,20 @@ export function Access({ manageable }: { manageable: boolean }) {
           : null
       }
     </section>`;
+}
+
+/**
+ * The MCP tools a user's agent sees on this backend (docs/internals/contract.md §16): what tools/list lists to the
+ * user's own credentials, by the server's own tool list and rule. A tool is its route: the list above, as tools.
+ */
+function ToolList({ user, mcp }: { user: string; mcp: NonNullable<UserTools> }) {
+  return html`<div data-testid="user-tools">
+    <p>Through MCP (<code>POST ${mcp.endpoint}</code>), <b>${user}</b>'s agent sees ${mcp.tools.length === 0 ? 'no tool' : mcp.tools.length === 1 ? '1 tool' : `${mcp.tools.length} tools`}:</p>
+    <ul>${mcp.tools.map(
+      (tool) =>
+        html`<li data-testid=${`tool-${tool.name}`}><code>${tool.name}</code> ${tool.readOnly ? html`<span class="badge public">read-only</span>` : html`<span class="badge">writes</span>`} <span class="muted">${tool.method} ${tool.path}</span></li>`,
+    )}</ul>
+  </div>`;
 }
 
 /** A token's claims from what was pasted: the JSON payload, or the token (its payload read, never trusted: explain reasons about claims only). */

@@ -1,4 +1,5 @@
 import { html } from 'htm/preact';
+import type { UserTools as Tools } from '../tools.js';
 
 /** What the console's screens share: the shapes the API answers with, and how a notice shows. */
 export interface Resource {
@@ -40,6 +41,8 @@ export interface User {
   /** The user's tenant (null: none), on a backend whose tenant is a column of usr. */
   tenant?: string | null;
 }
+/** The MCP tools a user sees on the signed-in backend, each with its route; null when the backend has no MCP endpoint. */
+export type UserTools = Tools | null;
 /** A backend's tenant as the users page shows it (console/users-api.ts `GET tenant`). */
 export type TenantInfo = { type: 'integer' | 'text'; column: string; settable: boolean } | null;
 export type Notice = { kind: 'ok' | 'error'; text: string } | null;

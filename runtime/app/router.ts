@@ -9,6 +9,7 @@ import type { Events } from '../events/index.js';
 import type { RateLimiter } from '../limits/index.js';
 import { CursorKey, Lists, pagedBackends } from '../lists/index.js';
 import type { Logger } from '../log.js';
+import type { McpTool } from '../mcp/tools.js';
 import type { Metrics } from '../metrics.js';
 import { buildRoutes, type Routes } from '../routes.js';
 import type { ServerOptions } from './options.js';
@@ -49,7 +50,11 @@ export function reloadableRoutes(
     audit,
     logger,
   }: RouterParts,
-): { guardFor(backend: string): Guard | undefined; reload(backends: readonly BackendModule[], openapi?: object): void } {
+): {
+  guardFor(backend: string): Guard | undefined;
+  toolsFor(backend: string): Promise<readonly McpTool[]> | undefined;
+  reload(backends: readonly BackendModule[], openapi?: object): void;
+} {
   // Page cursors are signed with a key derived from the same secret (runtime/lists/cursor.ts), made once.
   let cursorKey: CursorKey | null = null;
   const lists = new Lists(() => (cursorKey ??= new CursorKey(jwtKey().all)));
@@ -96,6 +101,7 @@ export function reloadableRoutes(
   });
   return {
     guardFor: (backend) => current.guards.get(backend),
+    toolsFor: (backend) => current.tools.get(backend),
     reload: (backends, openapi) => {
       current = build(backends, openapi);
     },

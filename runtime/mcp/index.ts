@@ -7,7 +7,7 @@ import { mcpEndpoint } from './endpoint.js';
 import { resourceMetadata } from './metadata.js';
 import { mcpPath } from './paths.js';
 import { mcpServer } from './server.js';
-import { toolsOf } from './tools.js';
+import { type McpTool, toolsOf } from './tools.js';
 
 export interface McpDoorOptions {
   backend: BackendModule;
@@ -24,6 +24,8 @@ export interface McpDoorOptions {
 /** A backend's MCP doors: the endpoint, and where its protected resource metadata is when it has any. */
 export interface McpDoors {
   path: string;
+  /** The tools the endpoint serves, as made (the console shows a user's from these: console/tools.ts). */
+  tools: readonly McpTool[];
   endpoint: Koa.Middleware;
   metadata: { path: string; serve: Koa.Middleware } | undefined;
 }
@@ -38,5 +40,5 @@ export function mcpDoors({ backend, guard, basePath, openapi, routes, credential
   const transport = mcpServer({ backend: backend.name, tools, basePath, routes, respond });
   const metadata = resourceMetadata(backend, path);
   const endpoint = mcpEndpoint({ backend, guard, transport, allowedOrigins: credentials.allowedOrigins, challenge: metadata?.challenge });
-  return { path, endpoint, metadata };
+  return { path, tools, endpoint, metadata };
 }

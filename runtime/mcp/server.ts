@@ -100,7 +100,7 @@ export function mcpServer({ backend, tools, basePath, routes, respond }: McpServ
  * any). The same reading `?for=me` makes of the principal the backend's guard gave (docs.ts); the route's guard
  * decides the call itself.
  */
-function admits(access: Access, principal: Principal | undefined): boolean {
+export function admits(access: Access, principal: Principal | undefined): boolean {
   if (access === null) return true;
   if (principal === undefined) return false;
   return access === '*' || access.some((role) => principal.roles.includes(role));

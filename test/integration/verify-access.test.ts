@@ -53,6 +53,7 @@ interface Verdict {
     got: string;
     status: number | null;
     note?: string;
+    tool?: string;
   }[];
   disagreements: unknown[];
   unproven: { path: string; role: string; note: string }[];
@@ -114,7 +115,9 @@ describe('xmlrest verify-access', () => {
     const verdict = JSON.parse(stdout) as Verdict;
     expect(verdict.disagreements).toEqual([]);
     expect(verdict.unproven).toEqual([]);
-    expect(new Set(verdict.checks.map((check) => check.credentials))).toEqual(new Set(['none', 'Basic', 'Bearer (shape A)', 'Bearer (shape B)', 'API key']));
+    expect(new Set(verdict.checks.filter((check) => check.tool === undefined).map((check) => check.credentials))).toEqual(
+      new Set(['none', 'Basic', 'Bearer (shape A)', 'Bearer (shape B)', 'API key']),
+    );
     // Every line of the lock, as the caller with no credentials at least; a refusal and an admission of each role.
     const lock = readFileSync(path.join(ROOT, 'access.lock'), 'utf8')
       .split('\n')
@@ -151,6 +154,32 @@ describe('xmlrest verify-access', () => {
     expect(verdict.checks).toContainEqual(
       expect.objectContaining({ path: '/shop/v3.0/products', role: '(anonymous)', expected: 'admitted', got: 'admitted', status: 200 }),
     );
+    // tools/list (docs/internals/contract.md §16) as every caller: each tool of the lock's routes listed exactly to
+    // those the lock admits, the token request of shape B (it takes a password) no tool at all.
+    const tools = verdict.checks.filter((check) => check.tool !== undefined);
+    expect(tools.filter((check) => check.got === 'error')).toEqual([]);
+    expect(new Set(tools.map((check) => check.credentials))).toEqual(
+      new Set(['MCP, no credentials', 'MCP, Basic', 'MCP, Bearer (shape A)', 'MCP, Bearer (shape B)', 'MCP, API key']),
+    );
+    expect(tools).toContainEqual(
+      expect.objectContaining({ tool: 'shop_report_v1_0_get', role: 'customer', credentials: 'MCP, API key', expected: 'refused', got: 'refused' }),
+    );
+    expect(tools).toContainEqual(
+      expect.objectContaining({ tool: 'shop_report_v1_0_get', role: 'admin', credentials: 'MCP, Bearer (shape B)', expected: 'admitted', got: 'admitted' }),
+    );
+    expect(tools).toContainEqual(
+      expect.objectContaining({
+        tool: 'shop_products_v1_0_get',
+        role: '(anonymous)',
+        credentials: 'MCP, no credentials',
+        expected: 'admitted',
+        got: 'admitted',
+      }),
+    );
+    expect(tools).toContainEqual(
+      expect.objectContaining({ tool: 'staff_board_v1_0_post', role: 'customer', credentials: 'MCP, Basic', expected: 'refused', got: 'refused' }),
+    );
+    expect(tools.filter((check) => check.path === '/shop/v1.0/token')).toEqual([]);
     // No sign-in failed: nothing for the login limits to count.
     expect(verdict.checks.filter((check) => check.status === 401 && check.role !== '(anonymous)')).toEqual([]);
     expect(stderr).toMatch(/removed 12 temporary users \(/);
@@ -214,6 +243,56 @@ describe('xmlrest verify-access', () => {
     } finally {
       for (const [file, text] of built) writeFileSync(path.join(ROOT, file), text);
       await server.stop();
+    }
+    expect(await leftovers()).toEqual([]);
+  }, 60_000);
+
+  it("names a tool tools/list shows to callers its route refuses, though every REST call agrees (a module's access widened, its guard not)", async () => {
+    // What tools/list reads (the module's access, as ?for=me does) says customers may read the sales report; the
+    // route's guard still refuses them: an agent is shown a tool it cannot call. The lock is right, the server wrong.
+    const file = 'dist/generated/shop/report.js';
+    const built = readFileSync(path.join(ROOT, file), 'utf8');
+    expect(built).toContain('access: REPORT_GET_ROLES');
+    writeFileSync(path.join(ROOT, file), built.replace('access: REPORT_GET_ROLES', "access: ['admin', 'customer']"));
+    const server = await startBuiltServer({ root: ROOT, env: { DATABASE_URL: url } });
+    try {
+      const { code, stdout } = await verify([server.url]).done;
+      expect(code).toBe(1);
+      const disagreements = stdout.split('\n').filter((line) => line.startsWith('disagree:'));
+      for (const credentials of ['Bearer (shape A)', 'Bearer (shape B)', 'API key']) {
+        expect(disagreements).toContain(
+          `disagree: shop tool shop_report_v1_0_get (GET /shop/v1.0/report) in tools/list as customer with MCP, ${credentials}: expected not listed, got listed`,
+        );
+      }
+      // Only those: the REST calls of the report agree (its guard refuses customers, 403), and so does every other tool.
+      expect(disagreements).toHaveLength(3);
+    } finally {
+      writeFileSync(path.join(ROOT, file), built);
+      await server.stop();
+    }
+    expect(await leftovers()).toEqual([]);
+  }, 90_000);
+
+  it('names a tool listed that is the route of no line of access.lock', async () => {
+    // A lock without the report's line (a server newer than the lock reviewed): admins' agents are shown its tool.
+    const lock = readFileSync(path.join(ROOT, 'access.lock'), 'utf8');
+    const older = path.join(ROOT, 'older.lock');
+    writeFileSync(
+      older,
+      lock
+        .split('\n')
+        .filter((line) => line !== 'shop /shop/v1.0/report GET admin')
+        .join('\n'),
+    );
+    try {
+      const { code, stdout } = await verify([demo.url, '--lock', 'older.lock']).done;
+      expect(code).toBe(1);
+      expect(stdout).toContain(
+        'disagree: shop tool shop_report_v1_0_get (POST /shop/mcp) in tools/list as admin with MCP, API key: expected not listed, got listed (listed, but it is the tool of no route of access.lock)',
+      );
+      expect(stdout).not.toMatch(/disagree: .* as customer/);
+    } finally {
+      rmSync(older, { force: true });
     }
     expect(await leftovers()).toEqual([]);
   }, 60_000);

@@ -11,6 +11,7 @@ import type { BackendModule } from '../../../runtime/index.js';
 import { readUserTenant } from '../../../runtime/tenants/user-tenant.js';
 import { grantsOf, queryableOf, userIdOf } from '../../schema.js';
 import { type CommandKit, generatedBackends, UsageError, withConnection } from '../command.js';
+import { type RouteTool, routeTool, toolLine } from '../explain-mcp.js';
 import { claimsTenant, routeTenant, withTenant } from '../explain-tenant.js';
 import { readPasswordFromStdin } from '../password-stdin.js';
 
@@ -24,7 +25,10 @@ export function registerExplainCommand(xmlrest: Command, { command, done }: Comm
     .argument('<user>', 'the user name (with --claims: the method)')
     .argument('<method>', 'GET, POST, PUT, PATCH or DELETE (with --claims: the path)')
     .argument('[path]', 'the served path without BASE_PATH, as access.lock lists it, such as /shop/v1.0/orders')
-    .option('--json', 'print {"allowed", "backend", "needs", "holds", "reason"} (allowed null: cannot tell)')
+    .option(
+      '--json',
+      'print {"allowed", "backend", "needs", "holds", "reason"} (allowed null: cannot tell), and "mcp" {"endpoint", "tool", "readOnly"} on a backend with MCP',
+    )
     .option('--password-stdin', "read the user's password from stdin and run the backend's AuthQuery with it, as the server does")
     .option('--claims <file>', "answer for the user of an outside issuer (docs/internals/contract.md §9): a token's payload as JSON, or the token itself")
     .action(async (name: string, method: string, served: string | undefined, options: { json?: boolean; claims?: string; passwordStdin?: boolean }) => {
@@ -83,7 +87,7 @@ async function explainCommand(user: string, method: string, served: string, json
       return withTenant({ ...explain(route, user, grants.roles), ends: grants.ends }, backend, user, tenant);
     });
   }
-  return printExplanation(user, answer, json, routeTenant(backend, method, served));
+  return printExplanation(user, answer, json, routeTenant(backend, method, served), routeTool(backend, method, served));
 }
 
 /**
@@ -137,10 +141,22 @@ async function explainClaimsCommand(file: string, method: string, served: string
           explainClaims(route, backend, payload, async (sql, values) => (await connection.execute(sql, values as string[]))[0] as { user_id?: unknown }[]),
         )
       : await explainClaims(route, backend, payload);
-  return printExplanation(answer.user, withTenant(answer, backend, answer.user, claimsTenant(backend, payload)), json, routeTenant(backend, method, served));
+  return printExplanation(
+    answer.user,
+    withTenant(answer, backend, answer.user, claimsTenant(backend, payload)),
+    json,
+    routeTenant(backend, method, served),
+    routeTool(backend, method, served),
+  );
 }
 
-function printExplanation(user: string, answer: Explanation & { tenant?: string }, json: boolean, tenant: string | undefined): number {
+function printExplanation(
+  user: string,
+  answer: Explanation & { tenant?: string },
+  json: boolean,
+  tenant: string | undefined,
+  tool: RouteTool | undefined,
+): number {
   if (json)
     console.log(
       JSON.stringify({
@@ -151,6 +167,7 @@ function printExplanation(user: string, answer: Explanation & { tenant?: string 
         reason: answer.reason,
         ...(tenant !== undefined ? { tenant } : {}),
         ...(answer.tenant !== undefined ? { userTenant: answer.tenant } : {}),
+        ...(tool !== undefined ? { mcp: tool } : {}),
       }),
     );
   else {
@@ -172,6 +189,7 @@ function printExplanation(user: string, answer: Explanation & { tenant?: string 
     console.log(`  ${user} holds: ${answer.holds === null ? 'unknown' : answer.holds.map(held).join(', ') || 'no role'}`);
     console.log(`  because ${answer.reason}`);
     if (tenant !== undefined) console.log(`  tenant: ${tenant}${answer.tenant === undefined ? '' : `; ${user}'s is ${answer.tenant}`}`);
+    if (tool !== undefined) console.log(toolLine(user, tool));
   }
   return answer.allowed === null ? 3 : answer.allowed ? 0 : 1;
 }

@@ -20,6 +20,11 @@ export interface Check {
   status: number | null;
   /** Why it is unproven, or what the answer said. */
   note?: string;
+  /**
+   * The MCP tool a check of tools/list is about (docs/internals/contract.md §16): `admitted` there is listed, `refused`
+   * not listed; `tools/list` when the call itself failed.
+   */
+  tool?: string;
 }
 
 export interface Caller {

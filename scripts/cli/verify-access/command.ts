@@ -96,6 +96,15 @@ export async function verifyAccessCommand(
 function printVerdict(verdict: Verdict): void {
   const who = (check: Check) => `${check.role}${check.credentials === 'none' ? '' : ` with ${check.credentials}`}`;
   for (const check of verdict.disagreements) {
+    if (check.tool !== undefined && check.got !== 'error') {
+      // A tool listed or not by tools/list: said as such, with the note of a tool that is no route of the lock.
+      const listed = (outcome: string) => (outcome === 'admitted' ? 'listed' : 'not listed');
+      const note = check.note ? ` (${check.note})` : '';
+      console.log(
+        `disagree: ${check.backend} tool ${check.tool} (${check.method} ${check.path}) in tools/list as ${who(check)}: expected ${listed(check.expected)}, got ${listed(check.got)}${note}`,
+      );
+      continue;
+    }
     const got = check.got === 'error' ? `${check.status ?? 'no answer'}${check.note ? `: ${check.note}` : ''}` : `${check.got} (${check.status})`;
     console.log(`disagree: ${check.backend} ${check.method} ${check.path} as ${who(check)}: expected ${check.expected}, got ${got}`);
   }

@@ -6,10 +6,12 @@ import path from 'node:path';
 import type mysql from 'mysql2/promise';
 import { isoSeconds } from '../../../console/store.js';
 import { analyseSources, readSources } from '../../../generator/index.js';
+import { openApiDocument } from '../../../generator/openapi.js';
 import { addUser, grantRole } from '../../schema.js';
 import { type Caller, type Check, check, operationOf, REQUEST_TIMEOUT_MS, type Send, unproven } from './call.js';
 import { messageOfError, RemovalFailed, VerifyUsage } from './errors.js';
 import { readLock } from './lock.js';
+import { type McpFetch, toolChecks, toolsOf } from './mcp.js';
 import { compareWithServer } from './server-match.js';
 import { signIn } from './sign-in.js';
 import { freshTenants, giveTenant, type TemporaryTenants, tenantCheck, tenantColumnOf } from './tenants.js';
@@ -85,8 +87,18 @@ export async function verifyAccess(options: VerifyOptions): Promise<Verdict> {
     return { status: response.status, headers: response.headers, text: await response.text() };
   };
 
+  // The MCP client's requests, counted and stopped as the run's own.
+  const mcpFetch: McpFetch = (url, init) => {
+    options.signal?.throwIfAborted();
+    verdict.requests++;
+    const signals = [AbortSignal.timeout(REQUEST_TIMEOUT_MS), ...(options.signal ? [options.signal] : []), ...(init?.signal ? [init.signal] : [])];
+    return fetch(url, { ...init, redirect: 'manual', signal: AbortSignal.any(signals) });
+  };
+
   // Before any user is made and anything else is sent: the server must serve what the resources say.
-  await compareWithServer(base, send, project, options.resourcesDir);
+  const document = openApiDocument(project);
+  // The server's own document, as its tools are made from it (a password's `format`, read from the database's types at generate).
+  const servedDocument = await compareWithServer(base, send, project, document, options.resourcesDir);
 
   // The backends of the default tables share their users: every one of those users calls every such backend.
   const served = lines.filter((line) => backends.get(line.backend)!.defaultTables && backends.get(line.backend)!.authScheme !== null);
@@ -176,6 +188,30 @@ export async function verifyAccess(options: VerifyOptions): Promise<Verdict> {
             const twin = twinCallers.find((other) => other.role === caller.role && other.credentials === caller.credentials);
             record(await tenantCheck(line, caller, twin, backend.tenant!.column, given, base, send));
           }
+        }
+      }
+      if (backend.mcp) {
+        // tools/list as every caller who called the routes: the tools listed are exactly the routes the lock admits.
+        const proven = typeof given === 'string' ? [] : callers;
+        for (const proved of await toolChecks(backend, own, toolsOf(servedDocument, backend), proven, base, mcpFetch, options.signal)) record(proved);
+        const why = !backend.defaultTables
+          ? `backend ${backend.name} checks credentials with its own AuthQuery over its own tables: verify-access cannot make users there`
+          : typeof given === 'string'
+            ? given
+            : undefined;
+        if (why !== undefined && backend.authScheme !== null) {
+          record({
+            backend: backend.name,
+            method: 'POST',
+            path: `/${backend.name}/mcp`,
+            role: '(every role)',
+            credentials: 'MCP',
+            expected: 'admitted',
+            got: 'unproven',
+            status: null,
+            tool: 'tools/list',
+            note: `tools/list as a user with roles is not proven: ${why}`,
+          });
         }
       }
       for (const issuer of backend.issuers) {

@@ -1,7 +1,6 @@
 // The server's own OpenAPI document against the one these resources make: apart, since it runs before any user is
 // made and anything else is sent.
 import type { Project } from '../../../generator/ir.js';
-import { openApiDocument } from '../../../generator/openapi.js';
 import type { Send } from './call.js';
 import { VerifyUsage } from './errors.js';
 
@@ -10,9 +9,10 @@ import { VerifyUsage } from './errors.js';
  * resources' backends and the names of its parameters (query and body). What a call can change is read from the
  * resources (a write without parameters is never sent): a server deployed from other resources could run a write
  * that takes a parameter here and none there, so any difference stops the run before anything is sent and any
- * user made. Backends the server serves beside them (another project's) are left out.
+ * user made. Backends the server serves beside them (another project's) are left out. `document` is the resources'
+ * (generator/openapi.ts `openApiDocument`); the server's own is answered, which its MCP tools are made from.
  */
-export async function compareWithServer(base: string, send: Send, project: Project, resourcesDir: string): Promise<void> {
+export async function compareWithServer(base: string, send: Send, project: Project, document: object, resourcesDir: string): Promise<object> {
   const answer = await send('GET', `${base}/openapi.json`, {});
   let served: unknown;
   try {
@@ -26,7 +26,7 @@ export async function compareWithServer(base: string, send: Send, project: Proje
     );
   }
   const theirs = operationsOf(served);
-  const ours = operationsOf(openApiDocument(project));
+  const ours = operationsOf(document);
   const differences: string[] = [];
   for (const [operation, params] of ours) {
     const there = theirs.get(operation);
@@ -44,6 +44,7 @@ export async function compareWithServer(base: string, send: Send, project: Proje
       `the server at ${base} was not built from these resources (${shown}${differences.length > 10 ? `; and ${differences.length - 10} more` : ''}): deploy them, or verify against the resources it runs (--lock, --resources); nothing was sent and no user made`,
     );
   }
+  return served;
 }
 
 /** Each operation of an OpenAPI document, `METHOD path`, with the sorted names of its parameters (query and body). */
