@@ -21,6 +21,12 @@ export const LOG_LINES: readonly LogLine[] = [
   { level: 'info', msg: 'listening', when: 'the server is ready: url, admin, databaseTls, tracing, routes' },
   { level: 'info', msg: 'stopping', when: 'SIGTERM or SIGINT: signal, timeoutMs' },
   { level: 'info', msg: 'stopped', when: 'the graceful stop ended: clean' },
+  { level: 'error', msg: 'MCP endpoint not made', when: "a backend's MCP tools could not be made at start (backend, error); its endpoint answers 500" },
+  {
+    level: 'warn',
+    msg: 'MCP endpoint not mounted: no OpenAPI document to make its tools from (generated/openapi.json)',
+    when: 'a backend has mcp="on" but the server was given no OpenAPI document (backend)',
+  },
   { level: 'error', msg: 'refusing to start', when: 'a setting or the project is wrong (error says which); the process exits 1' },
   { level: 'info', msg: 'generate', when: "a line of the generator's output when the console regenerates (line)" },
   { level: 'warn', msg: 'generate', when: 'a generator error or warning when the console regenerates (line: file:line:col: ...)' },

@@ -211,6 +211,12 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
   },
   { status: 403, reason: 'cross_site', message: 'Cross-site request refused', when: "a write from another site's page (Origin or Sec-Fetch-Site)" },
   {
+    status: 403,
+    reason: 'foreign_host',
+    message: 'Host refused: this server answers loopback names only',
+    when: 'an MCP request reaching the server on a loopback address with a Host that is no loopback name (DNS rebinding; docs/internals/contract.md §16)',
+  },
+  {
     status: 404,
     reason: '',
     message: 'Not found',
