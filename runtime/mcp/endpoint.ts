@@ -9,6 +9,7 @@ import type { BackendModule } from '../contract.js';
 import { HttpError } from '../errors.js';
 import type { RequestState } from '../request-log.js';
 import { canonicalTenant } from '../tenants/canonical.js';
+import { ToolAnswer } from './call.js';
 import { refuseForeign } from './origin.js';
 import type { McpRequest } from './server.js';
 import type { ExchangeTransport } from './transport.js';
@@ -101,8 +102,15 @@ export function mcpEndpoint({ backend, guard, transport, allowedOrigins, challen
     ctx.set('Content-Type', 'application/json');
     // An answer for this caller alone: no shared cache keeps it.
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = JSON.stringify(batch ? answers : answers[0]);
+    ctx.body = batch ? `[${answers.map(answerText).join(',')}]` : answerText(answers[0]!);
   };
+}
+
+/** A JSON-RPC answer's text: a tool call's result written as its route's text stands (call.ts, ToolAnswer). */
+function answerText(answer: JSONRPCMessage): string {
+  const result = (answer as { result?: unknown }).result;
+  if (!(result instanceof ToolAnswer)) return JSON.stringify(answer);
+  return `{"jsonrpc":"2.0","id":${JSON.stringify((answer as { id: unknown }).id)},"result":${result.json()}}`;
 }
 
 /**

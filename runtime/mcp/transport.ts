@@ -4,8 +4,8 @@ import { ErrorCode, isJSONRPCRequest, type JSONRPCMessage, McpError, type Reques
 /** What one HTTP request's JSON-RPC requests are handled for: its Koa context and who its caller is, as the endpoint made them. */
 export type Exchange = object;
 
-/** A request the transport answers from a handler of the server's own, without the server's generic dispatch. */
-export type DirectHandler = (params: unknown, exchange: Exchange) => Promise<Record<string, unknown>>;
+/** A request the transport answers from a handler of the server's own, without the server's generic dispatch; its result an object the endpoint writes (a tool call's ToolAnswer, call.ts). */
+export type DirectHandler = (params: unknown, exchange: Exchange) => Promise<object>;
 
 interface Waiting {
   /** The id the client gave the request. */
