@@ -63,7 +63,8 @@ export function toolContext(ctx: Koa.Context, call: ToolRequest): Koa.Context {
   };
   const res = new CallAnswer(ctx.res);
   const sub = ctx.app.createContext(req as unknown as IncomingMessage, res as unknown as ServerResponse) as Koa.Context;
-  const state: Record<string, unknown> & AuthenticatedState = { requestId: ctx.state.requestId, trace: ctx.state.trace };
+  // `untagged`: a GET's answer is its text alone, no ETag made for headers that reach no one (conditional/reads.ts).
+  const state: Record<string, unknown> & AuthenticatedState = { requestId: ctx.state.requestId, trace: ctx.state.trace, untagged: true };
   // Checked once per MCP request, not once more per call: the guard that checked them is the route's own.
   if (call.principal !== undefined) state.authenticated = call.principal;
   sub.state = state;
