@@ -32,7 +32,7 @@ export async function callTool(
   const sub = toolContext(ctx, { method: tool.method, path, querystring, headers, body: write ? fields : undefined, principal });
   try {
     if (request instanceof HttpError) throw request;
-    await route(sub, async () => {});
+    await route(sub, LAST);
   } catch (error) {
     respond(sub, error);
   }
@@ -70,6 +70,9 @@ export class ToolAnswer {
 }
 
 const OPENING_BRACE = 0x7b;
+
+/** What follows a route's middleware: nothing (it answers). */
+const LAST = async () => {};
 
 interface ToolArguments {
   /** A write's JSON body, or a read's query parameters. */
