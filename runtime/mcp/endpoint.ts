@@ -41,10 +41,12 @@ export function mcpEndpoint({ backend, guard, transport, allowedOrigins, challen
   const guards = new Map([[backend.name, guard]]);
   return async (ctx) => {
     refuseForeign(ctx as unknown as Koa.Context, allowedOrigins);
-    const accept = ctx.get('Accept');
+    // Read from Node's headers as they are, rather than through Koa's getters (`ctx.get`, some µs a request).
+    const headers = ctx.req.headers;
+    const accept = headers.accept ?? '';
     if (!/application\/json|application\/\*|\*\/\*/i.test(accept)) return rpcError(ctx, 406, -32000, 'Not Acceptable: Client must accept application/json');
-    if (!isJson(ctx.get('Content-Type'))) return rpcError(ctx, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
-    const version = ctx.get('MCP-Protocol-Version');
+    if (!isJson(headers['content-type'] ?? '')) return rpcError(ctx, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+    const version = oneHeader(headers['mcp-protocol-version']);
     if (version !== '' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
       return rpcError(
         ctx,
@@ -140,6 +142,11 @@ function rpcError(ctx: Koa.ParameterizedContext, status: number, code: number, m
   ctx.status = status;
   ctx.set('Content-Type', 'application/json');
   ctx.body = JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null });
+}
+
+/** A header's text: Node joins a repeated one it does not know with `, `, and its type allows a list, joined the same way. */
+function oneHeader(value: string | string[] | undefined): string {
+  return value === undefined ? '' : typeof value === 'string' ? value : value.join(', ');
 }
 
 /** `application/json`, with parameters or none (a parsed media type, never a substring). */
