@@ -471,7 +471,9 @@ interface Running {
 
 async function startServer(name: Process, url: string, env: Record<string, string> = {}): Promise<Running> {
   const port = await freePort();
-  const [program, ...rest] = SERVER_COMMANDS[name];
+  const [program, ...script] = SERVER_COMMANDS[name];
+  // To profile the servers alone (`BENCH_SERVER_NODE_ARGS=--cpu-prof`: Node takes no --cpu-prof in NODE_OPTIONS).
+  const rest = [...(process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...script];
   const command = pinned ? 'taskset' : program!;
   const args = pinned ? ['-c', '1', program!, ...rest] : rest;
   const child = spawn(command, args, {

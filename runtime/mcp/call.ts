@@ -23,7 +23,7 @@ export async function callTool(
   route: Koa.Middleware,
   args: Record<string, unknown>,
   respond: Responder,
-): Promise<CallToolResult> {
+): Promise<ToolAnswer> {
   const path = `${basePath}${tool.path}`;
   const write = tool.method !== 'GET' && tool.method !== 'DELETE';
   const request = argumentsOf(tool, args, write);
@@ -32,20 +32,47 @@ export async function callTool(
   const sub = toolContext(ctx, { method: tool.method, path, querystring, headers, body: write ? fields : undefined, principal });
   try {
     if (request instanceof HttpError) throw request;
-    await route(sub, async () => {});
+    await route(sub, LAST);
   } catch (error) {
     respond(sub, error);
   }
   callerFound(ctx, sub);
   const status = Number(sub.status);
   const text = typeof sub.body === 'string' ? sub.body : JSON.stringify(sub.body ?? null);
-  if (status >= 200 && status < 300) {
-    const answer: unknown = JSON.parse(text);
-    const structured = typeof answer === 'object' && answer !== null && !Array.isArray(answer);
-    return { content: [{ type: 'text', text }], ...(structured ? { structuredContent: answer as Record<string, unknown> } : {}) };
-  }
-  return { content: [{ type: 'text', text }], isError: true };
+  return new ToolAnswer(text, !(status >= 200 && status < 300));
 }
+
+/**
+ * A tool call's result, kept as the route's answer text rather than as objects (docs/internals/contract.md §16):
+ * the endpoint writes it into the JSON-RPC answer as it is, its text content the text escaped once and its
+ * structured content the text itself, so that a call's answer is never parsed back and made JSON again (measured:
+ * that round trip was some 8 µs of a call's CPU; docs/performance.md). The text is JSON the route made with
+ * JSON.stringify (routes.ts, or the idempotency record of such), or an error body the front door made the same
+ * way: an object's text begins with `{`, and only an object is structured content, as MCP asks.
+ */
+export class ToolAnswer {
+  constructor(
+    readonly text: string,
+    readonly isError: boolean,
+  ) {}
+
+  /** The result's JSON, as the endpoint writes it in its answer. */
+  json(): string {
+    const content = `{"content":[{"type":"text","text":${JSON.stringify(this.text)}}]`;
+    if (this.isError) return `${content},"isError":true}`;
+    return this.text.charCodeAt(0) === OPENING_BRACE ? `${content},"structuredContent":${this.text}}` : `${content}}`;
+  }
+
+  /** The result as objects, for whatever makes it JSON whole (the SDK's Protocol, were a call to reach it). */
+  toJSON(): CallToolResult {
+    return JSON.parse(this.json()) as CallToolResult;
+  }
+}
+
+const OPENING_BRACE = 0x7b;
+
+/** What follows a route's middleware: nothing (it answers). */
+const LAST = async () => {};
 
 interface ToolArguments {
   /** A write's JSON body, or a read's query parameters. */

@@ -9,6 +9,7 @@ import type { BackendModule } from '../contract.js';
 import { HttpError } from '../errors.js';
 import type { RequestState } from '../request-log.js';
 import { canonicalTenant } from '../tenants/canonical.js';
+import { ToolAnswer } from './call.js';
 import { refuseForeign } from './origin.js';
 import type { McpRequest } from './server.js';
 import type { ExchangeTransport } from './transport.js';
@@ -40,10 +41,12 @@ export function mcpEndpoint({ backend, guard, transport, allowedOrigins, challen
   const guards = new Map([[backend.name, guard]]);
   return async (ctx) => {
     refuseForeign(ctx as unknown as Koa.Context, allowedOrigins);
-    const accept = ctx.get('Accept');
+    // Read from Node's headers as they are, rather than through Koa's getters (`ctx.get`, some µs a request).
+    const headers = ctx.req.headers;
+    const accept = headers.accept ?? '';
     if (!/application\/json|application\/\*|\*\/\*/i.test(accept)) return rpcError(ctx, 406, -32000, 'Not Acceptable: Client must accept application/json');
-    if (!isJson(ctx.get('Content-Type'))) return rpcError(ctx, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
-    const version = ctx.get('MCP-Protocol-Version');
+    if (!isJson(headers['content-type'] ?? '')) return rpcError(ctx, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+    const version = oneHeader(headers['mcp-protocol-version']);
     if (version !== '' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
       return rpcError(
         ctx,
@@ -101,8 +104,15 @@ export function mcpEndpoint({ backend, guard, transport, allowedOrigins, challen
     ctx.set('Content-Type', 'application/json');
     // An answer for this caller alone: no shared cache keeps it.
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = JSON.stringify(batch ? answers : answers[0]);
+    ctx.body = batch ? `[${answers.map(answerText).join(',')}]` : answerText(answers[0]!);
   };
+}
+
+/** A JSON-RPC answer's text: a tool call's result written as its route's text stands (call.ts, ToolAnswer). */
+function answerText(answer: JSONRPCMessage): string {
+  const result = (answer as { result?: unknown }).result;
+  if (!(result instanceof ToolAnswer)) return JSON.stringify(answer);
+  return `{"jsonrpc":"2.0","id":${JSON.stringify((answer as { id: unknown }).id)},"result":${result.json()}}`;
 }
 
 /**
@@ -132,6 +142,11 @@ function rpcError(ctx: Koa.ParameterizedContext, status: number, code: number, m
   ctx.status = status;
   ctx.set('Content-Type', 'application/json');
   ctx.body = JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null });
+}
+
+/** A header's text: Node joins a repeated one it does not know with `, `, and its type allows a list, joined the same way. */
+function oneHeader(value: string | string[] | undefined): string {
+  return value === undefined ? '' : typeof value === 'string' ? value : value.join(', ');
 }
 
 /** `application/json`, with parameters or none (a parsed media type, never a substring). */

@@ -23,7 +23,12 @@ export function mcpMounts(options: McpDoorOptions, logger: Logger | undefined): 
   const doors: Promise<McpDoors> = (loaded ??= import('./index.js')).then((module) => module.mcpDoors(options));
   doors.catch((error: unknown) => logger?.error({ backend: options.backend.name, error: String(error) }, 'MCP endpoint not made'));
   const path = mcpPath(options.basePath, options.backend.name);
-  const mounts: McpMount[] = [{ method: 'POST', path, handle: async (ctx, next) => (await doors).endpoint(ctx, next) }];
+  // Once made, the endpoint is called as it is: an await of the made doors on every request was one more tick.
+  let endpoint: Koa.Middleware | undefined;
+  doors.then((made) => (endpoint = made.endpoint)).catch(() => {});
+  const mounts: McpMount[] = [
+    { method: 'POST', path, handle: (ctx, next) => (endpoint !== undefined ? endpoint(ctx, next) : doors.then((made) => made.endpoint(ctx, next))) },
+  ];
   const metadata = metadataPath(options.backend, path);
   if (metadata !== undefined) mounts.push({ method: 'GET', path: metadata, handle: async (ctx, next) => (await doors).metadata!.serve(ctx, next) });
   // The tools the endpoint is made with, for the console (console/tools.ts); a failure to make them is logged above.

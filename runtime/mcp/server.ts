@@ -1,11 +1,11 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { type CallToolResult, ErrorCode, ListToolsRequestSchema, type ListToolsResult, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, ListToolsRequestSchema, type ListToolsResult, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type Koa from 'koa';
 import type { Principal } from '../auth/scheme.js';
 import type { Access } from '../contract.js';
 import { XMLREST_VERSION } from '../version.js';
-import { callTool, type Responder } from './call.js';
+import { callTool, type Responder, type ToolAnswer } from './call.js';
 import type { McpTool } from './tools.js';
 import { ExchangeTransport } from './transport.js';
 
@@ -73,7 +73,7 @@ export function mcpServer({ backend, tools, basePath, routes, respond }: McpServ
   // tools/call, the endpoint's every call: the transport hands it to this handler directly (transport.ts), and the
   // server holds it as its fallback (a tools/call the transport handed on would reach it there). Its params are
   // checked here rather than by the SDK's schemas (which checked a call, and our own answer, three times over).
-  const call = async (params: unknown, exchange: object): Promise<CallToolResult> => {
+  const call = async (params: unknown, exchange: object): Promise<ToolAnswer> => {
     const { name, arguments: args } = (params ?? {}) as { name?: unknown; arguments?: unknown };
     if (typeof name !== 'string') throw new McpError(ErrorCode.InvalidParams, 'Invalid tools/call request: name is a string');
     if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) {
@@ -88,7 +88,7 @@ export function mcpServer({ backend, tools, basePath, routes, respond }: McpServ
   transport.handleDirectly('tools/call', call);
   server.fallbackRequestHandler = async (request, extra) => {
     if (request.method !== 'tools/call') throw new McpError(ErrorCode.MethodNotFound, 'Method not found');
-    return call(request.params, requestOf(extra.requestId));
+    return (await call(request.params, requestOf(extra.requestId))).toJSON();
   };
 
   void server.connect(transport);
