@@ -1,9 +1,15 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type Koa from 'koa';
+import type { Principal } from '../auth/scheme.js';
 import { badRequest, HttpError } from '../errors.js';
 import { callerFound, toolContext } from './context.js';
-import type { McpRequest } from './server.js';
 import type { McpTool } from './tools.js';
+
+/** One HTTP request to the endpoint: its context, and who its credentials are on this backend (none: undefined). */
+export interface McpRequest {
+  ctx: Koa.Context;
+  principal: Principal | undefined;
+}
 
 /** Classifies and logs what a route threw, as the front door does for a lone request (errors.ts, errorResponder). */
 export type Responder = (ctx: Koa.Context, error: unknown) => void;

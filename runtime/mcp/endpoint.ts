@@ -9,9 +9,9 @@ import type { BackendModule } from '../contract.js';
 import { HttpError } from '../errors.js';
 import type { RequestState } from '../request-log.js';
 import { canonicalTenant } from '../tenants/canonical.js';
+import type { McpRequest } from './call.js';
 import { ToolAnswer } from './call.js';
 import { refuseForeign } from './origin.js';
-import type { McpRequest } from './server.js';
 import type { ExchangeTransport } from './transport.js';
 
 /** The most a request's body may hold: what every route's JSON body may (body.ts). */

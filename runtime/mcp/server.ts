@@ -5,15 +5,9 @@ import type Koa from 'koa';
 import type { Principal } from '../auth/scheme.js';
 import type { Access } from '../contract.js';
 import { XMLREST_VERSION } from '../version.js';
-import { callTool, type Responder, type ToolAnswer } from './call.js';
+import { callTool, type McpRequest, type Responder, type ToolAnswer } from './call.js';
 import type { McpTool } from './tools.js';
 import { ExchangeTransport } from './transport.js';
-
-/** One HTTP request to the endpoint: its context, and who its credentials are on this backend (none: undefined). */
-export interface McpRequest {
-  ctx: Koa.Context;
-  principal: Principal | undefined;
-}
 
 export interface McpServerOptions {
   backend: string;
