@@ -37,6 +37,8 @@ export class ExchangeTransport implements Transport {
   private next = 0;
   private readonly waiting = new Map<number, Waiting>();
   private readonly direct = new Map<string, DirectHandler>();
+  /** The exchanges whose clients went away: a batch's later requests are not begun. */
+  private readonly abandoned = new WeakSet<Exchange>();
 
   async start(): Promise<void> {}
 
@@ -62,33 +64,45 @@ export class ExchangeTransport implements Transport {
 
   /**
    * One HTTP request's messages handed to the server: its answers, one per request, in the order the requests
-   * came (notifications and a client's responses have none).
+   * came (notifications and a client's responses have none). A batch's requests run one after another, as a
+   * client's lone requests on one connection do: a POST of a hundred tool calls never holds a hundred of the
+   * database's connections at once, and stops at the first request after its client went away.
    */
   handle(messages: readonly JSONRPCMessage[], exchange: Exchange): Promise<JSONRPCMessage[]> {
-    const answers: Promise<JSONRPCMessage>[] = [];
-    for (const message of messages) {
-      // A client's response to a request this server never sends, or a notification (above): nothing to do.
-      if (!('method' in message) || !('id' in message)) continue;
-      const id = this.next;
-      const request = { ...message, id };
-      if (!isPlainRequest(request) && !isJSONRPCRequest(request)) {
-        answers.push(Promise.resolve({ jsonrpc: '2.0', id: message.id, error: { code: ErrorCode.InvalidRequest, message: 'Invalid Request' } }));
-        continue;
-      }
-      const direct = this.direct.get(message.method);
-      if (direct !== undefined) {
-        answers.push(directly(message.id, direct, message.params, exchange));
-        continue;
-      }
-      this.next = this.next === Number.MAX_SAFE_INTEGER ? 0 : this.next + 1;
-      answers.push(
-        new Promise<JSONRPCMessage>((answer) => {
-          this.waiting.set(id, { id: message.id, exchange, answer });
-        }),
-      );
-      this.onmessage?.(request);
+    if (messages.length === 1) {
+      const answer = this.dispatch(messages[0]!, exchange);
+      return answer === undefined ? Promise.resolve([]) : answer.then((message) => [message]);
     }
-    return answers.length === 0 ? Promise.resolve([]) : Promise.all(answers);
+    return this.inTurn(messages, exchange);
+  }
+
+  private async inTurn(messages: readonly JSONRPCMessage[], exchange: Exchange): Promise<JSONRPCMessage[]> {
+    const answers: JSONRPCMessage[] = [];
+    for (const message of messages) {
+      if (this.abandoned.has(exchange)) break;
+      const answer = this.dispatch(message, exchange);
+      if (answer !== undefined) answers.push(await answer);
+    }
+    return answers;
+  }
+
+  /** One message handed to the server: its answer, or undefined for what has none. */
+  private dispatch(message: JSONRPCMessage, exchange: Exchange): Promise<JSONRPCMessage> | undefined {
+    // A client's response to a request this server never sends, or a notification (above): nothing to do.
+    if (!('method' in message) || !('id' in message)) return undefined;
+    const id = this.next;
+    const request = { ...message, id };
+    if (!isPlainRequest(request) && !isJSONRPCRequest(request)) {
+      return Promise.resolve({ jsonrpc: '2.0', id: message.id, error: { code: ErrorCode.InvalidRequest, message: 'Invalid Request' } });
+    }
+    const direct = this.direct.get(message.method);
+    if (direct !== undefined) return directly(message.id, direct, message.params, exchange);
+    this.next = this.next === Number.MAX_SAFE_INTEGER ? 0 : this.next + 1;
+    const answer = new Promise<JSONRPCMessage>((resolve) => {
+      this.waiting.set(id, { id: message.id, exchange, answer: resolve });
+    });
+    this.onmessage?.(request);
+    return answer;
   }
 
   /**
@@ -96,6 +110,7 @@ export class ExchangeTransport implements Transport {
    * the server's count of requests in flight with it) whatever their handlers still do; their late answers are dropped.
    */
   abandon(exchange: Exchange): void {
+    this.abandoned.add(exchange);
     for (const [id, waiting] of this.waiting) {
       if (waiting.exchange !== exchange) continue;
       this.waiting.delete(id);

@@ -240,6 +240,18 @@ describe('the MCP endpoint', () => {
     expect((older.json() as { id: string }[]).map((answer) => answer.id)).toEqual(['a', 'b']);
   });
 
+  it("runs a batch's calls one after another, so that a later call sees what an earlier one wrote", async () => {
+    const call = (id: string, name: string, args: object) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+    const batch = [call('place', 'shop_orders_v1_0_post', { product_id: 1, quantity: 3 }), call('list', 'shop_orders_v1_0_get', {})];
+    const answered = await post(batch, { 'mcp-protocol-version': '2025-03-26', authorization: tokens.alice! });
+    expect(answered.status).toBe(200);
+    const [placed, listed] = answered.json() as { id: string; result: { structuredContent: Record<string, { order_id: number }[]> } }[];
+    expect([placed!.id, listed!.id]).toEqual(['place', 'list']);
+    const orderId = placed!.result.structuredContent.placed![0]!.order_id;
+    // Run at once, the read would begin before the write's transaction committed, and miss the new order.
+    expect(Object.values(listed!.result.structuredContent)[0]!.map((order) => order.order_id)).toContain(orderId);
+  });
+
   it('gives two agents who send the same JSON-RPC id at once each its own answer', async () => {
     const call = (limit: number) => post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'shop_products_v3_0_get', arguments: { limit } } });
     const answers = await Promise.all([1, 2, 3, 1, 2, 3].map((limit) => call(limit)));
