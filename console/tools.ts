@@ -1,8 +1,10 @@
 // The MCP tools a user's agent sees on a backend (docs/internals/contract.md §16), for the console's Effective access:
 // the tools the server's endpoint was made with, filtered by the very rule its tools/list applies, for the principal
 // the user's own credentials would be. Never a second rule: a change to either shows here as it does to agents.
+import { admits } from '../runtime/auth/reach.js';
 import type { Principal } from '../runtime/auth/scheme.js';
 import type { BackendModule } from '../runtime/index.js';
+import { mcpPath } from '../runtime/mcp/paths.js';
 import type { McpTool } from '../runtime/mcp/tools.js';
 import type { UserRow } from './user-rows.js';
 
@@ -25,13 +27,16 @@ export async function userTools(
   user: UserRow,
 ): Promise<UserTools | null> {
   if (!backend.mcp || serving === undefined) return null;
-  // The endpoint's tools are made once runtime/mcp/ is loaded (with the SDK, only where a backend has MCP on): so is
-  // its rule, then, and loading it here costs nothing more. Doors that could not be made serve no tool.
-  const [served, { admits }] = await Promise.all([serving.catch(() => undefined), import('../runtime/mcp/server.js')]);
+  // Doors that could not be made serve no tool.
+  const served = await serving.catch(() => undefined);
   if (served === undefined) return null;
-  const principal: Principal | undefined = user.disabled || user.roles.length === 0 ? undefined : { userId: String(user.user_id), roles: user.roles };
+  // A tenant backend's guard finds no caller in a user of no tenant (runtime/auth/reach.ts): public tools alone.
+  // (Absent, the tenant is read otherwise than from usr, and is not known here.)
+  const tenantless = backend.tenant !== undefined && user.tenant === null;
+  const principal: Principal | undefined =
+    user.disabled || user.roles.length === 0 || tenantless ? undefined : { userId: String(user.user_id), roles: user.roles };
   return {
-    endpoint: `${basePath}/${backend.name}/mcp`,
+    endpoint: mcpPath(basePath, backend.name),
     tools: served
       .filter((tool) => admits(tool.access, principal))
       .map(({ tool, method, path }) => ({

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type Router from '@koa/router';
 import type { Guard } from './auth/guard.js';
-import { callerReach } from './auth/reach.js';
+import { admits, callerReach } from './auth/reach.js';
 import { credentialsOf } from './auth/transport/transport.js';
 import type { Access, BackendModule } from './contract.js';
 import { HttpError } from './errors.js';
@@ -156,19 +156,17 @@ function callerDocuments(document: object, basePath: string, { backends, guards 
   let keptBytes = 0;
   return async (authorization: string | undefined, apiKey: string | undefined, address: string): Promise<string> => {
     const reach = await callerReach(backends, guards, authorization, apiKey, address);
-    const admits = (backend: string, rule: Access | 'session' | 'batch'): boolean => {
+    const reaches = (backend: string, rule: Access | 'session' | 'batch'): boolean => {
       if (rule === 'batch') return batched.has(backend);
-      if (rule === null) return true;
       const principal = reach.get(backend);
-      if (principal === undefined) return false;
-      if (rule === 'session') return principal.sessionId !== undefined;
-      return rule === '*' || rule.some((role) => principal.roles.includes(role));
+      if (rule === 'session') return principal?.sessionId !== undefined;
+      return admits(rule, principal);
     };
     // The backends of which the caller may call a resource route: their batches are shown (never asked of a batch itself).
     const batched: Set<string> = new Set(
-      operations.filter((operation) => operation.resource && admits(operation.rule.backend, operation.rule.access)).map((operation) => operation.rule.backend),
+      operations.filter((operation) => operation.resource && reaches(operation.rule.backend, operation.rule.access)).map((operation) => operation.rule.backend),
     );
-    const admitted = operations.filter((operation) => admits(operation.rule.backend, operation.rule.access));
+    const admitted = operations.filter((operation) => reaches(operation.rule.backend, operation.rule.access));
     const key = admitted.map((operation) => operation.key).join(' ');
     const known = made.get(key);
     if (known !== undefined) {

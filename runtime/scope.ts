@@ -359,10 +359,6 @@ export class Scope implements RequestScope {
 }
 
 /**
- * A caller's count on a limited route: the backend's own user by id; an outside issuer's by issuer and id, the
- * issuer framed by its length, so that no user id, of the backend or of another issuer, makes the same key.
- */
-/**
  * A request whose credentials the route's own guard authenticated already: set only by the MCP endpoint on a tool
  * call's context (runtime/mcp/context.ts), with the principal that guard gave for the very credentials the call
  * carries; the route's roles are still checked by the guard (`admit`).
@@ -370,6 +366,11 @@ export class Scope implements RequestScope {
 export interface AuthenticatedState {
   authenticated?: Principal & { keyId?: number; rate?: RateLimit | null };
 }
+
+/**
+ * A caller's count on a limited route: the backend's own user by id; an outside issuer's by issuer and id, the
+ * issuer framed by its length, so that no user id, of the backend or of another issuer, makes the same key.
+ */
 
 function callerKey(route: string, principal: Principal): string {
   const { issuer, userId } = principal;

@@ -1,4 +1,4 @@
-import type { BackendModule } from '../contract.js';
+import type { Access, BackendModule } from '../contract.js';
 import { HttpError } from '../errors.js';
 import { canonicalTenant } from '../tenants/canonical.js';
 import type { Guard } from './guard.js';
@@ -82,4 +82,15 @@ function namedBackend(authorization: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Whether a route's rule admits a caller the backend's guard found (undefined: none): a public route anyone, else a
+ * caller holding one of its roles (`*`: any). The one reading of a principal that `?for=me` (docs.ts), MCP's
+ * tools/list (runtime/mcp/) and the console's list of a user's tools make; the route's guard decides a call itself.
+ */
+export function admits(access: Access, principal: Principal | undefined): boolean {
+  if (access === null) return true;
+  if (principal === undefined) return false;
+  return access === '*' || access.some((role) => principal.roles.includes(role));
 }

@@ -1,8 +1,5 @@
 import type Koa from 'koa';
-import type { BatchRoute, CheckedOperation } from './operations.js';
-
-/** What a sub-context is made from: a batch's checked operation, or a tool call (runtime/mcp/call.ts). */
-export type SubRequest = Pick<CheckedOperation, 'method' | 'path' | 'querystring' | 'headers'> & { route: Pick<BatchRoute, 'label' | 'path'> };
+import type { CheckedOperation } from './operations.js';
 
 /** The batch request's headers an operation does not inherit: its body's, and the preconditions, which are its own. */
 const NOT_INHERITED = ['content-length', 'transfer-encoding', 'content-type', 'content-encoding', 'if-match', 'if-none-match', 'idempotency-key'];
@@ -14,7 +11,7 @@ const NOT_INHERITED = ['content-length', 'transfer-encoding', 'content-type', 'c
  * If-Match and If-None-Match. What a handler sets on its answer (a status, headers: Link, RateLimit fields) stays
  * on this context, never the batch's answer; its state is its own, as a lone request's.
  */
-export function operationContext(ctx: Koa.Context, operation: SubRequest, body: Record<string, unknown> | undefined): Koa.Context {
+export function operationContext(ctx: Koa.Context, operation: CheckedOperation, body: Record<string, unknown> | undefined): Koa.Context {
   const headers: Record<string, string | string[] | undefined> = { ...ctx.headers };
   for (const name of NOT_INHERITED) delete headers[name];
   Object.assign(headers, operation.headers);

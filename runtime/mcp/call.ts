@@ -69,7 +69,7 @@ export class ToolAnswer {
     return this.text.charCodeAt(0) === OPENING_BRACE ? `${content},"structuredContent":${this.text}}` : `${content}}`;
   }
 
-  /** The result as objects, for whatever makes it JSON whole (the SDK's Protocol, were a call to reach it). */
+  /** The result as objects, should anything make it JSON whole (JSON.stringify calls this): the JSON `json()` writes. */
   toJSON(): CallToolResult {
     return JSON.parse(this.json()) as CallToolResult;
   }

@@ -26,7 +26,8 @@ export function resourceMetadata(backend: BackendModule, endpointPath: string): 
     path,
     serve: (ctx) => {
       ctx.set('Content-Type', 'application/json');
-      ctx.set('Cache-Control', 'public, max-age=3600');
+      // Made from the request's Host: no shared cache keeps it for another host's clients.
+      ctx.set('Cache-Control', 'private, max-age=3600');
       ctx.body = JSON.stringify({
         resource: url(ctx as unknown as Koa.Context, endpointPath),
         authorization_servers: servers,

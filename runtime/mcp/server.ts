@@ -2,8 +2,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ErrorCode, ListToolsRequestSchema, type ListToolsResult, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type Koa from 'koa';
-import type { Principal } from '../auth/scheme.js';
-import type { Access } from '../contract.js';
+import { admits } from '../auth/reach.js';
 import { XMLREST_VERSION } from '../version.js';
 import { callTool, type McpRequest, type Responder, type ToolAnswer } from './call.js';
 import type { McpTool } from './tools.js';
@@ -64,9 +63,9 @@ export function mcpServer({ backend, tools, basePath, routes, respond }: McpServ
     return list;
   });
 
-  // tools/call, the endpoint's every call: the transport hands it to this handler directly (transport.ts), and the
-  // server holds it as its fallback (a tools/call the transport handed on would reach it there). Its params are
-  // checked here rather than by the SDK's schemas (which checked a call, and our own answer, three times over).
+  // tools/call, the endpoint's every call: the transport hands it to this handler directly (transport.ts), never to
+  // the server. Its params are checked here rather than by the SDK's schemas (which checked a call, and our own
+  // answer, three times over).
   const call = async (params: unknown, exchange: object): Promise<ToolAnswer> => {
     const { name, arguments: args } = (params ?? {}) as { name?: unknown; arguments?: unknown };
     if (typeof name !== 'string') throw new McpError(ErrorCode.InvalidParams, 'Invalid tools/call request: name is a string');
@@ -80,22 +79,7 @@ export function mcpServer({ backend, tools, basePath, routes, respond }: McpServ
     return callTool(exchange as McpRequest, tool, basePath, route, (args ?? {}) as Record<string, unknown>, respond);
   };
   transport.handleDirectly('tools/call', call);
-  server.fallbackRequestHandler = async (request, extra) => {
-    if (request.method !== 'tools/call') throw new McpError(ErrorCode.MethodNotFound, 'Method not found');
-    return (await call(request.params, requestOf(extra.requestId))).toJSON();
-  };
 
   void server.connect(transport);
   return transport;
-}
-
-/**
- * Whether a route's rule admits the caller: a public route anyone, else a caller holding one of its roles (`*`:
- * any). The same reading `?for=me` makes of the principal the backend's guard gave (docs.ts); the route's guard
- * decides the call itself.
- */
-export function admits(access: Access, principal: Principal | undefined): boolean {
-  if (access === null) return true;
-  if (principal === undefined) return false;
-  return access === '*' || access.some((role) => principal.roles.includes(role));
 }

@@ -43,6 +43,8 @@ export class ExchangeTransport implements Transport {
   async start(): Promise<void> {}
 
   async close(): Promise<void> {
+    // Nothing is left waiting unanswered: an HTTP request whose answer never came would never end.
+    for (const waiting of this.waiting.values()) waiting.answer(closedAnswer(waiting.id));
     this.waiting.clear();
     this.onclose?.();
   }
@@ -92,7 +94,9 @@ export class ExchangeTransport implements Transport {
     if (!('method' in message) || !('id' in message)) return undefined;
     const id = this.next;
     const request = { ...message, id };
-    if (!isPlainRequest(request) && !isJSONRPCRequest(request)) {
+    // The client's own id as the SDK's schema takes one (text or an integer): the request handed on carries ours.
+    const validId = typeof message.id === 'string' || Number.isSafeInteger(message.id);
+    if (!validId || (!isPlainRequest(request) && !isJSONRPCRequest(request))) {
       return Promise.resolve({ jsonrpc: '2.0', id: message.id, error: { code: ErrorCode.InvalidRequest, message: 'Invalid Request' } });
     }
     const direct = this.direct.get(message.method);
@@ -106,15 +110,17 @@ export class ExchangeTransport implements Transport {
   }
 
   /**
-   * The client of an exchange went away: its requests are answered to no one, so that the HTTP request ends (and
-   * the server's count of requests in flight with it) whatever their handlers still do; their late answers are dropped.
+   * The client of an exchange went away: a batch's later requests are not begun, and the requests the server holds
+   * are answered to no one at once (their late answers dropped). A tool call in flight runs to its end, as a REST
+   * call whose client went away does: its route's transaction commits or rolls back whole, bounded in time by the
+   * database's own limits (runtime/db/).
    */
   abandon(exchange: Exchange): void {
     this.abandoned.add(exchange);
     for (const [id, waiting] of this.waiting) {
       if (waiting.exchange !== exchange) continue;
       this.waiting.delete(id);
-      waiting.answer({ jsonrpc: '2.0', id: waiting.id, error: { code: ErrorCode.ConnectionClosed, message: 'Connection closed' } });
+      waiting.answer(closedAnswer(waiting.id));
     }
   }
 
@@ -154,4 +160,9 @@ function directly(id: RequestId, handler: DirectHandler, params: unknown, exchan
       return { jsonrpc: '2.0', id, error: { code: known ? error.code : ErrorCode.InternalError, message: known ? error.message : 'Internal error' } };
     },
   );
+}
+
+/** The answer of a request whose client went away, or whose server closed. */
+function closedAnswer(id: RequestId): JSONRPCMessage {
+  return { jsonrpc: '2.0', id, error: { code: ErrorCode.ConnectionClosed, message: 'Connection closed' } };
 }

@@ -91,7 +91,9 @@ describe('the MCP endpoint under attack', () => {
         },
       );
       // Someone else, without credentials, cancels every id the server may have given a request so far, again and
-      // again until alice is answered (the server numbers requests it handles from 0, fewer than 1,000 here).
+      // again until alice is answered (the server numbers the requests it holds from 0, fewer than 1,000 here). A
+      // tool call is handed to its handler without such a number (transport.ts) and so could not be cancelled this
+      // way since; that no notification reaches the server at all is test/unit/mcp-transport.test.ts's.
       while (victim === undefined && failed === undefined) {
         for (let from = 0; from < 1000; from += 100) {
           const cancels = Array.from({ length: 100 }, (_, index) => ({
