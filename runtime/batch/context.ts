@@ -1,8 +1,19 @@
 import type Koa from 'koa';
 import type { CheckedOperation } from './operations.js';
 
-/** The batch request's headers an operation does not inherit: its body's, and the preconditions, which are its own. */
-const NOT_INHERITED = ['content-length', 'transfer-encoding', 'content-type', 'content-encoding', 'if-match', 'if-none-match', 'idempotency-key'];
+/**
+ * The headers a request run inside another (a batch's operation, an MCP tool call: runtime/mcp/context.ts) does not
+ * inherit from the request that carries it: its body's, and the preconditions, which are its own.
+ */
+export const NOT_INHERITED: ReadonlySet<string> = new Set([
+  'content-length',
+  'transfer-encoding',
+  'content-type',
+  'content-encoding',
+  'if-match',
+  'if-none-match',
+  'idempotency-key',
+]);
 
 /**
  * The context one operation of a batch runs with (docs/internals/contract.md §15): the batch request's own (its

@@ -1,6 +1,7 @@
 import type { IncomingMessage, OutgoingHttpHeader, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type Koa from 'koa';
 import type { Principal } from '../auth/scheme.js';
+import { NOT_INHERITED } from '../batch/context.js';
 import type { AuthenticatedState } from '../scope.js';
 
 /** A tool call's request as its route is to see it. */
@@ -16,9 +17,6 @@ export interface ToolRequest {
   /** Who the route's guard found the MCP request's credentials to be, when it did (its route checks its roles). */
   principal: Principal | undefined;
 }
-
-/** The MCP request's headers a tool call does not inherit: its body's, and the preconditions, which are the call's own. */
-const NOT_INHERITED = new Set(['content-length', 'transfer-encoding', 'content-type', 'content-encoding', 'if-match', 'if-none-match', 'idempotency-key']);
 
 /** What the caller is known by, copied to the MCP request once its first call has found out, for its log line. */
 const CALLER = ['userId', 'keyId', 'issuer'] as const;
