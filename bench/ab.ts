@@ -55,6 +55,8 @@ export async function compareBuilds(run: AbRun): Promise<string> {
   ];
   for (const each of run.scenarios) {
     const sides = { ours: [] as Round[], theirs: [] as Round[] };
+    // Both warm (JIT, pool connections, caches) before the first round, so that round 1 counts like the others.
+    for (const side of ['ours', 'theirs'] as const) await each.load(run[side], 2);
     for (let round = 0; round < run.rounds; round++) {
       const order = round % 2 === 0 ? (['ours', 'theirs'] as const) : (['theirs', 'ours'] as const);
       for (const side of order) await each.load(run[side], 1); // warm-up: JIT, pool connections
@@ -107,7 +109,7 @@ function scenarioLines(each: AbScenario, ours: Round[], theirs: Round[], run: Ab
   const failed = ours.concat(theirs).reduce((sum, round) => sum + round.failed, 0);
   const mariadb = run.mariadbPid !== undefined;
   return [
-    `## ${each.scenario} (the request of its ${each.server})`,
+    `## ${each.scenario} (the request of its server ${each.server})`,
     '',
     "| figure | this checkout | REF | ratio (rounds' spread) |",
     '|---|---|---|---|',

@@ -767,7 +767,11 @@ let privateDb: PrivateMariadb | undefined;
 let url = process.env.DATABASE_URL;
 if (!url) {
   say('starting a private MariaDB under .xmlrest/bench-db ...');
-  privateDb = await startPrivateMariadb({ dir: '.xmlrest/bench-db', fresh: true, database: 'bench' });
+  // Its temporary tables in a folder of its own: in the shared /tmp another process removed them mid-statement
+  // (`Error on delete of '/tmp/#sql-temptable-...'`, seeding bench_org_items, twice on 2026-11-28).
+  const tmpdir = path.resolve('.xmlrest/bench-tmp');
+  mkdirSync(tmpdir, { recursive: true });
+  privateDb = await startPrivateMariadb({ dir: '.xmlrest/bench-db', fresh: true, database: 'bench', serverArgs: [`--tmpdir=${tmpdir}`] });
   url = privateDb.url;
 }
 // The generated modules import `xmlrest/runtime`, which is this checkout's dist/ (the package's exports): a build
