@@ -85,8 +85,11 @@ const { values: flags } = parseArgs({
 const say = (line: string) => process.stderr.write(`bench: ${line}\n`);
 const DIST = '.xmlrest/bench-dist';
 const SECRET = randomBytes(32).toString('base64url');
-/** The webhook of bench/resources/api/backend.xml: a receiver in this process, and the secret it is signed with. */
-const HOOK_URL = 'http://127.0.0.1:47812/hooks';
+/**
+ * The webhook of bench/resources/api/backend.xml (${BENCH_HOOK_URL}): a receiver in this process on a port free
+ * when the bench starts, and the secret it is signed with.
+ */
+const HOOK_URL = `http://127.0.0.1:${await freePort()}/hooks`;
 const WEBHOOK_SECRET = `whsec_${randomBytes(32).toString('base64')}`;
 const pinned = os.availableParallelism() >= 2 && existsSync('/usr/bin/taskset');
 
@@ -509,6 +512,8 @@ async function startServer(name: Process, url: string, env: Record<string, strin
       DATABASE_URL: url,
       JWT_SECRET: SECRET,
       BENCH_WEBHOOK_SECRET: WEBHOOK_SECRET,
+      BENCH_HOOK_URL: HOOK_URL,
+      BENCH_JWKS_URI: issuer?.jwksUri ?? '',
       EVENTS_DELIVERY: 'off',
       // The generated OpenAPI document, as npm start reads it (the MCP backends' tools are made from it).
       OPENAPI_FILE: 'bench/generated/openapi.json',
