@@ -750,6 +750,12 @@ async function runMode(): Promise<void> {
   if (idle) await exited(idle);
   const theirs = await startServer('baseline', url!, { ...processEnv(ours.name), ...ours.env });
   try {
+    // REF must answer each request as this checkout does (its build lacks the backends with MCP on, say).
+    for (const { scenario, name } of chosen) {
+      const { status, body, headers } = await call(theirs, scenario.request(name));
+      if (!(await scenario.check(status, body, name, headers)))
+        throw new Error(`--ab: REF answers "${scenario.name}" wrongly: ${status} ${JSON.stringify(body).slice(0, 200)}`);
+    }
     const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
     const dirty = execFileSync('git', ['status', '--porcelain', '--', 'runtime', 'generator'], { encoding: 'utf8' }).trim() !== '';
     await compareBuilds({
