@@ -47,7 +47,7 @@ const parsed = fc.jsonValue();
 const buffer = fc.uint8Array({ maxLength: 12 }).map((bytes) => Buffer.from(bytes));
 
 /** What the driver gives for a column of each type (with NULL), and now and then any other value. */
-function valueOf(tsType: string): fc.Arbitrary<unknown> {
+function driverValue(tsType: string): fc.Arbitrary<unknown> {
   const own: Record<string, fc.Arbitrary<unknown>> = {
     number,
     string: fc.oneof(text, fc.bigInt().map(String), fc.double({ noNaN: true, noDefaultInfinity: true }).map(String)),
@@ -142,7 +142,7 @@ describe('the answers JSON text the generator writes', () => {
   });
 
   it('writes rows of every type, with their traps, byte for byte as JSON.stringify', () => {
-    const rows = (typed: ResultColumn[]) => fc.array(fc.tuple(...typed.map((column) => valueOf(column.tsType))), { maxLength: 4 });
+    const rows = (typed: ResultColumn[]) => fc.array(fc.tuple(...typed.map((column) => driverValue(column.tsType))), { maxLength: 4 });
     let written = 0;
     const oneStep = columns.chain((typed) => fc.tuple(fc.constant(typed), rows(typed)));
     fc.assert(
