@@ -1,12 +1,10 @@
 import fc from 'fast-check';
-import { ts } from 'ts-morph';
 import { describe, expect, it } from 'vitest';
-import { jsonRowSteps, operationJsonFunction, operationJsonName, rowJsonFunction, writesJson } from '../../generator/emit/json.js';
-import { morphProject } from '../../generator/emit/print.js';
+import { writesJson } from '../../generator/emit/json.js';
 import type { Operation, ResultColumn, SqlStep } from '../../generator/ir.js';
 import { columnOf } from '../../generator/types/columns.js';
-import type { Operation as RuntimeOperation } from '../../runtime/contract.js';
-import { answerJson, jsonDate, jsonNumber, jsonRows, jsonString, jsonValue } from '../../runtime/json-text.js';
+import { answerJson, jsonDate, jsonNumber, jsonString, jsonValue } from '../../runtime/json-text.js';
+import { compiled, operationOf, outcome, PAGED, step } from '../support/answer-json.js';
 
 /**
  * The answers' JSON text the generator writes (docs/internals/contract.md §17) against JSON.stringify, byte for byte:
@@ -68,41 +66,6 @@ const columns = fc
   .array(fc.record({ name: fc.constantFrom(...NAMES), type: fc.constantFrom(...EVERY_TYPE) }), { minLength: 0, maxLength: 8 })
   .map((picked) => picked.map(({ name, type }) => ({ ...type, name })));
 
-function step(id: string, typed: ResultColumn[] | null, statement: 'read' | 'write' = 'read', list?: SqlStep['list']): SqlStep {
-  const names = typed?.map((column) => column.name) ?? null;
-  return {
-    kind: 'sql',
-    id,
-    output: true,
-    description: null,
-    sql: '',
-    binds: [],
-    statement,
-    columns: names,
-    typed,
-    paramTargets: {},
-    at: {} as SqlStep['at'],
-    ...(list ? { list } : {}),
-  };
-}
-const PAGED = { page: { size: 20, max: 100, key: [] } } as unknown as SqlStep['list'];
-
-/** The operation's json function as the generator writes it, compiled as a module would be. */
-function compiled(operation: Operation): RuntimeOperation['json'] {
-  const structures = [...jsonRowSteps(operation).map(rowJsonFunction), operationJsonFunction(operation, 'object')];
-  const source = morphProject().createSourceFile('/answer-json-probe.ts', { statements: structures }, { overwrite: true });
-  const typescript = source.getFullText();
-  morphProject().removeSourceFile(source);
-  const javascript = ts.transpileModule(typescript, { compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext } }).outputText;
-  const pieces = { jsonDate, jsonNumber, jsonRows, jsonString, jsonValue };
-  // biome-ignore lint/security/noGlobalEval: the test runs the text the generator writes, as a module would.
-  return new Function(...Object.keys(pieces), `${javascript}\nreturn ${operationJsonName(operation)};`)(...Object.values(pieces));
-}
-
-function operationOf(steps: SqlStep[]): Operation {
-  return { method: 'GET', steps } as unknown as Operation;
-}
-
 /** A row as mysql2 makes it: each column assigned in the statement's order. */
 function rowOf(typed: ResultColumn[], values: unknown[]): Record<string, unknown> {
   const row: Record<string, unknown> = {};
@@ -110,15 +73,6 @@ function rowOf(typed: ResultColumn[], values: unknown[]): Record<string, unknown
     row[column.name] = values[index];
   });
   return row;
-}
-
-/** JSON.stringify's answer, or its error's kind. */
-function outcome(make: () => string): string {
-  try {
-    return make();
-  } catch (error) {
-    return `threw ${(error as Error).constructor.name}`;
-  }
 }
 
 describe('the answers JSON text the generator writes', () => {
