@@ -34,7 +34,17 @@ export function jsonNumber(value: unknown): string {
 /** A DATE, DATETIME or TIMESTAMP column, a Date: its ISO text, or null for an invalid one (a zero date), as Date's toJSON does. */
 export function jsonDate(value: unknown): string {
   if (!(value instanceof Date)) return jsonValue(value);
-  return Number.isNaN(value.getTime()) ? 'null' : `"${value.toISOString()}"`;
+  const year = value.getUTCFullYear();
+  if (Number.isNaN(year)) return 'null';
+  // toISOString is a call into the engine's C++; the same text put together here takes half as long (a page of 20
+  // rows with a time in each: 5.5% of the server's busy CPU went to it). Years of other than four digits, as it writes them.
+  if (year < 1000 || year > 9999) return `"${value.toISOString()}"`;
+  const ms = value.getUTCMilliseconds();
+  return `"${year}-${two(value.getUTCMonth() + 1)}-${two(value.getUTCDate())}T${two(value.getUTCHours())}:${two(value.getUTCMinutes())}:${two(value.getUTCSeconds())}.${ms < 10 ? '00' : ms < 100 ? '0' : ''}${ms}Z"`;
+}
+
+function two(value: number): string {
+  return value < 10 ? `0${value}` : `${value}`;
 }
 
 /** Any value: JSON.stringify's text; throws for one it would leave out (undefined, a function, a symbol). */

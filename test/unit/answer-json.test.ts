@@ -95,6 +95,18 @@ describe('the answers JSON text the generator writes', () => {
     );
   });
 
+  it('writes a date of any time as JSON.stringify does', () => {
+    const edges = [0, -1, 1, -62135596800000, -30610224000001, -30610224000000, 253402300799999, 253402300800000, 8.64e15, -8.64e15, Number.NaN];
+    for (const time of edges) expect(jsonDate(new Date(time))).toBe(JSON.stringify(new Date(time)));
+    fc.assert(
+      fc.property(fc.integer({ min: -8.64e15, max: 8.64e15 }), fc.integer({ min: -30610224000000, max: 253402300799999 }), (any, fourDigits) => {
+        expect(jsonDate(new Date(any))).toBe(JSON.stringify(new Date(any)));
+        expect(jsonDate(new Date(fourDigits))).toBe(JSON.stringify(new Date(fourDigits)));
+      }),
+      { ...options, numRuns: RUNS * 10 },
+    );
+  });
+
   it('writes rows of every type, with their traps, byte for byte as JSON.stringify', () => {
     const rows = (typed: ResultColumn[]) => fc.array(fc.tuple(...typed.map((column) => driverValue(column.tsType))), { maxLength: 4 });
     let written = 0;
