@@ -38,6 +38,7 @@ export { cell, MODULE_FORMAT, OLDEST_MODULE_FORMAT } from './contract.js';
 export { Database, DatabaseFault, openDatabase, parseDatabaseUrl, type WriteResult } from './db/index.js';
 export { HttpError } from './errors.js';
 export { adminApp, Readiness } from './health.js';
+export { jsonDate, jsonNumber, jsonRows, jsonString, jsonValue } from './json-text.js';
 export { type ListenOptions, listen, type RunningServer } from './listen.js';
 export { pagedBackends } from './lists/index.js';
 export { createLogger, type Logger, parseLogLevel } from './log.js';

@@ -17,6 +17,7 @@ import { errorResponder, HttpError } from './errors.js';
 import type { Events } from './events/index.js';
 import { idempotencyKeyOf } from './idempotency/key.js';
 import { answeredReplay, answerText } from './idempotency/request.js';
+import { answerJson } from './json-text.js';
 import { countCall, type RateLimiter } from './limits/index.js';
 import type { Lists } from './lists/index.js';
 import type { Logger } from './log.js';
@@ -127,7 +128,7 @@ export function buildRoutes(options: RoutesOptions): Routes {
         const audit: AuditRoute | undefined = operation.audit
           ? { trail: options.audit, backend: backend.name, resource: resource.name, version: resource.version, method, status: operation.status, keeps }
           : undefined;
-        const own: ScopeOptions = { ...scope, status: operation.status, limit: rule && { rule, route }, audit };
+        const own: ScopeOptions = { ...scope, status: operation.status, json: operation.json, limit: rule && { rule, route }, audit };
         const byAddress = rule !== undefined && operation.access === null;
         // If-Match on a write with no version column compares nothing: a 400, not a write that ignores it.
         const unversioned = method !== 'GET' && operation.version === undefined;
@@ -152,9 +153,11 @@ export function buildRoutes(options: RoutesOptions): Routes {
             if (error === NOT_MODIFIED && reads !== undefined) return answerNotModified(ctx as unknown as Koa.Context, reads);
             throw error;
           }
-          // A token request that began a session (scope.ts, issueToken) answers its refresh token too.
+          // A token request that began a session (scope.ts, issueToken) answers its refresh token too: a field the
+          // module's own JSON text does not write (docs/internals/contract.md §17).
+          const json = ctx.state.refreshToken === undefined ? operation.json : undefined;
           if (ctx.state.refreshToken !== undefined) (result as Record<string, unknown>).refresh_token = ctx.state.refreshToken;
-          if (reads !== undefined) return answerRead(ctx as unknown as Koa.Context, reads, operation.status, JSON.stringify(result));
+          if (reads !== undefined) return answerRead(ctx as unknown as Koa.Context, reads, operation.status, answerJson(json, result));
           ctx.status = operation.status;
           // Every answer is JSON, known before the first request: the type is set as it is, not looked up in
           // Koa's MIME table on every response, and the text made here rather than in Koa's respond.
@@ -162,7 +165,7 @@ export function buildRoutes(options: RoutesOptions): Routes {
           // A conditional change's new version (a versioned DELETE's row is gone: no tag).
           const written = method === 'DELETE' ? undefined : writtenTag(ctx.state);
           if (written !== undefined) ctx.set('ETag', written);
-          ctx.body = answerText(ctx as unknown as Koa.Context, result);
+          ctx.body = answerText(ctx as unknown as Koa.Context, result, json);
         };
         const mounted = audit === undefined ? handle : audited(audit, handle);
         mount(method, path, mounted);

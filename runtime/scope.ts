@@ -13,6 +13,7 @@ import type {
   ExpectedVersion,
   ListQuery,
   ListSpec,
+  Operation,
   ParamSpecs,
   PluginContext,
   Queryable,
@@ -53,6 +54,8 @@ export interface ScopeOptions {
   lists: Lists;
   /** The operation's success status: what an Idempotency-Key's record answers again (docs/internals/contract.md §15). */
   status: number;
+  /** The operation's answer as JSON text, when its module writes it (docs/internals/contract.md §17): the record's text too. */
+  json?: Operation['json'] | undefined;
   /** Validators on reads (docs/internals/contract.md §15): off (ETAGS=off), a `<Validator>` runs nothing. */
   etags?: boolean | undefined;
   /** An operation of a batch (runtime/batch/): its statements and emits join the batch's one transaction. */

@@ -4,6 +4,7 @@ import type { Operation, Resource, ResultColumn, SqlStep } from '../ir.js';
 import { pascal } from '../names.js';
 import { auditRuleConstant, auditRuleName } from './audit.js';
 import { pagedStep, writeHandlerBody } from './handler.js';
+import { jsonPieces, jsonRowSteps, operationJsonFunction, operationJsonName, rowJsonFunction, writesJson } from './json.js';
 import type { EmitOptions } from './layout.js';
 import { listConstant } from './list-constant.js';
 import {
@@ -36,6 +37,7 @@ export function emitResource(resource: Resource, file: string, options: EmitOpti
   const runtimeValues = new Set<string>();
   const plugins = new Map<string, Set<string>>();
   for (const operation of resource.operations) {
+    for (const piece of jsonPieces(operation)) runtimeValues.add(piece);
     if (operation.params.length > 0) runtimeTypes.add('ParamSpecs');
     if (operation.emits !== undefined) runtimeTypes.add('EventPayload');
     if (operation.audit) runtimeTypes.add('AuditRule');
@@ -197,6 +199,9 @@ export function emitResource(resource: Resource, file: string, options: EmitOpti
       returnType: `Promise<${prefix}Response>`,
       statements: (writer) => writeHandlerBody(writer, resource, operation, prefix),
     });
+    // Its answer's JSON text, where every field of it is known now (json.ts).
+    for (const step of jsonRowSteps(operation)) statements.push(rowJsonFunction(step));
+    if (writesJson(operation)) statements.push(operationJsonFunction(operation, `${prefix}Response`));
   }
 
   statements.push(
@@ -208,7 +213,7 @@ export function emitResource(resource: Resource, file: string, options: EmitOpti
       'operations: {',
       ...resource.operations.map(
         (operation) =>
-          `  ${operation.method}: { status: ${operation.status}, access: ${accessExpression(resource, operation)}, ${rateLimitText(operation)}${operation.audit ? `audit: ${auditRuleName(resource, operation)}, ` : ''}${operation.idempotency ? `idempotency: '${operation.idempotency}', ` : ''}${pagedStep(operation) ? 'pages: true, ' : ''}${operation.validator ? 'validator: true, ' : ''}${versionText(operation)}${operation.maxAge !== undefined ? `maxAge: ${operation.maxAge}, ` : ''}handler: ${handlerName(operation)} },`,
+          `  ${operation.method}: { status: ${operation.status}, access: ${accessExpression(resource, operation)}, ${rateLimitText(operation)}${operation.audit ? `audit: ${auditRuleName(resource, operation)}, ` : ''}${operation.idempotency ? `idempotency: '${operation.idempotency}', ` : ''}${pagedStep(operation) ? 'pages: true, ' : ''}${operation.validator ? 'validator: true, ' : ''}${versionText(operation)}${operation.maxAge !== undefined ? `maxAge: ${operation.maxAge}, ` : ''}${writesJson(operation) ? `json: ${operationJsonName(operation)}, ` : ''}handler: ${handlerName(operation)} },`,
       ),
       '},',
     ]),

@@ -8,6 +8,7 @@ import type { Database } from '../db/index.js';
 import { forbidden, HttpError } from '../errors.js';
 import type { EventRow, Events } from '../events/index.js';
 import { type Claim, IdempotentReplay, idempotently } from '../idempotency/index.js';
+import { answerJson } from '../json-text.js';
 import { countCall, type RateLimiter } from '../limits/index.js';
 import type { RequestState } from '../request-log.js';
 import { auditEntry, Scope } from '../scope.js';
@@ -89,8 +90,10 @@ export async function runBatch(ctx: Koa.Context, operations: readonly CheckedOpe
         answers.push(NOT_MODIFIED_ANSWER);
         continue;
       }
+      // Its module's JSON text (docs/internals/contract.md §17), but for a refresh token's answer, a field it does not write.
+      const json = sub.state.refreshToken === undefined ? route.operation.json : undefined;
       if (sub.state.refreshToken !== undefined) (result as Record<string, unknown>).refresh_token = sub.state.refreshToken;
-      const text = JSON.stringify(result);
+      const text = answerJson(json, result);
       // A GET's If-None-Match holding the digest of its answer: 304 with no body, as alone (runtime/conditional/reads.ts).
       const unchanged = operation.method === 'GET' && route.scope.etags !== false && noneMatchHolds(sub.get('If-None-Match'), digestTag(text));
       answers.push(unchanged ? NOT_MODIFIED_ANSWER : { status: route.operation.status, text });

@@ -101,8 +101,9 @@ export interface Operation {
   /**
    * The answer's JSON text, written by the generator for the columns it knows (docs/internals/contract.md §17): byte
    * for byte what `JSON.stringify(answer)` gives, faster. Absent where the answer's shape is not known when
-   * generating (a plug-in's output); the runtime then uses `JSON.stringify`. A method, so that each module's own
-   * typed answer is taken.
+   * generating (a plug-in's output); the runtime then uses `JSON.stringify`. It throws for a value it cannot write in
+   * place (one JSON.stringify would leave out or refuses): the runtime then uses `JSON.stringify` for the whole answer
+   * (runtime/json-text.ts, `answerJson`). A method, so that each module's own typed answer is taken.
    */
   json?(answer: object): string;
   handler: Handler;
@@ -182,7 +183,9 @@ export interface PluginContext {
 // 2: a tenant backend's handlers call RequestScope.caller (docs/internals/contract.md §14); format 1 modules never do.
 // 3: handlers call RequestScope.validate, ifMatch and mismatch, operations carry idempotency, version and maxAge
 // (docs/internals/contract.md §15); modules of formats 1 and 2 never do, and are still served.
-export const MODULE_FORMAT = 3;
+// 4: operations carry `json`, written with the runtime's jsonRows, jsonString and friends (docs/internals/contract.md
+// §17), which an older runtime does not export.
+export const MODULE_FORMAT = 4;
 export const OLDEST_MODULE_FORMAT = 1;
 
 /** Which xmlrest made a project's modules, and their shape: the project index's `generator` export. */

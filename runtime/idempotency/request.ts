@@ -2,7 +2,8 @@
 // call, so that each of them changes by a line or two.
 import type Koa from 'koa';
 import type { FieldReader } from '../body.js';
-import type { Queryable } from '../contract.js';
+import type { Operation, Queryable } from '../contract.js';
+import { answerJson } from '../json-text.js';
 import { callerOf, claimOf, IdempotentReplay, idempotently } from './index.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -29,7 +30,7 @@ interface IdempotencyState {
  */
 export async function claimedAttempt<T>(
   ctx: Koa.Context,
-  reader: { readFields: FieldReader; maxParams: number; status: number },
+  reader: { readFields: FieldReader; maxParams: number; status: number; json?: Operation['json'] | undefined },
   attempt: (db: Queryable) => Promise<T>,
 ): Promise<((db: Queryable) => Promise<T>) | undefined> {
   const state = ctx.state as IdempotencyState;
@@ -40,16 +41,16 @@ export async function claimedAttempt<T>(
   return idempotently(claim, attempt, (result) => {
     // An answer with a token in it (a plug-in's signToken or issueToken, a session's refresh token) is never stored.
     if (state.tokenIssued === true || state.refreshToken !== undefined) return null;
-    const text = JSON.stringify(result);
+    const text = answerJson(reader.json, result as object);
     state.recorded = { result, text };
     return { status: reader.status, body: text };
   });
 }
 
-/** The text of a handler's answer: the very text recorded with it, when it was, else its JSON. */
-export function answerText(ctx: Koa.Context, result: unknown): string {
+/** The text of a handler's answer: the very text recorded with it, when it was, else its JSON (its module's `json`, §17). */
+export function answerText(ctx: Koa.Context, result: object, json: Operation['json']): string {
   const recorded = (ctx.state as IdempotencyState).recorded;
-  return recorded !== undefined && recorded.result === result ? recorded.text : JSON.stringify(result);
+  return recorded !== undefined && recorded.result === result ? recorded.text : answerJson(json, result);
 }
 
 /** Answers a retry from its record (an `IdempotentReplay` a handler threw); false for any other error. */

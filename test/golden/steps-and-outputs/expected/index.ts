@@ -4,7 +4,7 @@ import type { BackendModule, GeneratorStamp } from 'xmlrest/runtime';
 import { backend as app } from './app/index.js';
 
 /** Which xmlrest made these modules, and the format they have: a runtime that cannot serve it refuses to start. */
-export const generator: GeneratorStamp = { version: '0.1.0', format: 3 };
+export const generator: GeneratorStamp = { version: '0.1.0', format: 4 };
 
 /** Every backend found under resources/, in name order. */
 export const backends: readonly BackendModule[] = [app];

@@ -38,6 +38,11 @@ async function post(scope: RequestScope): Promise<InvoicesPostResponse> {
   });
 }
 
+/** POST's answer as JSON text (docs/internals/contract.md §17): the bytes JSON.stringify gives. */
+function postJson(_answer: InvoicesPostResponse): string {
+  return '{}';
+}
+
 /** The invoices resource. */
 export const resource: ResourceModule = {
   name: 'invoices',
@@ -45,6 +50,6 @@ export const resource: ResourceModule = {
   auth: 'admin',
   source: 'resources/shop/invoices.xml',
   operations: {
-    POST: { status: 200, access: INVOICES_POST_ROLES, handler: post },
+    POST: { status: 200, access: INVOICES_POST_ROLES, json: postJson, handler: post },
   },
 };
