@@ -64,17 +64,15 @@ const BODILESS = new Set([204, 205, 304]);
  * A text answer (every route's, ready made: routes.ts, conditional/reads.ts) written here, once its log line and
  * trace are done, with the one `res.end(text)` Koa's respond would make after walking its checks; its headers are
  * the response's as set, Content-Length among them (Koa's body setter). Anything else (an error's or health's
- * object, a stream, a buffer, no body, a status with no body, a response already ended or written by its door) is
- * left to Koa's respond.
+ * object, a stream, a buffer, no body, a status with no body, HEAD, a response already ended or written by its
+ * door) is left to Koa's respond.
  */
 function writeText(ctx: Koa.Context): void {
   const body = ctx.body;
   const res = ctx.res;
-  if (typeof body !== 'string' || ctx.respond === false || BODILESS.has(res.statusCode) || !ctx.writable) return;
+  if (typeof body !== 'string' || ctx.respond === false || BODILESS.has(res.statusCode) || ctx.req.method === 'HEAD' || !ctx.writable) return;
   ctx.respond = false;
-  // HEAD: the headers alone, Content-Length the GET's (set with the body), as Koa's respond answers it.
-  if (ctx.req.method === 'HEAD') res.end();
-  else res.end(body);
+  res.end(body);
 }
 
 function endTrace(ctx: Koa.Context): void {
