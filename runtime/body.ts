@@ -71,17 +71,45 @@ export function fieldReader(): FieldReader {
  * the same (WHATWG URLSearchParams), and a repeated key gives an array, as in
  * Koa, which readParams refuses.
  */
+/** What URLSearchParams decodes or re-encodes in a query string. */
+const DECODED = /[%+\u0080-\uffff]/;
+
 export function queryFields(text: string, maxParams: number): Record<string, string | string[]> {
   const fields: Record<string, string | string[]> = Object.create(null);
   if (text === '') return fields;
+  // What URLSearchParams would change (a `%`, a `+`, a character past ASCII, which it re-encodes as UTF-8) goes
+  // through it; anything else is its own text, cut at `&` and the first `=` as it cuts: its iterator and the copies
+  // it makes were the largest item of ours in the one-row GET's profile (some 2 µs of a `?id=42`).
+  if (DECODED.test(text)) {
+    let count = 0;
+    for (const [key, value] of new URLSearchParams(text)) count = add(fields, key, value, count, maxParams);
+    return fields;
+  }
   let count = 0;
-  for (const [key, value] of new URLSearchParams(text)) {
-    const seen = fields[key];
-    if (seen === undefined) {
-      if (++count > maxParams) throw badRequest(`Too many parameters: at most ${maxParams}`);
-      fields[key] = value;
-    } else if (Array.isArray(seen)) seen.push(value);
-    else fields[key] = [seen, value];
+  // URLSearchParams drops one leading `?` (`/path??a=1`).
+  let start = text.startsWith('?') ? 1 : 0;
+  while (start <= text.length) {
+    let end = text.indexOf('&', start);
+    if (end === -1) end = text.length;
+    if (end > start) {
+      const equals = text.indexOf('=', start);
+      count =
+        equals === -1 || equals > end
+          ? add(fields, text.slice(start, end), '', count, maxParams)
+          : add(fields, text.slice(start, equals), text.slice(equals + 1, end), count, maxParams);
+    }
+    start = end + 1;
   }
   return fields;
+}
+
+/** One field: a repeated key gives an array; the count of distinct keys is refused past `maxParams`. */
+function add(fields: Record<string, string | string[]>, key: string, value: string, count: number, maxParams: number): number {
+  const seen = fields[key];
+  if (seen === undefined) {
+    if (++count > maxParams) throw badRequest(`Too many parameters: at most ${maxParams}`);
+    fields[key] = value;
+  } else if (Array.isArray(seen)) seen.push(value);
+  else fields[key] = [seen, value];
+  return count;
 }

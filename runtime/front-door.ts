@@ -33,8 +33,10 @@ export function frontDoor(options: {
     const started = log.begin(ctx);
     if (tracing !== undefined) (ctx.state as RequestState).trace = tracing.begin(ctx.headers, ctx.method, ctx.path);
     inFlight.enter(ctx);
-    ctx.set(API_HEADERS);
-    if (ctx.secure) ctx.set(HSTS.name, HSTS.value);
+    // Straight to Node's response: Koa's `ctx.set` is a hop and a check per header on every request.
+    const res = ctx.res;
+    for (const [name, value] of API_HEADER_LIST) res.setHeader(name, value);
+    if (ctx.secure) res.setHeader(HSTS.name, HSTS.value);
     try {
       const health = answerHealth(ctx, readiness);
       if (health === false || !(await health)) {
@@ -48,7 +50,29 @@ export function frontDoor(options: {
     if (readiness.stopped) ctx.set('Connection', 'close');
     log.end(ctx, started);
     if (tracing !== undefined) endTrace(ctx);
+    writeText(ctx);
   };
+}
+
+/** The API's headers as pairs, walked without an iterator of the object's keys on every request. */
+const API_HEADER_LIST: readonly (readonly [string, string])[] = Object.entries(API_HEADERS);
+
+/** Statuses whose answer has no body (RFC 9110 §6.4.1); Koa's respond strips the body of these, and so is left them. */
+const BODILESS = new Set([204, 205, 304]);
+
+/**
+ * A text answer (every route's, ready made: routes.ts, conditional/reads.ts) written here, once its log line and
+ * trace are done, with the one `res.end(text)` Koa's respond would make after walking its checks; its headers are
+ * the response's as set, Content-Length among them (Koa's body setter). Anything else (an error's or health's
+ * object, a stream, a buffer, no body, a status with no body, HEAD, a response already ended or written by its
+ * door) is left to Koa's respond.
+ */
+function writeText(ctx: Koa.Context): void {
+  const body = ctx.body;
+  const res = ctx.res;
+  if (typeof body !== 'string' || ctx.respond === false || BODILESS.has(res.statusCode) || ctx.req.method === 'HEAD' || !ctx.writable) return;
+  ctx.respond = false;
+  res.end(body);
 }
 
 function endTrace(ctx: Koa.Context): void {

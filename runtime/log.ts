@@ -19,11 +19,26 @@ export function createLogger(level: LogLevel = 'info', options: LoggerOptions = 
   return pino({
     level,
     base: { pid: process.pid },
-    timestamp: pino.stdTimeFunctions.isoTime,
+    timestamp: isoTime,
     formatters: { level: (label) => ({ level: label }) },
     redact: { paths: ['authorization', 'password', 'pass', 'token', 'secret', '*.authorization', '*.password', '*.token'], censor: '[redacted]' },
     ...(options.pretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss.l', ignore: 'pid' } } } : {}),
   });
+}
+
+/**
+ * pino's `stdTimeFunctions.isoTime`, the same text, made once a millisecond: a busy server writes several lines in
+ * each (every request's access line), and a Date and its ISO text were a sixth of the line's cost.
+ */
+let timeAt = Number.NaN;
+let timeText = '';
+export function isoTime(): string {
+  const now = Date.now();
+  if (now !== timeAt) {
+    timeAt = now;
+    timeText = `,"time":"${new Date(now).toISOString()}"`;
+  }
+  return timeText;
 }
 
 export function parseLogLevel(value: string | undefined): LogLevel {

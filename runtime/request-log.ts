@@ -37,31 +37,43 @@ export interface RequestState {
  * in the front door (front-door.ts), around everything else.
  */
 export class RequestLog {
+  /**
+   * The line's own logger, without the server's redaction: the line holds no key it names (no header, body or
+   * credential), yet pino passes every value of a logger whose paths have a wildcard (`*.password`) through the
+   * redactor, a copy and a walk each: a fifth of the line's cost. Its level is the server's.
+   */
+  private readonly logger: Logger;
+
   constructor(
-    private readonly logger: Logger,
+    logger: Logger,
     private readonly metrics: Metrics,
-  ) {}
+  ) {
+    this.logger = logger.child({}, { redact: [] });
+  }
 
   /** Gives the request its id; returns when it started. */
   begin(ctx: Koa.Context): number {
-    const incoming = ctx.get('X-Request-Id');
+    // Node's own header and response, not Koa's `get` and `set` (a lookup by any spelling, a hop each).
+    const incoming = ctx.req.headers['x-request-id'];
     const state = ctx.state as RequestState;
-    state.requestId = REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    ctx.set('X-Request-Id', state.requestId);
+    state.requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    ctx.res.setHeader('X-Request-Id', state.requestId);
     return performance.now();
   }
 
   end(ctx: Koa.Context, started: number): void {
     const state = ctx.state as RequestState;
     const seconds = (performance.now() - started) / 1000;
-    this.metrics.record(state.series, ctx.method, ctx.status, seconds, state.reason);
+    const method = ctx.req.method as string;
+    const status = ctx.res.statusCode;
+    this.metrics.record(state.series, method, status, seconds, state.reason);
     if (this.logger.isLevelEnabled('info')) {
       this.logger.info(
         {
           requestId: state.requestId,
-          method: ctx.method,
+          method,
           path: ctx.path,
-          status: ctx.status,
+          status,
           ms: Math.round(seconds * 10_000) / 10,
           backend: state.backend,
           resource: state.resource,

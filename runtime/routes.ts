@@ -250,7 +250,12 @@ export function buildRoutes(options: RoutesOptions): Routes {
   }
   if (options.openapi) mountDocs(router, options.basePath, options.openapi, { backends: options.backends, guards: options.guards });
   const dispatch = router.routes() as unknown as Koa.Middleware;
-  const routes: Koa.Middleware = (ctx, next) => (exact.get(`${ctx.method} ${ctx.path}`) ?? loose.get(looseKey(ctx.method, ctx.path)) ?? dispatch)(ctx, next);
+  const routes: Koa.Middleware = (ctx, next) => {
+    // Each read once, the method from Node's request: Koa's getters are a hop each.
+    const method = ctx.req.method as string;
+    const path = ctx.path;
+    return (exact.get(`${method} ${path}`) ?? loose.get(looseKey(method, path)) ?? dispatch)(ctx, next);
+  };
   return { routes, unmatched: unmatched(allowed), tools };
 }
 

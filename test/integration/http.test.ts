@@ -96,6 +96,36 @@ describe('routing (docs/internals/contract.md §3)', () => {
     expect(head.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(await head.text()).toBe('');
   });
+  it('answers a route with every header set along its path, written at once by the front door; HEAD and 304 as ever', async () => {
+    // The front door writes a route's text itself (front-door.ts, writeText): nothing it or the route set may be lost.
+    const get = await fetch(`${url}/shop/v1.0/products`);
+    const text = await get.text();
+    const headers = Object.fromEntries(get.headers);
+    expect(get.status).toBe(200);
+    expect(headers).toMatchObject({
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': String(Buffer.byteLength(text)),
+      'x-content-type-options': 'nosniff',
+      'x-frame-options': 'DENY',
+      'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+      'cache-control': expect.stringContaining('no-cache'),
+      etag: expect.stringMatching(/^"[A-Za-z0-9_-]{27}"$/),
+      'x-request-id': expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
+    expect(JSON.parse(text)).toHaveProperty('products');
+    const head = await fetch(`${url}/shop/v1.0/products`, { method: 'HEAD' });
+    expect({ length: head.headers.get('content-length'), etag: head.headers.get('etag'), body: await head.text() }).toEqual({
+      length: headers['content-length'],
+      etag: headers.etag,
+      body: '',
+    });
+    const same = await fetch(`${url}/shop/v1.0/products`, { headers: { 'if-none-match': headers.etag! } });
+    expect(same.status).toBe(304);
+    expect(same.headers.get('etag')).toBe(headers.etag);
+    expect(same.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(await same.text()).toBe('');
+  });
+
   it('serves each version at its own path', async () => {
     const v1 = await call('/shop/v1.0/products');
     const v2 = await call('/shop/v2.0/products?max_price=10');

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { queryFields } from '../../runtime/body.js';
 import type { ParamSpec } from '../../runtime/contract.js';
@@ -105,6 +106,18 @@ describe('queryFields: the query string, in one pass and within the limit', () =
       expect({ ...fields }).toEqual({ ...koa(text) });
     },
   );
+
+  it('reads any text as URLSearchParams does, on its fast path (no %, + or character past ASCII) and off it', () => {
+    // Texts made of the characters that matter to the cut and the decoding, a leading `?` included.
+    const piece = fc.constantFrom('a', 'b', '=', '&', '?', '%', '%2', '%41', '+', 'é', '\ud800', ';', '#', ' ', '&&', '==');
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 14 }), (pieces) => {
+        const text = pieces.join('');
+        expect({ ...queryFields(text, 1000) }).toEqual({ ...koa(text) });
+      }),
+      { numRuns: 2000 },
+    );
+  });
 
   it('refuses the first distinct field past the limit; repeats of a field count once', () => {
     expect(Object.keys(queryFields('a=1&b=2&c=3', 3))).toEqual(['a', 'b', 'c']);
