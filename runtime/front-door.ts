@@ -31,7 +31,7 @@ export function frontDoor(options: {
   const respondWithError = errorResponder(options.logger);
   return async (ctx, next) => {
     const started = log.begin(ctx);
-    if (tracing !== undefined) (ctx.state as RequestState).trace = tracing.begin(ctx.headers, ctx.method, ctx.path);
+    if (tracing !== undefined) (ctx.state as RequestState).trace = tracing.begin(ctx.headers, ctx.method, ctx.path, started);
     inFlight.enter(ctx);
     ctx.set(API_HEADERS);
     if (ctx.secure) ctx.set(HSTS.name, HSTS.value);
