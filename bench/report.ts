@@ -26,6 +26,10 @@ export type ServerName =
   | 'basic-seed'
   | 'baseline'
   | 'traced'
+  // Issue 46: the generated server traced with a 10% ratio sampler, and Platformatic DB with its own telemetry on
+  // (a span a request and one a query, exported over OTLP to the same collector), beside it untraced.
+  | 'traced-10'
+  | 'platformatic-traced'
   // Issue 31: the first page and the page after 900,000 rows of one table, from the generated server and from
   // Platformatic DB by limit/offset and by its cursor (each the same process as its server).
   | 'page-first'
