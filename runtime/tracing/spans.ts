@@ -124,6 +124,7 @@ const clock = {
  * Trace and span ids: random bytes from the system's generator, drawn 4 KB at a time (one call for 170 requests'
  * ids), never all zeros (an invalid id in W3C trace context).
  */
+const INVALID: Record<number, string> = { 8: '0'.repeat(16), 16: '0'.repeat(32) };
 export const ids = {
   pool: Buffer.alloc(4096),
   at: 4096,
@@ -133,7 +134,7 @@ export const ids = {
       ids.at = 0;
     }
     const id = ids.pool.toString('hex', ids.at, (ids.at += bytes));
-    return /^0+$/.test(id) ? ids.take(bytes) : id;
+    return id === INVALID[bytes] ? ids.take(bytes) : id;
   },
   traceId: () => ids.take(16),
   spanId: () => ids.take(8),
