@@ -57,6 +57,8 @@ export interface TenantGenerationTiming {
   withMs: number;
   /** The same statements with the organisation as the literal 1, no tenant, no parameter. */
   literalMs: number;
+  /** Each run's own ratios (its three generations adjacent in time): with the proof / without, and / the literal. */
+  runRatios: { without: number[]; literal: number[] };
 }
 
 export function measureTenantGeneration(count: number, runs = 5): TenantGenerationTiming {
@@ -73,7 +75,14 @@ export function measureTenantGeneration(count: number, runs = 5): TenantGenerati
     }
   }
   const median = (times: number[]) => [...times].sort((a, b) => a - b)[Math.floor(times.length / 2)]!;
-  return { resources: count, withoutMs: median(variants[0]!.times), withMs: median(variants[1]!.times), literalMs: median(variants[2]!.times) };
+  const [without, tenant, literal] = variants.map((variant) => variant.times);
+  return {
+    resources: count,
+    withoutMs: median(without!),
+    withMs: median(tenant!),
+    literalMs: median(literal!),
+    runRatios: { without: tenant!.map((ms, run) => ms / without![run]!), literal: tenant!.map((ms, run) => ms / literal![run]!) },
+  };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
