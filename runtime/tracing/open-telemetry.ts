@@ -30,10 +30,12 @@ export function openTelemetry(env: NodeJS.ProcessEnv, version: string): Tracing 
   });
   sdk.start();
   const spans = sinkOf(trace.getTracer('xmlrest', version));
+  // W3C trace context alone reads nothing but `traceparent` (and `tracestate` beside it): without one, the root.
+  const w3cOnly = !env.OTEL_PROPAGATORS;
   return {
     begin: (headers, method, path, started) => {
       // The sampler decides first, on the caller's trace id or a new one: a request it drops makes no span.
-      const parent = propagation.extract(ROOT_CONTEXT, headers);
+      const parent = w3cOnly && headers.traceparent === undefined ? ROOT_CONTEXT : propagation.extract(ROOT_CONTEXT, headers);
       const remote = trace.getSpanContext(parent);
       const traceId = remote?.traceId ?? ids.traceId();
       if (spans === undefined) return new UnsampledTrace(traceId);
