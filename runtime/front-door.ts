@@ -31,7 +31,7 @@ export function frontDoor(options: {
   const respondWithError = errorResponder(options.logger);
   return async (ctx, next) => {
     const started = log.begin(ctx);
-    if (tracing !== undefined) (ctx.state as RequestState).trace = tracing.begin(ctx.headers, ctx.method, ctx.path);
+    if (tracing !== undefined) (ctx.state as RequestState).trace = tracing.begin(ctx.headers, ctx.method, ctx.path, started);
     inFlight.enter(ctx);
     // Straight to Node's response: Koa's `ctx.set` is a hop and a check per header on every request.
     const res = ctx.res;

@@ -1,7 +1,7 @@
-import type { IncomingHttpHeaders } from 'node:http';
-import { type Context, propagation, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
+import { type Attributes, propagation, ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api';
 import { core, NodeSDK, resources, tracing } from '@opentelemetry/sdk-node';
 import type { Queryable, SqlValue, TransactionOptions, WriteResult } from '../db/index.js';
+import { ids, RecordedSpan, type SpanSink } from './spans.js';
 import type { RequestTrace, TraceOutcome, Tracing, Transactional } from './trace.js';
 
 /**
@@ -29,11 +29,47 @@ export function openTelemetry(env: NodeJS.ProcessEnv, version: string): Tracing 
     contextManager: null as never,
   });
   sdk.start();
-  const tracer = trace.getTracer('xmlrest', version);
+  const spans = sinkOf(trace.getTracer('xmlrest', version));
+  // W3C trace context alone reads nothing but `traceparent` (and `tracestate` beside it): without one, the root.
+  const w3cOnly = !env.OTEL_PROPAGATORS;
   return {
-    begin: (headers, method, path) => new OpenTelemetryTrace(tracer, headers, method, path),
+    begin: (headers, method, path, started) => {
+      // The sampler decides first, on the caller's trace id or a new one: a request it drops makes no span.
+      const parent = w3cOnly && headers.traceparent === undefined ? ROOT_CONTEXT : propagation.extract(ROOT_CONTEXT, headers);
+      const remote = trace.getSpanContext(parent);
+      const traceId = remote?.traceId ?? ids.traceId();
+      if (spans === undefined) return new UnsampledTrace(traceId);
+      const attributes: Attributes = { 'http.request.method': method, 'url.path': path };
+      const decision = spans.sampler.shouldSample(parent, traceId, method, SpanKind.SERVER, attributes, []);
+      if (decision.decision !== tracing.SamplingDecision.RECORD_AND_SAMPLED) return new UnsampledTrace(traceId);
+      if (decision.attributes) Object.assign(attributes, decision.attributes);
+      const span = new RecordedSpan(spans, method, SpanKind.SERVER, traceId, remote, attributes, started, decision.traceState ?? remote?.traceState);
+      return new SampledTrace(span, method);
+    },
     shutdown: () => sdk.shutdown(),
   };
+}
+
+/**
+ * What the SDK made of the OTEL_* variables, read from the tracer it registered: its span processor (the batch
+ * processor and exporter), resource, sampler and limits, which this module's spans use in place of its Tracer's.
+ * Undefined when the SDK registered no tracer (OTEL_TRACES_EXPORTER=none): nothing is sampled. The fields are
+ * the SDK's own, not its API: a version that renamed them stops the start here rather than exporting nothing.
+ */
+function sinkOf(tracer: unknown): (SpanSink & { sampler: tracing.Sampler }) | undefined {
+  const sdkTracer = tracer as {
+    _spanProcessor?: tracing.SpanProcessor;
+    _resource?: resources.Resource;
+    _sampler?: tracing.Sampler;
+    _spanLimits?: tracing.SpanLimits;
+    instrumentationScope?: SpanSink['scope'];
+  };
+  const { _spanProcessor: processor, _resource: resource, _sampler: sampler, instrumentationScope: scope } = sdkTracer;
+  if (processor === undefined && resource === undefined && scope === undefined) return undefined;
+  if (typeof processor?.onEnd !== 'function' || resource === undefined || typeof sampler?.shouldSample !== 'function' || scope === undefined) {
+    throw new Error('OpenTelemetry: this version of @opentelemetry/sdk-node is not the one runtime/tracing/open-telemetry.ts knows');
+  }
+  return { processor, resource, sampler, scope, valueLengthLimit: sdkTracer._spanLimits?.attributeValueLengthLimit ?? Number.POSITIVE_INFINITY };
 }
 
 /**
@@ -57,42 +93,48 @@ export function samplerOf(env: NodeJS.ProcessEnv): tracing.Sampler | undefined {
   return new tracing.ParentBasedSampler({ root, remoteParentSampled: root, remoteParentNotSampled: root });
 }
 
-class OpenTelemetryTrace implements RequestTrace {
-  private readonly span: Span;
-  private readonly context: Context;
+/** A request the sampler dropped: its trace id for the log line, and nothing else. */
+class UnsampledTrace implements RequestTrace {
+  constructor(readonly traceId: string) {}
 
-  constructor(
-    private readonly tracer: Tracer,
-    headers: IncomingHttpHeaders,
-    private readonly method: string,
-    path: string,
-  ) {
-    // An incoming traceparent (and tracestate) makes this request's span a child of the caller's.
-    const parent = propagation.extract(ROOT_CONTEXT, headers);
-    this.span = tracer.startSpan(method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'url.path': path } }, parent);
-    this.context = trace.setSpan(parent, this.span);
+  statements(db: Queryable): Queryable {
+    return db;
   }
+
+  transaction<T>(db: Transactional, work: (db: Queryable) => Promise<T>, options?: TransactionOptions): Promise<T> {
+    return db.transaction(work, options);
+  }
+
+  end(): void {}
+}
+
+/** A sampled request: its server span, a client span for each statement, and one for a transaction. */
+class SampledTrace implements RequestTrace {
+  constructor(
+    private readonly span: RecordedSpan,
+    private readonly method: string,
+  ) {}
 
   get traceId(): string {
     return this.span.spanContext().traceId;
   }
 
   statements(db: Queryable): Queryable {
-    // A request its sampler left out records nothing, and its statements need no spans either.
-    return this.span.isRecording() ? new TracedStatements(this.tracer, this.context, db) : db;
+    return new TracedStatements(this.span, db);
   }
 
+  /**
+   * A span of its own around its statements: what it holds (BEGIN to COMMIT, the wait for a lock, a run again
+   * after a deadlock, each run's statements under it) is in no statement's span.
+   */
   transaction<T>(db: Transactional, work: (db: Queryable) => Promise<T>, options?: TransactionOptions): Promise<T> {
-    if (!this.span.isRecording()) return db.transaction(work, options);
-    const span = this.tracer.startSpan('transaction', { kind: SpanKind.INTERNAL }, this.context);
-    const inside = trace.setSpan(this.context, span);
+    const span = this.span.child('transaction', SpanKind.INTERNAL, {});
     const commit = options?.commit;
-    // A transaction run again (a deadlock) shows each run's statements.
     return traced(
       span,
-      db.transaction((connection) => work(new TracedStatements(this.tracer, inside, connection)), {
+      db.transaction((connection) => work(new TracedStatements(span, connection)), {
         ...options,
-        commit: commit && ((connection) => commit(new TracedStatements(this.tracer, inside, connection))),
+        commit: commit && ((connection) => commit(new TracedStatements(span, connection))),
       }),
     );
   }
@@ -100,16 +142,16 @@ class OpenTelemetryTrace implements RequestTrace {
   end(outcome: TraceOutcome): void {
     const span = this.span;
     if (outcome.route !== undefined) {
-      span.updateName(`${this.method} ${outcome.route}`);
-      span.setAttribute('http.route', outcome.route);
+      span.name = `${this.method} ${outcome.route}`;
+      span.set('http.route', outcome.route);
     }
-    span.setAttribute('http.response.status_code', outcome.status);
-    span.setAttribute('xmlrest.request_id', outcome.requestId);
-    if (outcome.backend !== undefined) span.setAttribute('xmlrest.backend', outcome.backend);
-    if (outcome.resource !== undefined) span.setAttribute('xmlrest.resource', outcome.resource);
-    if (outcome.reason !== undefined) span.setAttribute('xmlrest.reason', outcome.reason);
+    span.set('http.response.status_code', outcome.status);
+    span.set('xmlrest.request_id', outcome.requestId);
+    if (outcome.backend !== undefined) span.set('xmlrest.backend', outcome.backend);
+    if (outcome.resource !== undefined) span.set('xmlrest.resource', outcome.resource);
+    if (outcome.reason !== undefined) span.set('xmlrest.reason', outcome.reason);
     // A server span fails on the server's fault only: a refusal (4xx) is the server doing its job.
-    if (outcome.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    if (outcome.status >= 500) span.fail();
     span.end();
   }
 }
@@ -117,8 +159,7 @@ class OpenTelemetryTrace implements RequestTrace {
 /** Statements, each a client span holding its text: the values stay in the statement's parameters, never in the span. */
 class TracedStatements implements Queryable {
   constructor(
-    private readonly tracer: Tracer,
-    private readonly parent: Context,
+    private readonly parent: RecordedSpan,
     private readonly db: Queryable,
   ) {}
 
@@ -130,18 +171,14 @@ class TracedStatements implements Queryable {
     return traced(this.statementSpan(sql), this.db.write(sql, values));
   }
 
-  private statementSpan(sql: string): Span {
+  private statementSpan(sql: string): RecordedSpan {
     const operation = /^\s*([A-Za-z]+)/.exec(sql)?.[1]?.toUpperCase() ?? 'SQL';
-    return this.tracer.startSpan(
-      operation,
-      { kind: SpanKind.CLIENT, attributes: { 'db.system.name': 'mysql', 'db.operation.name': operation, 'db.query.text': sql } },
-      this.parent,
-    );
+    return this.parent.child(operation, SpanKind.CLIENT, { 'db.system.name': 'mysql', 'db.operation.name': operation, 'db.query.text': sql });
   }
 }
 
 /** Ends `span` when `work` settles; a failure is named by its code (`ER_DUP_ENTRY`, `db_timeout`), never by its message, which may quote a value. */
-function traced<T>(span: Span, work: Promise<T>): Promise<T> {
+function traced<T>(span: RecordedSpan, work: Promise<T>): Promise<T> {
   return work.then(
     (result) => {
       span.end();
@@ -150,8 +187,8 @@ function traced<T>(span: Span, work: Promise<T>): Promise<T> {
     (error: unknown) => {
       const detail = error as { code?: unknown; reason?: unknown } | null;
       const type = typeof detail?.reason === 'string' ? detail.reason : typeof detail?.code === 'string' ? detail.code : 'error';
-      span.setAttribute('error.type', type);
-      span.setStatus({ code: SpanStatusCode.ERROR });
+      span.set('error.type', type);
+      span.fail();
       span.end();
       throw error;
     },

@@ -3,8 +3,12 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Queryable, TransactionOptions } from '../db/index.js';
 
 export interface Tracing {
-  /** A request's span, continuing an incoming W3C `traceparent`. */
-  begin(headers: IncomingHttpHeaders, method: string, path: string): RequestTrace;
+  /**
+   * A request's trace, continuing an incoming W3C `traceparent`: a span when the sampler keeps it, else its trace
+   * id alone. `started` is the performance.now() reading the access log took as the request began (the span's
+   * start), so that a request reads no clock of its own for its trace.
+   */
+  begin(headers: IncomingHttpHeaders, method: string, path: string, started: number): RequestTrace;
   /** Sends the spans still queued, then stops (a graceful stop calls it last). */
   shutdown(): Promise<void>;
 }

@@ -65,7 +65,11 @@ describe('traces, with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
   it('continues the caller’s traceparent: the request a server span, its SELECT a child with the statement’s text', async () => {
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
     const callerSpan = '00f067aa0ba902b7';
-    const response = await send(`${traced.url}/shop/v2.0/products?max_price=30`, { headers: { traceparent: `00-${traceId}-${callerSpan}-01` } });
+    const before = BigInt(Date.now()) * 1_000_000n;
+    const response = await send(`${traced.url}/shop/v2.0/products?max_price=30`, {
+      headers: { traceparent: `00-${traceId}-${callerSpan}-01`, tracestate: 'shop=t61rcWkgMzE' },
+    });
+    const after = BigInt(Date.now()) * 1_000_000n;
     expect(response.status).toBe(200);
     const spans = await traceOf(traceId, /^GET /);
     const request = spans.find((span) => span.kind === 2)!;
@@ -77,6 +81,18 @@ describe('traces, with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     });
     const statement = spans.find((span) => span.parentSpanId === request.spanId)!;
     expect(statement).toMatchObject({ name: 'SELECT', kind: 3, attributes: { 'db.system.name': 'mysql', 'db.operation.name': 'SELECT' } });
+    // As the SDK's spans carried them: the caller's trace state on both, the flags (sampled; the parent known
+    // remote or local, 0x100, and remote, 0x200), the tracer's scope, and wall-clock times, the statement's
+    // within the request's, the request's within the test's own readings (a second's slack for the clocks' grain).
+    expect(request).toMatchObject({ traceState: 'shop=t61rcWkgMzE', flags: 0x301, scope: { name: 'xmlrest' } });
+    expect(statement).toMatchObject({ traceState: 'shop=t61rcWkgMzE', flags: 0x101, scope: { name: 'xmlrest' } });
+    const [start, end] = [BigInt(request.startTimeUnixNano), BigInt(request.endTimeUnixNano)];
+    const [statementStart, statementEnd] = [BigInt(statement.startTimeUnixNano), BigInt(statement.endTimeUnixNano)];
+    expect(start).toBeGreaterThan(before - 1_000_000_000n);
+    expect(end).toBeLessThan(after + 1_000_000_000n);
+    expect(statementStart).toBeGreaterThanOrEqual(start);
+    expect(statementEnd).toBeGreaterThan(statementStart);
+    expect(statementEnd).toBeLessThanOrEqual(end);
     const products = readFileSync('generated/shop/products@2.0.ts', 'utf8');
     expect(products).toContain(String(statement.attributes['db.query.text']));
     expect(statement.attributes['db.query.text']).toContain('where price <= ?');

@@ -17,6 +17,14 @@ export interface ReceivedSpan {
   kind: number;
   attributes: Record<string, string | number | boolean>;
   status: { code: number };
+  /** Start and end, nanoseconds since the epoch in decimal (a double loses them: `BigInt()` them to compare). */
+  startTimeUnixNano: string;
+  endTimeUnixNano: string;
+  /** The W3C trace flags and whether the parent is remote (0x100 known, 0x200 remote). */
+  flags: number;
+  traceState: string;
+  /** The instrumentation scope's name and version. */
+  scope: { name: string; version: string };
   /** The resource's attributes (service.name, ...). */
   resource: Record<string, string | number | boolean>;
 }
@@ -38,16 +46,21 @@ const TRACE_PROTO = {
     ExportTraceServiceRequest: { fields: { resourceSpans: { rule: 'repeated', type: 'ResourceSpans', id: 1 } } },
     ResourceSpans: { fields: { resource: { type: 'Resource', id: 1 }, scopeSpans: { rule: 'repeated', type: 'ScopeSpans', id: 2 } } },
     Resource: { fields: { attributes: { rule: 'repeated', type: 'KeyValue', id: 1 } } },
-    ScopeSpans: { fields: { spans: { rule: 'repeated', type: 'Span', id: 2 } } },
+    ScopeSpans: { fields: { scope: { type: 'Scope', id: 1 }, spans: { rule: 'repeated', type: 'Span', id: 2 } } },
+    Scope: { fields: { name: { type: 'string', id: 1 }, version: { type: 'string', id: 2 } } },
     Span: {
       fields: {
         traceId: { type: 'bytes', id: 1 },
         spanId: { type: 'bytes', id: 2 },
+        traceState: { type: 'string', id: 3 },
         parentSpanId: { type: 'bytes', id: 4 },
         name: { type: 'string', id: 5 },
         kind: { type: 'int32', id: 6 },
+        startTimeUnixNano: { type: 'fixed64', id: 7 },
+        endTimeUnixNano: { type: 'fixed64', id: 8 },
         attributes: { rule: 'repeated', type: 'KeyValue', id: 9 },
         status: { type: 'Status', id: 15 },
+        flags: { type: 'fixed32', id: 16 },
       },
     },
     Status: { fields: { message: { type: 'string', id: 2 }, code: { type: 'int32', id: 3 } } },
@@ -67,13 +80,15 @@ const REQUEST = protobuf.Root.fromJSON(TRACE_PROTO).lookupType('ExportTraceServi
 
 interface KeyValue {
   key: string;
-  value?: { stringValue?: string; boolValue?: boolean; intValue?: number; doubleValue?: number };
+  value?: { stringValue?: string; boolValue?: boolean; intValue?: number | string; doubleValue?: number };
 }
 const attributesOf = (list: KeyValue[] = []) =>
-  Object.fromEntries(list.map(({ key, value }) => [key, value?.stringValue ?? value?.intValue ?? value?.doubleValue ?? value?.boolValue ?? ''])) as Record<
-    string,
-    string | number | boolean
-  >;
+  Object.fromEntries(
+    list.map(({ key, value }) => [
+      key,
+      value?.stringValue ?? (value?.intValue === undefined ? undefined : Number(value.intValue)) ?? value?.doubleValue ?? value?.boolValue ?? '',
+    ]),
+  ) as Record<string, string | number | boolean>;
 const hex = (bytes: Uint8Array | undefined) => Buffer.from(bytes ?? []).toString('hex');
 
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
@@ -87,8 +102,11 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       contentTypes.push(String(request.headers['content-type']));
       bodies.push(Buffer.concat(chunks));
       if (request.url === '/v1/traces' && request.headers['content-type'] === 'application/x-protobuf') {
-        const decoded = REQUEST.toObject(REQUEST.decode(Buffer.concat(chunks)), { longs: Number }) as {
-          resourceSpans?: { resource?: { attributes?: KeyValue[] }; scopeSpans?: { spans?: Record<string, unknown>[] }[] }[];
+        const decoded = REQUEST.toObject(REQUEST.decode(Buffer.concat(chunks)), { longs: String }) as {
+          resourceSpans?: {
+            resource?: { attributes?: KeyValue[] };
+            scopeSpans?: { scope?: { name?: string; version?: string }; spans?: Record<string, unknown>[] }[];
+          }[];
         };
         for (const resourceSpans of decoded.resourceSpans ?? []) {
           const resource = attributesOf(resourceSpans.resource?.attributes);
@@ -102,6 +120,11 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
                 kind: Number(span.kind ?? 0),
                 attributes: attributesOf(span.attributes as KeyValue[]),
                 status: { code: Number((span.status as { code?: number } | undefined)?.code ?? 0) },
+                startTimeUnixNano: String(span.startTimeUnixNano ?? 0),
+                endTimeUnixNano: String(span.endTimeUnixNano ?? 0),
+                flags: Number(span.flags ?? 0),
+                traceState: String(span.traceState ?? ''),
+                scope: { name: scope.scope?.name ?? '', version: scope.scope?.version ?? '' },
                 resource,
               });
             }

