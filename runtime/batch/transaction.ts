@@ -74,8 +74,7 @@ export async function runBatch(ctx: Koa.Context, operations: readonly CheckedOpe
     // Each route's options joined to this run of the transaction, made once for all its operations.
     const joined = { db, events };
     const scopes = new Map<BatchRoute, ScopeOptions>();
-    const scopeOf = (route: BatchRoute) =>
-      scopes.get(route) ?? scopes.set(route, { ...route.scope, guard: guardOf(route.scope.guard), joined }).get(route)!;
+    const scopeOf = (route: BatchRoute) => scopes.get(route) ?? scopes.set(route, { ...route.scope, guard: guardOf(route.scope.guard), joined }).get(route)!;
     for (index = 0; index < operations.length; index++) {
       if (Date.now() >= deadline) throw timedOut(run.settings.timeoutMs);
       const operation = operations[index]!;
