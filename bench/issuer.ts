@@ -1,18 +1,20 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
+import { freePort } from '../scripts/mariadb.js';
 
 /**
  * The benchmark's identity provider (docs/internals/contract.md §9): a loopback key
- * set (RS256 and ES256 keys) at a fixed port, which bench/resources/api/backend.xml
- * names in its Issuer, and tokens signed with its keys. It counts the
+ * set (RS256 and ES256 keys) at a port free when it starts (`jwksUri`, which
+ * bench/resources/api/backend.xml's Issuer names as ${BENCH_JWKS_URI}), and tokens signed with its keys. It counts the
  * requests for its keys: under a flood of unknown kids the server may ask at
  * most once per 30 s.
  */
-export const BENCH_IDP_PORT = 47_811;
 export const BENCH_IDP_ISSUER = 'https://idp.bench.example';
 
 export interface BenchIssuer {
+  /** Where its key set is served. */
+  jwksUri: string;
   /** The requests for the keys so far, and when each came (ms since the epoch). */
   keyRequests(): Promise<number[]>;
   /** A provider token for user `sub`, holding the role `member`, signed with RS256 or ES256. */
@@ -57,17 +59,19 @@ export async function startBenchIssuer(): Promise<BenchIssuer> {
     const pair = await generateKeyPair(alg, { extractable: true });
     keys.set(alg, { alg, private: await exportJWK(pair.privateKey), public: { ...(await exportJWK(pair.publicKey)), kid, use: 'sig' } });
   }
+  const port = await freePort();
   const child: ChildProcess = spawn(process.execPath, ['-e', SERVE_KEYS], {
-    env: { ...process.env, PORT: String(BENCH_IDP_PORT), JWKS: JSON.stringify({ keys: [...keys.values()].map((key) => key.public) }) },
+    env: { ...process.env, PORT: String(port), JWKS: JSON.stringify({ keys: [...keys.values()].map((key) => key.public) }) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   await new Promise<void>((resolve, reject) => {
     child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve());
-    child.once('exit', (code) => reject(new Error(`the bench's identity provider could not serve on 127.0.0.1:${BENCH_IDP_PORT} (exit ${code})`)));
+    child.once('exit', (code) => reject(new Error(`the bench's identity provider could not serve on 127.0.0.1:${port} (exit ${code})`)));
   });
-  const base = `http://127.0.0.1:${BENCH_IDP_PORT}`;
+  const base = `http://127.0.0.1:${port}`;
   const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
   return {
+    jwksUri: `${base}/keys`,
     keyRequests: async () => (await (await fetch(`${base}/requests`)).json()) as number[],
     async token(alg, sub) {
       const key = keys.get(alg)!;

@@ -4,6 +4,7 @@ import path from 'node:path';
 import * as vega from 'vega';
 import type { GenerationTiming } from './generate.js';
 import type { TenantGenerationTiming } from './generate-tenant.js';
+import { pairedRatio, type Ratio, ratioOf, ratioText } from './ratios.js';
 
 /** The benchmark's results: a Markdown table with the ratios against the targets, and a chart (bench/results/). */
 
@@ -32,6 +33,8 @@ export type ServerName =
   | 'page-deep'
   // The ceiling of a first page: node:http and mysql2 alone (bench/raw-http.ts), what no Node server beats by much.
   | 'raw-page-first'
+  // Issue 46: the ceiling's page after 900,000 rows, the key's last values sent as they are (no cursor signed).
+  | 'raw-page-deep'
   | 'platformatic-offset-first'
   | 'platformatic-offset-deep'
   | 'platformatic-cursor-first'
@@ -102,6 +105,10 @@ export const median = (values: number[]) => {
 };
 
 const round1 = (value: number) => Math.round(value * 10) / 10;
+/** CPU seconds (server and MariaDB) a request of one round. */
+const cpuPerRequest = (m: Measurement) => (m.cpuSeconds ?? 0) / Math.max(m.total, 1);
+/** A ratio and its spread times a factor (a batch's inserts). */
+const scaled = (ratio: Ratio, factor: number) => ratioOf(ratio.rounds.map((each) => each * factor));
 
 /** The scenario timing outside issuers' tokens: the generated server with its own token, and with a provider's. */
 export const PROVIDER_SCENARIO = 'Bearer GET, provider token (RS256, ES256)';
@@ -178,7 +185,7 @@ export async function writeResults(
     `Machine: ${machine}. Load generator: autocannon, ${flags.connections} connections, ${flags.duration} s per server, scenario and round after a 1 s warm-up,`,
     `measured in ${flags.slices} slices interleaved with the other servers' (A B C C B A ...), ${flags.rounds} rounds. ${pinned ? 'Servers pinned to core 1, load generator to core 0 (taskset).' : 'No core pinning (taskset or a second core missing).'}`,
     `Data: 10,000 users, 100,000 rows in a user-owned table, 1,000,000 rows in bench_pages, on a private MariaDB. Figures are medians over rounds; spread is min-max of req/s;`,
-    "ratios are medians of the ratios within each round (its slices are adjacent in time); a round's p50 and p99 are its slices' weighted by requests;",
+    "ratios are medians of the ratios within each round (its slices are adjacent in time), then (min-max) of the rounds' ratios; a round's p50 and p99 are its slices' weighted by requests;",
     'every round is in the .json beside this file.',
     '',
     '| scenario | server | req/s (median) | spread | p50 ms | p99 ms | RSS MB |',
@@ -193,9 +200,9 @@ export async function writeResults(
   const rpsOf = (measurements: Measurement[]) => median(measurements.map((m) => m.rps));
   // Ratios are medians of the rounds' own ratios: the two runs of a round are adjacent in time, so a slow
   // spell of the machine (a shared VM drifts by 2x here) slows both and cancels out of their ratio.
-  const paired = (a: Measurement[], b: Measurement[], of: (m: Measurement) => number) => median(a.map((m, round) => of(m) / Math.max(of(b[round]!), 1e-9)));
-  const rpsRatio = (a: Measurement[], b: Measurement[]) => paired(a, b, (m) => m.rps);
-  const p99Ratio = (a: Measurement[], b: Measurement[]) => paired(a, b, (m) => Math.max(m.p99, 1));
+  // Each printed with the rounds' spread (bench/ratios.ts): `ratioText`.
+  const rpsRatio = (a: Measurement[], b: Measurement[]) => pairedRatio(a, b, (m) => m.rps);
+  const p99Ratio = (a: Measurement[], b: Measurement[]) => pairedRatio(a, b, (m) => Math.max(m.p99, 1));
   for (const [scenario, byServer] of results) {
     for (const [server, measurements] of byServer) {
       const rps = measurements.map((m) => m.rps);
@@ -215,11 +222,11 @@ export async function writeResults(
     const peerRatio = platformatic ? rpsRatio(generated, platformatic) : undefined;
     const peerP99 = platformatic ? p99Ratio(generated, platformatic) : undefined;
     const ceiling = byServer.get('raw-http');
-    const ceilingRatio = ceiling ? rpsRatio(generated, ceiling).toFixed(2) : '';
-    const met = ratio >= 1 && p99 <= 1 && (peerRatio === undefined || (peerRatio >= 1.5 && peerP99! <= 1));
+    const ceilingRatio = ceiling ? ratioText(rpsRatio(generated, ceiling)) : '';
+    const met = ratio.median >= 1 && p99.median <= 1 && (peerRatio === undefined || (peerRatio.median >= 1.5 && peerP99!.median <= 1));
     const target = `>= 1.0, p99 <= 1.0${peer ? '; >= 1.5 and p99 <= 1.0 against Platformatic' : ''}`;
-    const peerCells = peer ? ` ${peerRatio?.toFixed(2) ?? ''} | ${peerP99?.toFixed(2) ?? ''} |` : '';
-    ratios.push(`| ${scenario} | ${ratio.toFixed(2)} | ${p99.toFixed(2)} |${peerCells} ${ceilingRatio} | ${met ? 'met' : 'missed'} (${target}) |`);
+    const peerCells = peer ? ` ${peerRatio ? ratioText(peerRatio) : ''} | ${peerP99 ? ratioText(peerP99) : ''} |` : '';
+    ratios.push(`| ${scenario} | ${ratioText(ratio)} | ${ratioText(p99)} |${peerCells} ${ceilingRatio} | ${met ? 'met' : 'missed'} (${target}) |`);
   }
   // The same round's slices: the Bearer GET of the generated server against the hand-written server's same SELECT
   // with no authentication (koa-select), measured inside the Bearer GET scenario. The one-row public GET, the
@@ -232,8 +239,8 @@ export async function writeResults(
   const provider = results.get(PROVIDER_SCENARIO);
   const own = provider?.get('generated');
   const providerRows = (['idp-rs256', 'idp-es256'] as const).map((name) => {
-    const ratio = provider && own ? rpsRatio(provider.get(name)!, own) : Number.NaN;
-    return `| GET with a provider's ${name === 'idp-rs256' ? 'RS256' : 'ES256'} token vs the backend's own HS256 token | ${ratio.toFixed(2)} | |${peer ? ' | |' : ''} | ${ratio >= 0.9 ? 'met' : 'missed'} (>= 0.9) |`;
+    const ratio = provider && own ? rpsRatio(provider.get(name)!, own) : ratioOf([]);
+    return `| GET with a provider's ${name === 'idp-rs256' ? 'RS256' : 'ES256'} token vs the backend's own HS256 token | ${ratioText(ratio)} | |${peer ? ' | |' : ''} | ${ratio.median >= 0.9 ? 'met' : 'missed'} (>= 0.9) |`;
   });
   const keyed = results.get(KEY_SCENARIO);
   const keyRows = keyed
@@ -244,19 +251,21 @@ export async function writeResults(
         ] as const
       ).map(([name, what, target]) => {
         const ratio = rpsRatio(keyed.get(name)!, keyed.get('generated')!);
-        return `| ${what} | ${ratio.toFixed(2)} | |${peer ? ' | |' : ''} | ${ratio >= target ? 'met' : 'missed'} (>= ${target}) |`;
+        return `| ${what} | ${ratioText(ratio)} | |${peer ? ' | |' : ''} | ${ratio.median >= target ? 'met' : 'missed'} (>= ${target}) |`;
       })
     : [];
   // Issue 32: the same write with one Emit, the same read audited, in the same slices; events delivered per second.
   const sideBySide = (scenario: string, name: ServerName, what: string, target: number | undefined, against: ServerName = 'generated') => {
     const measured = results.get(scenario);
-    const ratio = measured ? rpsRatio(measured.get(name)!, measured.get(against)!) : Number.NaN;
-    const verdict = target === undefined ? '' : `${ratio >= target ? 'met' : 'missed'} (>= ${target})`;
-    // Counted CPU (the tenant scenarios): the other's CPU a request over this one's, read as req/s are (higher is cheaper).
-    const cpu = (of: Measurement[]) => of.reduce((sum, m) => sum + (m.cpuSeconds ?? 0), 0) / of.reduce((sum, m) => sum + m.total, 0);
+    const ratio = measured ? rpsRatio(measured.get(name)!, measured.get(against)!) : ratioOf([]);
+    const verdict = target === undefined ? '' : `${ratio.median >= target ? 'met' : 'missed'} (>= ${target})`;
+    // Counted CPU (the tenant scenarios): the other's CPU a request over this one's, read as req/s are (higher is
+    // cheaper), round by round as every ratio.
     const cpuText =
-      measured?.get(name)?.[0]?.cpuSeconds === undefined ? '' : `; by CPU a request ${(cpu(measured.get(against)!) / cpu(measured.get(name)!)).toFixed(2)}`;
-    return `| ${what} | ${ratio.toFixed(2)}${cpuText} | |${peer ? ' | |' : ''} | ${verdict} |`;
+      measured?.get(name)?.[0]?.cpuSeconds === undefined
+        ? ''
+        : `; by CPU a request ${ratioText(pairedRatio(measured.get(against)!, measured.get(name)!, cpuPerRequest))}`;
+    return `| ${what} | ${ratioText(ratio)}${cpuText} | |${peer ? ' | |' : ''} | ${verdict} |`;
   };
   const tenantRows = [
     sideBySide(TENANT_GET_SCENARIO, 'tenant', "tenant GET ($tenant, from the token's `ten`) vs the same GET with `org` sent by the client", 0.98, 'org-param'),
@@ -271,17 +280,15 @@ export async function writeResults(
   ];
   // Issue 44 (bench/safe-writes.ts): each against the same route's other answer, or the other server, in the same slices.
   const batch = results.get(BATCH_SCENARIO);
-  const batchRatio = batch ? rpsRatio(batch.get('batch-50')!, batch.get('posts-50')!) * BATCH_SIZE : Number.NaN;
-  // CPU (server and MariaDB) an insert: a batch's over its inserts.
-  const cpuOf = (of: Measurement[] | undefined, inserts: number) =>
-    (of ?? []).reduce((sum, m) => sum + (m.cpuSeconds ?? 0), 0) / (of ?? []).reduce((sum, m) => sum + m.total * inserts, 0);
-  const batchCpu = cpuOf(batch?.get('posts-50'), 1) / cpuOf(batch?.get('batch-50'), BATCH_SIZE);
+  const batchRatio = batch ? scaled(rpsRatio(batch.get('batch-50')!, batch.get('posts-50')!), BATCH_SIZE) : ratioOf([]);
+  // CPU (server and MariaDB) an insert, round by round: a batch's over its inserts.
+  const batchCpu = batch ? scaled(pairedRatio(batch.get('posts-50')!, batch.get('batch-50')!, cpuPerRequest), BATCH_SIZE) : ratioOf([]);
   const safeWriteRows = [
     sideBySide(ETAG_SCENARIO, 'generated', 'one-row Bearer GET with its ETag vs the same GET of a second server with ETAGS=off', 0.97, 'etags-off'),
     sideBySide(NOT_MODIFIED_SCENARIO, 'tag-304', '304 vs the 200 it replaces, 10 KB answer, the tag a digest of its bytes', 1.3, 'tag-200'),
     sideBySide(VALIDATOR_SCENARIO, 'validated-304', "304 with a `<Validator>` (the list's version) vs the digest's 304, 10 KB answer", 1, 'tag-304'),
     sideBySide(VALIDATOR_SCENARIO, 'validated-304', '304 with a `<Validator>` vs its own 200, 10 KB answer', 1.3, 'validated-200'),
-    `| batch of ${BATCH_SIZE} inserts vs ${BATCH_SIZE} POSTs of the same insert, one kept-alive connection (inserts a second) | ${batchRatio.toFixed(2)}; by CPU an insert ${batchCpu.toFixed(2)} | |${peer ? ' | |' : ''} | ${batchRatio >= 5 ? 'met' : 'missed'} (>= 5) |`,
+    `| batch of ${BATCH_SIZE} inserts vs ${BATCH_SIZE} POSTs of the same insert, one kept-alive connection (inserts a second) | ${ratioText(batchRatio)}; by CPU an insert ${ratioText(batchCpu)} | |${peer ? ' | |' : ''} | ${batchRatio.median >= 5 ? 'met' : 'missed'} (>= 5) |`,
   ];
   // Issue 45 (bench/mcp.ts): a tools/call against the same GET over REST, in the same slices; tools/list's median latency.
   const listMedian = toolsList ? median(toolsList.medians) : Number.NaN;
@@ -291,8 +298,8 @@ export async function writeResults(
     `| MCP tools/list, a member of a backend of ${toolsList?.routes ?? ''} routes (${toolsList?.tools ?? ''} tools listed), one connection: median latency, ms (p90 ${toolsList ? median(toolsList.p90s).toFixed(2) : ''}) | ${listMedian.toFixed(2)} | |${peer ? ' | |' : ''} | ${listMedian < 5 ? 'met' : 'missed'} (< 5 ms) |`,
   ];
   const logins = results.get(LOGINS_SCENARIO);
-  const seedRatio = logins ? rpsRatio(logins.get('basic-seed')!, logins.get('basic-remembered')!) : Number.NaN;
-  const loginRow = `| Basic GET, 32 connections of one user: password compared in SQL (the seed's AuthQuery) vs a remembered hashed password | ${seedRatio.toFixed(2)} | |${peer ? ' | |' : ''} | ${seedRatio >= 0.9 ? 'met' : 'missed'} (>= 0.9) |`;
+  const seedRatio = logins ? rpsRatio(logins.get('basic-seed')!, logins.get('basic-remembered')!) : ratioOf([]);
+  const loginRow = `| Basic GET, 32 connections of one user: password compared in SQL (the seed's AuthQuery) vs a remembered hashed password | ${ratioText(seedRatio)} | |${peer ? ' | |' : ''} | ${seedRatio.median >= 0.9 ? 'met' : 'missed'} (>= 0.9) |`;
   const deliveryRate = delivery.events / delivery.seconds;
   const eventRows = [
     sideBySide(EMIT_SCENARIO, 'emit', 'write POST with one Emit vs the same write without it', 0.85),
@@ -315,8 +322,8 @@ export async function writeResults(
       const unsetRatio = rpsRatio(unset, before);
       const onRatio = rpsRatio(on, before);
       tracingRows.push(
-        `| GET with tracing unset vs the same GET of today's build (${tracing?.baseline}) | ${unsetRatio.toFixed(2)} | ${p99Ratio(unset, before).toFixed(2)} ${blank} | ${unsetRatio >= 0.98 ? 'met' : 'missed'} (>= 0.98) |`,
-        `| GET traced, exporting to a loopback OTLP collector, vs today's build | ${onRatio.toFixed(2)} | ${p99Ratio(on, before).toFixed(2)} ${blank} | ${onRatio >= 0.85 ? 'met' : 'missed'} (>= 0.85) |`,
+        `| GET with tracing unset vs the same GET of today's build (${tracing?.baseline}) | ${ratioText(unsetRatio)} | ${ratioText(p99Ratio(unset, before))} ${blank} | ${unsetRatio.median >= 0.98 ? 'met' : 'missed'} (>= 0.98) |`,
+        `| GET traced, exporting to a loopback OTLP collector, vs today's build | ${ratioText(onRatio)} | ${ratioText(p99Ratio(on, before))} ${blank} | ${onRatio.median >= 0.85 ? 'met' : 'missed'} (>= 0.85) |`,
       );
     }
     const write = results.get(WRITE_SCENARIO);
@@ -324,19 +331,19 @@ export async function writeResults(
     if (write && writeBefore) {
       const writeRatio = rpsRatio(write.get('generated')!, writeBefore);
       tracingRows.push(
-        `| write POST (Bearer, a transaction of 2 steps) with tracing unset vs the same write of today's build | ${writeRatio.toFixed(2)} | ${p99Ratio(write.get('generated')!, writeBefore).toFixed(2)} ${blank} | ${writeRatio >= 0.98 ? 'met' : 'missed'} (>= 0.98) |`,
+        `| write POST (Bearer, a transaction of 2 steps) with tracing unset vs the same write of today's build | ${ratioText(writeRatio)} | ${ratioText(p99Ratio(write.get('generated')!, writeBefore))} ${blank} | ${writeRatio.median >= 0.98 ? 'met' : 'missed'} (>= 0.98) |`,
       );
     }
     const cost = rpsRatio(on, unset);
     tracingRows.push(
-      `| GET traced vs the same GET with tracing unset (what tracing costs: a span and a child span a request; ${tracing?.exports ?? 0} exports, ${Math.round((tracing?.bytes ?? 0) / 2 ** 20)} MB) | ${cost.toFixed(2)} | ${p99Ratio(on, unset).toFixed(2)} ${blank} | |`,
+      `| GET traced vs the same GET with tracing unset (what tracing costs: a span and a child span a request; ${tracing?.exports ?? 0} exports, ${Math.round((tracing?.bytes ?? 0) / 2 ** 20)} MB) | ${ratioText(cost)} | ${ratioText(p99Ratio(on, unset))} ${blank} | |`,
     );
   }
   const floodRatio = rpsRatio(flood.flooded, flood.alone);
   const controlRatio = rpsRatio(flood.control, flood.alone);
   // At most one key request in any 30 s: the most the provider saw within 30 s of any one of them.
   const busiest = Math.max(0, ...flood.keyRequestTimes.map((time) => flood.keyRequestTimes.filter((other) => other >= time && other < time + 30).length));
-  lines.push(...pageLines(results, peer, Number(flags.duration)));
+  lines.push(...pageLines(results, peer, Number(flags.duration)), ...ceilingLines(results));
   lines.push(
     '',
     '## Ratios against the targets',
@@ -351,11 +358,11 @@ export async function writeResults(
     ...tenantRows,
     ...safeWriteRows,
     ...mcpRows,
-    `| valid callers (RS256 provider tokens) under a flood of ${flood.floodRate} distinct forged tokens/s vs alone | ${floodRatio.toFixed(2)} | |${peer ? ' | |' : ''} | ${floodRatio >= 0.8 ? 'met' : 'missed'} (>= 0.8) |`,
-    `| the same, under ${flood.floodRate} requests/s without credentials (the control: what any request costs) | ${controlRatio.toFixed(2)} | |${peer ? ' | |' : ''} | |`,
+    `| valid callers (RS256 provider tokens) under a flood of ${flood.floodRate} distinct forged tokens/s vs alone | ${ratioText(floodRatio)} | |${peer ? ' | |' : ''} | ${floodRatio.median >= 0.8 ? 'met' : 'missed'} (>= 0.8) |`,
+    `| the same, under ${flood.floodRate} requests/s without credentials (the control: what any request costs) | ${ratioText(controlRatio)} | |${peer ? ' | |' : ''} | |`,
     `| key requests to the provider in any 30 s of ${Math.round(flood.wallSeconds)} s of flood rounds (${flood.keyRequestTimes.length} in all) | ${busiest} | |${peer ? ' | |' : ''} | ${busiest <= 1 ? 'met' : 'missed'} (<= 1) |`,
-    `| Bearer GET vs the same SELECT in Koa + mysql2, unauthenticated | ${bearerVsCeiling.toFixed(2)} | |${peer ? ' | |' : ''} | ${bearerVsCeiling >= 0.85 ? 'met' : 'missed'} (>= 0.85) |`,
-    `| Bearer GET (10 rows) vs the one-row public GET in Koa + mysql2 (the earlier ceiling; other slices) | ${bearerVsOneRow.toFixed(2)} | |${peer ? ' | |' : ''} | |`,
+    `| Bearer GET vs the same SELECT in Koa + mysql2, unauthenticated | ${ratioText(bearerVsCeiling)} | |${peer ? ' | |' : ''} | ${bearerVsCeiling.median >= 0.85 ? 'met' : 'missed'} (>= 0.85) |`,
+    `| Bearer GET (10 rows) vs the one-row public GET in Koa + mysql2 (the earlier ceiling; other slices) | ${ratioText(bearerVsOneRow)} | |${peer ? ' | |' : ''} | |`,
     '',
     '## Generation and start',
     '',
@@ -401,8 +408,8 @@ export async function writeResults(
  * every depth, and 100x at depth newest first).
  */
 export function pageLines(results: Map<string, Map<ServerName, Measurement[]>>, peer: boolean, duration: number): string[] {
-  // As every ratio here: the median of each round's own ratio, its servers' slices adjacent in time.
-  const rpsRatio = (a: Measurement[], b: Measurement[]) => median(a.map((m, round) => m.rps / Math.max(b[round]!.rps, 1e-9)));
+  // As every ratio here: the median of each round's own ratio, its servers' slices adjacent in time, and their spread.
+  const rpsRatio = (a: Measurement[], b: Measurement[]) => pairedRatio(a, b, (m) => m.rps);
   const shapes = [
     [PAGES_BY_ID, 'item_id'],
     [PAGES_NEWEST, 'created_on desc, item_id desc'],
@@ -411,23 +418,25 @@ export function pageLines(results: Map<string, Map<ServerName, Measurement[]>>, 
     '',
     '## Pages of a table of 1,000,000 rows',
     '',
-    `| key | page | generated req/s |${peer ? ' Platformatic DB limit/offset req/s | Platformatic DB cursor req/s | node:http + mysql2 req/s |' : ''}`,
-    `|---|---|---|${peer ? '---|---|---|' : ''}`,
+    `| key | page | generated req/s | node:http + mysql2 req/s |${peer ? ' Platformatic DB limit/offset req/s | Platformatic DB cursor req/s |' : ''}`,
+    `|---|---|---|---|${peer ? '---|---|' : ''}`,
   ];
-  const ratios = ['', '| ratio | value | target |', '|---|---|---|'];
+  const ratios = ['', '| ratio | value (rounds) | target |', '|---|---|---|'];
   const rps = (measurements: Measurement[] | undefined) => (measurements ? Math.round(median(measurements.map((m) => m.rps))).toLocaleString('en') : '-');
   for (const [scenario, key] of shapes) {
     const byServer = results.get(scenario);
     if (!byServer) continue;
     for (const depth of ['first', 'deep'] as const) {
-      const peerCells = peer
-        ? ` ${rps(byServer.get(`platformatic-offset-${depth}`))} | ${rps(byServer.get(`platformatic-cursor-${depth}`))} | ${depth === 'first' ? rps(byServer.get('raw-page-first')) : '-'} |`
-        : '';
-      table.push(`| ${key} | ${depth === 'first' ? 'first' : 'after 900,000 rows'} | ${rps(byServer.get(`page-${depth}`))} |${peerCells}`);
+      const peerCells = peer ? ` ${rps(byServer.get(`platformatic-offset-${depth}`))} | ${rps(byServer.get(`platformatic-cursor-${depth}`))} |` : '';
+      table.push(
+        `| ${key} | ${depth === 'first' ? 'first' : 'after 900,000 rows'} | ${rps(byServer.get(`page-${depth}`))} | ${rps(byServer.get(`raw-page-${depth}`))} |${peerCells}`,
+      );
     }
     // Time of the page after 900,000 rows over the first's: first-page req/s over deep-page req/s, round by round.
     const slower = rpsRatio(byServer.get('page-first')!, byServer.get('page-deep')!);
-    ratios.push(`| ${key}: time of the page after 900,000 rows / the first page's | ${slower.toFixed(2)} | ${slower <= 1.3 ? 'met' : 'missed'} (<= 1.3) |`);
+    ratios.push(
+      `| ${key}: time of the page after 900,000 rows / the first page's | ${ratioText(slower)} | ${slower.median <= 1.3 ? 'met' : 'missed'} (<= 1.3) |`,
+    );
     if (!peer) continue;
     const ceiling = byServer.get('raw-page-first');
     for (const depth of ['first', 'deep'] as const) {
@@ -443,19 +452,45 @@ export function pageLines(results: Map<string, Map<ServerName, Measurement[]>>, 
         best.map((m) => (m.total === 0 ? { ...m, rps: 1 / duration } : m)),
       );
       const target = depth === 'deep' && scenario === PAGES_NEWEST ? 100 : 1.5;
+      const big = (value: number) => (value >= 100 ? Math.round(value).toLocaleString('en') : value.toFixed(2));
       ratios.push(
-        `| ${key}, ${depth === 'first' ? 'first page' : 'after 900,000 rows'}: generated / Platformatic DB's best (limit/offset or cursor) | ${floored ? '>= ' : ''}${ratio >= 100 ? Math.round(ratio).toLocaleString('en') : ratio.toFixed(2)} | ${ratio >= target ? 'met' : 'missed'} (>= ${target}) |`,
+        `| ${key}, ${depth === 'first' ? 'first page' : 'after 900,000 rows'}: generated / Platformatic DB's best (limit/offset or cursor) | ${floored ? '>= ' : ''}${big(ratio.median)} (${big(ratio.min)}-${big(ratio.max)}) | ${ratio.median >= target ? 'met' : 'missed'} (>= ${target}) |`,
       );
-      // What any Node server can reach on this machine: the ceiling's first page against the same best, and the generated one against the ceiling.
+      // What any Node server can reach on this machine: the ceiling's first page against the same best.
       if (depth === 'first' && ceiling !== undefined) {
         ratios.push(
-          `| ${key}, first page: the ceiling (node:http + mysql2, no cursor signed) / Platformatic DB's best | ${rpsRatio(ceiling, best).toFixed(2)} | |`,
-          `| ${key}, first page: generated / the ceiling | ${rpsRatio(own, ceiling).toFixed(2)} | |`,
+          `| ${key}, first page: the ceiling (node:http + mysql2, no cursor signed) / Platformatic DB's best | ${ratioText(rpsRatio(ceiling, best))} | |`,
         );
       }
     }
   }
   return [...table, ...ratios];
+}
+
+/**
+ * Issue 46: the generated server against the ceiling's same statement (bench/raw-http.ts: node:http and mysql2
+ * alone, no framework, no checks, no cursor signed), in the same slices: the one-row public GET, and the first page
+ * and the page after 900,000 rows of each key shape. Target 0.9 each.
+ */
+export function ceilingLines(results: Map<string, Map<ServerName, Measurement[]>>): string[] {
+  const rows: string[] = [];
+  const row = (what: string, own: Measurement[] | undefined, ceiling: Measurement[] | undefined) => {
+    if (!own || !ceiling) return;
+    const ratio = pairedRatio(own, ceiling, (m) => m.rps);
+    rows.push(`| ${what} | ${ratioText(ratio)} | ${ratio.median >= 0.9 ? 'met' : 'missed'} (>= 0.9) |`);
+  };
+  const get = results.get('public GET');
+  row('one-row public GET / the same SELECT in node:http + mysql2', get?.get('generated'), get?.get('raw-http'));
+  for (const [scenario, key] of [
+    [PAGES_BY_ID, 'item_id'],
+    [PAGES_NEWEST, 'created_on desc, item_id desc'],
+  ] as const) {
+    const pages = results.get(scenario);
+    row(`${key}, first page / the ceiling's first page`, pages?.get('page-first'), pages?.get('raw-page-first'));
+    row(`${key}, page after 900,000 rows / the ceiling's same page (its key sent as it is)`, pages?.get('page-deep'), pages?.get('raw-page-deep'));
+  }
+  if (rows.length === 0) return [];
+  return ['', '## Near the ceiling (issue 46)', '', '| generated / ceiling, req/s | value (rounds) | target |', '|---|---|---|', ...rows];
 }
 
 /** A grouped bar chart of median req/s, rendered to SVG by Vega. */

@@ -12,15 +12,22 @@ import { hashPassword } from '../runtime/auth/passwords/passwords.js';
 import { JwtKey } from '../runtime/auth/tokens/jwt.js';
 import type { ListSpec } from '../runtime/contract.js';
 import { CursorKey, Lists } from '../runtime/lists/index.js';
+import { staleSources } from '../scripts/build-state.mjs';
 import { freePort, type PrivateMariadb, startPrivateMariadb } from '../scripts/mariadb.js';
 import { createDefaultTables, queryableOf } from '../scripts/schema.js';
+import { compareBuilds } from './ab.js';
 import { BASELINE_DIR, buildBaseline, defaultBaselineRef } from './baseline.js';
+import { processCpuSeconds } from './cpu.js';
 import { type GenerationTiming, measureGeneration, writeSyntheticResources } from './generate.js';
 import { measureTenantGeneration } from './generate-tenant.js';
 import { type BenchIssuer, startBenchIssuer } from './issuer.js';
 import { MCP_SERVERS, mcpScenarios, prepareMcp, TOOL_ROUTES, TOOLS_SEEN, toolsListRequest, writeToolResources } from './mcp.js';
+import { modeScenarios, modeServer } from './modes.js';
+import { type BenchServer, profileScenario } from './profile.js';
+import { ratioOf, ratioText } from './ratios.js';
 import {
   AUDIT_SCENARIO,
+  ceilingLines,
   type DeliveryFigures,
   EMIT_SCENARIO,
   type FloodFigures,
@@ -67,13 +74,22 @@ const { values: flags } = parseArgs({
     slice: { type: 'string', default: '1' },
     // The commit whose generated server is "today's" in the tracing and write scenarios; default main (bench/baseline.ts).
     baseline: { type: 'string' },
+    // A CPU profile of the generated server under one scenario's load, with a summary (bench/profile.ts).
+    profile: { type: 'string' },
+    // This checkout's generated server against REF's, on one core, interleaved (bench/ab.ts).
+    ab: { type: 'string' },
+    // With --profile or --ab: which of the scenario's servers (its request, its process); else its first served by the generated server.
+    server: { type: 'string' },
   },
 });
 const say = (line: string) => process.stderr.write(`bench: ${line}\n`);
 const DIST = '.xmlrest/bench-dist';
 const SECRET = randomBytes(32).toString('base64url');
-/** The webhook of bench/resources/api/backend.xml: a receiver in this process, and the secret it is signed with. */
-const HOOK_URL = 'http://127.0.0.1:47812/hooks';
+/**
+ * The webhook of bench/resources/api/backend.xml (${BENCH_HOOK_URL}): a receiver in this process on a port free
+ * when the bench starts, and the secret it is signed with.
+ */
+const HOOK_URL = `http://127.0.0.1:${await freePort()}/hooks`;
 const WEBHOOK_SECRET = `whsec_${randomBytes(32).toString('base64')}`;
 const pinned = os.availableParallelism() >= 2 && existsSync('/usr/bin/taskset');
 
@@ -96,7 +112,7 @@ type Process = Exclude<
   | (typeof MCP_SERVERS)[number]
 >;
 /** The page scenarios' servers: each a first page or the page after PAGE_DEPTH rows, of a server above. */
-type PageServer = 'page-first' | 'page-deep' | 'raw-page-first' | `platformatic-${'offset' | 'cursor'}-${'first' | 'deep'}`;
+type PageServer = 'page-first' | 'page-deep' | 'raw-page-first' | 'raw-page-deep' | `platformatic-${'offset' | 'cursor'}-${'first' | 'deep'}`;
 const SERVER_COMMANDS: Record<Process, string[]> = {
   generated: [process.execPath, path.join(DIST, 'bench/serve-generated.js')],
   handwritten: [process.execPath, path.join(DIST, 'bench/handwritten.js')],
@@ -116,9 +132,10 @@ const peers: Process[] = flags.peers ? ['platformatic'] : [];
  * (bench/baseline.ts).
  */
 const baselineRef =
-  flags.smoke || (flags.only !== undefined && ![TRACING_SCENARIO, WRITE_SCENARIO].some((name) => name.includes(flags.only!)))
+  flags.ab ??
+  (flags.smoke || flags.profile !== undefined || (flags.only !== undefined && ![TRACING_SCENARIO, WRITE_SCENARIO].some((name) => name.includes(flags.only!)))
     ? undefined
-    : (flags.baseline ?? defaultBaselineRef());
+    : (flags.baseline ?? defaultBaselineRef()));
 /** The collector the traced server exports to (bench/otlp-sink.ts, a process of its own), once it listens. */
 let sinkUrl = '';
 /**
@@ -206,8 +223,11 @@ const PAGE_SHAPES = [
   { scenario: PAGES_BY_ID, resource: 'pages-by-id', order: 'item_id', peerOrder: 'orderby.itemId=asc' },
   { scenario: PAGES_NEWEST, resource: 'pages-newest', order: 'created_on desc, item_id desc', peerOrder: 'orderby.createdOn=desc&orderby.itemId=desc' },
 ] as const;
-/** Per shape: the first row of the first page and of the page after PAGE_DEPTH rows, and each server's cursor there. */
-const pageAt = new Map<string, { first: number; deep: number; cursor: string; peerCursor: string }>();
+/**
+ * Per shape: the first row of the first page and of the page after PAGE_DEPTH rows, and each server's cursor there
+ * (the ceiling's, the last key before it as query parameters).
+ */
+const pageAt = new Map<string, { first: number; deep: number; cursor: string; peerCursor: string; rawAfter: string }>();
 
 function pageRequest(shape: (typeof PAGE_SHAPES)[number], server: ServerName): Request {
   const at = pageAt.get(shape.scenario);
@@ -220,18 +240,20 @@ function pageRequest(shape: (typeof PAGE_SHAPES)[number], server: ServerName): R
     'platformatic-cursor-first': `${peer}&cursor=true`,
     'platformatic-cursor-deep': `${peer}&startAfter=${encodeURIComponent(at?.peerCursor ?? '')}`,
     'raw-page-first': `/api/v1.0/raw-pages?key=${shape.scenario === PAGES_BY_ID ? 'item_id' : 'newest'}`,
+    'raw-page-deep': `/api/v1.0/raw-pages?key=${shape.scenario === PAGES_BY_ID ? 'item_id' : 'newest'}&${at?.rawAfter}`,
   };
   return { method: 'GET', path: paths[server]! };
 }
 
 const pageScenarios: Scenario[] = PAGE_SHAPES.map((shape) => ({
   name: shape.scenario,
+  // The ceiling's first and deep pages in every run (issue 46: the generated pages against them, target 0.9).
   servers: [
     'page-first',
     'page-deep',
-    ...(flags.peers
-      ? (['platformatic-offset-first', 'platformatic-offset-deep', 'platformatic-cursor-first', 'platformatic-cursor-deep', 'raw-page-first'] as const)
-      : []),
+    'raw-page-first',
+    'raw-page-deep',
+    ...(flags.peers ? (['platformatic-offset-first', 'platformatic-offset-deep', 'platformatic-cursor-first', 'platformatic-cursor-deep'] as const) : []),
   ],
   request: (server) => pageRequest(shape, server),
   // The same page from every server: its size, and its first row.
@@ -399,7 +421,7 @@ const allScenarios: Scenario[] = [
   ...mcpScenarios,
 ];
 
-const scenarios = flags.only === undefined ? allScenarios : allScenarios.filter((scenario) => scenario.name.includes(flags.only!));
+const scenarios = modeScenarios(allScenarios, flags);
 
 async function seed(url: string, users: number, items: number): Promise<void> {
   const connection = await mysql.createConnection({ uri: url, multipleStatements: true });
@@ -464,16 +486,23 @@ async function seed(url: string, users: number, items: number): Promise<void> {
 }
 
 interface Running {
-  name: string;
+  name: Process;
   child: ChildProcess;
   url: string;
+  /** The settings it was started with beyond its own (startServer's `env`): a restart (--profile) keeps them. */
+  env: Record<string, string>;
 }
 
-async function startServer(name: Process, url: string, env: Record<string, string> = {}): Promise<Running> {
+/** The settings of a process of its own beyond every server's: a second generated server's differences. */
+function processEnv(name: Process): Record<string, string> {
+  return { ...(name === 'traced' ? tracedEnv() : {}), ...(name === 'etags-off' ? { ETAGS: 'off' } : {}) };
+}
+
+async function startServer(name: Process, url: string, env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<Running> {
   const port = await freePort();
   const [program, ...script] = SERVER_COMMANDS[name];
-  // To profile the servers alone (`BENCH_SERVER_NODE_ARGS=--cpu-prof`: Node takes no --cpu-prof in NODE_OPTIONS).
-  const rest = [...(process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...script];
+  // To profile the servers alone (`BENCH_SERVER_NODE_ARGS=--cpu-prof`: Node takes no --cpu-prof in NODE_OPTIONS); --profile's own flags.
+  const rest = [...(process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...nodeArgs, ...script];
   const command = pinned ? 'taskset' : program!;
   const args = pinned ? ['-c', '1', program!, ...rest] : rest;
   const child = spawn(command, args, {
@@ -483,11 +512,12 @@ async function startServer(name: Process, url: string, env: Record<string, strin
       DATABASE_URL: url,
       JWT_SECRET: SECRET,
       BENCH_WEBHOOK_SECRET: WEBHOOK_SECRET,
+      BENCH_HOOK_URL: HOOK_URL,
+      BENCH_JWKS_URI: issuer?.jwksUri ?? '',
       EVENTS_DELIVERY: 'off',
       // The generated OpenAPI document, as npm start reads it (the MCP backends' tools are made from it).
       OPENAPI_FILE: 'bench/generated/openapi.json',
-      ...(name === 'traced' ? tracedEnv() : {}),
-      ...(name === 'etags-off' ? { ETAGS: 'off' } : {}),
+      ...processEnv(name),
       ...env,
     },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -496,7 +526,7 @@ async function startServer(name: Process, url: string, env: Record<string, strin
     child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve());
     child.once('exit', (code) => reject(new Error(`${name} exited with code ${code}`)));
   });
-  return { name, child, url: `http://127.0.0.1:${port}` };
+  return { name, child, url: `http://127.0.0.1:${port}`, env };
 }
 
 /** The loopback OTLP collector, a process of its own on no pinned core (it stands for a collector on another machine). */
@@ -584,7 +614,11 @@ async function preparePages(url: string, peer: Running | undefined): Promise<voi
         const response = await fetch(`${peer.url}/benchPages/?limit=1&offset=${PAGE_DEPTH - 1}&${shape.peerOrder}&cursor=true`);
         peerCursor = response.headers.get('x-start-after') ?? '';
       }
-      pageAt.set(shape.scenario, { first: first[0]!.item_id, deep: around[1]!.item_id as number, cursor: page.next!, peerCursor });
+      // The ceiling's key after the row before the deep page: its item_id, and newest first its created_on too.
+      const last = around[0]!;
+      const rawAfter =
+        shape.scenario === PAGES_BY_ID ? `after=${last.item_id}` : `after_on=${(last.created_on as Date).toISOString().slice(0, 19)}&after_id=${last.item_id}`;
+      pageAt.set(shape.scenario, { first: first[0]!.item_id, deep: around[1]!.item_id as number, cursor: page.next!, peerCursor, rawAfter });
     }
   } finally {
     await connection.end();
@@ -670,18 +704,72 @@ const undelivered = {
   },
 };
 
-/** Clock ticks a second, as /proc counts CPU time. */
-const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-
 /** CPU seconds used so far by a server's process and, when the bench started it, by MariaDB's. */
 function cpuSeconds(server: Running): number {
-  const used = (pid: number | undefined) => {
-    if (pid === undefined) return 0;
-    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  return processCpuSeconds(server.child.pid) + processCpuSeconds(privateDb?.pid);
+}
+
+/**
+ * `--profile SCENARIO` and `--ab REF` (bench/profile.ts, bench/ab.ts), once every server has answered correctly:
+ * each scenario's request at the server `--server` names, else at its first that the generated server serves.
+ */
+async function runMode(): Promise<void> {
+  const processOf = (name: ServerName) => servers.get(name)!.name;
+  const loadOf = (scenario: Scenario, name: ServerName) => async (server: BenchServer, seconds: number) => {
+    const measurement = load(server as Running, scenario.request(name), seconds, scenario.connections?.(name));
+    if (scenario.settle) await settle(quiet!);
+    await scenario.after?.();
+    return measurement;
   };
-  return used(server.child.pid) + used(privateDb?.pid);
+  const common = { mariadbPid: privateDb?.pid, duration: Number(flags.duration), rounds: Number(flags.rounds), connections: flags.connections, say };
+  if (flags.profile !== undefined) {
+    const scenario = scenarios[0]!;
+    const name = modeServer(scenario, processOf, flags.server);
+    await profileScenario({
+      ...common,
+      scenario: scenario.name,
+      server: name,
+      // In place of the running process: every alias of it (`page-first` is the generated server) now the new one.
+      restart: async (nodeArgs) => {
+        const old = servers.get(name)!;
+        await exited(old);
+        const fresh = await startServer(old.name, url!, old.env, nodeArgs);
+        for (const [alias, running] of servers) if (running === old) servers.set(alias, fresh);
+        return fresh;
+      },
+      stop: (server) => exited(server as Running),
+      load: loadOf(scenario, name),
+    });
+    return;
+  }
+  // --ab: REF's build, started with the settings of this side's process (the traced server's, say), beside it.
+  const chosen = scenarios.map((scenario) => ({ scenario, name: modeServer(scenario, processOf, flags.server) }));
+  const ours = servers.get(chosen[0]!.name)!;
+  if (chosen.some(({ name }) => servers.get(name) !== ours)) throw new Error('--ab: the scenarios chosen are served by different processes; give --server');
+  const idle = servers.get('baseline');
+  if (idle) await exited(idle);
+  const theirs = await startServer('baseline', url!, { ...processEnv(ours.name), ...ours.env });
+  try {
+    // REF must answer each request as this checkout does (its build lacks the backends with MCP on, say).
+    for (const { scenario, name } of chosen) {
+      const { status, body, headers } = await call(theirs, scenario.request(name));
+      if (!(await scenario.check(status, body, name, headers)))
+        throw new Error(`--ab: REF answers "${scenario.name}" wrongly: ${status} ${JSON.stringify(body).slice(0, 200)}`);
+    }
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'runtime', 'generator'], { encoding: 'utf8' }).trim() !== '';
+    await compareBuilds({
+      ...common,
+      ours,
+      theirs,
+      oursLabel: `this checkout (${head}${dirty ? ' with uncommitted changes to runtime/ or generator/' : ''})`,
+      theirsLabel: `REF ${flags.ab} (${baselineCommit})`,
+      slices: Math.max(1, Math.round(Number(flags.duration) / Number(flags.slice))),
+      scenarios: chosen.map(({ scenario, name }) => ({ scenario: scenario.name, server: name, load: loadOf(scenario, name) })),
+    });
+  } finally {
+    await exited(theirs);
+  }
 }
 
 // ---------------------------------------------------------------- main
@@ -690,8 +778,18 @@ let privateDb: PrivateMariadb | undefined;
 let url = process.env.DATABASE_URL;
 if (!url) {
   say('starting a private MariaDB under .xmlrest/bench-db ...');
-  privateDb = await startPrivateMariadb({ dir: '.xmlrest/bench-db', fresh: true, database: 'bench' });
+  // Its temporary tables in a folder of its own: in the shared /tmp another process removed them mid-statement
+  // (`Error on delete of '/tmp/#sql-temptable-...'`, seeding bench_org_items, twice on 2026-11-28).
+  const tmpdir = path.resolve('.xmlrest/bench-tmp');
+  mkdirSync(tmpdir, { recursive: true });
+  privateDb = await startPrivateMariadb({ dir: '.xmlrest/bench-db', fresh: true, database: 'bench', serverArgs: [`--tmpdir=${tmpdir}`] });
   url = privateDb.url;
+}
+// The generated modules import `xmlrest/runtime`, which is this checkout's dist/ (the package's exports): a build
+// missing or older than runtime/ would be measured, or not start; built first, as `npm start` would ask.
+if (!existsSync('dist/runtime/index.js') || staleSources(process.cwd()).some((file) => file.startsWith('runtime/'))) {
+  say('dist/ is missing or older than runtime/: npm run build ...');
+  execFileSync('npm', ['run', '-s', 'build'], { stdio: ['ignore', 'ignore', 'inherit'] });
 }
 const [users, items] = flags.smoke ? [50, 500] : [10_000, 100_000];
 say(`seeding ${users} users and ${items} items ...`);
@@ -727,10 +825,12 @@ try {
   sinkUrl = sink.url;
   const others = (server: Process) => server !== 'platformatic' && (server !== 'baseline' || baselineRef !== undefined);
   // The generated server delivers events as servers do by default (to the loopback receiver, open all run
-  // long); the others deliver nothing, so that the Emit scenario's events are this one's work alone.
+  // long); the others deliver nothing, so that the Emit scenario's events are this one's work alone. A profile or
+  // an A/B of scenarios that emit nothing has no delivery's polling in its figures (nor REF's, started alike).
+  const delivering = (flags.profile === undefined && flags.ab === undefined) || scenarios.some((scenario) => scenario.delivered);
   await hooks.open();
   for (const name of [...(Object.keys(SERVER_COMMANDS) as Process[]).filter(others), ...peers]) {
-    servers.set(name, await startServer(name, url, name === 'generated' ? { EVENTS_DELIVERY: 'on' } : {}));
+    servers.set(name, await startServer(name, url, name === 'generated' && delivering ? { EVENTS_DELIVERY: 'on' } : {}));
   }
   // The hand-written server, asked inside the Bearer GET scenario for the same rows by the same SELECT with no
   // authentication: the Koa + mysql2 ceiling the Bearer GET is held against, measured in the same slices of time.
@@ -757,6 +857,7 @@ try {
   servers.set('page-first', servers.get('generated')!);
   servers.set('page-deep', servers.get('generated')!);
   servers.set('raw-page-first', servers.get('raw-http')!);
+  servers.set('raw-page-deep', servers.get('raw-http')!);
   for (const peer of ['platformatic-offset-first', 'platformatic-offset-deep', 'platformatic-cursor-first', 'platformatic-cursor-deep'] as const) {
     if (flags.peers) servers.set(peer, servers.get('platformatic')!);
   }
@@ -802,6 +903,11 @@ try {
     }
   }
   say(`correctness: ${passed} passed, ${failed} failed`);
+  if ((flags.profile !== undefined || flags.ab !== undefined) && failed === 0) {
+    await runMode();
+    await stopAll();
+    process.exit(0);
+  }
   if (flags.smoke || failed > 0) {
     process.stdout.write(`${passed} passed, ${failed} failed\n`);
     await stopAll();
@@ -993,20 +1099,29 @@ function printRatios(results: Map<string, Map<ServerName, Measurement[]>>): void
     const [first, ...rest] = [...byServer];
     const inserts = allScenarios.find((each) => each.name === scenario)?.inserts ?? (() => 1);
     for (const [name, measurements] of rest) {
-      const ratios = measurements.map((m, round) => (m.rps * inserts(name)) / (first![1][round]!.rps * inserts(first![0])));
+      const ratios = ratioOf(measurements.map((m, round) => (m.rps * inserts(name)) / (first![1][round]!.rps * inserts(first![0]))));
       const per = inserts(name) === inserts(first![0]) ? 'a request' : 'an insert';
       const cpu = (of: Measurement[], server: ServerName) =>
         of.reduce((sum, m) => sum + (m.cpuSeconds ?? 0), 0) / of.reduce((sum, m) => sum + m.total * inserts(server), 0);
       const [before, after] = [cpu(first![1], first![0]), cpu(measurements, name)];
+      // The first's CPU an operation over this one's, round by round, as every ratio.
+      const cpuRatio = ratioOf(
+        measurements.map((m, round) => {
+          const against = first![1][round]!;
+          return (against.cpuSeconds ?? 0) / Math.max(against.total * inserts(first![0]), 1) / ((m.cpuSeconds ?? 0) / Math.max(m.total * inserts(name), 1));
+        }),
+      );
       const cpuText =
         measurements[0]!.cpuSeconds === undefined
           ? ''
-          : `; CPU ${per} ${Math.round(before * 1e6)} vs ${Math.round(after * 1e6)} us, ratio ${(before / after).toFixed(2)}`;
+          : `; CPU ${per} ${Math.round(before * 1e6)} vs ${Math.round(after * 1e6)} us, ratio ${ratioText(cpuRatio)}`;
       say(
-        `${scenario}: ${name} / ${first![0]} ${inserts(name) === inserts(first![0]) ? 'req/s' : 'inserts/s'} ${median(ratios).toFixed(2)} (rounds ${ratios.map((r) => r.toFixed(2)).join(', ')})${cpuText}`,
+        `${scenario}: ${name} / ${first![0]} ${inserts(name) === inserts(first![0]) ? 'req/s' : 'inserts/s'} ${ratioText(ratios)} (rounds ${ratios.rounds.map((r) => r.toFixed(2)).join(', ')})${cpuText}`,
       );
     }
   }
+  const ceiling = ceilingLines(results);
+  if (ceiling.length > 0) process.stdout.write(`${ceiling.join('\n')}\n`);
 }
 
 function loadAsync(server: Running, request: Request, duration: number): Promise<Measurement> {
