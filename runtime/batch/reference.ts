@@ -19,20 +19,36 @@ const MAX_DEPTH = 256;
 function resolve(value: unknown, answers: (index: number) => unknown, index: number, depth: number): unknown {
   if (typeof value !== 'object' || value === null) return value;
   if (depth >= MAX_DEPTH) throw badRequest(`Operation ${index}: body is nested deeper than ${MAX_DEPTH} levels`);
-  if (Array.isArray(value)) return value.map((item) => resolve(item, answers, index, depth + 1));
+  if (Array.isArray(value)) {
+    let items: unknown[] | undefined;
+    value.forEach((item, i) => {
+      const resolved = resolve(item, answers, index, depth + 1);
+      if (resolved !== item) (items ??= value.slice())[i] = resolved;
+    });
+    return items ?? value;
+  }
   const keys = Object.keys(value);
   const ref = (value as Record<string, unknown>).$ref;
   if (keys.length === 1 && typeof ref === 'string') return pointAt(ref, answers, index);
-  const resolved: Record<string, unknown> = {};
-  // Defined, not assigned: a field named __proto__ stays a field, as JSON.parse made it.
-  for (const key of keys)
-    Object.defineProperty(resolved, key, {
-      value: resolve((value as Record<string, unknown>)[key], answers, index, depth + 1),
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-  return resolved;
+  // Copied only once a reference is met below it: a body with none (most) is the object JSON.parse made, with no
+  // copy made of it for each operation (a CPU profile of the bench's batch of 50 inserts: some 4 µs an operation).
+  let resolved: Record<string, unknown> | undefined;
+  keys.forEach((key, k) => {
+    const field = (value as Record<string, unknown>)[key];
+    const made = resolve(field, answers, index, depth + 1);
+    if (made === field && resolved === undefined) return;
+    if (resolved === undefined) {
+      resolved = {};
+      for (const before of keys.slice(0, k)) define(resolved, before, (value as Record<string, unknown>)[before]);
+    }
+    define(resolved, key, made);
+  });
+  return resolved ?? value;
+}
+
+/** Defined, not assigned: a field named __proto__ stays a field, as JSON.parse made it. */
+function define(object: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 function pointAt(pointer: string, answers: (index: number) => unknown, index: number): unknown {

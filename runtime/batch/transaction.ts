@@ -11,9 +11,9 @@ import { type Claim, IdempotentReplay, idempotently } from '../idempotency/index
 import { answerJson } from '../json-text.js';
 import { countCall, type RateLimiter } from '../limits/index.js';
 import type { RequestState } from '../request-log.js';
-import { auditEntry, Scope } from '../scope.js';
+import { auditEntry, Scope, type ScopeOptions } from '../scope.js';
 import { operationContext } from './context.js';
-import type { CheckedOperation } from './operations.js';
+import type { BatchRoute, CheckedOperation } from './operations.js';
 import { resolveReferences } from './reference.js';
 
 /** What a batch's transaction needs of the server. */
@@ -72,6 +72,10 @@ export async function runBatch(ctx: Koa.Context, operations: readonly CheckedOpe
     const answers: OperationAnswer[] = [];
     const parsed: unknown[] = [];
     const answerOf = (earlier: number) => (parsed[earlier] ??= JSON.parse(answers[earlier]!.text));
+    // Each route's options joined to this run of the transaction, made once for all its operations.
+    const joined = { db, events };
+    const scopes = new Map<BatchRoute, ScopeOptions>();
+    const scopeOf = (route: BatchRoute) => scopes.get(route) ?? scopes.set(route, { ...route.scope, guard: guardOf(route.scope.guard), joined }).get(route)!;
     for (index = 0; index < operations.length; index++) {
       if (Date.now() >= deadline) throw timedOut(run.settings.timeoutMs);
       const operation = operations[index]!;
@@ -83,7 +87,7 @@ export async function runBatch(ctx: Koa.Context, operations: readonly CheckedOpe
       if (route.byAddress) await countCall(run.limiter, `${route.byAddress.route}|a|${addressGroup(ctx.ip)}`, route.byAddress.rule, sub);
       let result: object;
       try {
-        result = await route.operation.handler(new Scope(sub, { ...route.scope, guard: guardOf(route.scope.guard), joined: { db, events } }));
+        result = await route.operation.handler(new Scope(sub, scopeOf(route)));
       } catch (error) {
         // A GET whose <Validator> tag its If-None-Match holds: 304, its steps never ran, as alone.
         if (error !== NOT_MODIFIED) throw error;

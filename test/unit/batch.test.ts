@@ -91,4 +91,20 @@ describe('resolveReferences', () => {
     expect(Object.getPrototypeOf(resolved)).toBe(Object.prototype);
     expect(Object.getOwnPropertyDescriptor(resolved, '__proto__')?.value).toBe(41);
   });
+
+  it('answers a body without a reference as it is, and copies only what holds one, leaving the body unchanged', () => {
+    const plain = { title: 'x', tags: ['a', { b: 1 }] };
+    expect(resolveReferences(plain, of, 1)).toBe(plain);
+    // Fields before the reference copied as fields too (a __proto__ among them), those beside it kept as they were.
+    const text = '{"__proto__": {"p": 1}, "list": [1, {"$ref": "/0/order/insertId"}], "same": {"s": 2}, "last": "z"}';
+    const body = JSON.parse(text) as Record<string, unknown>;
+    const resolved = resolveReferences(body, of, 1);
+    expect(Object.getPrototypeOf(resolved)).toBe(Object.prototype);
+    expect(Object.getOwnPropertyDescriptor(resolved, '__proto__')?.value).toEqual({ p: 1 });
+    expect(resolved.list).toEqual([1, 41]);
+    expect(resolved.same).toBe(body.same);
+    expect(resolved.last).toBe('z');
+    // A deadlock runs the batch again from the same bodies: nothing of them was replaced.
+    expect(body).toEqual(JSON.parse(text));
+  });
 });
