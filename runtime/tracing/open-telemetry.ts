@@ -1,4 +1,4 @@
-import { type Attributes, propagation, ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api';
+import { type Attributes, ProxyTracer, propagation, ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api';
 import { core, NodeSDK, resources, tracing } from '@opentelemetry/sdk-node';
 import type { Queryable, SqlValue, TransactionOptions, WriteResult } from '../db/index.js';
 import { ids, RecordedSpan, type SpanSink } from './spans.js';
@@ -64,22 +64,26 @@ function sinkOf(tracer: unknown): (SpanSink & { sampler: tracing.Sampler }) | un
     _spanLimits?: tracing.SpanLimits;
     instrumentationScope?: SpanSink['scope'];
   };
-  const { _spanProcessor: processor, _resource: resource, _sampler: sampler, instrumentationScope: scope } = sdkTracer;
-  if (processor === undefined && resource === undefined && scope === undefined) return undefined;
-  if (typeof processor?.onEnd !== 'function' || resource === undefined || typeof sampler?.shouldSample !== 'function' || scope === undefined) {
+  // The API's own stand-in: no provider registered (OTEL_TRACES_EXPORTER=none). Any other shape is the SDK's
+  // tracer, whose fields must all be found: one renamed would otherwise trace nothing, or cut no attribute, silently.
+  if (tracer instanceof ProxyTracer) return undefined;
+  const { _spanProcessor: processor, _resource: resource, _sampler: sampler, _spanLimits: limits, instrumentationScope: scope } = sdkTracer;
+  if (typeof processor?.onEnd !== 'function' || resource === undefined || typeof sampler?.shouldSample !== 'function' || scope === undefined || limits === undefined) {
     throw new Error('OpenTelemetry: this version of @opentelemetry/sdk-node is not the one runtime/tracing/open-telemetry.ts knows');
   }
-  return { processor, resource, sampler, scope, valueLengthLimit: sdkTracer._spanLimits?.attributeValueLengthLimit ?? Number.POSITIVE_INFINITY };
+  return { processor, resource, sampler, scope, valueLengthLimit: limits.attributeValueLengthLimit ?? Number.POSITIVE_INFINITY };
 }
 
 /**
  * The sampler OTEL_TRACES_SAMPLER names, with one change: a caller's `traceparent` continues the trace (its ids
  * and parent), but its sampled flag decides nothing. Any client on the Internet can send `...-01`: trusted, it
  * would have every one of its requests recorded and exported whatever ratio the server keeps (a lever on the
- * server's cost), and `...-00` would hide its requests from the traces. So a request with a remote parent is
- * sampled as a request without one: by the ratio on its trace id, which is the same decision every service
- * with the same ratio takes for the same trace. Undefined (the SDK's own from the variables) for a sampler
- * named otherwise (jaeger_remote, ...), which the SDK configures itself.
+ * server's cost), and `...-00` would hide its requests from the traces. Nor does its trace id: the ratio
+ * sampler decides on the id's low bits, which the caller chooses (ids `...0001` to `...03e8` were all sampled at a
+ * ratio of 0.1), so a request with a remote parent is sampled at the ratio by chance alone (`CallerRatioSampler`).
+ * This gives up the one decision for a whole trace that services of the same ratio would otherwise take. A request
+ * without a caller's trace keeps the ratio on its own random id. Undefined (the SDK's own from the variables) for
+ * a sampler named otherwise (jaeger_remote, ...), which the SDK configures itself.
  */
 export function samplerOf(env: NodeJS.ProcessEnv): tracing.Sampler | undefined {
   const name = (env.OTEL_TRACES_SAMPLER ?? 'parentbased_always_on').trim().toLowerCase();
@@ -88,9 +92,24 @@ export function samplerOf(env: NodeJS.ProcessEnv): tracing.Sampler | undefined {
   else if (name === 'always_off' || name === 'parentbased_always_off') root = new tracing.AlwaysOffSampler();
   else if (name === 'traceidratio' || name === 'parentbased_traceidratio') {
     const ratio = Number(env.OTEL_TRACES_SAMPLER_ARG ?? '1');
-    root = new tracing.TraceIdRatioBasedSampler(Number.isFinite(ratio) && ratio >= 0 && ratio <= 1 ? ratio : 1);
+    const kept = Number.isFinite(ratio) && ratio >= 0 && ratio <= 1 ? ratio : 1;
+    const remote = new CallerRatioSampler(kept);
+    return new tracing.ParentBasedSampler({ root: new tracing.TraceIdRatioBasedSampler(kept), remoteParentSampled: remote, remoteParentNotSampled: remote });
   } else return undefined;
   return new tracing.ParentBasedSampler({ root, remoteParentSampled: root, remoteParentNotSampled: root });
+}
+
+/** A caller's trace sampled at the ratio by chance, never by its id or flag, which the caller chooses. */
+class CallerRatioSampler implements tracing.Sampler {
+  constructor(private readonly ratio: number) {}
+
+  shouldSample(): tracing.SamplingResult {
+    return { decision: Math.random() < this.ratio ? tracing.SamplingDecision.RECORD_AND_SAMPLED : tracing.SamplingDecision.NOT_RECORD };
+  }
+
+  toString(): string {
+    return `CallerRatioSampler{${this.ratio}}`;
+  }
 }
 
 /** A request the sampler dropped: its trace id for the log line, and nothing else. */
