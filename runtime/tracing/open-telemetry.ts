@@ -68,7 +68,13 @@ function sinkOf(tracer: unknown): (SpanSink & { sampler: tracing.Sampler }) | un
   // tracer, whose fields must all be found: one renamed would otherwise trace nothing, or cut no attribute, silently.
   if (tracer instanceof ProxyTracer) return undefined;
   const { _spanProcessor: processor, _resource: resource, _sampler: sampler, _spanLimits: limits, instrumentationScope: scope } = sdkTracer;
-  if (typeof processor?.onEnd !== 'function' || resource === undefined || typeof sampler?.shouldSample !== 'function' || scope === undefined || limits === undefined) {
+  if (
+    typeof processor?.onEnd !== 'function' ||
+    resource === undefined ||
+    typeof sampler?.shouldSample !== 'function' ||
+    scope === undefined ||
+    limits === undefined
+  ) {
     throw new Error('OpenTelemetry: this version of @opentelemetry/sdk-node is not the one runtime/tracing/open-telemetry.ts knows');
   }
   return { processor, resource, sampler, scope, valueLengthLimit: limits.attributeValueLengthLimit ?? Number.POSITIVE_INFINITY };
