@@ -95,7 +95,6 @@ function convert(name: string, value: ParamValue, spec: ParamSpec): unknown {
   }
 }
 
-/** A whole number within the spec's bounds (a list's `limit`): anything else, however large or long, one 400 that says the range. */
 /**
  * A parameter's 400. A plain function, not a closure made in `convert` for each parameter: that closure alone cost
  * some 0.5 µs of a one-parameter GET's check (node 20, issue 46), more than the check itself.
@@ -104,6 +103,7 @@ function fail(name: string, what: string): Error {
   return badRequest(`Parameter '${name}' must be ${what}`);
 }
 
+/** A whole number within the spec's bounds (a list's `limit`): anything else, however large or long, one 400 that says the range. */
 function bounded(name: string, value: ParamValue, text: string | undefined, spec: ParamSpec): number {
   const min = spec.min ?? Number.MIN_SAFE_INTEGER;
   const max = spec.max ?? Number.MAX_SAFE_INTEGER;
