@@ -55,7 +55,7 @@ export function fieldReader(): FieldReader {
     return request.body;
   };
   return (ctx, maxParams) => {
-    const query = queryFields(ctx.querystring, maxParams);
+    const query = queryFields(ctx.request.querystring, maxParams);
     // No body at all (a GET, say): nothing to parse, and no promise, on the hot path.
     if (ctx.req.headers['content-length'] === undefined && ctx.req.headers['transfer-encoding'] === undefined) return { query, body: undefined };
     return { query, body: read(ctx, maxParams) };
