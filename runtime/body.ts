@@ -55,7 +55,7 @@ export function fieldReader(): FieldReader {
     return request.body;
   };
   return (ctx, maxParams) => {
-    const query = queryFields(ctx.querystring, maxParams);
+    const query = queryFields(ctx.request.querystring, maxParams);
     // No body at all (a GET, say): nothing to parse, and no promise, on the hot path.
     if (ctx.req.headers['content-length'] === undefined && ctx.req.headers['transfer-encoding'] === undefined) return { query, body: undefined };
     return { query, body: read(ctx, maxParams) };
@@ -75,7 +75,7 @@ export function fieldReader(): FieldReader {
 const DECODED = /[%+\u0080-\uffff]/;
 
 export function queryFields(text: string, maxParams: number): Record<string, string | string[]> {
-  const fields: Record<string, string | string[]> = Object.create(null);
+  const fields = new (Fields as unknown as new () => Record<string, string | string[]>)();
   if (text === '') return fields;
   // What URLSearchParams would change (a `%`, a `+`, a character past ASCII, which it re-encodes as UTF-8) goes
   // through it; anything else is its own text, cut at `&` and the first `=` as it cuts: its iterator and the copies
@@ -108,6 +108,15 @@ export function queryFields(text: string, maxParams: number): Record<string, str
   }
   return fields;
 }
+
+/**
+ * A request's fields inherit no name (`constructor`, `__proto__`, `toString` are fields like any other): their
+ * prototype is an empty object of no prototype, frozen. Not `Object.create(null)` itself: V8 keeps such an object as
+ * a dictionary, and each key cut from the text (not yet interned) was stored through the runtime, some 0.5 µs a
+ * field against 0.1 (node 20, issue 46); an object made by `new` with this prototype stays in V8's fast mode.
+ */
+function Fields(): void {}
+Fields.prototype = Object.freeze(Object.create(null));
 
 /** One field: a repeated key gives an array; the count of distinct keys is refused past `maxParams`. */
 function add(fields: Record<string, string | string[]>, key: string, value: string, count: number, maxParams: number): number {

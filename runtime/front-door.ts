@@ -36,7 +36,7 @@ export function frontDoor(options: {
     // Straight to Node's response: Koa's `ctx.set` is a hop and a check per header on every request.
     const res = ctx.res;
     for (const [name, value] of API_HEADER_LIST) res.setHeader(name, value);
-    if (ctx.secure) res.setHeader(HSTS.name, HSTS.value);
+    if (ctx.request.secure) res.setHeader(HSTS.name, HSTS.value);
     try {
       const health = answerHealth(ctx, readiness);
       if (health === false || !(await health)) {
@@ -68,9 +68,11 @@ const BODILESS = new Set([204, 205, 304]);
  * door) is left to Koa's respond.
  */
 function writeText(ctx: Koa.Context): void {
-  const body = ctx.body;
+  // Koa's response itself, not the context's delegates: each of those is a hop through one shared getter.
+  const response = ctx.response;
+  const body = response.body;
   const res = ctx.res;
-  if (typeof body !== 'string' || ctx.respond === false || BODILESS.has(res.statusCode) || ctx.req.method === 'HEAD' || !ctx.writable) return;
+  if (typeof body !== 'string' || ctx.respond === false || BODILESS.has(res.statusCode) || ctx.req.method === 'HEAD' || !response.writable) return;
   ctx.respond = false;
   res.end(body);
 }

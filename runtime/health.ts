@@ -71,8 +71,10 @@ export function healthRoutes(readiness: Readiness, metrics?: Metrics): Koa.Middl
  * asks on each one).
  */
 export function answerHealth(ctx: Koa.Context, readiness: Readiness, metrics?: Metrics): boolean | Promise<boolean> {
-  if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return false;
-  const path = ctx.path;
+  // Node's method and Koa's request, not the context's delegates: this runs on every request.
+  const method = ctx.req.method;
+  if (method !== 'GET' && method !== 'HEAD') return false;
+  const path = ctx.request.path;
   if (path === '/healthz') {
     ctx.body = { status: 'ok' };
     return true;

@@ -161,7 +161,7 @@ export function buildRoutes(options: RoutesOptions): Routes {
           ctx.status = operation.status;
           // Every answer is JSON, known before the first request: the type is set as it is, not looked up in
           // Koa's MIME table on every response, and the text made here rather than in Koa's respond.
-          ctx.set('Content-Type', JSON_TYPE);
+          ctx.res.setHeader('Content-Type', JSON_TYPE);
           // A conditional change's new version (a versioned DELETE's row is gone: no tag).
           const written = method === 'DELETE' ? undefined : writtenTag(ctx.state);
           if (written !== undefined) ctx.set('ETag', written);
@@ -253,7 +253,7 @@ export function buildRoutes(options: RoutesOptions): Routes {
   const routes: Koa.Middleware = (ctx, next) => {
     // Each read once, the method from Node's request: Koa's getters are a hop each.
     const method = ctx.req.method as string;
-    const path = ctx.path;
+    const path = ctx.request.path;
     return (exact.get(`${method} ${path}`) ?? loose.get(looseKey(method, path)) ?? dispatch)(ctx, next);
   };
   return { routes, unmatched: unmatched(allowed), tools };

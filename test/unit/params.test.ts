@@ -102,7 +102,12 @@ describe('queryFields: the query string, in one pass and within the limit', () =
     'reads %j as Koa did',
     (text) => {
       const fields = queryFields(text, 100);
-      expect(Object.getPrototypeOf(fields)).toBeNull();
+      // Nothing inherited: the prototype is an empty, frozen object of no prototype (body.ts, Fields).
+      const inherited = Object.getPrototypeOf(fields);
+      expect(Object.getPrototypeOf(inherited)).toBeNull();
+      expect(Reflect.ownKeys(inherited)).toEqual([]);
+      expect(Object.isFrozen(inherited)).toBe(true);
+      for (const name of ['constructor', 'toString', 'hasOwnProperty', '__proto__']) expect(Object.hasOwn(fields, name) || !(name in fields)).toBe(true);
       expect({ ...fields }).toEqual({ ...koa(text) });
     },
   );

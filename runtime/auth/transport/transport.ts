@@ -45,7 +45,9 @@ export function credentialsOf(ctx: Pick<Koa.Context, 'headers'>): PresentedCrede
 
 /** Whether a request carries a credential in any header that can carry one: what the rules below apply to. */
 export function carriesCredentials(ctx: Pick<Koa.Context, 'headers'>): boolean {
-  for (const header of CREDENTIAL_HEADERS) if (ctx.headers[header] !== undefined) return true;
+  // Read once: on a Koa context each `ctx.headers` is a hop through its delegates, and this runs on every request.
+  const headers = ctx.headers;
+  for (const header of CREDENTIAL_HEADERS) if (headers[header] !== undefined) return true;
   return false;
 }
 
