@@ -3,9 +3,12 @@
  * and for keyset pages of bench_pages (issue 31: 20 rows and whether another
  * page follows, with no cursor signed), the first and one after a key given in
  * the query string (issue 46: the page after 900,000 rows): about as fast as
- * Node serves these routes on this machine.
+ * Node serves these routes on this machine. `/api/v1.0/duties/catalog` is the
+ * same SELECT with what the contract asks of every GET and nothing else (see
+ * `dutiesAnswer`): what those duties cost on bare node:http.
  */
-import { createServer, type ServerResponse } from 'node:http';
+import { hash, randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import mysql from 'mysql2/promise';
 
 const url = new URL(process.env.DATABASE_URL ?? '');
@@ -49,7 +52,52 @@ function pageAnswer(statement: string, values: (string | number)[], response: Se
   );
 }
 
+/** An incoming X-Request-Id kept, as runtime/request-log.ts keeps one. */
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/**
+ * The one-row GET with the duties docs/internals/contract.md gives every GET of a public resource, written as
+ * directly as node:http allows: the request id kept or made and sent back, `id` checked as a whole number, the
+ * security headers (runtime/security-headers.ts) with a public answer's Cache-Control, the strong ETag of the
+ * text sent (runtime/conditional/tags.ts) and its 304. No framework, router, guard, log line or metrics: what is
+ * left between this and the generated server is theirs (issue 46).
+ */
+function dutiesAnswer(request: IncomingMessage, response: ServerResponse, given: string): void {
+  const incoming = request.headers['x-request-id'];
+  const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  response.setHeader('X-Request-Id', requestId);
+  const id = /^[0-9]{1,15}$/.test(given) ? Number(given) : Number.NaN;
+  if (Number.isNaN(id)) {
+    response.writeHead(400, { 'content-type': 'application/json; charset=utf-8' }).end('{"message":"id is not a whole number","status":400}');
+    return;
+  }
+  pool.execute('select item_id, title, price from bench_items where item_id = ?', [id]).then(
+    ([rows]) => {
+      const text = JSON.stringify({ catalog: rows });
+      const tag = `"${hash('sha256', text, 'base64url').slice(0, 27)}"`;
+      response.setHeader('Cache-Control', 'no-cache');
+      response.setHeader('X-Content-Type-Options', 'nosniff');
+      response.setHeader('X-Frame-Options', 'DENY');
+      response.setHeader('Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'");
+      response.setHeader('ETag', tag);
+      if (request.headers['if-none-match'] === tag) {
+        response.writeHead(304).end();
+        return;
+      }
+      response.setHeader('Content-Type', 'application/json; charset=utf-8');
+      response.setHeader('Content-Length', Buffer.byteLength(text));
+      response.writeHead(200).end(text);
+    },
+    () => response.writeHead(500, { 'content-type': 'application/json' }).end('{"message":"Internal error","status":500}'),
+  );
+}
+
 createServer((request, response) => {
+  const duties = /^\/api\/v1\.0\/duties\/catalog\?id=([^&]*)$/.exec(request.url ?? '');
+  if (duties) {
+    dutiesAnswer(request, response, duties[1]!);
+    return;
+  }
   const deep = request.url?.startsWith('/api/v1.0/raw-pages?') ? DEEP.exec(request.url) : null;
   if (deep) {
     const [, key, after, at, id] = deep;

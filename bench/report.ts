@@ -39,6 +39,10 @@ export type ServerName =
   | 'raw-page-first'
   // Issue 46: the ceiling's page after 900,000 rows, the key's last values sent as they are (no cursor signed).
   | 'raw-page-deep'
+  // Issue 46: the one-row GET with the contract's duties (request id, parameter check, security headers, ETag) on
+  // bare node:http (bench/raw-http.ts) and in one Koa handler (bench/koa-hello.ts): the same processes again.
+  | 'raw-duties'
+  | 'koa-duties'
   | 'platformatic-offset-first'
   | 'platformatic-offset-deep'
   | 'platformatic-cursor-first'
@@ -516,6 +520,10 @@ export function ceilingLines(results: Map<string, Map<ServerName, Measurement[]>
   };
   const get = results.get('public GET');
   row('one-row public GET / the same SELECT in node:http + mysql2', get?.get('generated'), get?.get('raw-http'));
+  // What the ceiling leaves out: the duties alone on node:http, then in Koa, then the generated server against Koa's.
+  row("the ceiling with the contract's duties (request id, `id` checked, security headers, ETag) / the ceiling", get?.get('raw-duties'), get?.get('raw-http'));
+  row('the same duties in one Koa handler (@koa/router) / the ceiling', get?.get('koa-duties'), get?.get('raw-http'));
+  row('one-row public GET / the same duties in one Koa handler', get?.get('generated'), get?.get('koa-duties'));
   for (const [scenario, key] of [
     [PAGES_BY_ID, 'item_id'],
     [PAGES_NEWEST, 'created_on desc, item_id desc'],

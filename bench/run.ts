@@ -275,15 +275,32 @@ const pageScenarios: Scenario[] = PAGE_SHAPES.map((shape) => ({
   // CPU a request beside req/s against the ceiling (issue 46): the figure a busy machine moves least.
   cpu: true,
 }));
+/** The headers of the one-row public GET that bench/raw-http.ts and bench/koa-hello.ts send with the contract's duties. */
+const DUTY_HEADERS: Record<string, RegExp> = {
+  'content-type': /^application\/json; charset=utf-8$/,
+  'cache-control': /^no-cache$/,
+  'x-content-type-options': /^nosniff$/,
+  'x-frame-options': /^DENY$/,
+  'content-security-policy': /^default-src 'none'; frame-ancestors 'none'$/,
+  etag: /^"[A-Za-z0-9_-]{27}"$/,
+  'x-request-id': /^[0-9a-f-]{36}$/,
+};
 const allScenarios: Scenario[] = [
   {
     name: 'public GET',
-    servers: ['generated', 'handwritten', 'raw-http', 'koa-hello', ...peers],
+    servers: ['generated', 'handwritten', 'raw-http', 'raw-duties', 'koa-duties', 'koa-hello', ...peers],
     // CPU a request beside req/s against the ceiling (issue 46): the figure a busy machine moves least.
     cpu: true,
-    request: (server) => ({ method: 'GET', path: server === 'platformatic' ? '/benchItems/42' : '/api/v1.0/catalog?id=42' }),
-    check: (status, body, server) =>
-      status === 200 && (server === 'platformatic' ? String(body.itemId) === '42' : body.catalog?.[0]?.item_id === (server === 'koa-hello' ? 1 : 42)),
+    request: (server) => ({
+      method: 'GET',
+      path: server === 'platformatic' ? '/benchItems/42' : server.endsWith('-duties') ? '/api/v1.0/duties/catalog?id=42' : '/api/v1.0/catalog?id=42',
+    }),
+    check: (status, body, server, headers) =>
+      status === 200 &&
+      (server === 'platformatic' ? String(body.itemId) === '42' : body.catalog?.[0]?.item_id === (server === 'koa-hello' ? 1 : 42)) &&
+      // The duties' servers answer with the headers the generated server's answer carries, and it with theirs.
+      (!['generated', 'raw-duties', 'koa-duties'].includes(server) ||
+        Object.entries(DUTY_HEADERS).every(([name, value]) => value.test(headers.get(name) ?? ''))),
   },
   {
     name: 'Bearer GET ($uid)',
@@ -874,6 +891,8 @@ try {
   forged = `${header}.${payload}.${createHmac('sha256', 'not-the-secret-of-this-server-0123456789').update(`${header}.${payload}`).digest('base64url')}`;
   servers.set('page-first', servers.get('generated')!);
   servers.set('page-deep', servers.get('generated')!);
+  servers.set('raw-duties', servers.get('raw-http')!);
+  servers.set('koa-duties', servers.get('koa-hello')!);
   servers.set('raw-page-first', servers.get('raw-http')!);
   servers.set('raw-page-deep', servers.get('raw-http')!);
   for (const peer of ['platformatic-offset-first', 'platformatic-offset-deep', 'platformatic-cursor-first', 'platformatic-cursor-deep'] as const) {
