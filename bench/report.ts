@@ -43,6 +43,9 @@ export type ServerName =
   // bare node:http (bench/raw-http.ts) and in one Koa handler (bench/koa-hello.ts): the same processes again.
   | 'raw-duties'
   | 'koa-duties'
+  // Issue 44: the 10 KB page's 200 and 304 by a digest of its bytes, from bench/raw-http.ts with the same duties.
+  | 'raw-tag-200'
+  | 'raw-tag-304'
   | 'platformatic-offset-first'
   | 'platformatic-offset-deep'
   | 'platformatic-cursor-first'
@@ -299,6 +302,13 @@ export async function writeResults(
   const safeWriteRows = [
     sideBySide(ETAG_SCENARIO, 'generated', 'one-row Bearer GET with its ETag vs the same GET of a second server with ETAGS=off', 0.97, 'etags-off'),
     sideBySide(NOT_MODIFIED_SCENARIO, 'tag-304', '304 vs the 200 it replaces, 10 KB answer, the tag a digest of its bytes', 1.3, 'tag-200'),
+    sideBySide(
+      NOT_MODIFIED_SCENARIO,
+      'raw-tag-304',
+      "the same on bare node:http and mysql2 (the ceiling with the contract's duties): its 304 vs its 200",
+      undefined,
+      'raw-tag-200',
+    ),
     sideBySide(VALIDATOR_SCENARIO, 'validated-304', "304 with a `<Validator>` (the list's version) vs the digest's 304, 10 KB answer", 1, 'tag-304'),
     sideBySide(VALIDATOR_SCENARIO, 'validated-304', '304 with a `<Validator>` vs its own 200, 10 KB answer', 1.3, 'validated-200'),
     `| batch of ${BATCH_SIZE} inserts vs ${BATCH_SIZE} POSTs of the same insert, one kept-alive connection (inserts a second) | ${ratioText(batchRatio)}; by CPU an insert ${ratioText(batchCpu)} | |${peer ? ' | |' : ''} | ${batchRatio.median >= 5 ? 'met' : 'missed'} (>= 5) |`,
@@ -509,21 +519,27 @@ export function pageLines(results: Map<string, Map<ServerName, Measurement[]>>, 
  */
 export function ceilingLines(results: Map<string, Map<ServerName, Measurement[]>>): string[] {
   const rows: string[] = [];
-  const row = (what: string, own: Measurement[] | undefined, ceiling: Measurement[] | undefined) => {
+  const row = (what: string, own: Measurement[] | undefined, ceiling: Measurement[] | undefined, target: number | undefined = 0.9) => {
     if (!own || !ceiling) return;
     const ratio = pairedRatio(own, ceiling, (m) => m.rps);
     // The ceiling's CPU a request (its server's and MariaDB's) over the generated server's, read as req/s are.
     const cpu = own[0]?.cpuSeconds === undefined ? '' : ratioText(pairedRatio(ceiling, own, cpuPerRequest));
     const us = (of: Measurement[]) => Math.round((of.reduce((sum, m) => sum + (m.cpuSeconds ?? 0), 0) / of.reduce((sum, m) => sum + m.total, 0)) * 1e6);
     const cpuCells = cpu === '' ? ' | |' : ` ${cpu} | ${us(own)} vs ${us(ceiling)} |`;
-    rows.push(`| ${what} | ${ratioText(ratio)} |${cpuCells} ${ratio.median >= 0.9 ? 'met' : 'missed'} (>= 0.9) |`);
+    rows.push(`| ${what} | ${ratioText(ratio)} |${cpuCells} ${target === undefined ? '' : `${ratio.median >= target ? 'met' : 'missed'} (>= ${target})`} |`);
   };
   const get = results.get('public GET');
   row('one-row public GET / the same SELECT in node:http + mysql2', get?.get('generated'), get?.get('raw-http'));
-  // What the ceiling leaves out: the duties alone on node:http, then in Koa, then the generated server against Koa's.
-  row("the ceiling with the contract's duties (request id, `id` checked, security headers, ETag) / the ceiling", get?.get('raw-duties'), get?.get('raw-http'));
-  row('the same duties in one Koa handler (@koa/router) / the ceiling', get?.get('koa-duties'), get?.get('raw-http'));
-  row('one-row public GET / the same duties in one Koa handler', get?.get('generated'), get?.get('koa-duties'));
+  // What the ceiling leaves out, no target of their own: the duties alone on node:http, then in Koa (the stack the
+  // user chose), then the generated server against Koa's.
+  row(
+    "the ceiling with the contract's duties (request id, `id` checked, security headers, ETag) / the ceiling",
+    get?.get('raw-duties'),
+    get?.get('raw-http'),
+    undefined,
+  );
+  row('the same duties in one Koa handler (@koa/router) / the ceiling', get?.get('koa-duties'), get?.get('raw-http'), undefined);
+  row('one-row public GET / the same duties in one Koa handler', get?.get('generated'), get?.get('koa-duties'), undefined);
   for (const [scenario, key] of [
     [PAGES_BY_ID, 'item_id'],
     [PAGES_NEWEST, 'created_on desc, item_id desc'],

@@ -47,7 +47,7 @@ import {
   WRITE_SCENARIO,
   writeResults,
 } from './report.js';
-import { prepareSafeWrites, SAFE_WRITE_SERVERS, safeWriteScenarios, seedSafeWrites } from './safe-writes.js';
+import { prepareSafeWrites, RAW_TAG_SERVERS, SAFE_WRITE_SERVERS, safeWriteScenarios, seedSafeWrites } from './safe-writes.js';
 import { prepareTenantCallers, seedTenants, TENANT_SERVERS, tenantScenarios } from './tenants.js';
 
 /**
@@ -892,6 +892,7 @@ try {
   servers.set('page-first', servers.get('generated')!);
   servers.set('page-deep', servers.get('generated')!);
   servers.set('raw-duties', servers.get('raw-http')!);
+  for (const name of RAW_TAG_SERVERS) servers.set(name, servers.get('raw-http')!);
   servers.set('koa-duties', servers.get('koa-hello')!);
   servers.set('raw-page-first', servers.get('raw-http')!);
   servers.set('raw-page-deep', servers.get('raw-http')!);
@@ -905,7 +906,11 @@ try {
     return (answer.body as { token: string }).token;
   };
   await prepareTenantCallers(quiet, tokenOf);
-  await prepareSafeWrites(quiet, tokenOf, async (at) => (await call(servers.get('generated')!, { method: 'GET', path: at })).headers.get('etag') ?? '');
+  await prepareSafeWrites(
+    quiet,
+    tokenOf,
+    async (at, server = 'generated') => (await call(servers.get(server)!, { method: 'GET', path: at })).headers.get('etag') ?? '',
+  );
   await prepareMcp(tokenOf);
   await preparePages(url, servers.get('platformatic'));
   /** A load of a scenario's request, then, for the page scenarios, the database left to finish what the load began. */

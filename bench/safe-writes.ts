@@ -38,6 +38,8 @@ const state = {
   /** The ETag of page.xml's answer (a digest of its bytes) and of page-validated.xml's (its Validator's). */
   pageTag: '',
   validatedTag: '',
+  /** The ETag of the same page from bench/raw-http.ts (its own JSON.stringify, its own digest). */
+  rawPageTag: '',
   /** The bench's own connection: the batch's rows checked and removed. */
   connection: undefined as mysql.Connection | undefined,
 };
@@ -46,16 +48,20 @@ const state = {
 export async function prepareSafeWrites(
   connection: mysql.Connection,
   token: (path: string) => Promise<string>,
-  etagOf: (path: string) => Promise<string>,
+  etagOf: (path: string, server?: ServerName) => Promise<string>,
 ): Promise<void> {
   state.connection = connection;
   state.token = await token('/safe/');
   state.pageTag = await etagOf('/safe/v1.0/page');
   state.validatedTag = await etagOf('/safe/v1.0/page-validated');
+  state.rawPageTag = await etagOf(RAW_PAGE, 'raw-tag-200');
 }
 
 /** The servers' names of these scenarios, each the generated server (ETAGS=off is a process of its own). */
 export const SAFE_WRITE_SERVERS = ['tag-200', 'tag-304', 'validated-200', 'validated-304', 'posts-50', 'batch-50'] as const satisfies readonly ServerName[];
+/** The same page from the ceiling with the contract's duties (bench/raw-http.ts), its 200 and its 304. */
+export const RAW_TAG_SERVERS = ['raw-tag-200', 'raw-tag-304'] as const satisfies readonly ServerName[];
+const RAW_PAGE = '/api/v1.0/duties/page';
 
 /** After each load of the batch scenario: its rows gone, so that the table does not grow for the next slice. */
 export async function emptyBatchTable(): Promise<void> {
@@ -69,7 +75,7 @@ const DIGEST = /^"[A-Za-z0-9_-]{27}"$/;
 
 /** The 10 KB page as a 200 with the tag it is known by, or as a 304 with no body repeating that tag. */
 const page = (server: ServerName, status: number, body: any, headers: Headers) => {
-  const tag = server.startsWith('validated') ? state.validatedTag : state.pageTag;
+  const tag = server.startsWith('validated') ? state.validatedTag : server.startsWith('raw') ? state.rawPageTag : state.pageTag;
   if (server.endsWith('304')) return status === 304 && body === '' && headers.get('etag') === tag;
   return status === 200 && Array.isArray(body.rows) && body.rows.length === PAGE_ROWS && JSON.stringify(body).length >= 9000 && headers.get('etag') === tag;
 };
@@ -106,13 +112,14 @@ export const safeWriteScenarios = [
   },
   {
     name: NOT_MODIFIED_SCENARIO,
-    servers: ['tag-200', 'tag-304'] as ServerName[],
+    // And the same page from bench/raw-http.ts with the same duties: what a digest's 304 saves with nothing else.
+    servers: ['tag-200', 'tag-304', 'raw-tag-200', 'raw-tag-304'] as ServerName[],
     cpu: true,
     status: (server: ServerName) => (server.endsWith('304') ? 304 : undefined),
     request: (server: ServerName) => ({
       method: 'GET' as const,
-      path: '/safe/v1.0/page',
-      headers: ifNoneMatch(server === 'tag-304' ? state.pageTag : undefined),
+      path: server.startsWith('raw') ? RAW_PAGE : '/safe/v1.0/page',
+      headers: ifNoneMatch({ 'tag-304': state.pageTag, 'raw-tag-304': state.rawPageTag }[server as string]),
     }),
     check: (status: number, body: any, server: ServerName, headers: Headers) => page(server, status, body, headers),
   },
