@@ -26,7 +26,7 @@ export function modeScenarios<T extends { name: string }>(all: T[], flags: { onl
 
 /**
  * The server of a scenario a mode works on: `--server`, else the first of the scenario's servers that the generated
- * server's process serves (`page-first` for the pages, `generated` for most).
+ * server's build serves (`page-first` for the pages, `untraced` for the traced GET, `generated` for most).
  */
 export function modeServer<S extends string>(scenario: { name: string; servers: S[] }, processOf: (server: S) => string, wanted?: string): S {
   if (wanted !== undefined) {
@@ -34,7 +34,8 @@ export function modeServer<S extends string>(scenario: { name: string; servers: 
     if (found === undefined) throw new Error(`--server: "${scenario.name}" has no server ${wanted}; it has ${scenario.servers.join(', ')}`);
     return found;
   }
-  const found = scenario.servers.find((server) => processOf(server) === 'generated');
+  // `untraced` is the generated build too, in a process of its own (the scenarios that time it against a variant).
+  const found = scenario.servers.find((server) => ['generated', 'untraced'].includes(processOf(server)));
   if (found === undefined) throw new Error(`"${scenario.name}" has no server of the generated server's process: name one with --server`);
   return found;
 }

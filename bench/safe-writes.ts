@@ -104,7 +104,7 @@ export const safeWriteScenarios = [
   {
     // The same one-row Bearer GET, the same build: a tag (a digest of the answer) on every answer, or none.
     name: ETAG_SCENARIO,
-    servers: ['etags-off', 'generated'] as ServerName[],
+    servers: ['etags-off', 'etags-on'] as ServerName[],
     cpu: true,
     request: () => ({ method: 'GET' as const, path: '/safe/v1.0/one-item', headers: bearer() }),
     check: (status: number, body: any, server: ServerName, headers: Headers) =>
