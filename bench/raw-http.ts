@@ -86,6 +86,8 @@ function dutiesAnswer(request: IncomingMessage, response: ServerResponse, statem
   );
 }
 
+const DUTIES = /^\/api\/v1\.0\/duties\/(catalog\?id=([^&]*)|page)$/;
+
 /** The duties' routes: the one-row GET, its `id` checked as a whole number, and bench/resources/safe/page.xml's 10 KB. */
 function duties(request: IncomingMessage, response: ServerResponse, route: string, id: string | undefined): void {
   const incoming = request.headers['x-request-id'];
@@ -102,7 +104,8 @@ function duties(request: IncomingMessage, response: ServerResponse, route: strin
 }
 
 createServer((request, response) => {
-  const withDuties = /^\/api\/v1\.0\/duties\/(catalog\?id=([^&]*)|page)$/.exec(request.url ?? '');
+  // The ceiling's own routes pay a prefix test for these, not their expression.
+  const withDuties = request.url?.startsWith('/api/v1.0/duties/') ? DUTIES.exec(request.url) : null;
   if (withDuties) {
     duties(request, response, withDuties[1] === 'page' ? 'page' : 'catalog', withDuties[2]);
     return;
