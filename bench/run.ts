@@ -126,10 +126,10 @@ const SERVER_COMMANDS: Record<Process, string[]> = {
   // and again with a 10% ratio sampler (issue 46).
   traced: [process.execPath, path.join(DIST, 'bench/serve-generated.js')],
   'traced-10': [process.execPath, path.join(DIST, 'bench/serve-generated.js')],
-  // The generated server again, alike in all but the variant it is timed against (ETAGS=off, traced): each a process
-  // that serves only its own scenario. The generated server has served every other one by then, and V8 runs a route
-  // slower in a process that has run many routes' code (issue 46: ETags read 0.91 against the main process in a full
-  // run, 0.96 against a process of their own with --only).
+  // The generated server again, a twin of the variants it is timed against (ETAGS=off, traced, traced-10): like them
+  // it serves only those two scenarios (as `untraced` and `etags-on`). The main process has served every scenario by
+  // then, and V8 runs a route slower in a process that has run many routes' code (issue 46: ETags read 0.91 against
+  // the main process in a full run, 0.96 against a process of their own with --only).
   untraced: [process.execPath, path.join(DIST, 'bench/serve-generated.js')],
   // The generated server again, with ETAGS=off (issue 44): no tag, no 304, for the GET with ETags to be timed against.
   'etags-off': [process.execPath, path.join(DIST, 'bench/serve-generated.js')],
