@@ -10,21 +10,11 @@ import Router from '@koa/router';
 import jwt from 'jsonwebtoken';
 import Koa from 'koa';
 import bodyParser from 'koa-bodyparser';
-import mysql from 'mysql2/promise';
+import type mysql from 'mysql2/promise';
 import type { ErrorBody } from '../runtime/contract.js';
+import { poolFromEnv, SECURITY_HEADERS } from './by-hand.js';
 
-const url = new URL(process.env.DATABASE_URL ?? '');
-const pool = mysql.createPool({
-  host: url.hostname,
-  port: Number(url.port),
-  user: decodeURIComponent(url.username),
-  password: decodeURIComponent(url.password),
-  database: url.pathname.slice(1),
-  connectionLimit: 10,
-  supportBigNumbers: true,
-  bigNumberStrings: true,
-  timezone: 'Z',
-});
+const pool = poolFromEnv({ timezone: 'Z' });
 const key = createSecretKey(Buffer.from(process.env.JWT_SECRET ?? '', 'utf8'));
 const AUTH_SQL = `select cast(u.user_id as char) as sub, r.role_name as aud
 from usr_role r inner join usr u on r.user_id = u.user_id
@@ -65,9 +55,7 @@ app.use(async (ctx, next) => {
 app.use((ctx, next) => {
   ctx.set({
     'Cache-Control': 'no-store',
-    'X-Content-Type-Options': 'nosniff',
-    'X-Frame-Options': 'DENY',
-    'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'",
+    ...SECURITY_HEADERS,
   });
   // HSTS only over HTTPS (RFC 6797 §7.2), as the generated server sends it.
   if (ctx.secure) ctx.set('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
